@@ -1,1 +1,45 @@
-export const placeholder = 'core';
+export { RLockClient } from './rlock-client.js';
+export type { CloseReport } from './rlock-client.js';
+export type { RLockClientOptions } from './client-options.js';
+export { CLIENT_DEFAULTS } from './client-options.js';
+export type {
+  RLockClientEvents,
+  HoldEvent,
+  LockAcquiredEvent,
+  LockLostEvent,
+  LockRenewedEvent,
+} from './client-events.js';
+export type { RLock, LockHandle, LockOptions, LockScope } from './lock-types.js';
+export {
+  RLockError,
+  InvalidArgumentError,
+  IllegalMonitorStateError,
+  LockLostError,
+  LockAcquireTimeoutError,
+  QuorumError,
+  RedisUnavailableError,
+  RedisCommandError,
+  ClientClosedError,
+} from './errors.js';
+export type { RLockErrorCode, LockLostReason, MasterVote } from './errors.js';
+export type {
+  LeaseRenewer,
+  LeaseRenewerFactory,
+  RenewableHold,
+  RenewalBackend,
+  RenewalReporter,
+  RenewOutcome,
+  LostReason,
+} from './lease-renewal.js';
+export type { RedisInput } from './redis-connection.js';
+export { taskMiddleware } from './task-middleware.js';
+export type { TaskMiddleware } from './task-middleware.js';
+export { currentTask, runInNewTask } from './task-context.js';
+export type { TaskContext } from './task-context.js';
+export { lockKeys, checkLockName, MAX_NAME_BYTES } from './lock-keys.js';
+export type { LockKeys } from './lock-keys.js';
+export { LAYOUT_VERSION, LockCommands } from './lock-commands.js';
+export type { AcquireReply, ReleaseReply, ReleaseRequest, RenewItem } from './lock-commands.js';
+export type { LockBackend } from './lock-backend.js';
+export { driftMs, leaseDeadline, monotonicNow } from './lease-deadline.js';
+export { checkDurationMs } from './argument-checks.js';

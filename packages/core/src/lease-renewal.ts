@@ -5,8 +5,10 @@
  * without one (a `lock()` without `leaseMs` needs a renewer).
  */
 
+import type { LockLostReason } from './errors.js';
+
 /** Why a hold was lost. A key found gone is `expired`; found with another owner or token, `taken`. */
-export type LostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'closed';
+export type LostReason = LockLostReason;
 
 /** What one renewal of one hold found on the server. */
 export type RenewOutcome = 'renewed' | 'gone' | 'taken';

@@ -1,0 +1,34 @@
+import type { LockLostError, LockLostReason } from './errors.js';
+
+/** A hold, as events describe it. */
+export interface HoldEvent {
+  readonly name: string;
+  readonly owner: string;
+  readonly token: string | undefined;
+}
+
+export interface LockAcquiredEvent extends HoldEvent {
+  /** The owner's hold count after this acquisition (1: first acquisition). */
+  readonly count: number;
+}
+
+export interface LockLostEvent extends HoldEvent {
+  readonly reason: LockLostReason;
+  readonly error: LockLostError;
+}
+
+export interface LockRenewedEvent {
+  /** Holds renewed by one script call. */
+  readonly count: number;
+}
+
+/** Typed events of a client (eventemitter3: an `error` without listeners is dropped, never thrown). */
+export interface RLockClientEvents {
+  lockAcquired: (event: LockAcquiredEvent) => void;
+  /** The owner's last hold was released (count reached 0). */
+  lockReleased: (event: HoldEvent) => void;
+  lockRenewed: (event: LockRenewedEvent) => void;
+  lockLost: (event: LockLostEvent) => void;
+  /** A failure in the background (a renewal to retry, a best-effort cleanup). */
+  error: (error: Error) => void;
+}

@@ -1,0 +1,137 @@
+/**
+ * Every error rlock raises extends {@link RLockError} and carries a stable `code`,
+ * so callers can branch on `err.code` across package versions and module copies.
+ */
+
+/** Stable codes of rlock's errors. */
+export type RLockErrorCode =
+  | 'ERR_RLOCK_INVALID_ARGUMENT'
+  | 'ERR_RLOCK_ILLEGAL_MONITOR_STATE'
+  | 'ERR_RLOCK_LOCK_LOST'
+  | 'ERR_RLOCK_ACQUIRE_TIMEOUT'
+  | 'ERR_RLOCK_QUORUM'
+  | 'ERR_RLOCK_REDIS_UNAVAILABLE'
+  | 'ERR_RLOCK_REDIS_COMMAND'
+  | 'ERR_RLOCK_CLIENT_CLOSED';
+
+/** Base class of all rlock errors. */
+export abstract class RLockError extends Error {
+  abstract override readonly name: string;
+  abstract readonly code: RLockErrorCode;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A bad name, duration or option. Raised before any command is sent. */
+export class InvalidArgumentError extends RLockError {
+  override readonly name = 'InvalidArgumentError' as const;
+  readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
+}
+
+/**
+ * A call that needs a task was made outside one, or a hold was released that the
+ * owner does not have. Nothing was changed in Redis.
+ */
+export class IllegalMonitorStateError extends RLockError {
+  override readonly name = 'IllegalMonitorStateError' as const;
+  readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
+}
+
+/** Why a hold was lost; mirrors the `lockLost` event. */
+export type LockLostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'closed';
+
+/**
+ * A hold the client had is gone: its lease expired, another owner took the lock,
+ * an admin forced it, Redis was unreachable past the lease, or the client closed.
+ * The critical section may not have been exclusive.
+ */
+export class LockLostError extends RLockError {
+  override readonly name = 'LockLostError' as const;
+  readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
+  constructor(
+    readonly lockName: string,
+    readonly reason: LockLostReason,
+    options?: { cause?: unknown; message?: string },
+  ) {
+    super(options?.message ?? `lock "${lockName}" was lost (${describeReason(reason)})`, options);
+  }
+}
+
+function describeReason(reason: LockLostReason): string {
+  switch (reason) {
+    case 'expired':
+      return 'expired: its key was found gone before it was released';
+    case 'taken':
+      return 'taken: another owner holds it now';
+    case 'forced':
+      return 'forced: forceUnlock() released it';
+    case 'unreachable':
+      return 'unreachable: the lease could not be renewed before it ran out';
+    case 'closed':
+      return 'closed: the client was closed while holding it';
+  }
+}
+
+/** `waitMs` ran out before the lock was acquired. */
+export class LockAcquireTimeoutError extends RLockError {
+  override readonly name = 'LockAcquireTimeoutError' as const;
+  readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;
+  constructor(
+    readonly lockName: string,
+    readonly waitMs: number,
+  ) {
+    super(`lock "${lockName}" was not acquired within ${waitMs} ms`);
+  }
+}
+
+/** One master's answer in a Redlock round. */
+export interface MasterVote {
+  /** The master as configured (a URL or host:port). */
+  readonly master: string;
+  /** True when it granted the lock; false when it refused or failed. */
+  readonly granted: boolean;
+  /** Why it failed, if it did (timeout, connection, script error). */
+  readonly error?: Error;
+}
+
+/** Too many Redlock masters failed or timed out for a majority to be possible. */
+export class QuorumError extends RLockError {
+  override readonly name = 'QuorumError' as const;
+  readonly code = 'ERR_RLOCK_QUORUM' as const;
+  constructor(
+    message: string,
+    readonly votes: readonly MasterVote[],
+    readonly quorum: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Redis did not answer within `commandTimeoutMs`, or the connection is down. */
+export class RedisUnavailableError extends RLockError {
+  override readonly name = 'RedisUnavailableError' as const;
+  readonly code = 'ERR_RLOCK_REDIS_UNAVAILABLE' as const;
+}
+
+/** Redis answered with an error (such as WRONGTYPE); the message names the full key. */
+export class RedisCommandError extends RLockError {
+  override readonly name = 'RedisCommandError' as const;
+  readonly code = 'ERR_RLOCK_REDIS_COMMAND' as const;
+  constructor(
+    message: string,
+    readonly key: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The client was closed; waiting and new calls are refused. */
+export class ClientClosedError extends RLockError {
+  override readonly name = 'ClientClosedError' as const;
+  readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
+  constructor(message = 'the rlock client is closed') {
+    super(message);
+  }
+}

@@ -1,0 +1,71 @@
+import type { Hold } from './hold.js';
+
+/**
+ * The client's local view of its holds: per lock key, per owner, the current
+ * generation of the owner's hold (older, lost generations with counts still
+ * outstanding hang off `previous`). It also serialises the Redis operations of
+ * one owner on one lock, so at most one of them is in flight: a replay after a
+ * reconnect can then only concern the last one, which the scripts recognise by
+ * its operation id.
+ */
+export class HoldRegistry {
+  private readonly byKey = new Map<string, Map<string, Hold>>();
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  current(key: string, owner: string): Hold | undefined {
+    return this.byKey.get(key)?.get(owner);
+  }
+
+  /** Makes `hold` the owner's current generation. */
+  set(hold: Hold): void {
+    let owners = this.byKey.get(hold.key);
+    if (!owners) {
+      owners = new Map();
+      this.byKey.set(hold.key, owners);
+    }
+    owners.set(hold.owner, hold);
+  }
+
+  /** Forgets `hold` (its count reached 0), restoring an older generation with counts left. */
+  remove(hold: Hold): void {
+    const owners = this.byKey.get(hold.key);
+    if (!owners || owners.get(hold.owner) !== hold) return;
+    const previous = hold.previous;
+    if (previous && previous.count > 0) owners.set(hold.owner, previous);
+    else owners.delete(hold.owner);
+    if (owners.size === 0) this.byKey.delete(hold.key);
+  }
+
+  /** Counts one unlock of a lost hold; forgets it once every acquisition is accounted for. */
+  dropOne(hold: Hold): void {
+    hold.count--;
+    if (hold.count <= 0) this.remove(hold);
+  }
+
+  /** Every hold of `key` (all owners of this client). */
+  holdsOf(key: string): Hold[] {
+    return [...(this.byKey.get(key)?.values() ?? [])];
+  }
+
+  all(): Hold[] {
+    const result: Hold[] = [];
+    for (const owners of this.byKey.values()) result.push(...owners.values());
+    return result;
+  }
+
+  /** Runs `operation` after every earlier operation of `owner` on `key` settled. */
+  serialize<T>(key: string, owner: string, operation: () => Promise<T>): Promise<T> {
+    const id = `${key}\u0000${owner}`;
+    const before = this.chains.get(id);
+    const run = before ? before.then(operation, operation) : operation();
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.chains.set(id, settled);
+    void settled.then(() => {
+      if (this.chains.get(id) === settled) this.chains.delete(id);
+    });
+    return run;
+  }
+}

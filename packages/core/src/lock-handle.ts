@@ -1,0 +1,49 @@
+import { IllegalMonitorStateError, LockLostError } from './errors.js';
+import type { Hold } from './hold.js';
+import type { LockHandle } from './lock-types.js';
+import { runInTask, type TaskContext } from './task-context.js';
+
+/** One acquisition returned by `acquire()`: released once, by `unlock()` or on dispose. */
+export class ReentrantLockHandle implements LockHandle {
+  private released = false;
+
+  constructor(
+    readonly name: string,
+    private readonly hold: Hold,
+    private readonly task: TaskContext,
+    private readonly release: () => Promise<void>,
+  ) {}
+
+  get token(): string | undefined {
+    return this.hold.token;
+  }
+
+  get signal(): AbortSignal {
+    return this.hold.signal;
+  }
+
+  async run<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (this.released) {
+      throw new IllegalMonitorStateError(`the handle of lock "${this.name}" was released: run() needs a held lock`);
+    }
+    return runInTask(this.task, fn);
+  }
+
+  async unlock(): Promise<void> {
+    if (this.released) {
+      throw new IllegalMonitorStateError(`the handle of lock "${this.name}" was already released`);
+    }
+    try {
+      await this.release();
+      this.released = true;
+    } catch (error) {
+      // A lost hold is gone for good; a Redis failure may be retried.
+      if (error instanceof LockLostError) this.released = true;
+      throw error;
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.released) await this.unlock();
+  }
+}
