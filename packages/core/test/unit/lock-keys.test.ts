@@ -1,0 +1,36 @@
+import calculateSlot from 'cluster-key-slot';
+import { checkKeyPrefix, checkLockName, lockKeys } from '../../src/lock-keys.js';
+import { InvalidArgumentError } from '../../src/errors.js';
+
+describe('lockKeys', () => {
+  it('puts every key and the channel of a lock under the name as hash tag', () => {
+    const keys = lockKeys('rlock', 'order:42');
+    expect(keys.lock).toBe('rlock:{order:42}');
+    expect(keys.released).toBe('rlock:{order:42}:released');
+    expect(keys.channel).toBe('rlock:{order:42}:release');
+  });
+
+  it('names a fence counter in the same Cluster slot as the lock', () => {
+    for (const name of ['a', 'order:42', 'ünïcode', 'x'.repeat(1024)]) {
+      const keys = lockKeys('p', name);
+      expect(calculateSlot(keys.fence)).toBe(calculateSlot(keys.lock));
+      expect(keys.fence).toMatch(/^p:\{\d+\}:fence$/);
+    }
+  });
+});
+
+describe('checkLockName', () => {
+  it.each(['', 'a{b', 'a}b', 'x'.repeat(1025), 'é'.repeat(513), 42, undefined])('refuses %p', (name) => {
+    expect(() => checkLockName(name)).toThrow(InvalidArgumentError);
+  });
+
+  it('accepts a name of exactly 1,024 bytes', () => {
+    expect(checkLockName('x'.repeat(1024))).toHaveLength(1024);
+  });
+});
+
+describe('checkKeyPrefix', () => {
+  it.each(['', 'a{', '}', 7])('refuses %p', (prefix) => {
+    expect(() => checkKeyPrefix(prefix)).toThrow(InvalidArgumentError);
+  });
+});
