@@ -16,6 +16,9 @@ export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: 
     const timer = setTimeout(() => {
       reject(new RedisUnavailableError(`Redis did not answer ${what} on "${key}" within ${timeoutMs} ms`));
     }, timeoutMs);
+    // The pending command keeps its connection (and so the process) busy; this
+    // timer alone must not keep a finished program alive.
+    timer.unref();
     let pending: Promise<T>;
     try {
       pending = call();

@@ -14,6 +14,7 @@ import { checkLockName } from './lock-keys.js';
 import type { LockRuntime } from './lock-runtime.js';
 import type { RLock } from './lock-types.js';
 import { resolveConnection } from './redis-connection.js';
+import { boundedCall } from './redis-errors.js';
 import { ReentrantLock } from './reentrant-lock.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { SingleServerRenewal } from './single-server-renewal.js';
@@ -112,7 +113,11 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
       }),
     );
     if (this.ownsConnection) {
-      await this.redis.quit().catch(() => this.redis.disconnect());
+      // QUIT lets pipelined replies arrive; against a dead server it would sit in
+      // the offline queue forever, so it is bounded and followed by a disconnect
+      // that also stops reconnecting.
+      await boundedCall(() => this.redis.quit(), this.options.commandTimeoutMs, 'QUIT', '(connection)').catch(() => undefined);
+      this.redis.disconnect();
     }
     return report;
   }
