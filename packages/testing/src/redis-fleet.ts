@@ -1,0 +1,281 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { chooseBackend } from './backend-detection.js';
+import { ContainerServer } from './container-server.js';
+import { resolveFleetOptions, type RedisFleetOptions } from './fleet-options.js';
+import type { FleetServer, KillSignal } from './fleet-server.js';
+import { ProcessServer } from './process-server.js';
+import { probeRedisServer } from './redis-server-binary.js';
+import { RespConnection, RespErrorReply, sendCommands } from './resp-connection.js';
+
+/** Bound on the fleet's own admin commands (CLIENT PAUSE, the PING before DEBUG SLEEP). */
+const ADMIN_TIMEOUT_MS = 5_000;
+
+/** What the servers of a fleet understand, by version. */
+interface ServerFeatures {
+  /** `CLIENT PAUSE <ms> ALL` (Redis ≥ 6.2); older servers take no mode and pause all. */
+  readonly clientPauseMode: boolean;
+}
+
+/**
+ * Real, independent `redis-server` masters for tests, examples and
+ * benchmarks: each on its own free port (never 6379) with its own data
+ * directory, torn down by {@link RedisFleet.stop}, and killed even when the
+ * Node process dies without calling it.
+ *
+ * @example
+ * ```ts
+ * await using fleet = await RedisFleet.start({ size: 3 });
+ * const redis = fleet.client(0);          // closed by the fleet
+ * await fleet.kill(1);                     // crash a master
+ * await fleet.restart(1);                  // same port, same data dir
+ * ```
+ */
+export class RedisFleet implements AsyncDisposable {
+  /** Number of servers. */
+  readonly size: number;
+  /** The backend the servers run on (`'auto'` resolved). */
+  readonly backend: 'process' | 'container';
+  private readonly servers: readonly FleetServer[];
+  private readonly features: ServerFeatures;
+  private readonly clients = new Set<Redis>();
+  private readonly sleepers = new Set<RespConnection>();
+  private stopping: Promise<void> | undefined;
+
+  private constructor(backend: 'process' | 'container', servers: readonly FleetServer[], features: ServerFeatures) {
+    this.backend = backend;
+    this.servers = servers;
+    this.size = servers.length;
+    this.features = features;
+  }
+
+  /**
+   * Starts `size` servers in parallel and resolves once each answers PING.
+   * If any fails to start, the others are torn down before it rejects.
+   * @throws TypeError or RangeError for a bad option, before anything starts.
+   * @throws Error when redis-server cannot be run (message names REDIS_SERVER)
+   * or a server does not answer within 10 s (message holds its log tail).
+   */
+  static async start(options: RedisFleetOptions = {}): Promise<RedisFleet> {
+    const resolved = resolveFleetOptions(options);
+    const backend = await chooseBackend(resolved.backend);
+    const shared = { appendonly: resolved.appendonly, appendfsync: resolved.appendfsync, extraArgs: resolved.extraArgs };
+    let startOne: () => Promise<FleetServer>;
+    let features: ServerFeatures;
+    if (backend === 'process') {
+      const binary = await probeRedisServer(resolved.redisServerPath);
+      features = { clientPauseMode: binary.major > 6 || (binary.major === 6 && binary.minor >= 2) };
+      startOne = () => ProcessServer.start({ ...shared, binary });
+    } else {
+      features = { clientPauseMode: true };
+      startOne = () => ContainerServer.start(shared);
+    }
+    const results = await Promise.allSettled(Array.from({ length: resolved.size }, () => startOne()));
+    const servers = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure !== undefined) {
+      await Promise.allSettled(servers.map((server) => server.destroy()));
+      throw failure.reason;
+    }
+    return new RedisFleet(backend, servers, features);
+  }
+
+  /**
+   * URL of server `i`, e.g. `'redis://127.0.0.1:41234'`.
+   * @throws RangeError for an index outside 0…size−1.
+   */
+  url(i = 0): string {
+    const server = this.server(i);
+    return `redis://${server.host}:${server.port}`;
+  }
+
+  /** URLs of all servers, in index order. */
+  urls(): string[] {
+    return this.servers.map((_, i) => this.url(i));
+  }
+
+  /**
+   * Host port of server `i`; it stays the same across kill and restart.
+   * @throws RangeError for an index outside 0…size−1.
+   */
+  port(i = 0): number {
+    return this.server(i).port;
+  }
+
+  /**
+   * A new ioredis connection to server `i` (`host` and `port` set by the
+   * fleet, every other option yours). The fleet disconnects it on
+   * {@link RedisFleet.stop}; you may quit it earlier. ioredis defaults apply:
+   * it reconnects after a kill and retries commands, and logs connection
+   * errors when it has no 'error' listener.
+   * @throws RangeError for a bad index; Error once the fleet is stopped.
+   */
+  client(i = 0, options: RedisOptions = {}): Redis {
+    const server = this.server(i);
+    this.assertNotStopped('client');
+    const redis = new Redis({ ...options, host: server.host, port: server.port });
+    this.clients.add(redis);
+    redis.once('end', () => this.clients.delete(redis));
+    return redis;
+  }
+
+  /**
+   * Kills server `i` with `signal` and resolves once it has exited. SIGKILL
+   * is a crash (no AOF fsync beyond `appendfsync`); SIGTERM is Redis's
+   * graceful shutdown. Resolves at once when the server is not running.
+   * Clients keep their ports: new connections are refused until restart.
+   * @throws RangeError for a bad index; Error once the fleet is stopped or
+   * when the server does not exit within 30 s.
+   */
+  async kill(i: number, signal: KillSignal = 'SIGKILL'): Promise<void> {
+    const server = this.server(i);
+    this.assertNotStopped('kill');
+    if (signal !== 'SIGKILL' && signal !== 'SIGTERM') {
+      throw new RangeError(`signal must be 'SIGKILL' or 'SIGTERM', got ${String(signal)}`);
+    }
+    await server.kill(signal);
+  }
+
+  /**
+   * Starts server `i` again on the same port with the same data directory
+   * (so with `appendonly` its data survives) and resolves once PING answers
+   * (after the AOF was loaded). A server that is still running is first
+   * killed with SIGKILL, as in a crash and restart.
+   * @throws RangeError for a bad index; Error once the fleet is stopped or
+   * when the server does not answer within 10 s.
+   */
+  async restart(i: number): Promise<void> {
+    const server = this.server(i);
+    this.assertNotStopped('restart');
+    await server.restart();
+  }
+
+  /**
+   * Freezes server `i` (SIGSTOP; `docker pause` for a container): it keeps
+   * its connections and accepts new ones at the TCP level, but answers
+   * nothing until {@link RedisFleet.resume}. Resolves once the process is
+   * stopped (checked in /proc on Linux).
+   * @throws RangeError for a bad index; Error when the server is not running
+   * or the fleet is stopped.
+   */
+  async pause(i: number): Promise<void> {
+    const server = this.server(i);
+    this.assertNotStopped('pause');
+    await server.pause();
+  }
+
+  /**
+   * Continues server `i` after {@link RedisFleet.pause} (SIGCONT); resolves
+   * at once when it is not paused.
+   * @throws RangeError for a bad index; Error once the fleet is stopped.
+   */
+  async resume(i: number): Promise<void> {
+    const server = this.server(i);
+    this.assertNotStopped('resume');
+    await server.resume();
+  }
+
+  /**
+   * Sends `CLIENT PAUSE <ms> ALL` to server `i` on a connection of its own,
+   * and resolves once Redis confirmed it: from then on, for `ms`
+   * milliseconds, the server holds every client's commands (the process
+   * runs; `pause()` instead freezes it). Servers older than 6.2 get
+   * `CLIENT PAUSE <ms>`, which also pauses all.
+   * @throws RangeError for a bad index or `ms` (an integer ≥ 0); Error when
+   * Redis rejects the command or does not answer within 5 s.
+   */
+  async clientPause(i: number, ms: number): Promise<void> {
+    const server = this.server(i);
+    this.assertNotStopped('clientPause');
+    if (!Number.isInteger(ms) || ms < 0) throw new RangeError(`ms must be an integer ≥ 0, got ${String(ms)}`);
+    const command = this.features.clientPauseMode ? ['CLIENT', 'PAUSE', ms, 'ALL'] : ['CLIENT', 'PAUSE', ms];
+    const [reply] = await sendCommands(server.host, server.port, [command], ADMIN_TIMEOUT_MS);
+    if (reply instanceof RespErrorReply) throw new Error(`CLIENT PAUSE failed on ${this.url(i)}: ${reply.message}`);
+  }
+
+  /**
+   * Makes server `i` block its whole event loop for `seconds`
+   * (`DEBUG SLEEP`), as a long Lua script or a slow fork would.
+   *
+   * Opens a connection of its own, waits for a PING round trip on it (so the
+   * server has accepted it), writes `DEBUG SLEEP <seconds>` and resolves as
+   * soon as the command has been handed to the kernel. It does not wait for
+   * the sleep to end. On loopback the bytes are then already in the server's
+   * socket buffer, ahead of anything sent later, so a command sent on any
+   * connection after this resolves is served only when the sleep is over
+   * (through a container's port forwarding that order is likely, not
+   * certain). The connection closes itself when the reply comes, or on
+   * {@link RedisFleet.stop}.
+   * @throws RangeError for a bad index or `seconds` (a finite number > 0);
+   * Error when the server does not answer the PING within 5 s.
+   */
+  async debugSleep(i: number, seconds: number): Promise<void> {
+    const server = this.server(i);
+    this.assertNotStopped('debugSleep');
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
+      throw new RangeError(`seconds must be a finite number > 0, got ${String(seconds)}`);
+    }
+    const connection = await RespConnection.connect(server.host, server.port, ADMIN_TIMEOUT_MS);
+    this.sleepers.add(connection);
+    void connection.closed().then(() => this.sleepers.delete(connection));
+    try {
+      const pong = await connection.call(['PING'], ADMIN_TIMEOUT_MS);
+      if (pong !== 'PONG') throw new Error(`PING before DEBUG SLEEP got ${String(pong)}`);
+      // Redis ≥ 7 refuses DEBUG unless enable-debug-command is on; the fleet
+      // turns it on, but extraArgs could turn it off: the reply is not awaited.
+      await connection.send(['DEBUG', 'SLEEP', seconds], () => connection.destroy());
+    } catch (error) {
+      connection.destroy();
+      throw error;
+    }
+    // The reply comes after the sleep; it must not keep the process alive.
+    connection.unref();
+  }
+
+  /**
+   * True while server `i` runs: from its start (or restart) until it is
+   * killed or dies; a paused server is running.
+   * @throws RangeError for a bad index.
+   */
+  isRunning(i: number): boolean {
+    return this.server(i).isRunning();
+  }
+
+  /**
+   * Disconnects the clients made by {@link RedisFleet.client}, kills every
+   * server (SIGKILL) and removes their data directories. Idempotent: later
+   * calls return the first call's promise.
+   * @throws AggregateError when some server could not be torn down (the
+   * others are torn down anyway).
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.teardown();
+    return this.stopping;
+  }
+
+  /** Same as {@link RedisFleet.stop}, for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  private async teardown(): Promise<void> {
+    for (const redis of this.clients) redis.disconnect();
+    this.clients.clear();
+    for (const connection of this.sleepers) connection.destroy();
+    this.sleepers.clear();
+    const results = await Promise.allSettled(this.servers.map((server) => server.destroy()));
+    const errors = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+    if (errors.length > 0) throw new AggregateError(errors, 'RedisFleet.stop() could not tear down every server');
+  }
+
+  private server(i: number): FleetServer {
+    const server = Number.isInteger(i) ? this.servers[i] : undefined;
+    if (server === undefined) {
+      throw new RangeError(`server index must be an integer from 0 to ${this.size - 1}, got ${String(i)}`);
+    }
+    return server;
+  }
+
+  private assertNotStopped(operation: string): void {
+    if (this.stopping !== undefined) throw new Error(`RedisFleet.${operation}(): the fleet was stopped`);
+  }
+}
