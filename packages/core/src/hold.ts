@@ -91,6 +91,20 @@ export class Hold implements RenewableHold {
     }
   }
 
+  /**
+   * The release that should take the count to 0 is about to be sent: stop
+   * renewing now, so a renewal racing it cannot come back "gone" and report a
+   * clean release as a loss. {@link resumeAfterFailedRelease} undoes it.
+   */
+  beginFinalRelease(): void {
+    if (this.renewed) this.observer.stopRenewal(this);
+  }
+
+  /** The final release failed (Redis unavailable): the hold stands, keep renewing it. */
+  resumeAfterFailedRelease(): void {
+    if (this.active && this.renewed) this.observer.startRenewal(this);
+  }
+
   /** A renewal sent at `sentAt` succeeded. */
   extend(sentAt: number): void {
     if (!this.active) return;

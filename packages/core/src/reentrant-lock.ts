@@ -255,9 +255,21 @@ export class ReentrantLock implements RLock {
     }
     runtime.assertOpen();
     const op = nanoid();
-    const reply = await runtime.registry.serialize(this.keys.lock, owner, () =>
-      runtime.backend.release(this.keys, { owner, op }),
-    );
+    const final = hold.count <= 1;
+    if (final) hold.beginFinalRelease();
+    let reply;
+    try {
+      reply = await runtime.registry.serialize(this.keys.lock, owner, () => runtime.backend.release(this.keys, { owner, op }));
+    } catch (error) {
+      if (final) hold.resumeAfterFailedRelease();
+      throw error;
+    }
+    if (!hold.active) {
+      // Lost while the release was in flight (its fixed deadline passed, or a
+      // forceUnlock): the holder must hear of it, whatever the reply.
+      runtime.registry.dropOne(hold);
+      throw hold.lostError;
+    }
     if (reply.released) {
       hold.releasedOne(reply.remaining);
       if (reply.remaining === 0) {

@@ -1,0 +1,499 @@
+import {
+  InvalidArgumentError,
+  RedisUnavailableError,
+  type LeaseRenewer,
+  type LostReason,
+  type RenewableHold,
+  type RenewalBackend,
+  type RenewalReporter,
+} from '@org/rlock-core';
+import { DueQueue, type DueItem } from './due-queue.js';
+import { retryDelayMs } from './retry-delay.js';
+import {
+  MAX_TIMER_DELAY_MS,
+  resolveWatchdogOptions,
+  type ResolvedWatchdogOptions,
+  type WatchdogOptions,
+} from './watchdog-options.js';
+
+/** One tracked hold. It sits in the due queue for its whole life, keyed by when it next needs attention. */
+interface Entry extends DueItem {
+  readonly hold: RenewableHold;
+  /**
+   * `waiting`: queued at min(renewAt, hold.deadline) for its next renewal.
+   * `inFlight`: a renew call for it is out; queued at hold.deadline, so the deadline
+   * check fires on time even if that call hangs.
+   */
+  state: 'waiting' | 'inFlight';
+  /** When the next renewal (or retry) is due, monotonic ms. */
+  renewAt: number;
+  /** Failed renew calls since the last success; drives the backoff. */
+  failures: number;
+  /** Why the last renew call failed, reported as the cause if the hold is lost. */
+  lastError: Error | undefined;
+}
+
+/**
+ * The renewal scheduler: keeps every watchdog lease of one client alive with a
+ * single unref'd timer, renewing each hold every `hold.leaseMs / 3` and sending the
+ * renewals due in the same tick together, grouped by {@link RenewalBackend.batchKey}
+ * and chunked into batches of at most {@link RenewalBackend.maxBatch} holds, one
+ * `renew` call per batch, all batches in parallel.
+ *
+ * A hold is lost (through {@link RenewableHold.lose}) when a renewal finds its key
+ * gone (`expired`) or owned by another owner or token (`taken`), or when its
+ * deadline passes without a successful renewal (`unreachable`), which is detected by
+ * the same timer, on time, even while a renew call hangs. A failed renew call is
+ * reported through {@link RenewalReporter.error} and retried with jittered
+ * exponential backoff until the deadline.
+ *
+ * Nothing it does in a timer or promise callback throws: a failing backend, hold or
+ * reporter is reported (or, for the reporter, ignored) and the scheduler goes on.
+ *
+ * @example
+ * ```ts
+ * const renewer = new Watchdog(backend, reporter, { maxRetryDelayMs: 500 });
+ * renewer.add(hold);    // renewed every hold.leaseMs / 3 from now on
+ * renewer.remove(hold); // before releasing it: no renewal sent from now on extends it
+ * await renewer.close();
+ * ```
+ */
+export class Watchdog implements LeaseRenewer {
+  readonly #backend: RenewalBackend;
+  readonly #reporter: RenewalReporter;
+  readonly #options: ResolvedWatchdogOptions;
+  readonly #maxBatch: number;
+  readonly #entries = new Map<RenewableHold, Entry>();
+  readonly #queue = new DueQueue<Entry>();
+  readonly #inFlight = new Set<Promise<void>>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed timer fires, monotonic ms; +Infinity when none is armed. */
+  #timerAt = Number.POSITIVE_INFINITY;
+  #closing: Promise<void> | undefined;
+
+  /**
+   * @param backend how renewals reach Redis; `maxBatch` is read once, here.
+   * @param reporter where successful batches and background failures are reported.
+   * @throws InvalidArgumentError on a bad option (see {@link WatchdogOptions}), a
+   * `backend.maxBatch` that is not a positive integer, or a backend or reporter
+   * missing one of its methods.
+   */
+  constructor(backend: RenewalBackend, reporter: RenewalReporter, options?: WatchdogOptions) {
+    this.#options = resolveWatchdogOptions(options);
+    if (typeof backend?.renew !== 'function' || typeof backend.batchKey !== 'function') {
+      throw new InvalidArgumentError('Watchdog: backend must have renew() and batchKey() methods');
+    }
+    if (typeof reporter?.renewed !== 'function' || typeof reporter.error !== 'function') {
+      throw new InvalidArgumentError('Watchdog: reporter must have renewed() and error() methods');
+    }
+    const maxBatch: unknown = backend.maxBatch;
+    if (typeof maxBatch !== 'number' || !Number.isSafeInteger(maxBatch) || maxBatch < 1) {
+      throw new InvalidArgumentError(`Watchdog: backend.maxBatch must be a positive integer, got ${String(maxBatch)}`);
+    }
+    this.#backend = backend;
+    this.#reporter = reporter;
+    this.#maxBatch = maxBatch;
+  }
+
+  /**
+   * Starts renewing `hold`: first `hold.leaseMs / 3` ms from now (sooner if less
+   * than two thirds of its lease is left, so a period remains for retries), then
+   * every `hold.leaseMs / 3` after each successful renewal was sent. A hold that is
+   * already tracked or no longer active, or any hold after {@link Watchdog.close},
+   * is ignored.
+   * @throws InvalidArgumentError when `hold.leaseMs` is not a positive finite number.
+   */
+  add(hold: RenewableHold): void {
+    if (this.#closing !== undefined || this.#entries.has(hold) || !hold.active) return;
+    const now = performance.now();
+    const period = periodMs(hold);
+    const entry: Entry = {
+      hold,
+      state: 'waiting',
+      // Due a period from now; but a hold added with less than two periods of lease
+      // left (a slow acquire, say) is renewed sooner, so that at least one period
+      // remains for the reply and for retries.
+      renewAt: Math.max(now, Math.min(now + period, hold.deadline - period)),
+      failures: 0,
+      lastError: undefined,
+      dueAt: 0,
+      queueIndex: -1,
+    };
+    this.#entries.set(hold, entry);
+    this.#queueNext(entry);
+    this.#armTimer();
+  }
+
+  /**
+   * Stops renewing `hold` at once. A renew call already out for it may still reach
+   * Redis (it cannot be recalled), but its reply is ignored: the hold is neither
+   * extended nor lost by it. The renew script checks owner and token and never
+   * creates a key, so such a renewal landing after core's release finds the key gone
+   * and changes nothing.
+   */
+  remove(hold: RenewableHold): void {
+    const entry = this.#entries.get(hold);
+    if (entry === undefined) return;
+    this.#forget(entry);
+    if (this.#queue.size === 0) this.#clearTimer();
+  }
+
+  /**
+   * Stops the timer and forgets every hold (none is extended or lost from now on),
+   * then resolves once every renew call in flight has settled. Never rejects; calling
+   * it again returns the same promise.
+   */
+  close(): Promise<void> {
+    if (this.#closing === undefined) {
+      this.#clearTimer();
+      this.#queue.clear();
+      this.#entries.clear();
+      this.#closing = this.#drain();
+    }
+    return this.#closing;
+  }
+
+  async #drain(): Promise<void> {
+    // Each in-flight promise never rejects and deletes itself when it settles.
+    while (this.#inFlight.size > 0) await Promise.allSettled(this.#inFlight);
+  }
+
+  readonly #onTimer = (): void => {
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    this.#tick();
+  };
+
+  /**
+   * Takes every entry needing attention now (or, to share this tick, within the
+   * coalescing window) off the queue, loses those past their deadline, and sends
+   * renewals for those due. Only due entries are touched: the queue is a heap.
+   */
+  #tick(): void {
+    const due: Entry[] = [];
+    const requeue: Entry[] = [];
+    try {
+      const now = performance.now();
+      const horizon = now + this.#options.coalesceWindowMs;
+      for (let next = this.#queue.peek(); next !== undefined && next.dueAt <= horizon; next = this.#queue.peek()) {
+        this.#queue.pop();
+        this.#inspect(next, now, due, requeue);
+      }
+    } catch (error) {
+      this.#reportError(error);
+    } finally {
+      // Put back after the loop, not in it: an entry whose new key is still within
+      // the horizon would otherwise be popped again and again.
+      for (const entry of requeue) {
+        if (this.#isTracked(entry)) this.#queue.schedule(entry, entry.dueAt);
+      }
+    }
+    try {
+      this.#send(due);
+    } catch (error) {
+      this.#reportError(error);
+    }
+    this.#armTimer();
+  }
+
+  /**
+   * Decides what a popped entry needs. An entry chosen for sending is marked in
+   * flight and requeued at its deadline *before* anything is sent, so that whatever
+   * happens next, its deadline is still watched.
+   */
+  #inspect(entry: Entry, now: number, due: Entry[], requeue: Entry[]): void {
+    const hold = entry.hold;
+    try {
+      if (!hold.active) {
+        this.#forget(entry);
+        return;
+      }
+      const deadline = hold.deadline;
+      // `!(now < deadline)` also loses a hold whose deadline is NaN: when in doubt, lost.
+      if (!(now < deadline)) {
+        this.#loseUnreachable(entry, false);
+        return;
+      }
+      requeue.push(entry);
+      if (entry.state === 'inFlight') {
+        entry.dueAt = deadline; // core may have moved it meanwhile
+        return;
+      }
+      const renewAt = Math.min(entry.renewAt, deadline);
+      const earlyMs = Math.min(this.#options.coalesceWindowMs, periodMs(hold) / 10);
+      if (renewAt - earlyMs <= now) {
+        entry.state = 'inFlight';
+        entry.dueAt = deadline;
+        due.push(entry);
+      } else {
+        entry.dueAt = renewAt;
+      }
+    } catch (error) {
+      this.#dropBroken(entry, error);
+    }
+  }
+
+  /** Groups due entries by batch key, chunks each group by maxBatch, sends every chunk at once. */
+  #send(due: readonly Entry[]): void {
+    if (due.length === 0) return;
+    const groups = new Map<string, Entry[]>();
+    const unkeyed: Entry[] = [];
+    let keyError: unknown;
+    for (const entry of due) {
+      let key: string;
+      try {
+        key = this.#backend.batchKey(entry.hold);
+      } catch (error) {
+        keyError = error;
+        unkeyed.push(entry);
+        continue;
+      }
+      const group = groups.get(key);
+      if (group === undefined) groups.set(key, [entry]);
+      else group.push(entry);
+    }
+    if (unkeyed.length > 0) this.#onFailure(unkeyed, keyError);
+    for (const group of groups.values()) {
+      for (let start = 0; start < group.length; start += this.#maxBatch) {
+        this.#renewBatch(group.slice(start, start + this.#maxBatch));
+      }
+    }
+  }
+
+  #renewBatch(chunk: readonly Entry[]): void {
+    // A hold removed since the tick began (say, by a lockLost handler that ran
+    // inside it, or a close) must not be sent: no renewal may go out after remove().
+    const batch = chunk.filter((entry) => this.#isTracked(entry));
+    if (batch.length === 0) return;
+    const holds = batch.map((entry) => entry.hold);
+    // Taken before the call: the lease the server sets starts no earlier than this,
+    // so sentAt + lease − drift is a deadline the reply cannot overstate.
+    const sentAt = performance.now();
+    let call: Promise<unknown>;
+    try {
+      call = Promise.resolve(this.#backend.renew(holds));
+    } catch (error) {
+      call = Promise.reject(error);
+    }
+    const settled: Promise<void> = call
+      .then(
+        (outcomes) => this.#onReply(batch, sentAt, outcomes),
+        (error: unknown) => this.#onFailure(batch, error),
+      )
+      .catch((error: unknown) => this.#reportError(error))
+      .finally(() => {
+        this.#inFlight.delete(settled);
+      });
+    this.#inFlight.add(settled);
+  }
+
+  #onReply(batch: readonly Entry[], sentAt: number, outcomes: unknown): void {
+    if (this.#closing !== undefined) return;
+    if (!Array.isArray(outcomes) || outcomes.length !== batch.length) {
+      this.#onFailure(
+        batch,
+        new TypeError(
+          `renew() of ${batch.length} holds resolved with ${Array.isArray(outcomes) ? `${outcomes.length} outcomes` : typeof outcomes}`,
+        ),
+      );
+      return;
+    }
+    const now = performance.now();
+    let renewed = 0;
+    const unknown: Entry[] = [];
+    let unknownOutcome: unknown;
+    for (let i = 0; i < batch.length; i++) {
+      const entry = batch[i] as Entry;
+      // Removed (or removed and added again) while the call was out: the reply is not ours to apply.
+      if (!this.#isTracked(entry)) continue;
+      const hold = entry.hold;
+      const outcome: unknown = outcomes[i];
+      try {
+        if (!hold.active) {
+          this.#forget(entry);
+        } else if (outcome === 'renewed') {
+          if (!(now < hold.deadline)) {
+            // As for an acquire (design principle 2), a reply that comes after the
+            // deadline counts as no reply: the caller already ran past the certain lease.
+            this.#loseUnreachable(entry, true);
+            continue;
+          }
+          try {
+            hold.extend(sentAt);
+            renewed++;
+          } catch (error) {
+            // Keep renewing: if extend keeps failing, the deadline check loses the hold.
+            this.#reportError(error);
+          }
+          entry.state = 'waiting';
+          entry.failures = 0;
+          entry.lastError = undefined;
+          entry.renewAt = sentAt + periodMs(hold);
+          this.#queueNext(entry);
+        } else if (outcome === 'gone' || outcome === 'taken') {
+          this.#forget(entry);
+          this.#lose(hold, outcome === 'gone' ? 'expired' : 'taken');
+        } else {
+          unknown.push(entry);
+          unknownOutcome = outcome;
+        }
+      } catch (error) {
+        this.#dropBroken(entry, error);
+      }
+    }
+    if (renewed > 0) {
+      try {
+        this.#reporter.renewed(renewed);
+      } catch {
+        // A throwing reporter has nowhere left to report to; renewal goes on.
+      }
+    }
+    if (unknown.length > 0) {
+      this.#onFailure(unknown, new TypeError(`renew() returned an unknown outcome ${describeValue(unknownOutcome)}`));
+    }
+    this.#armTimer();
+  }
+
+  /** A renew call failed as a whole: report once, then retry its holds together after a backoff. */
+  #onFailure(batch: readonly Entry[], cause: unknown): void {
+    if (this.#closing !== undefined) return;
+    const live = batch.filter((entry) => this.#isTracked(entry));
+    if (live.length === 0) return;
+    const error = toError(cause);
+    this.#reportError(error);
+    let failures = 1;
+    for (const entry of live) failures = Math.max(failures, entry.failures + 1);
+    // One delay for the whole batch, so its holds retry in one call again
+    // rather than scattering into many small ones.
+    const retryAt =
+      performance.now() +
+      retryDelayMs(failures, this.#options.minRetryDelayMs, this.#options.maxRetryDelayMs, Math.random());
+    for (const entry of live) {
+      try {
+        entry.state = 'waiting';
+        entry.failures = failures;
+        entry.lastError = error;
+        entry.renewAt = retryAt;
+        this.#queueNext(entry);
+      } catch (err) {
+        this.#dropBroken(entry, err);
+      }
+    }
+    this.#armTimer();
+  }
+
+  /** Queues a waiting entry at its next renewal, or at its deadline if that comes first. */
+  #queueNext(entry: Entry): void {
+    const at = Math.min(entry.renewAt, entry.hold.deadline);
+    // A NaN key would break the heap order; queue it now and let the tick lose it.
+    this.#queue.schedule(entry, Number.isNaN(at) ? performance.now() : at);
+  }
+
+  /**
+   * Loses a hold whose deadline passed without a successful renewal. The cause is
+   * the last failure; when a call was still out (or its reply came too late), a
+   * RedisUnavailableError saying so, with the last failure as its own cause.
+   */
+  #loseUnreachable(entry: Entry, lateReply: boolean): void {
+    this.#forget(entry);
+    let cause = entry.lastError;
+    if (entry.state === 'inFlight') {
+      const name = safeName(entry.hold);
+      const message = lateReply
+        ? `the reply to the lease renewal of "${name}" came after its deadline`
+        : `no reply to the lease renewal of "${name}" before its deadline`;
+      cause = new RedisUnavailableError(message, { cause: entry.lastError });
+    }
+    this.#lose(entry.hold, 'unreachable', cause);
+  }
+
+  /** A hold whose own methods or fields throw cannot be reasoned about: stop renewing and lose it. */
+  #dropBroken(entry: Entry, error: unknown): void {
+    this.#forget(entry);
+    this.#reportError(error);
+    this.#lose(entry.hold, 'unreachable', error);
+  }
+
+  #lose(hold: RenewableHold, reason: LostReason, cause?: unknown): void {
+    try {
+      hold.lose(reason, cause);
+    } catch (error) {
+      this.#reportError(error);
+    }
+  }
+
+  #reportError(error: unknown): void {
+    try {
+      this.#reporter.error(toError(error));
+    } catch {
+      // A throwing reporter has nowhere left to report to; renewal goes on.
+    }
+  }
+
+  #isTracked(entry: Entry): boolean {
+    return this.#entries.get(entry.hold) === entry;
+  }
+
+  #forget(entry: Entry): void {
+    if (this.#isTracked(entry)) this.#entries.delete(entry.hold);
+    this.#queue.remove(entry);
+  }
+
+  /** Arms the single timer for the entry due first, unless it is already armed early enough. */
+  #armTimer(): void {
+    if (this.#closing !== undefined) return;
+    const next = this.#queue.peek();
+    if (next === undefined) {
+      this.#clearTimer();
+      return;
+    }
+    if (this.#timer !== undefined && this.#timerAt <= next.dueAt) return;
+    this.#clearTimer();
+    const now = performance.now();
+    // Node fires a timer of more than 2^31 − 1 ms after 1 ms: cap it and re-arm on firing.
+    const delayMs = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, Math.ceil(next.dueAt - now)));
+    this.#timerAt = Math.min(next.dueAt, now + delayMs);
+    const timer = setTimeout(this.#onTimer, delayMs);
+    // An idle client must not keep the process alive; a lease nobody waits for may lapse.
+    timer.unref?.();
+    this.#timer = timer;
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+  }
+}
+
+/** The renewal period of a hold, in ms: a third of its lease. */
+function periodMs(hold: RenewableHold): number {
+  const leaseMs: unknown = hold.leaseMs;
+  if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0) {
+    throw new InvalidArgumentError(
+      `Watchdog: hold "${safeName(hold)}" has leaseMs ${describeValue(leaseMs)}; a renewed lease must be a positive number of ms`,
+    );
+  }
+  return leaseMs / 3;
+}
+
+function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  return new Error(`non-Error thrown: ${describeValue(value)}`, { cause: value });
+}
+
+function safeName(hold: RenewableHold): string {
+  try {
+    return String(hold.name);
+  } catch {
+    return '?';
+  }
+}
+
+function describeValue(value: unknown): string {
+  try {
+    return typeof value === 'string' ? JSON.stringify(value) : String(value);
+  } catch {
+    return typeof value;
+  }
+}
