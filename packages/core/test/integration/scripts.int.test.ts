@@ -67,7 +67,7 @@ describe('lock scripts', () => {
         tokens.push(BigInt((reply as { token: string }).token));
         await commands.release(keys, { owner: 'o', op: `r${i}` });
       }
-      expect(tokens[0]! >= BigInt(seconds) * 1_000_000n).toBe(true);
+      expect(tokens[0]! >= BigInt(seconds!) * 1_000_000n).toBe(true);
       for (let i = 1; i < tokens.length; i++) expect(tokens[i]! > tokens[i - 1]!).toBe(true);
       expect(await redis.get(keys.fence)).toBe(String(tokens.at(-1)));
     });
