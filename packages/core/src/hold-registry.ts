@@ -58,14 +58,12 @@ export class HoldRegistry {
     const id = `${key}\u0000${owner}`;
     const before = this.chains.get(id);
     const run = before ? before.then(operation, operation) : operation();
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.chains.set(id, settled);
-    void settled.then(() => {
-      if (this.chains.get(id) === settled) this.chains.delete(id);
-    });
+    this.chains.set(id, run);
+    // Forget the chain once its last operation settled (the common case: one at a time).
+    const forget = () => {
+      if (this.chains.get(id) === run) this.chains.delete(id);
+    };
+    run.then(forget, forget);
     return run;
   }
 }

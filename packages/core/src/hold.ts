@@ -28,7 +28,9 @@ export class Hold implements RenewableHold {
   /** An older generation of this owner's hold that was lost while counts were outstanding. */
   previous: Hold | undefined;
   private readonly watchdogFlags: boolean[] = [];
-  private readonly controller = new AbortController();
+  // Made on first use: an AbortController costs several µs, and Java-style
+  // lock()/unlock() callers never look at the signal.
+  private controller: AbortController | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -52,6 +54,8 @@ export class Hold implements RenewableHold {
   }
 
   get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.lostError && !this.controller.signal.aborted) this.controller.abort(this.lostError);
     return this.controller.signal;
   }
 
@@ -116,7 +120,7 @@ export class Hold implements RenewableHold {
     const error = new LockLostError(this.name, reason, { cause });
     this.lostError = error;
     this.finish('lost');
-    this.controller.abort(error);
+    this.controller?.abort(error);
     this.observer.lost(this, error);
   }
 

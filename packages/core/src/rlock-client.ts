@@ -145,8 +145,17 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
       assertOpen: () => {
         if (this.closing) throw new ClientClosedError();
       },
-      acquired: (hold) => this.emit('lockAcquired', { name: hold.name, owner: hold.owner, token: hold.token, count: hold.count }),
-      released: (hold) => this.emit('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token }),
+      // Payloads are built only for listeners: these run twice per lock/unlock pair.
+      acquired: (hold) => {
+        if (this.listenerCount('lockAcquired') > 0) {
+          this.emit('lockAcquired', { name: hold.name, owner: hold.owner, token: hold.token, count: hold.count });
+        }
+      },
+      released: (hold) => {
+        if (this.listenerCount('lockReleased') > 0) {
+          this.emit('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token });
+        }
+      },
       backgroundError: (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))),
     };
   }
