@@ -11,6 +11,7 @@ import type { Hold } from './hold.js';
 export class HoldRegistry {
   private readonly byKey = new Map<string, Map<string, Hold>>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly background = new Set<Promise<unknown>>();
 
   current(key: string, owner: string): Hold | undefined {
     return this.byKey.get(key)?.get(owner);
@@ -30,8 +31,9 @@ export class HoldRegistry {
   remove(hold: Hold): void {
     const owners = this.byKey.get(hold.key);
     if (!owners || owners.get(hold.owner) !== hold) return;
-    const previous = hold.previous;
-    if (previous && previous.count > 0) owners.set(hold.owner, previous);
+    let previous = hold.previous;
+    while (previous && previous.count <= 0) previous = previous.previous;
+    if (previous) owners.set(hold.owner, previous);
     else owners.delete(hold.owner);
     if (owners.size === 0) this.byKey.delete(hold.key);
   }
@@ -39,7 +41,21 @@ export class HoldRegistry {
   /** Counts one unlock of a lost hold; forgets it once every acquisition is accounted for. */
   dropOne(hold: Hold): void {
     hold.count--;
+    // An older generation (not current) with no counts left is skipped when the
+    // current one is removed.
     if (hold.count <= 0) this.remove(hold);
+  }
+
+  /** Keeps a background operation (an undo) in view until it settles, for close(). */
+  track(operation: Promise<unknown>): void {
+    this.background.add(operation);
+    const forget = () => this.background.delete(operation);
+    operation.then(forget, forget);
+  }
+
+  /** The operations still in flight, chained or in the background (close() waits for them). */
+  inFlight(): Promise<unknown>[] {
+    return [...this.chains.values(), ...this.background];
   }
 
   /** Every hold of `key` (all owners of this client). */

@@ -68,17 +68,11 @@ export class Hold implements RenewableHold {
    * The deadline only grows, as the server's TTL does.
    */
   acquired(count: number, sentAt: number, leaseMs: number | undefined): void {
-    const wasRenewed = this.renewed;
     this.count = count;
     this.watchdogFlags.push(leaseMs === undefined);
     this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, leaseMs ?? this.watchdogLeaseMs));
     this.leaseMs = Math.max(this.leaseMs, leaseMs ?? this.watchdogLeaseMs);
-    if (this.renewed && !wasRenewed) {
-      this.clearExpiryTimer();
-      this.observer.startRenewal(this);
-    } else if (!this.renewed) {
-      this.armExpiryTimer();
-    }
+    this.applyLeaseMode();
   }
 
   /** Records one release that left `remaining` counts in Redis. */
@@ -89,7 +83,17 @@ export class Hold implements RenewableHold {
       this.finish('released');
       return;
     }
-    if (!this.renewed) {
+    this.applyLeaseMode();
+  }
+
+  // After every reply, not only on a change: a reentrant acquire racing what
+  // looked like the last release (renewal already stopped) must restart renewal.
+  // Adding a hold the renewer already has is a no-op.
+  private applyLeaseMode(): void {
+    if (this.renewed) {
+      this.clearExpiryTimer();
+      this.observer.startRenewal(this);
+    } else {
       this.observer.stopRenewal(this);
       this.armExpiryTimer();
     }

@@ -32,6 +32,9 @@ type TryResult = { readonly hold: Hold } | { readonly ttlMs: number };
 
 const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
 
+/** Shortest lease accepted: lease − drift (lease × 1 % + 2 ms) must stay positive. */
+export const MIN_LEASE_MS = 3;
+
 /** The reentrant lock on one Redis: see {@link RLock}. */
 export class ReentrantLock implements RLock {
   readonly keys: LockKeys;
@@ -71,12 +74,12 @@ export class ReentrantLock implements RLock {
         result = await fn({ signal: hold.signal, token: hold.token });
       } catch (error) {
         // The caller sees fn's error; a failed release is only reported.
-        await this.releaseFor(this.ownerOf(task)).catch((releaseError: unknown) => {
+        await this.releaseFor(this.ownerOf(task), hold).catch((releaseError: unknown) => {
           if (hold.state !== 'lost') this.runtime.backgroundError(releaseError);
         });
         throw error;
       }
-      await this.releaseFor(this.ownerOf(task));
+      await this.releaseFor(this.ownerOf(task), hold);
       return result;
     });
   }
@@ -85,7 +88,7 @@ export class ReentrantLock implements RLock {
     const request = this.parse(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task)));
+    return new ReentrantLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task), hold));
   }
 
   async isLocked(): Promise<boolean> {
@@ -96,12 +99,16 @@ export class ReentrantLock implements RLock {
   async isHeldByCurrentTask(): Promise<boolean> {
     const owner = this.ownerOf(this.requireTask('isHeldByCurrentTask'));
     this.runtime.assertOpen();
+    // A hold this client knows lost (deadline passed, unreachable) is not held,
+    // whatever the server still says: safety before liveness.
+    if (this.runtime.registry.current(this.keys.lock, owner)?.active !== true) return false;
     return (await this.runtime.backend.readHolder(this.keys))?.owner === owner;
   }
 
   async getHoldCount(): Promise<number> {
     const owner = this.ownerOf(this.requireTask('getHoldCount'));
     this.runtime.assertOpen();
+    if (this.runtime.registry.current(this.keys.lock, owner)?.active !== true) return 0;
     const holder = await this.runtime.backend.readHolder(this.keys);
     return holder?.owner === owner ? holder.count : 0;
   }
@@ -139,15 +146,28 @@ export class ReentrantLock implements RLock {
       throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
     }
     const owner = this.ownerOf(task);
+    try {
+      return await this.acquireOrWait(owner, request);
+    } catch (error) {
+      // Whatever failed once close() began (a SUBSCRIBE or a try cut off by the
+      // disconnect) is reported as the close it is.
+      if (runtime.closed && !(error instanceof ClientClosedError) && !request.signal?.aborted) throw new ClientClosedError();
+      throw error;
+    }
+  }
+
+  private async acquireOrWait(owner: string, request: AcquireRequest): Promise<Hold | undefined> {
+    const { runtime } = this;
     const reentry = runtime.registry.current(this.keys.lock, owner)?.active === true;
     const waitUntil = request.waitMs === undefined ? Infinity : monotonicNow() + request.waitMs;
 
     // Tasks of this process queue behind the ones already waiting (no barging):
-    // a releasing task that locks again at once must not starve them. Reentry
-    // never queues, or a task would wait for itself.
-    let tryNow = reentry || request.waitMs === 0 || !runtime.subscriber.hasWaiters(this.keys.channel);
+    // a releasing task that locks again at once must not starve them; it sleeps
+    // until the waiters ahead have had their turn. Reentry never queues, or a
+    // task would wait for itself.
+    const queueBehind = !reentry && request.waitMs !== 0 && runtime.subscriber.hasWaiters(this.keys.channel);
     let ttlMs = runtime.maxSleepMs;
-    if (tryNow) {
+    if (!queueBehind) {
       const first = await this.tryOnce(owner, request);
       if ('hold' in first) return first.hold;
       if (request.waitMs === 0) return undefined;
@@ -157,14 +177,18 @@ export class ReentrantLock implements RLock {
     let waiter: Waiter | undefined;
     let acquired = false;
     try {
-      waiter = await runtime.subscriber.join(this.keys.channel);
-      // The subscription is acknowledged: a release from now on cannot be missed.
-      tryNow = true;
+      waiter = await runtime.subscriber.join(this.keys.channel, owner);
+      // The subscription is acknowledged: a release from now on cannot be
+      // missed, so one more try closes the gap since the first one.
+      let tryNow = !queueBehind;
       for (;;) {
         if (tryNow) {
           const result = await this.tryOnce(owner, request);
           if ('hold' in result) {
             acquired = true;
+            // Branches of one task share its ownership: those waiting beside this
+            // one can reenter now instead of sleeping until the next release.
+            runtime.subscriber.wakeOwner(waiter, owner);
             return result.hold;
           }
           ttlMs = result.ttlMs;
@@ -182,7 +206,13 @@ export class ReentrantLock implements RLock {
     }
   }
 
-  /** One acquire script call. A late or aborted grant counts as not acquired and is undone. */
+  /**
+   * One acquire script call. A late or aborted grant counts as not acquired and
+   * is undone, and so is a call that got no answer in time (it may still run
+   * later). The undo is queued on the connection inside the same slot of the
+   * owner's operation chain, so no other operation of the owner can land
+   * between the acquire and its undo.
+   */
   private async tryOnce(owner: string, request: AcquireRequest): Promise<TryResult> {
     const { runtime } = this;
     runtime.assertOpen();
@@ -190,29 +220,27 @@ export class ReentrantLock implements RLock {
     const leaseMs = request.leaseMs ?? runtime.watchdogTimeoutMs;
     const op = nanoid();
     let sentAt = 0;
-    let reply;
-    try {
-      reply = await runtime.registry.serialize(this.keys.lock, owner, () => {
-        sentAt = monotonicNow();
-        return runtime.backend.acquire(this.keys, owner, leaseMs, op);
-      });
-    } catch (error) {
-      // No answer in time: the call may still run later. Cancel it by op id (the
-      // cancel runs after it on the same connection) so it cannot leave a hold
-      // nobody knows about.
-      if (error instanceof RedisUnavailableError) this.undoGrant(owner, op);
-      throw error;
-    }
-    if (!reply.granted) return { ttlMs: reply.ttlMs };
-
-    const late = monotonicNow() >= leaseDeadline(sentAt, leaseMs);
-    if (late || request.signal?.aborted || runtime.closed) {
-      this.undoGrant(owner, op);
-      request.signal?.throwIfAborted();
-      if (runtime.closed) throw new ClientClosedError();
-      return { ttlMs: 1 };
-    }
-    return { hold: this.recordGrant(owner, reply.token, reply.count, sentAt, request.leaseMs) };
+    const outcome = await runtime.registry.serialize(this.keys.lock, owner, async (): Promise<TryResult | 'undone'> => {
+      sentAt = monotonicNow();
+      let reply;
+      try {
+        reply = await runtime.backend.acquire(this.keys, owner, leaseMs, op);
+      } catch (error) {
+        if (error instanceof RedisUnavailableError) this.undoAcquire(owner, op);
+        throw error;
+      }
+      if (!reply.granted) return { ttlMs: reply.ttlMs };
+      const late = monotonicNow() >= leaseDeadline(sentAt, leaseMs);
+      if (late || request.signal?.aborted || runtime.closed) {
+        this.undoAcquire(owner, op);
+        return 'undone';
+      }
+      return { hold: this.recordGrant(owner, reply.token, reply.count, sentAt, request.leaseMs) };
+    });
+    if (outcome !== 'undone') return outcome;
+    request.signal?.throwIfAborted();
+    if (runtime.closed) throw new ClientClosedError();
+    return { ttlMs: 1 };
   }
 
   private recordGrant(owner: string, token: string, count: number, sentAt: number, leaseMs: number | undefined): Hold {
@@ -233,20 +261,30 @@ export class ReentrantLock implements RLock {
     return hold;
   }
 
-  /** Releases the grant of acquire `op` if it is the hold's last op; best effort, in the background. */
-  private undoGrant(owner: string, op: string): void {
+  /**
+   * Queues (without awaiting) the release of acquire `op` if it is the hold's
+   * last op: it runs after the acquire on the same connection. Best effort.
+   */
+  private undoAcquire(owner: string, op: string): void {
     const { runtime } = this;
-    runtime.registry
-      .serialize(this.keys.lock, owner, () => runtime.backend.release(this.keys, { owner, op: nanoid(), ifOp: op }))
+    const undo = runtime.backend
+      .release(this.keys, { owner, op: nanoid(), ifOp: op })
       .catch((error: unknown) => runtime.backgroundError(error));
+    runtime.registry.track(undo);
   }
 
   // ---- release -----------------------------------------------------------
 
-  private async releaseFor(owner: string): Promise<void> {
+  /**
+   * Releases one acquisition of `owner`: of `own` when the caller knows which
+   * hold it took (a handle, withLock), else of the owner's newest hold. A lost
+   * hold is counted off without touching Redis, so it can never release a newer
+   * hold of the same owner; the release script also checks the token.
+   */
+  private async releaseFor(owner: string, own?: Hold): Promise<void> {
     const { runtime } = this;
-    const hold = runtime.registry.current(this.keys.lock, owner);
-    if (!hold) {
+    const hold = own ?? runtime.registry.current(this.keys.lock, owner);
+    if (!hold || hold.count <= 0) {
       throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was released)`);
     }
     if (!hold.active) {
@@ -254,14 +292,17 @@ export class ReentrantLock implements RLock {
       throw hold.lostError ?? new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task`);
     }
     runtime.assertOpen();
-    const op = nanoid();
-    const final = hold.count <= 1;
-    if (final) hold.beginFinalRelease();
+    // Renewal stops before what should be the last release is sent, so a renewal
+    // racing it cannot come back "gone" and report a clean release as a loss;
+    // the reply decides what happens next.
+    if (hold.count <= 1) hold.beginFinalRelease();
     let reply;
     try {
-      reply = await runtime.registry.serialize(this.keys.lock, owner, () => runtime.backend.release(this.keys, { owner, op }));
+      reply = await runtime.registry.serialize(this.keys.lock, owner, () =>
+        runtime.backend.release(this.keys, { owner, op: nanoid(), token: hold.token }),
+      );
     } catch (error) {
-      if (final) hold.resumeAfterFailedRelease();
+      hold.resumeAfterFailedRelease();
       throw error;
     }
     if (!hold.active) {
@@ -303,8 +344,13 @@ export class ReentrantLock implements RLock {
   private parse(options: LockOptions | undefined, call: string): AcquireRequest {
     const raw = checkOptionsObject(options, `${call}() options`);
     checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
+    const leaseMs = raw.leaseMs === undefined ? undefined : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`);
+    if (leaseMs !== undefined && leaseMs < MIN_LEASE_MS) {
+      // lease − drift (1 % + 2 ms) must be positive, or every grant is already late.
+      throw new InvalidArgumentError(`${call}(): leaseMs must be at least ${MIN_LEASE_MS} ms (the lease minus its drift allowance must be positive), got ${leaseMs}`);
+    }
     return {
-      leaseMs: raw.leaseMs === undefined ? undefined : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`),
+      leaseMs,
       waitMs: raw.waitMs === undefined ? undefined : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
       signal: checkSignal(raw.signal, `${call}(): signal`),
     };

@@ -14,7 +14,11 @@ export class Waiter {
   private wake: ((reason: WakeReason) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(readonly channel: ChannelWaiters) {}
+  constructor(
+    readonly channel: ChannelWaiters,
+    /** The owner this waiter acquires for. */
+    readonly owner: string,
+  ) {}
 
   get sleeping(): boolean {
     return this.wake !== undefined;
@@ -86,8 +90,17 @@ export class ChannelWaiters {
     else if (this.pendingWakes < this.waiters.length) this.pendingWakes++;
   }
 
+  /**
+   * Wakes every waiter. Those busy trying cannot be woken; each leaves a pending
+   * wake so its next sleep returns at once (what it tried may predate the event).
+   */
   wakeAll(reason: WakeReason): void {
-    for (const waiter of this.waiters) waiter.fire(reason);
+    let busy = 0;
+    for (const waiter of this.waiters) {
+      if (waiter.sleeping) waiter.fire(reason);
+      else busy++;
+    }
+    this.pendingWakes = Math.min(this.waiters.length, this.pendingWakes + busy);
   }
 }
 
@@ -116,14 +129,14 @@ export class ReleaseSubscriber {
   }
 
   /** Joins the queue of `channel` and resolves once the subscription is acknowledged. */
-  async join(channel: string): Promise<Waiter> {
+  async join(channel: string, owner: string): Promise<Waiter> {
     if (this.closed) throw new ClientClosedError();
     let state = this.channels.get(channel);
     if (!state) {
       state = new ChannelWaiters(channel);
       this.channels.set(channel, state);
     }
-    const waiter = new Waiter(state);
+    const waiter = new Waiter(state, owner);
     state.waiters.push(waiter);
     try {
       state.subscribed ??= this.subscribe(state);
@@ -133,6 +146,13 @@ export class ReleaseSubscriber {
       throw error;
     }
     return waiter;
+  }
+
+  /** Wakes the other sleeping waiters of `owner` on the same lock: they can reenter now. */
+  wakeOwner(acquirer: Waiter, owner: string): void {
+    for (const waiter of acquirer.channel.waiters) {
+      if (waiter !== acquirer && waiter.owner === owner) waiter.fire('released');
+    }
   }
 
   /**

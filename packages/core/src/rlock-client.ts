@@ -61,10 +61,10 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
     if (this.ownsConnection) this.redis.on('error', () => undefined);
     const { commandTimeoutMs, watchdogTimeoutMs } = this.options;
     this.commands = new LockCommands(this.redis, commandTimeoutMs, commandTimeoutMs);
-    this.subscriber = new ReleaseSubscriber(this.redis, commandTimeoutMs, (error) => this.emit('error', error));
+    this.subscriber = new ReleaseSubscriber(this.redis, commandTimeoutMs, (error) => this.reportError(error));
     this.renewer = this.options.renewer?.(new SingleServerRenewal(this.commands), {
-      renewed: (count) => this.emit('lockRenewed', { count }),
-      error: (error) => this.emit('error', error),
+      renewed: (count) => this.emitSafely('lockRenewed', { count }),
+      error: (error) => this.reportError(error),
     });
     this.runtime = this.makeRuntime(this.commands, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
   }
@@ -99,12 +99,17 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
   private async shutdown(): Promise<CloseReport> {
     await this.subscriber.close(new ClientClosedError());
     await this.renewer?.close();
+    // Acquires in flight may still be granted: each undoes a grant that comes
+    // after close began, inside its own slot, before the holds are released and
+    // the connection quits. Bounded: every call is.
+    await Promise.allSettled(this.registry.inFlight());
+    await Promise.allSettled(this.registry.inFlight()); // the undos those queued
     const holds = this.registry.all().filter((hold) => hold.active);
     const report: CloseReport = { released: [], failed: [] };
     await Promise.all(
       holds.map(async (hold) => {
-        hold.lose('closed');
         try {
+          hold.lose('closed');
           const reply = await this.commands.release(hold.keys, { owner: hold.owner, op: nanoid(), all: true, token: hold.token });
           (reply.released ? report.released : report.failed).push(hold.name);
         } catch {
@@ -120,6 +125,28 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
       this.redis.disconnect();
     }
     return report;
+  }
+
+  /**
+   * Emits from places where a throwing listener must not escape (timers, the
+   * middle of a release): a listener's error is reported as an `error` event,
+   * and one thrown by an `error` listener is dropped.
+   */
+  private emitSafely<E extends 'lockLost' | 'lockRenewed'>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
+    try {
+      (this.emit as (event: E, payload: unknown) => boolean)(event, payload);
+    } catch (listenerError) {
+      this.reportError(listenerError);
+    }
+  }
+
+  /** Emits `error` for a background failure; never throws. */
+  private reportError(error: unknown): void {
+    try {
+      this.emit('error', error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // An error listener that throws has nowhere left to report to.
+    }
   }
 
   private makeRuntime(backend: LockBackend, maxSleepMs: number): LockRuntime {
@@ -156,12 +183,12 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
           this.emit('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token });
         }
       },
-      backgroundError: (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))),
+      backgroundError: (error) => this.reportError(error),
     };
   }
 
   private onLost(hold: Hold, error: LockLostError): void {
-    this.emit('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error });
+    this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error });
     // A lease we could not renew in time may still stand on the server; clear it
     // if it is still ours (same owner and token) so waiters need not sit out its TTL.
     if (error.reason === 'unreachable' && !this.closing) {

@@ -94,6 +94,27 @@ describe('Watchdog', () => {
     });
   });
 
+  describe('reentry racing the last release', () => {
+    it('keeps renewing when a reentrant acquire of a sibling branch lands before what looked like the last unlock', async () => {
+      const watchdogTimeoutMs = 600;
+      const client = pool.make(fleet.url(0), { watchdogTimeoutMs });
+      const rival = pool.make(fleet.url(0), { keyPrefix: client.options.keyPrefix, watchdogTimeoutMs });
+      const lock = client.getLock('reentry-race');
+      await client.task(async () => {
+        await lock.lock();
+        const sibling = lock.lock(); // in flight while the unlock below sees count 1
+        await lock.unlock();
+        await sibling;
+        expect(await lock.getHoldCount()).toBe(1);
+        await sleep(3 * watchdogTimeoutMs);
+        expect(await lock.remainTimeToLive()).toBeGreaterThan(0);
+        expect(await rival.task(() => rival.getLock('reentry-race').tryLock())).toBe(false);
+        await lock.unlock();
+      });
+      expect(await lock.isLocked()).toBe(false);
+    });
+  });
+
   describe('unlock racing renewal', () => {
     it('never leaves the key behind when unlock lands at any offset around the renewal tick', async () => {
       const watchdogTimeoutMs = 300; // a tick every 100 ms
