@@ -31,15 +31,23 @@ export type {
   RenewOutcome,
   LostReason,
 } from './lease-renewal.js';
-export type { RedisInput } from './redis-connection.js';
+export type { RedisInput, ResolvedConnection } from './redis-connection.js';
+export { resolveConnection } from './redis-connection.js';
 export { taskMiddleware } from './task-middleware.js';
 export type { TaskMiddleware } from './task-middleware.js';
-export { currentTask, runInNewTask } from './task-context.js';
+export { currentTask, runInNewTask, runInTask, runInTaskOrNew, newTaskContext } from './task-context.js';
 export type { TaskContext } from './task-context.js';
-export { lockKeys, checkLockName, MAX_NAME_BYTES } from './lock-keys.js';
+export { lockKeys, checkLockName, checkKeyPrefix, MAX_NAME_BYTES } from './lock-keys.js';
 export type { LockKeys } from './lock-keys.js';
 export { LAYOUT_VERSION, LockCommands } from './lock-commands.js';
 export type { AcquireReply, ReleaseReply, ReleaseRequest, RenewItem } from './lock-commands.js';
 export type { LockBackend } from './lock-backend.js';
 export { driftMs, leaseDeadline, monotonicNow } from './lease-deadline.js';
-export { checkDurationMs } from './argument-checks.js';
+export {
+  checkDurationMs,
+  checkSignal,
+  checkOptionsObject,
+  checkKnownKeys,
+  checkFunction,
+  describe as describeValue,
+} from './argument-checks.js';

@@ -1,9 +1,12 @@
 /**
  * `@org/rlock`: Redisson-style distributed locks for Node.js on Redis.
- * What users install: `createClient` wires the core lock and the watchdog.
+ * What users install: `createClient` wires the core lock and the watchdog;
+ * `createRedlock` does the same across N independent masters (Redlock).
  */
 export { createClient } from './create-client.js';
 export type { ClientOptions } from './create-client.js';
+export { createRedlock, RedlockClient, REDLOCK_DEFAULTS } from './create-redlock.js';
+export type { RedlockOptions, RedlockClientOptions, RedlockRetryOptions } from './create-redlock.js';
 export {
   RLockClient,
   RLockError,

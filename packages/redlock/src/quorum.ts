@@ -1,0 +1,152 @@
+/**
+ * The arithmetic of Redlock, free of I/O so it can be tested on its own.
+ * N masters, quorum Q = ⌊N/2⌋ + 1: two majorities always share a master, and
+ * a master grants the lock to one owner at a time, so two owners never both
+ * hold a majority (as long as no master forgets a grant: see the README).
+ */
+
+/** Votes needed: a strict majority, ⌊N/2⌋ + 1. */
+export function quorumOf(masterCount: number): number {
+  return Math.floor(masterCount / 2) + 1;
+}
+
+/** Masters that may fail or time out while a majority is still possible: N − Q. */
+export function toleratedFailures(masterCount: number): number {
+  return masterCount - quorumOf(masterCount);
+}
+
+/**
+ * Clock drift allowed for a lease: `leaseMs × driftFactor + 2 ms` (clock rate
+ * differences between the client and each master, plus timer granularity).
+ */
+export function redlockDriftMs(leaseMs: number, driftFactor: number): number {
+  return leaseMs * driftFactor + 2;
+}
+
+/**
+ * What is left of a lease taken `elapsedMs` after the requests went out:
+ * lease − elapsed − drift. The hold is acquired only if this is positive.
+ */
+export function validityMs(leaseMs: number, elapsedMs: number, driftFactor: number): number {
+  return leaseMs - elapsedMs - redlockDriftMs(leaseMs, driftFactor);
+}
+
+/** The monotonic time until which a lease sent at `sentAt` is certain on every master that granted it. */
+export function redlockDeadline(sentAt: number, leaseMs: number, driftFactor: number): number {
+  return sentAt + leaseMs - redlockDriftMs(leaseMs, driftFactor);
+}
+
+/** How one round of acquire scripts went, counted over all masters. */
+export interface AcquireTally {
+  readonly granted: number;
+  readonly refused: number;
+  readonly failed: number;
+}
+
+export type AcquireVerdict =
+  /** A majority granted in time. */
+  | 'acquired'
+  /** More than N − Q masters failed or timed out: no majority was possible. */
+  | 'no-quorum'
+  /** Others hold it, votes split, or the majority came too late. */
+  | 'not-acquired';
+
+/**
+ * The rule of one round: acquired iff at least Q masters granted it and the
+ * validity left is positive; a QuorumError iff more than N − Q failed.
+ */
+export function decideAcquire(tally: AcquireTally, masterCount: number, validity: number): AcquireVerdict {
+  if (tally.failed > toleratedFailures(masterCount)) return 'no-quorum';
+  if (tally.granted >= quorumOf(masterCount) && validity > 0) return 'acquired';
+  return 'not-acquired';
+}
+
+/**
+ * Whether a lost round lost to one owner holding a majority (`held`: wait for
+ * its release) or to a split vote or a late majority (`split`: nobody won, so
+ * every contender retries after a random delay, or they would collide again).
+ * `refusedBy` lists the owner of the lock on each master that refused (or
+ * undefined when unknown).
+ */
+export function classifyLoss(refusedBy: readonly (string | undefined)[], masterCount: number): 'held' | 'split' {
+  const counts = new Map<string, number>();
+  for (const owner of refusedBy) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  const quorum = quorumOf(masterCount);
+  for (const count of counts.values()) if (count >= quorum) return 'held';
+  return 'split';
+}
+
+/**
+ * After a split vote, whether this contender got strictly more grants than any
+ * other owner did (as far as it saw). The leader of a split retries at once
+ * while the others back off for a random time, so the next round most likely
+ * goes to one of them instead of splitting again. Views can disagree, so a
+ * leader skips the delay only once per streak of collisions.
+ */
+export function leadsSplit(granted: number, refusedBy: readonly (string | undefined)[]): boolean {
+  if (granted === 0) return false;
+  const counts = new Map<string, number>();
+  for (const owner of refusedBy) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  for (const count of counts.values()) if (count >= granted) return false;
+  return true;
+}
+
+/**
+ * How many of the masters that refused must announce a release (or expire)
+ * before a majority can be free again: Q − (masters that granted and were
+ * released again), at least 1.
+ */
+export function releasesNeeded(granted: number, masterCount: number): number {
+  return Math.max(1, quorumOf(masterCount) - granted);
+}
+
+/**
+ * How long until enough refused keys expire on their own for a majority to be
+ * possible: the `needed`-th smallest TTL among the refusals (a TTL of −1, no
+ * expiry, counts as never). Infinity when fewer refusals than needed.
+ */
+export function expiryWaitMs(refusedTtlsMs: readonly number[], needed: number): number {
+  const sorted = refusedTtlsMs.map((ttl) => (ttl < 0 ? Number.POSITIVE_INFINITY : ttl)).sort((a, b) => a - b);
+  return sorted[needed - 1] ?? Number.POSITIVE_INFINITY;
+}
+
+/**
+ * The lock's remaining lease as Redlock sees it: the Q-th largest PTTL over the
+ * masters, i.e. how long a majority still has it. PTTL conventions: −2 when
+ * free (key missing), −1 without expiry (ranks above every TTL).
+ */
+export function quorumPttl(pttls: readonly number[], quorum: number): number {
+  const rank = (pttl: number): number => (pttl === -1 ? Number.POSITIVE_INFINITY : pttl < 0 ? -2 : pttl);
+  const sorted = pttls.map(rank).sort((a, b) => b - a);
+  const value = sorted[quorum - 1];
+  if (value === undefined) return -2;
+  return value === Number.POSITIVE_INFINITY ? -1 : value;
+}
+
+/** A renewal's count on the masters where the hold has a grant. */
+export interface RenewTally {
+  /** Masters where the hold had a grant (its token). */
+  readonly holding: number;
+  readonly renewed: number;
+  readonly gone: number;
+  readonly taken: number;
+  readonly failed: number;
+  /** Masters not answered yet. */
+  readonly pending: number;
+}
+
+export type RenewVerdict = 'renewed' | 'gone' | 'taken' | 'undecided' | 'pending';
+
+/**
+ * A renewal keeps the hold iff a majority of all N masters renewed it; it is
+ * lost for good iff so many of the masters holding it answered gone or taken
+ * that fewer than Q can still have it (`taken` if any master showed another
+ * owner). Otherwise it is `pending` while masters have not answered, then
+ * `undecided` (failures hide the answer: retried until the hold's deadline).
+ */
+export function decideRenewal(tally: RenewTally, masterCount: number): RenewVerdict {
+  const quorum = quorumOf(masterCount);
+  if (tally.renewed >= quorum) return 'renewed';
+  if (tally.holding - tally.gone - tally.taken < quorum) return tally.taken > 0 ? 'taken' : 'gone';
+  return tally.pending > 0 ? 'pending' : 'undecided';
+}

@@ -1,0 +1,534 @@
+import pRetry from 'p-retry';
+import {
+  ClientClosedError,
+  IllegalMonitorStateError,
+  InvalidArgumentError,
+  LockAcquireTimeoutError,
+  QuorumError,
+  checkDurationMs,
+  checkFunction,
+  checkKnownKeys,
+  checkOptionsObject,
+  checkSignal,
+  currentTask,
+  lockKeys,
+  monotonicNow,
+  newTaskContext,
+  runInTaskOrNew,
+  type LockHandle,
+  type LockKeys,
+  type LockOptions,
+  type LockScope,
+  type RLock,
+  type TaskContext,
+} from '@org/rlock-core';
+import type { Round } from './master-set.js';
+import { classifyLoss, expiryWaitMs, leadsSplit, redlockDeadline, releasesNeeded } from './quorum.js';
+import { RedlockLockHandle } from './redlock-handle.js';
+import { RedlockHold } from './redlock-hold.js';
+import type { RedlockRuntime } from './redlock-runtime.js';
+import type { AnnouncementSnapshot, Ticket } from './release-announcements.js';
+
+interface AcquireRequest {
+  readonly leaseMs: number | undefined;
+  readonly waitMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** tryLock: a round without a possible majority rejects at once, whatever waitMs. */
+  readonly failFast?: boolean;
+}
+
+const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
+
+/**
+ * A round that did not win, and how: `held` (one owner has a majority),
+ * `split` (nobody won, or too late), or `no-quorum` (too many masters failed).
+ * An Error for p-retry, made without a stack trace: losing a round is the
+ * common case under contention, not a fault worth a stack.
+ */
+class LostRound extends Error {
+  declare readonly round: Round | undefined;
+  declare readonly snapshot: AnnouncementSnapshot | undefined;
+  declare readonly kind: 'held' | 'split' | 'no-quorum';
+  declare readonly quorumError: QuorumError | undefined;
+  /** This contender led the split (strictly most grants). */
+  declare readonly leads: boolean;
+
+  static of(
+    round: Round | undefined,
+    snapshot: AnnouncementSnapshot | undefined,
+    kind: 'held' | 'split' | 'no-quorum',
+    quorumError?: QuorumError,
+  ): LostRound {
+    const leads =
+      kind === 'split' &&
+      round !== undefined &&
+      leadsSplit(
+        round.tally.granted,
+        round.votes.filter((vote) => vote.kind === 'refused').map((vote) => vote.holder),
+      );
+    return Object.assign(Object.create(LostRound.prototype) as LostRound, { round, snapshot, kind, quorumError, leads, message: 'round lost' });
+  }
+}
+
+/** Carries any other failure (even a non-Error abort reason) through p-retry unchanged. */
+class StopRetry extends Error {
+  constructor(readonly reason: unknown) {
+    super('stop');
+  }
+}
+
+/**
+ * The reentrant lock across N independent masters (Redlock): see {@link RLock}.
+ * The masters run core's scripts unchanged; reentrancy is counted here, so on
+ * every master the owner's count stays 1.
+ */
+export class RedlockLock implements RLock {
+  readonly keys: LockKeys;
+
+  constructor(
+    readonly name: string,
+    private readonly runtime: RedlockRuntime,
+  ) {
+    this.keys = lockKeys(runtime.keyPrefix, name);
+  }
+
+  async lock(options?: LockOptions): Promise<void> {
+    const request = this.parse(options, 'lock');
+    const task = this.requireTask('lock');
+    await this.acquireOrThrow(task, request);
+  }
+
+  async tryLock(options?: LockOptions): Promise<boolean> {
+    const request = this.parse(options, 'tryLock');
+    const task = this.requireTask('tryLock');
+    return (await this.acquireFor(task, { ...request, waitMs: request.waitMs ?? 0, failFast: true })) !== undefined;
+  }
+
+  async unlock(): Promise<void> {
+    const task = this.requireTask('unlock');
+    await this.releaseFor(this.ownerOf(task));
+  }
+
+  async withLock<T>(fn: (scope: LockScope) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    checkFunction(fn, 'withLock(fn)');
+    const request = this.parse(options, 'withLock');
+    return runInTaskOrNew(async () => {
+      const task = currentTask() as TaskContext;
+      const hold = await this.acquireOrThrow(task, request);
+      let result: T;
+      try {
+        result = await fn({ signal: hold.signal, token: undefined });
+      } catch (error) {
+        // The caller sees fn's error; a failed release is only reported.
+        await this.releaseFor(this.ownerOf(task)).catch((releaseError: unknown) => {
+          if (hold.state !== 'lost') this.runtime.backgroundError(releaseError);
+        });
+        throw error;
+      }
+      await this.releaseFor(this.ownerOf(task));
+      return result;
+    });
+  }
+
+  async acquire(options?: LockOptions): Promise<LockHandle> {
+    const request = this.parse(options, 'acquire');
+    const task = currentTask() ?? newTaskContext();
+    const hold = await this.acquireOrThrow(task, request);
+    return new RedlockLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task)));
+  }
+
+  /** True when the lock is held (by anyone) on a majority of the masters. */
+  async isLocked(): Promise<boolean> {
+    this.runtime.assertOpen();
+    return this.runtime.masters.isLockedOnMajority(this.name, this.keys);
+  }
+
+  async isHeldByCurrentTask(): Promise<boolean> {
+    const owner = this.ownerOf(this.requireTask('isHeldByCurrentTask'));
+    this.runtime.assertOpen();
+    return (await this.runtime.masters.heldOnMajority(this.name, this.keys, owner)).held;
+  }
+
+  /** The current task's hold count (counted in the client) if a majority of masters confirm the hold, else 0. */
+  async getHoldCount(): Promise<number> {
+    const owner = this.ownerOf(this.requireTask('getHoldCount'));
+    this.runtime.assertOpen();
+    const found = await this.runtime.masters.heldOnMajority(this.name, this.keys, owner);
+    if (!found.held) return 0;
+    const hold = this.runtime.holds.current(this.keys.lock, owner);
+    return hold?.active ? hold.count : found.count;
+  }
+
+  /** The Q-th largest PTTL over the masters: how long a majority still has it (−2 free, −1 no TTL). */
+  async remainTimeToLive(): Promise<number> {
+    this.runtime.assertOpen();
+    return this.runtime.masters.quorumTtl(this.name, this.keys);
+  }
+
+  /** Deletes the lock on every master, wakes waiters, marks this client's holds of it lost (`forced`); true if released on any master. */
+  async forceUnlock(): Promise<boolean> {
+    this.runtime.assertOpen();
+    const released = await this.runtime.masters.forceUnlock(this.name, this.keys);
+    for (const hold of this.runtime.holds.holdsOf(this.keys.lock)) hold.lose('forced');
+    return released;
+  }
+
+  // ---- acquisition -------------------------------------------------------
+
+  private async acquireOrThrow(task: TaskContext, request: AcquireRequest): Promise<RedlockHold> {
+    const hold = await this.acquireFor(task, request);
+    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
+    return hold;
+  }
+
+  private async acquireFor(task: TaskContext, request: AcquireRequest): Promise<RedlockHold | undefined> {
+    const { runtime } = this;
+    runtime.assertOpen();
+    request.signal?.throwIfAborted();
+    if (request.leaseMs === undefined && !runtime.canRenew) {
+      throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
+    }
+    const owner = this.ownerOf(task);
+    const waitUntil = request.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + request.waitMs;
+    return runtime.holds.serialize(this.keys.lock, owner, async () => {
+      runtime.assertOpen();
+      request.signal?.throwIfAborted();
+      const current = runtime.holds.current(this.keys.lock, owner);
+      if (current?.active && (await this.reenter(current, request))) return current;
+      return this.acquireFresh(owner, request, waitUntil);
+    });
+  }
+
+  /**
+   * A nested acquisition by the owner of an active hold: counted here only. It
+   * reaches the masters only when it asks for a lease ending later than the
+   * hold's (and the watchdog does not already keep it), to extend the lease
+   * there with the renew script, under the same rule: a majority within
+   * validity. False when that found the hold lost (the caller then acquires
+   * anew, as a new generation).
+   * @throws QuorumError when failures leave the extension undecided (the hold stands as it was).
+   */
+  private async reenter(hold: RedlockHold, request: AcquireRequest): Promise<boolean> {
+    const { runtime } = this;
+    const leaseMs = request.leaseMs ?? runtime.watchdogTimeoutMs;
+    const covered =
+      (hold.renewed && leaseMs <= hold.leaseMs) || redlockDeadline(monotonicNow(), leaseMs, runtime.driftFactor) <= hold.deadline;
+    if (covered) {
+      hold.acquired(undefined, request.leaseMs);
+      runtime.acquired(hold);
+      return true;
+    }
+    const sentAt = monotonicNow();
+    const [result] = await runtime.masters.renew([{ hold, leaseMs }]);
+    if (!hold.active) return false;
+    const late = monotonicNow() >= redlockDeadline(sentAt, leaseMs, runtime.driftFactor);
+    if (result?.verdict === 'renewed' && !late) {
+      // An extension that lands after an abort stays (it only lengthens the
+      // lease, which is never shortened), but the acquisition is not counted.
+      request.signal?.throwIfAborted();
+      hold.acquired(sentAt, request.leaseMs);
+      runtime.acquired(hold);
+      return true;
+    }
+    if (result?.verdict === 'gone' || result?.verdict === 'taken') {
+      hold.lose(result.verdict === 'gone' ? 'expired' : 'taken');
+      return false;
+    }
+    throw new QuorumError(
+      `lock "${this.name}": the lease could not be extended to ${leaseMs} ms on a majority (${runtime.masters.quorum} of ${runtime.masters.size}) within its validity`,
+      result?.votes ?? [],
+      runtime.masters.quorum,
+    );
+  }
+
+  /**
+   * A first acquisition: one round at once (unless local tasks already wait:
+   * then it queues behind them), then, as the head of the lock's local queue,
+   * rounds until acquired, `waitMs`, or the signal. After a lost round it
+   * waits for releases to be announced on enough of the masters that refused
+   * it (or their TTLs to run out); if the round was a split vote it then also
+   * waits a random, growing delay (p-retry), so contenders stop colliding.
+   */
+  private async acquireFresh(owner: string, request: AcquireRequest, waitUntil: number): Promise<RedlockHold | undefined> {
+    const { runtime } = this;
+    const leaseMs = request.leaseMs ?? runtime.watchdogTimeoutMs;
+    let quorumFailure: { since: number; error: QuorumError } | undefined;
+    if (request.waitMs === 0 || !runtime.announcements.hasWaiters(this.keys.channel)) {
+      let first;
+      try {
+        first = await this.round(owner, request, leaseMs, false);
+      } catch (error) {
+        if (!(error instanceof QuorumError) || request.failFast || request.waitMs === 0) throw error;
+        quorumFailure = { since: monotonicNow(), error };
+      }
+      if (first instanceof RedlockHold) return first;
+      if (request.waitMs === 0) return undefined;
+      if (monotonicNow() >= waitUntil) {
+        if (quorumFailure) throw quorumFailure.error;
+        return undefined;
+      }
+    }
+    const ticket = await runtime.announcements.join(this.keys.channel, waitUntil - monotonicNow(), request.signal);
+    let hold: RedlockHold | undefined;
+    try {
+      if (!(await ticket.turn(waitUntil - monotonicNow(), request.signal))) return undefined;
+      const handoff = ticket.takeHandoff();
+      if (handoff) {
+        // A sibling task just took the lock: a round now could only lose.
+        const needed = releasesNeeded(runtime.masters.size - handoff.masters.length, runtime.masters.size);
+        const sleepMs = Math.min(handoff.leaseMs, runtime.maxSleepMs, waitUntil - monotonicNow());
+        if (sleepMs > 0) await ticket.waitForReleases(handoff.snapshot, handoff.masters, needed, sleepMs, request.signal);
+      }
+      hold = await this.roundsAsHead(owner, request, leaseMs, waitUntil, ticket, quorumFailure?.since);
+      return hold;
+    } finally {
+      ticket.leave(hold ? { masters: hold.holdingMasters, leaseMs: hold.leaseMs } : undefined);
+    }
+  }
+
+  /**
+   * The rounds of the head of the local queue. Each streak of collisions (split
+   * votes, or rounds without a possible majority) is one p-retry run, so its
+   * random delay grows with the streak (jittered exponential backoff) and
+   * starts small again once a round was lost to a clear holder: a waiter that
+   * lost many hand-offs is not pushed back for it.
+   */
+  private async roundsAsHead(
+    owner: string,
+    request: AcquireRequest,
+    leaseMs: number,
+    waitUntil: number,
+    ticket: Ticket,
+    quorumFailingSince: number | undefined,
+  ): Promise<RedlockHold | undefined> {
+    const { retry, unavailableAfterMs } = this.runtime;
+    // When rounds without a possible majority began, while they go on.
+    let failingSince = quorumFailingSince;
+    const attempt = async (): Promise<RedlockHold> => {
+      let snapshot: AnnouncementSnapshot;
+      let result: Awaited<ReturnType<RedlockLock['round']>>;
+      try {
+        snapshot = ticket.snapshot();
+        result = await this.round(owner, request, leaseMs, true);
+      } catch (error) {
+        // tryLock gives up at once; a waiting call retries (as after a split
+        // vote) until the masters were unreachable for commandTimeoutMs, as a
+        // single server's lock() would.
+        if (error instanceof QuorumError && !request.failFast) {
+          failingSince ??= monotonicNow();
+          if (monotonicNow() - failingSince < unavailableAfterMs) throw LostRound.of(undefined, undefined, 'no-quorum', error);
+        }
+        throw new StopRetry(error);
+      }
+      failingSince = undefined;
+      if (result instanceof RedlockHold) return result;
+      throw LostRound.of(result.round, snapshot, result.kind);
+    };
+    for (;;) {
+      try {
+        return await pRetry(attempt, {
+          retries: Number.POSITIVE_INFINITY,
+          minTimeout: retry.minDelayMs,
+          maxTimeout: retry.maxDelayMs,
+          factor: retry.factor,
+          randomize: true,
+          maxRetryTime: Math.max(0, waitUntil - monotonicNow()),
+          ...(request.signal ? { signal: request.signal } : {}),
+          // After a split vote, first let the others' partial grants be released.
+          onFailedAttempt: async ({ error }) => {
+            if (error instanceof LostRound && error.kind === 'split') await this.awaitReleases(error, ticket, waitUntil, request.signal);
+          },
+          shouldRetry: ({ error }) => error instanceof LostRound && error.kind !== 'held',
+          // The leader of a split (most grants) retries at once, once per streak;
+          // everyone else waits the random delay.
+          shouldConsumeRetry: ({ error, retriesConsumed }) => !(error instanceof LostRound && error.leads && retriesConsumed === 0),
+        });
+      } catch (error) {
+        if (error instanceof StopRetry) throw error.reason;
+        if (!(error instanceof LostRound)) throw error;
+        if (monotonicNow() >= waitUntil) {
+          // waitMs ran out: after rounds without a possible majority, say so.
+          if (error.quorumError) throw error.quorumError;
+          return undefined;
+        }
+        // Lost to a clear holder: retry as soon as its release is announced.
+        await this.awaitReleases(error, ticket, waitUntil, request.signal);
+        if (monotonicNow() >= waitUntil) return undefined;
+      }
+    }
+  }
+
+  /**
+   * Sleeps after a lost round until releases were announced on enough of the
+   * masters that refused it for a majority to be free again, a subscriber
+   * reconnected, or the refused keys' TTLs run out (at most a third of the
+   * watchdog lease; at most the longest retry delay when a refusing master's
+   * announcements cannot be heard).
+   */
+  private async awaitReleases(lost: LostRound, ticket: Ticket, waitUntil: number, signal: AbortSignal | undefined): Promise<void> {
+    const { runtime } = this;
+    if (!lost.round || !lost.snapshot) return; // nothing to hear: only the random delay
+    const refused = lost.round.votes.filter((vote) => vote.kind === 'refused');
+    const needed = releasesNeeded(lost.round.tally.granted, runtime.masters.size);
+    if (refused.length < needed) return;
+    let sleepMs = Math.min(
+      expiryWaitMs(
+        refused.map((vote) => vote.ttlMs ?? -1),
+        needed,
+      ),
+      runtime.maxSleepMs,
+    );
+    // A refusing master whose announcements cannot be heard, or a failed master
+    // that may come back: do not rely on announcements alone.
+    if (lost.round.tally.failed > 0 || refused.some((vote) => !ticket.isAcked(vote.master.index))) {
+      sleepMs = Math.min(sleepMs, runtime.retry.maxDelayMs);
+    }
+    sleepMs = Math.min(sleepMs, waitUntil - monotonicNow());
+    if (sleepMs <= 0) return;
+    await ticket.waitForReleases(
+      lost.snapshot,
+      refused.map((vote) => vote.master.index),
+      needed,
+      Math.max(1, sleepMs),
+      signal,
+    );
+  }
+
+  /**
+   * One round on every master. Won: the hold (stragglers cancelled). Lost:
+   * every grant it made is cleared before this returns, and the loss says why.
+   * @throws QuorumError when more than N − Q masters failed or timed out
+   * @throws the signal's reason, or ClientClosedError
+   */
+  private async round(
+    owner: string,
+    request: AcquireRequest,
+    leaseMs: number,
+    withHolders: boolean,
+  ): Promise<RedlockHold | { readonly round: Round; readonly kind: 'held' | 'split' }> {
+    const { runtime } = this;
+    const { masters } = runtime;
+    runtime.assertOpen();
+    request.signal?.throwIfAborted();
+    const round = await masters.acquireRound(this.keys, owner, leaseMs, withHolders);
+    if (round.verdict === 'acquired' && !request.signal?.aborted && !runtime.closed) {
+      masters.cancelStragglers(this.keys, owner, round);
+      return this.recordGrant(owner, round, request.leaseMs);
+    }
+    // Partial grants are cleared at once: left until their TTL they would block
+    // every contender (the livelock of split votes).
+    await masters.undoRound(this.keys, owner, round);
+    request.signal?.throwIfAborted();
+    if (runtime.closed) throw new ClientClosedError();
+    if (round.verdict === 'no-quorum') throw masters.roundError(this.name, round);
+    const kind =
+      round.tally.granted >= masters.quorum
+        ? 'split' // a majority that came too late: nobody else holds it
+        : classifyLoss(
+            round.votes.filter((vote) => vote.kind === 'refused').map((vote) => vote.holder),
+            masters.size,
+          );
+    return { round, kind };
+  }
+
+  private recordGrant(owner: string, round: Round, fixedLeaseMs: number | undefined): RedlockHold {
+    const { runtime } = this;
+    const tokens = round.votes.map((vote) => (vote.kind === 'granted' ? vote.token : undefined));
+    const previous = runtime.holds.current(this.keys.lock, owner);
+    const hold = new RedlockHold(
+      this.name,
+      this.keys,
+      owner,
+      tokens,
+      runtime.watchdogTimeoutMs,
+      runtime.driftFactor,
+      runtime.holdObserver,
+    );
+    if (previous && !previous.active && previous.count > 0) hold.previous = previous;
+    runtime.holds.set(hold);
+    hold.acquired(round.sentAt, fixedLeaseMs);
+    runtime.acquired(hold);
+    return hold;
+  }
+
+  // ---- release -----------------------------------------------------------
+
+  private async releaseFor(owner: string): Promise<void> {
+    const { runtime } = this;
+    const hold = runtime.holds.current(this.keys.lock, owner);
+    if (!hold) {
+      throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was released)`);
+    }
+    if (!hold.active) {
+      runtime.holds.dropOne(hold);
+      throw hold.lostError ?? new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task`);
+    }
+    runtime.assertOpen();
+    await runtime.holds.serialize(this.keys.lock, owner, async () => {
+      if (!hold.active) {
+        runtime.holds.dropOne(hold);
+        throw hold.lostError;
+      }
+      if (hold.count > 1) {
+        // Nested: the masters never saw it.
+        hold.releasedOne();
+        return;
+      }
+      hold.beginFinalRelease();
+      let result;
+      try {
+        result = await runtime.masters.release(hold);
+      } catch (error) {
+        hold.resumeAfterFailedRelease();
+        throw error;
+      }
+      if (!hold.active) {
+        // Lost while the release was out (its fixed lease ran out, a forceUnlock):
+        // the holder must hear of it, whatever the masters answered.
+        runtime.holds.dropOne(hold);
+        throw hold.lostError;
+      }
+      if (result.outcome === 'released') {
+        hold.releasedOne();
+        runtime.holds.remove(hold);
+        runtime.released(hold);
+        return;
+      }
+      if (result.outcome === 'lost') {
+        hold.lose(result.reason);
+        runtime.holds.dropOne(hold);
+        throw hold.lostError;
+      }
+      // Undecided: the hold stands (renewed again if it was); unlock() may be retried.
+      hold.resumeAfterFailedRelease();
+      throw result.error;
+    });
+  }
+
+  // ---- helpers -----------------------------------------------------------
+
+  private ownerOf(task: TaskContext): string {
+    return `${this.runtime.clientId}:${task.taskId}`;
+  }
+
+  private requireTask(call: string): TaskContext {
+    const task = currentTask();
+    if (!task) {
+      throw new IllegalMonitorStateError(
+        `${call}() on lock "${this.name}" needs a task: run it inside redlock.task(fn) or lock.withLock(fn), ` +
+          'or use lock.acquire() for a handle that works anywhere',
+      );
+    }
+    return task;
+  }
+
+  private parse(options: LockOptions | undefined, call: string): AcquireRequest {
+    const raw = checkOptionsObject(options, `${call}() options`);
+    checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
+    return {
+      leaseMs: raw.leaseMs === undefined ? undefined : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`),
+      waitMs: raw.waitMs === undefined ? undefined : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
+      signal: checkSignal(raw.signal, `${call}(): signal`),
+    };
+  }
+}

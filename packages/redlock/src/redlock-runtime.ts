@@ -1,0 +1,35 @@
+import type { HoldTable } from './hold-table.js';
+import type { MasterSet } from './master-set.js';
+import type { ResolvedRetryOptions } from './redlock-options.js';
+import type { RedlockHold, RedlockHoldObserver } from './redlock-hold.js';
+import type { ReleaseAnnouncements } from './release-announcements.js';
+
+/** What a Redlock lock object needs from the client that made it. */
+export interface RedlockRuntime {
+  readonly clientId: string;
+  readonly keyPrefix: string;
+  readonly watchdogTimeoutMs: number;
+  readonly driftFactor: number;
+  readonly retry: ResolvedRetryOptions;
+  /**
+   * How long a waiting `lock()` keeps trying through rounds without a possible
+   * majority before it rejects with their QuorumError (commandTimeoutMs: the
+   * masters are "unreachable for that long").
+   */
+  readonly unavailableAfterMs: number;
+  /** Longest sleep of a waiter between rounds without news: a third of the watchdog lease. */
+  readonly maxSleepMs: number;
+  /** False for a client without a renewer: it takes fixed leases only. */
+  readonly canRenew: boolean;
+  readonly masters: MasterSet;
+  readonly announcements: ReleaseAnnouncements;
+  readonly holds: HoldTable;
+  readonly holdObserver: RedlockHoldObserver;
+  readonly closed: boolean;
+  /** @throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
+  acquired(hold: RedlockHold): void;
+  released(hold: RedlockHold): void;
+  /** A failure in the background: reported as an `error` event, never thrown. */
+  backgroundError(error: unknown): void;
+}

@@ -1,0 +1,144 @@
+import {
+  classifyLoss,
+  decideAcquire,
+  decideRenewal,
+  expiryWaitMs,
+  leadsSplit,
+  quorumOf,
+  quorumPttl,
+  redlockDeadline,
+  redlockDriftMs,
+  releasesNeeded,
+  toleratedFailures,
+  validityMs,
+} from '../../src/quorum.js';
+
+describe('Redlock quorum arithmetic', () => {
+  describe('quorumOf', () => {
+    it.each([
+      [1, 1, 0],
+      [2, 2, 0],
+      [3, 2, 1],
+      [4, 3, 1],
+      [5, 3, 2],
+      [7, 4, 3],
+    ])('needs a strict majority of %i masters: %i, tolerating %i failures', (n, quorum, tolerated) => {
+      expect(quorumOf(n)).toBe(quorum);
+      expect(toleratedFailures(n)).toBe(tolerated);
+    });
+
+    it('makes any two majorities share a master', () => {
+      for (let n = 1; n <= 9; n++) expect(2 * quorumOf(n)).toBeGreaterThan(n);
+    });
+  });
+
+  describe('validity', () => {
+    it('allows a drift of lease × driftFactor + 2 ms', () => {
+      expect(redlockDriftMs(10_000, 0.01)).toBe(102);
+      expect(redlockDriftMs(30_000, 0)).toBe(2);
+    });
+
+    it('is lease − elapsed − drift', () => {
+      expect(validityMs(10_000, 40, 0.01)).toBe(10_000 - 40 - 102);
+      expect(validityMs(100, 97, 0.01)).toBe(0);
+      expect(validityMs(100, 98, 0.01)).toBeLessThan(0);
+      expect(validityMs(100, 96.5, 0.01)).toBeCloseTo(0.5, 10);
+    });
+
+    it('puts the deadline at the send time + lease − drift', () => {
+      expect(redlockDeadline(1_000, 10_000, 0.01)).toBe(1_000 + 10_000 - 102);
+    });
+  });
+
+  describe('decideAcquire', () => {
+    it('acquires with a majority and validity left', () => {
+      expect(decideAcquire({ granted: 3, refused: 0, failed: 2 }, 5, 10)).toBe('acquired');
+      expect(decideAcquire({ granted: 5, refused: 0, failed: 0 }, 5, 1)).toBe('acquired');
+    });
+
+    it('does not acquire a majority that came too late', () => {
+      expect(decideAcquire({ granted: 5, refused: 0, failed: 0 }, 5, 0)).toBe('not-acquired');
+      expect(decideAcquire({ granted: 3, refused: 2, failed: 0 }, 5, -3)).toBe('not-acquired');
+    });
+
+    it('does not acquire without a majority', () => {
+      expect(decideAcquire({ granted: 2, refused: 3, failed: 0 }, 5, 100)).toBe('not-acquired');
+      expect(decideAcquire({ granted: 1, refused: 2, failed: 2 }, 5, 100)).toBe('not-acquired');
+    });
+
+    it('reports no quorum as soon as more than N − Q masters failed', () => {
+      expect(decideAcquire({ granted: 2, refused: 0, failed: 3 }, 5, 100)).toBe('no-quorum');
+      expect(decideAcquire({ granted: 1, refused: 0, failed: 2 }, 3, 100)).toBe('no-quorum');
+      expect(decideAcquire({ granted: 0, refused: 0, failed: 1 }, 1, 100)).toBe('no-quorum');
+    });
+  });
+
+  describe('classifyLoss', () => {
+    it('sees one owner on a majority as a holder to wait for', () => {
+      expect(classifyLoss(['a', 'a', 'a'], 5)).toBe('held');
+      expect(classifyLoss(['a', 'b', 'a', 'a'], 5)).toBe('held');
+    });
+
+    it('sees split votes and unknown owners as a split', () => {
+      expect(classifyLoss(['a', 'a', 'b', 'b', 'c'], 5)).toBe('split');
+      expect(classifyLoss(['a', 'a', undefined], 5)).toBe('split');
+      expect(classifyLoss([], 5)).toBe('split');
+    });
+  });
+
+  describe('leadsSplit', () => {
+    it('leads a split only with strictly more grants than any other owner seen', () => {
+      expect(leadsSplit(2, ['a', 'b', 'c'])).toBe(true);
+      expect(leadsSplit(2, ['a', 'a', 'b'])).toBe(false);
+      expect(leadsSplit(1, ['a', 'b', undefined, 'c'])).toBe(false);
+      expect(leadsSplit(0, ['a'])).toBe(false);
+    });
+  });
+
+  describe('releasesNeeded and expiryWaitMs', () => {
+    it('needs Q minus the masters that were ours, at least one', () => {
+      expect(releasesNeeded(0, 5)).toBe(3);
+      expect(releasesNeeded(2, 5)).toBe(1);
+      expect(releasesNeeded(3, 5)).toBe(1);
+    });
+
+    it('waits for the needed-th shortest TTL; a TTL of −1 never runs out', () => {
+      expect(expiryWaitMs([500, 100, 300], 2)).toBe(300);
+      expect(expiryWaitMs([500, -1, 300], 3)).toBe(Number.POSITIVE_INFINITY);
+      expect(expiryWaitMs([500], 2)).toBe(Number.POSITIVE_INFINITY);
+    });
+  });
+
+  describe('quorumPttl', () => {
+    it('is the Q-th largest PTTL', () => {
+      expect(quorumPttl([100, 900, 500, -2, 300], 3)).toBe(300);
+      expect(quorumPttl([100, 900, 500], 2)).toBe(500);
+    });
+
+    it('is −2 when a majority is free and ranks −1 (no TTL) above every TTL', () => {
+      expect(quorumPttl([100, -2, -2, -2, 900], 3)).toBe(-2);
+      expect(quorumPttl([-1, -1, -1, 5, 5], 3)).toBe(-1);
+      expect(quorumPttl([-1, -1, 7, 5, 5], 3)).toBe(7);
+    });
+  });
+
+  describe('decideRenewal', () => {
+    const tally = { holding: 5, renewed: 0, gone: 0, taken: 0, failed: 0, pending: 0 };
+
+    it('keeps the hold when a majority of all masters renewed it', () => {
+      expect(decideRenewal({ ...tally, renewed: 3, failed: 2 }, 5)).toBe('renewed');
+      expect(decideRenewal({ ...tally, holding: 3, renewed: 3 }, 5)).toBe('renewed');
+    });
+
+    it('loses it once fewer than Q masters can still have it', () => {
+      expect(decideRenewal({ ...tally, renewed: 2, gone: 3 }, 5)).toBe('gone');
+      expect(decideRenewal({ ...tally, renewed: 2, gone: 2, taken: 1 }, 5)).toBe('taken');
+      expect(decideRenewal({ ...tally, holding: 3, renewed: 2, gone: 1 }, 5)).toBe('gone');
+    });
+
+    it('waits for answers, then leaves failures undecided', () => {
+      expect(decideRenewal({ ...tally, renewed: 2, pending: 3 }, 5)).toBe('pending');
+      expect(decideRenewal({ ...tally, renewed: 2, gone: 2, failed: 1 }, 5)).toBe('undecided');
+    });
+  });
+});

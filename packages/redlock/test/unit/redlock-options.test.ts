@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+import { InvalidArgumentError } from '@org/rlock-core';
+import { createRedlock, RedlockClient, REDLOCK_DEFAULTS } from '@org/rlock-redlock';
+import { resolveRedlockOptions } from '../../src/redlock-options.js';
+
+const masters = ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'];
+
+describe('Redlock options', () => {
+  describe('resolveRedlockOptions', () => {
+    it('applies the documented defaults', () => {
+      const resolved = resolveRedlockOptions({ masters });
+      expect(resolved.keyPrefix).toBe('rlock');
+      expect(resolved.watchdogTimeoutMs).toBe(30_000);
+      expect(resolved.commandTimeoutMs).toBe(5_000);
+      expect(resolved.driftFactor).toBe(0.01);
+      expect(resolved.perNodeTimeoutMs).toBe(50);
+      expect(resolved.retry).toEqual({ minDelayMs: 5, maxDelayMs: 200, factor: 2 });
+      expect(resolved.masterNames).toEqual(masters);
+      expect(Object.isFrozen(REDLOCK_DEFAULTS)).toBe(true);
+    });
+
+    it('derives commandTimeoutMs and perNodeTimeoutMs from a short watchdog lease', () => {
+      const resolved = resolveRedlockOptions({ masters, watchdogTimeoutMs: 90 });
+      expect(resolved.commandTimeoutMs).toBe(30);
+      expect(resolved.perNodeTimeoutMs).toBe(30);
+    });
+
+    it('accepts ioredis options and instances and names them without credentials', () => {
+      const instance = new Redis({ host: '127.0.0.1', port: 4, lazyConnect: true });
+      const resolved = resolveRedlockOptions({
+        masters: ['redis://user:secret@127.0.0.1:1', { host: '127.0.0.1', port: 2 }, instance],
+      });
+      expect(resolved.masterNames).toEqual(['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:4']);
+      instance.disconnect();
+    });
+
+    it('reports every bad option at once', () => {
+      let error: unknown;
+      try {
+        resolveRedlockOptions({
+          masters: ['redis://127.0.0.1:1', 'http://x'],
+          keyPrefix: 'a{b',
+          watchdogTimeoutMs: 1.5,
+          driftFactor: 2,
+          perNodeTimeoutMs: 0,
+          retry: { minDelayMs: 300, maxDelayMs: 100, jitter: true },
+          leaseMS: 5,
+        });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      const message = (error as Error).message;
+      for (const part of ['masters[1]', 'keyPrefix', 'watchdogTimeoutMs', 'driftFactor', 'perNodeTimeoutMs', 'retry.minDelayMs', 'retry: unknown option "jitter"', 'unknown option "leaseMS"']) {
+        expect(message).toContain(part);
+      }
+    });
+
+    it.each([
+      ['no options', undefined],
+      ['no masters', {}],
+      ['an empty list', { masters: [] }],
+      ['a string', { masters: 'redis://127.0.0.1:1' }],
+      ['the same master twice', { masters: ['redis://127.0.0.1:1', 'redis://localhost:1'] }],
+      ['the same options twice', { masters: [{ port: 7 }, { host: 'localhost', port: 7 }] }],
+      ['a connection with its own keyPrefix', { masters: [{ port: 1, keyPrefix: 'x:' }] }],
+      ['a Cluster', { masters: [{ isCluster: true }] }],
+      ['a number', { masters: [6379] }],
+      ['a commandTimeoutMs at a third of the lease', { masters, watchdogTimeoutMs: 3_000, commandTimeoutMs: 1_000 }],
+      ['a perNodeTimeoutMs above commandTimeoutMs', { masters, commandTimeoutMs: 100, perNodeTimeoutMs: 101 }],
+      ['a negative driftFactor', { masters, driftFactor: -0.1 }],
+      ['a retry factor below 1', { masters, retry: { factor: 0.5 } }],
+      ['a renewer that is not a function', { masters, renewer: 3 }],
+    ])('refuses %s', (_, options) => {
+      expect(() => resolveRedlockOptions(options)).toThrow(InvalidArgumentError);
+    });
+
+    it('tells distinct databases of one server apart', () => {
+      expect(() => resolveRedlockOptions({ masters: ['redis://127.0.0.1:1/0', 'redis://127.0.0.1:1/1'] })).not.toThrow();
+    });
+  });
+
+  describe('createRedlock', () => {
+    it('refuses a renewer (the watchdog is wired in) and bad watchdog options together with the rest', () => {
+      expect(() => createRedlock({ masters, renewer: () => undefined } as never)).toThrow(/renewer/);
+      let error: unknown;
+      try {
+        createRedlock({ masters: [], watchdog: { minRetryDelayMs: 0 } });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toMatch(/minRetryDelayMs/);
+      expect((error as Error).message).toMatch(/at least one master/);
+    });
+
+    it('throws before connecting', () => {
+      expect(() => new RedlockClient({ masters: ['redis://127.0.0.1:1', 'redis://127.0.0.1:1'] })).toThrow(InvalidArgumentError);
+    });
+  });
+});
