@@ -5,6 +5,14 @@ import { describe } from './argument-checks.js';
 /** The subset of an ioredis `Redis` instance rlock uses. */
 export type RedisConnection = Redis;
 
+/**
+ * Settings of the connections rlock creates (options given by the user win):
+ * auto pipelining shares round trips among concurrent tasks; a short
+ * disconnectTimeout keeps close() from holding the process for ioredis's
+ * default 2 s when the server is already gone.
+ */
+const OWNED_CONNECTION_DEFAULTS = Object.freeze({ enableAutoPipelining: true, disconnectTimeout: 200 });
+
 /** What `redis` may be: a URL, ioredis options, or an ioredis instance. */
 export type RedisInput = string | RedisOptions | Redis;
 
@@ -25,7 +33,7 @@ export function resolveConnection(input: unknown): ResolvedConnection {
     if (!/^rediss?:\/\//.test(input)) {
       throw new InvalidArgumentError(`redis must be a redis:// or rediss:// URL, options or an ioredis instance, got ${describe(input)}`);
     }
-    return { redis: new Redis(input, { enableAutoPipelining: true }), owned: true };
+    return { redis: new Redis(input, OWNED_CONNECTION_DEFAULTS), owned: true };
   }
   if (input === null || typeof input !== 'object') {
     throw new InvalidArgumentError(`redis must be a URL, ioredis options or an ioredis instance, got ${describe(input)}`);
@@ -39,7 +47,7 @@ export function resolveConnection(input: unknown): ResolvedConnection {
   }
   const options = input as RedisOptions;
   checkNoKeyPrefix(options.keyPrefix);
-  return { redis: new Redis({ enableAutoPipelining: true, ...options }), owned: true };
+  return { redis: new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...options }), owned: true };
 }
 
 function checkNoKeyPrefix(keyPrefix: unknown): void {

@@ -13,8 +13,11 @@ import { RedisCommandError, RedisUnavailableError, RLockError } from './errors.j
  */
 export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: string, key: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    // The rejection waits for the check phase: a reply already in the socket is
+    // read in this loop iteration's poll phase and wins, so event-loop lag alone
+    // (a busy process) does not turn answered calls into timeouts.
     const timer = setTimeout(() => {
-      reject(new RedisUnavailableError(`Redis did not answer ${what} on "${key}" within ${timeoutMs} ms`));
+      setImmediate(() => reject(new RedisUnavailableError(`Redis did not answer ${what} on "${key}" within ${timeoutMs} ms`)));
     }, timeoutMs);
     // The pending command keeps its connection (and so the process) busy; this
     // timer alone must not keep a finished program alive.
