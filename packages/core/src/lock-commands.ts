@@ -39,7 +39,12 @@ export type AcquireReply =
   | { readonly granted: false; readonly ttlMs: number };
 
 export type ReleaseReply =
-  | { readonly released: true; readonly remaining: number }
+  | {
+      readonly released: true;
+      readonly remaining: number;
+      /** On a full release: subscriber connections the release message reached (waiting clients). */
+      readonly receivers?: number;
+    }
   | { readonly released: false; readonly why: 'not-held'; readonly keyExists: boolean }
   | { readonly released: false; readonly why: 'op-not-applied' };
 
@@ -106,8 +111,12 @@ export class LockCommands {
       this.timeoutMs,
       'release',
       keys.lock,
-    )) as [number, number?];
-    if (reply[0] === 1) return { released: true, remaining: Number(reply[1]) };
+    )) as [number, number?, number?];
+    if (reply[0] === 1) {
+      return reply[2] === undefined
+        ? { released: true, remaining: Number(reply[1]) }
+        : { released: true, remaining: Number(reply[1]), receivers: Number(reply[2]) };
+    }
     if (reply[0] === -2) return { released: false, why: 'op-not-applied' };
     return { released: false, why: 'not-held', keyExists: reply[1] === 1 };
   }

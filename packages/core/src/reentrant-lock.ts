@@ -32,6 +32,12 @@ type TryResult = { readonly hold: Hold } | { readonly ttlMs: number };
 
 const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
 
+/**
+ * How long a client that just released a lock holds back its own waiters when
+ * other clients wait too (a fairness heuristic: see ReleaseSubscriber.releasedHere).
+ */
+const HANDOFF_YIELD_MS = 2;
+
 /** Shortest lease accepted: lease − drift (lease × 1 % + 2 ms) must stay positive. */
 export const MIN_LEASE_MS = 3;
 
@@ -316,6 +322,7 @@ export class ReentrantLock implements RLock {
       if (reply.remaining === 0) {
         runtime.registry.remove(hold);
         runtime.released(hold);
+        runtime.subscriber.releasedHere(this.keys.channel, reply.receivers ?? 0, HANDOFF_YIELD_MS);
       }
       return;
     }

@@ -73,6 +73,9 @@ export class ChannelWaiters {
   readonly waiters: Waiter[] = [];
   pendingWakes = 0;
   closedError: Error | undefined;
+  /** Until then (monotonic ms) a release wakes no local waiter: other clients' waiters go first. */
+  private yieldUntil = 0;
+  private yieldTimer: NodeJS.Timeout | undefined;
   subscribed: Promise<void> | undefined;
 
   constructor(readonly name: string) {}
@@ -94,6 +97,26 @@ export class ChannelWaiters {
    * Wakes every waiter. Those busy trying cannot be woken; each leaves a pending
    * wake so its next sleep returns at once (what it tried may predate the event).
    */
+  /** A release message arrived: wake one waiter now, or once this client's turn to yield is over. */
+  released(): void {
+    const wait = this.yieldUntil - performance.now();
+    if (wait <= 0) {
+      this.wakeOne();
+      return;
+    }
+    if (this.yieldTimer) return;
+    this.yieldTimer = setTimeout(() => {
+      this.yieldTimer = undefined;
+      this.wakeOne();
+    }, Math.ceil(wait));
+    this.yieldTimer.unref();
+  }
+
+  /** This client just released the lock while other clients wait on it: let them try first. */
+  yieldFor(ms: number): void {
+    this.yieldUntil = performance.now() + ms;
+  }
+
   wakeAll(reason: WakeReason): void {
     let busy = 0;
     for (const waiter of this.waiters) {
@@ -148,6 +171,18 @@ export class ReleaseSubscriber {
     return waiter;
   }
 
+  /**
+   * After this client's own full release reached `receivers` subscriber
+   * connections: if some of them are other clients' (ours counts one while local
+   * tasks wait), hold back the local wake for `ms`. The process that just
+   * released is the one whose event loop is awake, so without this it would win
+   * the next round far more often than its share.
+   */
+  releasedHere(channel: string, receivers: number, ms: number): void {
+    const state = this.channels.get(channel);
+    if (state && receivers > 1) state.yieldFor(ms);
+  }
+
   /** Wakes the other sleeping waiters of `owner` on the same lock: they can reenter now. */
   wakeOwner(acquirer: Waiter, owner: string): void {
     for (const waiter of acquirer.channel.waiters) {
@@ -198,7 +233,7 @@ export class ReleaseSubscriber {
     // A duplicate carries the source's options; it is always ours to close.
     const connection = this.source.duplicate({ enableAutoPipelining: false });
     let readyOnce = false;
-    connection.on('message', (channel: string) => this.channels.get(channel)?.wakeOne());
+    connection.on('message', (channel: string) => this.channels.get(channel)?.released());
     connection.on('ready', () => {
       if (readyOnce) for (const state of this.channels.values()) state.wakeAll('resubscribed');
       readyOnce = true;

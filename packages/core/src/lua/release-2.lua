@@ -15,9 +15,11 @@ ARGV[7]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
 ARGV[8]  token: release only the hold with this fencing token; empty: any
 
 Returns
-  {1, remaining}  released; remaining is the owner's hold count left (0: the key
-                  was deleted and 'unlock' published). A replay of the last op
-                  answers as the first time and changes nothing.
+  {1, remaining[, receivers]}
+                  released; remaining is the owner's hold count left (0: the key
+                  was deleted and 'unlock' published, and receivers is how many
+                  subscriber connections got the message). A replay of the last
+                  op answers as the first time and changes nothing.
   {-1, exists}    the owner (with that token) does not hold the lock: nothing
                   changed; exists is 1 when the key is there, 0 when it is gone
   {-2}            ifOp given and not the hold's last op: nothing changed
@@ -49,5 +51,4 @@ end
 
 redis.call('DEL', lock)
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[7])
-redis.call(ARGV[6], ARGV[5], 'unlock')
-return {1, 0}
+return {1, 0, redis.call(ARGV[6], ARGV[5], 'unlock')}

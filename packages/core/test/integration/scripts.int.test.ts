@@ -99,7 +99,7 @@ describe('lock scripts', () => {
       const keys = fresh();
       await commands.acquire(keys, 'o', 1_000, 'a');
       await redis.script('FLUSH');
-      expect(await commands.release(keys, { owner: 'o', op: 'b' })).toEqual({ released: true, remaining: 0 });
+      expect(await commands.release(keys, { owner: 'o', op: 'b' })).toEqual({ released: true, remaining: 0, receivers: 0 });
     });
   });
 
@@ -114,7 +114,8 @@ describe('lock scripts', () => {
       await commands.acquire(keys, 'o', 10_000, 'a2');
       expect(await commands.release(keys, { owner: 'o', op: 'r1' })).toEqual({ released: true, remaining: 1 });
       expect(await redis.exists(keys.lock)).toBe(1);
-      expect(await commands.release(keys, { owner: 'o', op: 'r2' })).toEqual({ released: true, remaining: 0 });
+      // One subscriber connection (the listener above) got the announcement.
+      expect(await commands.release(keys, { owner: 'o', op: 'r2' })).toEqual({ released: true, remaining: 0, receivers: 1 });
       expect(await redis.exists(keys.lock)).toBe(0);
       await redis.ping();
       await listener.ping();
@@ -144,7 +145,7 @@ describe('lock scripts', () => {
     it('answers a replayed last release as released, not as "not held"', async () => {
       const keys = fresh();
       await commands.acquire(keys, 'o', 10_000, 'a1');
-      expect(await commands.release(keys, { owner: 'o', op: 'final' })).toEqual({ released: true, remaining: 0 });
+      expect(await commands.release(keys, { owner: 'o', op: 'final' })).toEqual({ released: true, remaining: 0, receivers: 0 });
       expect(await commands.release(keys, { owner: 'o', op: 'final' })).toEqual({ released: true, remaining: 0 });
       const pttl = await redis.pttl(keys.released);
       expect(pttl).toBeGreaterThan(0);
@@ -169,7 +170,7 @@ describe('lock scripts', () => {
         keyExists: true,
       });
       const token = await redis.hget(keys.lock, 'token');
-      expect(await commands.release(keys, { owner: 'o', op: 'y', all: true, token: token! })).toEqual({ released: true, remaining: 0 });
+      expect(await commands.release(keys, { owner: 'o', op: 'y', all: true, token: token! })).toEqual({ released: true, remaining: 0, receivers: 0 });
       expect(await redis.exists(keys.lock)).toBe(0);
     });
   });
