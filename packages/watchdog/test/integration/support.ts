@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ClientOptions, type RLockClient } from '@org/rlock';
+import { eventually, uniquePrefix } from '@org/rlock-testing';
 
-export function uniquePrefix(): string {
-  return `w${randomBytes(6).toString('hex')}`;
-}
+export { uniquePrefix, eventually, sleep } from '@org/rlock-testing';
 
+/** Clients made by a test file (each with its own key prefix unless given), closed after each test. */
 export class ClientPool {
   private readonly clients: RLockClient[] = [];
 
@@ -20,17 +19,6 @@ export class ClientPool {
     await Promise.all(this.clients.splice(0).map((client) => client.close()));
   }
 }
-
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const until = performance.now() + timeoutMs;
-  while (performance.now() < until) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return check();
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const HOLDER = fileURLToPath(new URL('./fixtures/holder-process.mjs', import.meta.url));
 

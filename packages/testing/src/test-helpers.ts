@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/** A key prefix no other test uses, so tests sharing a server never see each other's keys. */
+export function uniquePrefix(): string {
+  return `t${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * Polls `check` every 5 ms until it is true or `timeoutMs` passes; resolves
+ * whether it became true. For conditions that become true at an unknown time
+ * (a signal aborting, a key expiring), instead of sleeping and hoping.
+ */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const until = performance.now() + timeoutMs;
+  while (performance.now() < until) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return check();
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One turn of the event loop. */
+export const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Counts how many callers are inside a critical section at once (must stay 1 under a lock). */
+export class OverlapProbe {
+  inside = 0;
+  maxInside = 0;
+  entries = 0;
+
+  async section(work: () => Promise<void>): Promise<void> {
+    this.inside++;
+    this.entries++;
+    this.maxInside = Math.max(this.maxInside, this.inside);
+    try {
+      await work();
+    } finally {
+      this.inside--;
+    }
+  }
+}
+
+/** Calls of one command (lower case, e.g. 'evalsha') since the server started (`INFO commandstats`). */
+export async function commandCalls(redis: Redis, command: string): Promise<number> {
+  const info = await redis.info('commandstats');
+  const match = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info);
+  return match ? Number(match[1]) : 0;
+}
+
+/** `total_commands_processed` of the server (`INFO stats`). */
+export async function commandsProcessed(redis: Redis): Promise<number> {
+  const info = await redis.info('stats');
+  return Number(/^total_commands_processed:(\d+)/m.exec(info)?.[1] ?? NaN);
+}
