@@ -51,3 +51,7 @@ export {
   checkFunction,
   describe as describeValue,
 } from './argument-checks.js';
+export { parseLockOptions, requireTask, ownerId, MIN_LEASE_MS } from './lock-request.js';
+export type { LockRequest } from './lock-request.js';
+export { ReentrantLockHandle } from './lock-handle.js';
+export type { HandleHold } from './lock-handle.js';

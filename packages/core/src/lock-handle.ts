@@ -1,15 +1,23 @@
 import { IllegalMonitorStateError, LockLostError } from './errors.js';
-import type { Hold } from './hold.js';
 import type { LockHandle } from './lock-types.js';
 import { runInTask, type TaskContext } from './task-context.js';
 
-/** One acquisition returned by `acquire()`: released once, by `unlock()` or on dispose. */
+/** What a handle shows of the hold it took (a core hold, a Redlock hold). */
+export interface HandleHold {
+  readonly token: string | undefined;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * One acquisition returned by `acquire()`: released once, by `unlock()` or on
+ * dispose. `release` releases exactly the hold this handle took.
+ */
 export class ReentrantLockHandle implements LockHandle {
   private released = false;
 
   constructor(
     readonly name: string,
-    private readonly hold: Hold,
+    private readonly hold: HandleHold,
     private readonly task: TaskContext,
     private readonly release: () => Promise<void>,
   ) {}
@@ -37,7 +45,7 @@ export class ReentrantLockHandle implements LockHandle {
       await this.release();
       this.released = true;
     } catch (error) {
-      // A lost hold is gone for good; a Redis failure may be retried.
+      // A lost hold is gone for good; a Redis (or quorum) failure may be retried.
       if (error instanceof LockLostError) this.released = true;
       throw error;
     }

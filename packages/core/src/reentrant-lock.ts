@@ -6,13 +6,8 @@ import {
   LockAcquireTimeoutError,
   RedisUnavailableError,
 } from './errors.js';
-import {
-  checkDurationMs,
-  checkFunction,
-  checkKnownKeys,
-  checkOptionsObject,
-  checkSignal,
-} from './argument-checks.js';
+import { checkFunction } from './argument-checks.js';
+import { ownerId, parseLockOptions, requireTask, type LockRequest } from './lock-request.js';
 import { Hold } from './hold.js';
 import { leaseDeadline, monotonicNow } from './lease-deadline.js';
 import type { LockHandle, LockOptions, LockScope, RLock } from './lock-types.js';
@@ -22,15 +17,10 @@ import { ReentrantLockHandle } from './lock-handle.js';
 import { currentTask, newTaskContext, runInTaskOrNew, type TaskContext } from './task-context.js';
 import type { Waiter } from './release-subscriber.js';
 
-interface AcquireRequest {
-  readonly leaseMs: number | undefined;
-  readonly waitMs: number | undefined;
-  readonly signal: AbortSignal | undefined;
-}
+type AcquireRequest = LockRequest;
 
 type TryResult = { readonly hold: Hold } | { readonly ttlMs: number };
 
-const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
 
 /**
  * How long a client that just released a lock holds back its own waiters when
@@ -38,8 +28,6 @@ const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
  */
 const HANDOFF_YIELD_MS = 2;
 
-/** Shortest lease accepted: lease − drift (lease × 1 % + 2 ms) must stay positive. */
-export const MIN_LEASE_MS = 3;
 
 /** The reentrant lock on one Redis: see {@link RLock}. */
 export class ReentrantLock implements RLock {
@@ -334,32 +322,14 @@ export class ReentrantLock implements RLock {
   // ---- helpers -----------------------------------------------------------
 
   private ownerOf(task: TaskContext): string {
-    return `${this.runtime.clientId}:${task.taskId}`;
+    return ownerId(this.runtime.clientId, task);
   }
 
   private requireTask(call: string): TaskContext {
-    const task = currentTask();
-    if (!task) {
-      throw new IllegalMonitorStateError(
-        `${call}() on lock "${this.name}" needs a task: run it inside client.task(fn) or lock.withLock(fn), ` +
-          'or use lock.acquire() for a handle that works anywhere',
-      );
-    }
-    return task;
+    return requireTask(this.name, call);
   }
 
   private parse(options: LockOptions | undefined, call: string): AcquireRequest {
-    const raw = checkOptionsObject(options, `${call}() options`);
-    checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
-    const leaseMs = raw.leaseMs === undefined ? undefined : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`);
-    if (leaseMs !== undefined && leaseMs < MIN_LEASE_MS) {
-      // lease − drift (1 % + 2 ms) must be positive, or every grant is already late.
-      throw new InvalidArgumentError(`${call}(): leaseMs must be at least ${MIN_LEASE_MS} ms (the lease minus its drift allowance must be positive), got ${leaseMs}`);
-    }
-    return {
-      leaseMs,
-      waitMs: raw.waitMs === undefined ? undefined : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
-      signal: checkSignal(raw.signal, `${call}(): signal`),
-    };
+    return parseLockOptions(options, call);
   }
 }
