@@ -129,10 +129,10 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
 
   /**
    * Emits from places where a throwing listener must not escape (timers, the
-   * middle of a release): a listener's error is reported as an `error` event,
+   * middle of recording a grant or a release): a listener's error is reported as an `error` event,
    * and one thrown by an `error` listener is dropped.
    */
-  private emitSafely<E extends 'lockLost' | 'lockRenewed'>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
+  private emitSafely<E extends 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed'>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
     try {
       (this.emit as (event: E, payload: unknown) => boolean)(event, payload);
     } catch (listenerError) {
@@ -175,12 +175,12 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
         if (this.listenerCount('lockAcquired') > 0) {
-          this.emit('lockAcquired', { name: hold.name, owner: hold.owner, token: hold.token, count: hold.count });
+          this.emitSafely('lockAcquired', { name: hold.name, owner: hold.owner, token: hold.token, count: hold.count });
         }
       },
       released: (hold) => {
         if (this.listenerCount('lockReleased') > 0) {
-          this.emit('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token });
+          this.emitSafely('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token });
         }
       },
       backgroundError: (error) => this.reportError(error),

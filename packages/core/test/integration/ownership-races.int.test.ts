@@ -166,5 +166,18 @@ describe('RLock ownership races', () => {
       expect(errors.map((error) => error.message)).toContain('listener bug');
       await expect(client.close()).resolves.toBeDefined();
     });
+
+    it('keeps a grant whose lockAcquired listener throws, and reports the listener as an error event', async () => {
+      const errors: Error[] = [];
+      client.on('lockAcquired', () => {
+        throw new Error('acquired listener bug');
+      });
+      client.on('error', (error) => errors.push(error));
+      const lock = client.getLock('acquired-thrower');
+      const handle = await lock.acquire({ leaseMs: 5_000 });
+      expect(errors.map((error) => error.message)).toEqual(['acquired listener bug']);
+      await handle.unlock();
+      expect(await lock.isLocked()).toBe(false);
+    });
   });
 });
