@@ -1,16 +1,27 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { nanoid } from 'nanoid';
-import { QuorumError, monotonicNow, type LockKeys, type MasterVote, type ReleaseReply } from '@org/rlock-core';
+import {
+  QuorumError,
+  RedisCommandError,
+  RedisUnavailableError,
+  monotonicNow,
+  type LockKeys,
+  type MasterVote,
+  type ReleaseReply,
+} from '@org/rlock-core';
 import { gather, type Settled } from './gather.js';
-import { wasNotSent, type Master } from './master.js';
+import { wasNotSent, withinMs, type Master } from './master.js';
 import {
   decideAcquire,
+  decideLocked,
   decideRenewal,
   quorumOf,
-  quorumPttl,
+  quorumOwnerPttl,
   toleratedFailures,
   validityMs,
   type AcquireTally,
   type AcquireVerdict,
+  type LeaseRead,
   type RenewVerdict,
 } from './quorum.js';
 import type { RedlockHold } from './redlock-hold.js';
@@ -46,7 +57,11 @@ export interface RenewResult {
   readonly votes: readonly MasterVote[];
 }
 
-/** What the final release of a hold found. */
+/**
+ * What the final release of a hold found: released on a majority; lost before
+ * it (fewer than Q masters still had it); or undecided (failures hide the
+ * answer: the hold can no longer be counted on, see {@link MasterSet.release}).
+ */
 export type ReleaseResult =
   | { readonly outcome: 'released' }
   | { readonly outcome: 'lost'; readonly reason: 'taken' | 'expired' }
@@ -59,10 +74,17 @@ export type ReleaseResult =
  */
 export class MasterSet {
   readonly quorum: number;
+  /** Background work still running: cancels, and releases retried until answered. */
+  private readonly background = new Set<Promise<void>>();
+  /** Aborted on close: background work stops retrying (what was sent still runs). */
+  private readonly stopping = new AbortController();
 
   constructor(
     readonly masters: readonly Master[],
     private readonly driftFactor: number,
+    /** Longest wait between two tries of a release in the background, in ms. */
+    private readonly commandTimeoutMs: number,
+    /** Reports a failure in the background; never throws. */
     private readonly onError: (error: Error) => void,
   ) {
     this.quorum = quorumOf(masters.length);
@@ -129,18 +151,20 @@ export class MasterSet {
    * caller told "not acquired" finds no key of its own on a live master; the
    * cancels to failed masters go on in the background (one connection runs its
    * commands in order, so a cancel runs after the acquire it cancels).
+   *
+   * Cancels go through the connection's normal command path, not the per-node
+   * fast path: a connection that blips right after granting queues the cancel
+   * and sends it on reconnect, instead of dropping it and leaving the grant
+   * until its TTL. Only the wait for it is bounded by the per-node timeout.
    */
   async undoRound(keys: LockKeys, owner: string, round: Round): Promise<void> {
     const granted: Promise<unknown>[] = [];
     for (const vote of round.votes) {
       if (vote.kind === 'granted') {
-        const cancel = vote.master.quick('a cancel', keys.lock, (commands) =>
-          commands.release(keys, { owner, op: nanoid(), ifOp: round.op, all: true }),
-        );
-        // Its grant stays until its TTL: worth knowing, never thrown.
-        granted.push(cancel.catch((error: unknown) => this.onError(asError(error))));
+        const cancel = this.cancel(vote.master, keys, owner, round.op, true);
+        granted.push(withinMs(cancel, vote.master.perNodeTimeoutMs, () => new Error('cancel still running')).catch(() => undefined));
       } else if (vote.kind === 'failed' && !wasNotSent(vote.error)) {
-        this.cancel(vote.master, keys, owner, round.op);
+        void this.cancel(vote.master, keys, owner, round.op, false);
       }
     }
     await Promise.all(granted);
@@ -153,18 +177,26 @@ export class MasterSet {
    */
   cancelStragglers(keys: LockKeys, owner: string, round: Round): void {
     for (const vote of round.votes) {
-      if (vote.kind === 'failed' && !wasNotSent(vote.error)) this.cancel(vote.master, keys, owner, round.op);
+      if (vote.kind === 'failed' && !wasNotSent(vote.error)) void this.cancel(vote.master, keys, owner, round.op, false);
     }
   }
 
   /**
-   * Cancels the round's acquire on a master that did not answer in time, in the
-   * background. Sent even while the connection is down: ioredis may resend the
-   * acquire after reconnecting, and the cancel, queued behind it on the same
-   * connection, runs after it.
+   * Cancels the round's acquire on `master`, tracked as background work (close
+   * waits for it). Sent even while the connection is down: ioredis may resend
+   * the acquire after reconnecting, and the cancel, queued behind it on the
+   * same connection, runs after it. Never rejects; a failure is reported when
+   * `report` (the master had granted: its grant stays until its TTL).
    */
-  private cancel(master: Master, keys: LockKeys, owner: string, op: string): void {
-    master.commands.release(keys, { owner, op: nanoid(), ifOp: op, all: true }).catch(() => undefined);
+  private cancel(master: Master, keys: LockKeys, owner: string, op: string, report: boolean): Promise<void> {
+    const work = master.commands.release(keys, { owner, op: nanoid(), ifOp: op, all: true }).then(
+      () => undefined,
+      (error: unknown) => {
+        if (report && !this.stopping.signal.aborted) this.onError(asError(error));
+      },
+    );
+    this.track(work);
+    return work;
   }
 
   roundError(name: string, round: Round): QuorumError {
@@ -246,28 +278,29 @@ export class MasterSet {
   /**
    * The final release of a hold: the release script on every master (with the
    * master's token where the hold has a grant, so it never deletes a newer
-   * hold). Released iff a majority released it; lost iff so many masters
-   * holding it answered "not held" that fewer than Q can still have had it;
-   * otherwise undecided (failures hide the answer).
+   * hold; by owner elsewhere, to sweep a late grant). Released iff a majority
+   * released it; lost iff so many masters holding it answered "not held" that
+   * fewer than Q can still have had it; otherwise undecided.
+   *
+   * Whatever the verdict, every master of the hold that has not answered yet,
+   * or failed, keeps being released in the background (token-checked) until
+   * it answers, the hold's lease is over, or the client closes: an undecided
+   * unlock must not leave a key on a minority to sit out its TTL.
    */
   async release(hold: RedlockHold): Promise<ReleaseResult> {
     const holding = hold.holdingMasters;
-    // Masters a failed earlier unlock already released count as released.
-    const alreadyReleased = hold.releasedOn.size;
-    const calls = this.masters.map((master) => (): Promise<ReleaseReply | undefined> => {
+    const sent = this.masters.map((master): Promise<ReleaseReply> | undefined => {
       const token = hold.tokens[master.index];
       const request = { owner: hold.owner, op: nanoid(), all: true, ...(token !== undefined ? { token } : {}) };
       const call = master.commands.release(hold.keys, request);
-      if (token === undefined) {
-        // Not one of the hold's masters: a late grant there was cancelled, so
-        // this only sweeps leftovers; its answer does not count.
-        call.catch(() => undefined);
-        return Promise.resolve(undefined);
-      }
-      return call;
+      if (token !== undefined) return call;
+      // Not one of the hold's masters: a late grant there was cancelled, so
+      // this only sweeps leftovers; its answer does not count.
+      this.track(call);
+      return undefined;
     });
     const tallyOf = (results: readonly (Settled<ReleaseReply | undefined> | undefined)[]) => {
-      let released = alreadyReleased;
+      let released = 0;
       let notHeld = 0;
       let keyExists = false;
       for (const index of holding) {
@@ -284,75 +317,136 @@ export class MasterSet {
     const decide = (results: readonly (Settled<ReleaseReply | undefined> | undefined)[]): ReleaseResult | undefined => {
       const { released, notHeld, keyExists } = tallyOf(results);
       if (released >= this.quorum) return { outcome: 'released' };
-      if (alreadyReleased + holding.length - notHeld < this.quorum) return { outcome: 'lost', reason: keyExists ? 'taken' : 'expired' };
+      if (holding.length - notHeld < this.quorum) return { outcome: 'lost', reason: keyExists ? 'taken' : 'expired' };
       return undefined;
     };
-    const gathered = await gather(calls, decide);
-    // Whatever was decided, masters that released are done: a retried unlock counts them.
-    const record = (results: readonly (Settled<ReleaseReply | undefined> | undefined)[]): void => {
-      for (const index of holding) {
-        const result = results[index];
-        if (result?.ok && result.value?.released) {
-          hold.tokens[index] = undefined;
-          hold.releasedOn.add(index);
-        }
-      }
-    };
-    record(gathered.results);
-    void gathered.all.then((all) => {
-      record(all);
-      for (const index of holding) {
-        const result = all[index];
-        if (result && !result.ok && gathered.verdict?.outcome === 'released') this.onError(result.error);
-      }
-    });
+    const gathered = await gather(
+      sent.map((call) => () => call ?? Promise.resolve(undefined)),
+      decide,
+    );
+    for (const index of holding) {
+      const result = gathered.results[index];
+      const master = this.masters[index] as Master;
+      if (result?.ok) hold.tokens[index] = undefined; // answered: nothing of this hold is left there
+      else this.releaseInBackground(hold, master, sent[index] as Promise<ReleaseReply>);
+    }
     if (gathered.verdict) return gathered.verdict;
+    const released = new Set(holding.filter((index) => gathered.results[index]?.ok && gathered.results[index]?.value?.released));
     return {
       outcome: 'undecided',
       error: new QuorumError(
-        `lock "${hold.name}": the release was confirmed by ${tallyOf(gathered.results).released} of ${this.size} masters, fewer than a majority (${this.quorum}); the others did not answer`,
+        `lock "${hold.name}": the release was confirmed by ${released.size} of ${this.size} masters, fewer than a majority ` +
+          `(${this.quorum}), and the others did not answer; the hold is given up (lost, reason "unreachable") and the ` +
+          'release is retried in the background until its lease is over',
         this.masters.map((master) => {
           const result = gathered.results[master.index];
-          const released = hold.releasedOn.has(master.index);
-          return toMasterVote(master, released, result && !result.ok ? result.error : undefined);
+          return toMasterVote(master, released.has(master.index), result && !result.ok ? result.error : undefined);
         }),
         this.quorum,
       ),
     };
   }
 
-  /** Best-effort removal of what is left of a lost hold on the masters (token-checked): waiters need not sit out its TTL. */
+  /**
+   * Removes what is left of a lost hold on the masters (token-checked, so never
+   * a newer hold), in the background and retried like the leftovers of a
+   * release: waiters need not sit out its TTL.
+   */
   sweep(hold: RedlockHold): void {
     for (const index of hold.holdingMasters) {
       const master = this.masters[index] as Master;
-      const token = hold.tokens[index] as string;
-      master.commands.release(hold.keys, { owner: hold.owner, op: nanoid(), all: true, token }).catch(() => undefined);
+      this.releaseInBackground(hold, master, this.sendRelease(hold, master));
     }
   }
 
-  /** Releases every acquisition of a hold on close; true if a majority confirmed. */
-  async releaseOnClose(hold: RedlockHold): Promise<boolean> {
-    const result = await this.release(hold);
-    return result.outcome === 'released';
+  /**
+   * Keeps releasing `hold` on `master` (token-checked) until the master
+   * answers, the hold's lease is over (then its key expires on its own), or
+   * the client closes: after `first` (a call already sent) fails, it tries
+   * again after a delay growing from the per-node timeout to commandTimeoutMs.
+   * Bounded: a try is bounded by commandTimeoutMs, and the lease by its deadline.
+   */
+  private releaseInBackground(hold: RedlockHold, master: Master, first: Promise<ReleaseReply>): void {
+    const index = master.index;
+    const token = hold.tokens[index];
+    if (token === undefined) return;
+    const stop = this.stopping.signal;
+    const work = async (): Promise<void> => {
+      let call = first;
+      let delayMs = master.perNodeTimeoutMs;
+      for (;;) {
+        let failure: Error;
+        try {
+          await call;
+          // Released, or not held with this token: nothing of this hold is left there.
+          if (hold.tokens[index] === token) hold.tokens[index] = undefined;
+          return;
+        } catch (error) {
+          failure = asError(error);
+        }
+        if (stop.aborted) return;
+        const leftMs = hold.deadline - monotonicNow();
+        if (leftMs <= 0) {
+          // Its lease is over: the key expires on its own. Worth knowing, never thrown.
+          this.onError(failure);
+          return;
+        }
+        await sleep(Math.min(delayMs, leftMs), undefined, { signal: stop, ref: false }).catch(() => undefined);
+        if (stop.aborted) return;
+        delayMs = Math.min(delayMs * 2, this.commandTimeoutMs);
+        call = this.sendRelease(hold, master);
+      }
+    };
+    this.track(work());
+  }
+
+  private sendRelease(hold: RedlockHold, master: Master): Promise<ReleaseReply> {
+    const token = hold.tokens[master.index] as string;
+    return master.commands.release(hold.keys, { owner: hold.owner, op: nanoid(), all: true, token });
+  }
+
+  // ---- background work -------------------------------------------------------
+
+  private track(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.background.add(settled);
+    void settled.then(() => this.background.delete(settled));
+  }
+
+  /** On close: background work stops retrying at once (calls already sent still run). */
+  stopBackground(): void {
+    this.stopping.abort();
+  }
+
+  /** Resolves once no background work is left (cancels, releases being retried). Never rejects. */
+  async backgroundSettled(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
   // ---- reads and admin -----------------------------------------------------
 
-  /** True iff the lock exists on a majority; false iff it is missing on more than N − Q. */
+  /**
+   * True iff one owner holds the lock on a majority; false once no owner can
+   * (partial grants of different owners are not a lock). Counted per owner.
+   */
   async isLockedOnMajority(name: string, keys: LockKeys): Promise<boolean> {
     await this.ready();
     const gathered = await gather(
-      this.masters.map((master) => () => master.quick('EXISTS', keys.lock, (commands) => commands.exists(keys))),
+      this.masters.map((master) => () => this.readLease(master, keys)),
       (results) => {
-        const yes = results.filter((r) => r?.ok && r.value).length;
-        const no = results.filter((r) => r?.ok && !r.value).length;
-        if (yes >= this.quorum) return true;
-        if (no > toleratedFailures(this.size)) return false;
-        return undefined;
+        const answered = results.filter((r): r is { ok: true; value: LeaseRead } => r?.ok === true);
+        return decideLocked(
+          answered.map((r) => r.value.owner),
+          this.size - answered.length,
+          this.size,
+        );
       },
     );
     if (gathered.verdict !== undefined) return gathered.verdict;
-    throw this.readError(name, 'isLocked', gathered.results, (value) => value === true);
+    throw this.readError(name, 'isLocked', gathered.results, (value) => value.owner !== undefined);
   }
 
   /**
@@ -377,20 +471,43 @@ export class MasterSet {
     return { held: gathered.verdict, count: counts.length > 0 ? Math.min(...counts) : 0 };
   }
 
-  /** The Q-th largest PTTL: how long a majority still has the lock (−2 free, −1 no TTL). */
+  /**
+   * How long the owner that holds the lock on a majority still has it there:
+   * the Q-th largest PTTL among its keys (−2 when no owner holds a majority,
+   * −1 no TTL). Keys of other owners never count.
+   */
   async quorumTtl(name: string, keys: LockKeys): Promise<number> {
     await this.ready();
     const gathered = await gather(
-      this.masters.map((master) => () => master.quick('PTTL', keys.lock, (commands) => commands.pttl(keys))),
+      this.masters.map((master) => () => this.readLease(master, keys)),
       () => undefined,
     );
     const failed = gathered.results.filter((r) => !r?.ok).length;
     if (failed > toleratedFailures(this.size)) throw this.readError(name, 'PTTL', gathered.results, () => true);
     // A master that did not answer counts as free: the answer can only be lower, never an overstated lease.
-    return quorumPttl(
-      gathered.results.map((r) => (r?.ok ? r.value : -2)),
+    return quorumOwnerPttl(
+      gathered.results.flatMap((r) => (r?.ok ? [r.value] : [])),
       this.quorum,
     );
+  }
+
+  /**
+   * Who holds the lock on `master` and its PTTL, read atomically (MULTI), so
+   * the TTL is the one of that owner's key; bounded by the per-node timeout.
+   */
+  private readLease(master: Master, keys: LockKeys): Promise<LeaseRead> {
+    return master.quick('a read', keys.lock, async (commands) => {
+      let replies: [Error | null, unknown][] | null;
+      try {
+        replies = await commands.redis.multi().hget(keys.lock, 'owner').pttl(keys.lock).exec();
+      } catch (error) {
+        throw readFailure(error, master, keys);
+      }
+      const [owner, pttl] = replies ?? [];
+      if (!owner || !pttl) throw readFailure(new Error('the transaction was discarded'), master, keys);
+      if (owner[0] || pttl[0]) throw readFailure(owner[0] ?? pttl[0], master, keys);
+      return { owner: typeof owner[1] === 'string' ? owner[1] : undefined, pttlMs: Number(pttl[1]) };
+    });
   }
 
   /** Deletes the lock on every master whoever holds it; true if it released it on any. */
@@ -429,6 +546,15 @@ export class MasterSet {
 
 function toMasterVote(master: Master, granted: boolean, error?: Error): MasterVote {
   return error ? { master: master.name, granted, error } : { master: master.name, granted };
+}
+
+/** A failed read as core reports one: an error reply is a RedisCommandError naming the key, anything else RedisUnavailableError. */
+function readFailure(error: unknown, master: Master, keys: LockKeys): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Error && error.name === 'ReplyError') {
+    return new RedisCommandError(`master ${master.name} refused a read of "${keys.lock}": ${message}`, keys.lock, { cause: error });
+  }
+  return new RedisUnavailableError(`master ${master.name} could not read "${keys.lock}": ${message}`, { cause: error });
 }
 
 function asError(error: unknown): Error {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { LockCommands, RedisUnavailableError, resolveConnection, type RedisInput } from '@org/rlock-core';
+import { LockCommands, RedisUnavailableError, monotonicNow, resolveConnection, type RedisInput } from '@org/rlock-core';
 
 /**
  * One independent master: its command connection and the lock scripts on it.
@@ -14,7 +14,8 @@ export class Master {
   readonly commands: LockCommands;
   /** Settles once the first connection attempt has (ready, failed, or timed out). */
   readonly firstConnect: Promise<void>;
-  private readonly perNodeTimeoutMs: number;
+  /** How long a round's acquire or a quorum read may take on this master, in ms. */
+  readonly perNodeTimeoutMs: number;
 
   constructor(
     readonly index: number,
@@ -55,30 +56,22 @@ export class Master {
     });
   }
 
-  /** Closes the connection if rlock created it (QUIT bounded, then disconnect); leaves a given one open. */
-  async close(timeoutMs: number): Promise<void> {
+  /**
+   * Closes the connection if rlock created it: QUIT (queued behind every command
+   * already sent on it, so their replies still arrive), waited for until
+   * `deadline` (monotonic ms), then disconnect. Leaves a given one open.
+   */
+  async close(deadline: number): Promise<void> {
     if (!this.owned) return;
-    if (this.redis.status !== 'ready') {
+    const remainingMs = deadline - monotonicNow();
+    if (this.redis.status !== 'ready' || remainingMs <= 0) {
       // Down or reconnecting: QUIT would only wait in the offline queue.
       this.redis.disconnect();
       return;
     }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      timer.unref();
-      // QUIT lets pipelined replies arrive; against a dead master it would wait in
-      // the offline queue, hence the bound and the disconnect.
-      this.redis.quit().then(
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      );
-    });
+    // Against a frozen master QUIT would wait as long as it stays frozen, hence
+    // the bound and the disconnect.
+    await withinMs(this.redis.quit(), remainingMs, () => new Error('QUIT timed out')).catch(() => undefined);
     this.redis.disconnect();
   }
 }

@@ -111,9 +111,9 @@ export function expiryWaitMs(refusedTtlsMs: readonly number[], needed: number): 
 }
 
 /**
- * The lock's remaining lease as Redlock sees it: the Q-th largest PTTL over the
- * masters, i.e. how long a majority still has it. PTTL conventions: −2 when
- * free (key missing), −1 without expiry (ranks above every TTL).
+ * The Q-th largest of some PTTLs: how long a majority of them still has the
+ * lock. PTTL conventions: −2 when free (key missing), −1 without expiry (ranks
+ * above every TTL).
  */
 export function quorumPttl(pttls: readonly number[], quorum: number): number {
   const rank = (pttl: number): number => (pttl === -1 ? Number.POSITIVE_INFINITY : pttl < 0 ? -2 : pttl);
@@ -121,6 +121,51 @@ export function quorumPttl(pttls: readonly number[], quorum: number): number {
   const value = sorted[quorum - 1];
   if (value === undefined) return -2;
   return value === Number.POSITIVE_INFINITY ? -1 : value;
+}
+
+/** What one master answered to a read of the lock: who holds it there (undefined: free) and its PTTL. */
+export interface LeaseRead {
+  readonly owner: string | undefined;
+  readonly pttlMs: number;
+}
+
+/**
+ * Whether one owner holds the lock on a majority. Counted per owner: partial
+ * grants of different owners (a split vote) on a majority of the masters are
+ * not a lock. `true` as soon as one owner shows on Q masters; `false` once no
+ * owner can reach Q even if every master not known yet (`unknown`: no answer
+ * yet, or failed) had it; undefined while the answers so far leave it open.
+ */
+export function decideLocked(owners: readonly (string | undefined)[], unknown: number, masterCount: number): boolean | undefined {
+  const quorum = quorumOf(masterCount);
+  let most = 0;
+  for (const count of countOwners(owners).values()) most = Math.max(most, count);
+  if (most >= quorum) return true;
+  if (most + unknown < quorum) return false;
+  return undefined;
+}
+
+/**
+ * The lock's remaining lease as Redlock sees it: for the owner that holds it
+ * on at least Q masters, the Q-th largest PTTL among that owner's keys (how
+ * long a majority still has *its* hold); −2 when no owner holds a majority,
+ * −1 when a majority of its keys have no TTL. Keys of other owners never count.
+ */
+export function quorumOwnerPttl(reads: readonly LeaseRead[], quorum: number): number {
+  for (const [owner, count] of countOwners(reads.map((read) => read.owner))) {
+    if (count < quorum) continue;
+    return quorumPttl(
+      reads.filter((read) => read.owner === owner).map((read) => read.pttlMs),
+      quorum,
+    );
+  }
+  return -2;
+}
+
+function countOwners(owners: readonly (string | undefined)[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const owner of owners) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  return counts;
 }
 
 /** A renewal's count on the masters where the hold has a grant. */

@@ -8,6 +8,7 @@ import {
   type CloseReport,
   type LeaseRenewer,
   type LockLostError,
+  monotonicNow,
   type RLock,
   type RLockClientEvents,
 } from '@org/rlock-core';
@@ -46,6 +47,8 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
   private readonly renewer: LeaseRenewer | undefined;
   private readonly runtime: RedlockRuntime;
   private closing: Promise<CloseReport> | undefined;
+  /** Rounds in flight: close waits for them, so a grant that comes after close began is undone before QUIT. */
+  private readonly rounds = new Set<Promise<unknown>>();
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RedlockClientOptions) {
@@ -62,14 +65,12 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
       throw error;
     }
     this.masterList = created;
-    const report = (error: Error): void => {
-      this.emit('error', error);
-    };
-    this.masters = new MasterSet(created, driftFactor, report);
+    const report = (error: Error): void => this.reportError(error);
+    this.masters = new MasterSet(created, driftFactor, commandTimeoutMs, report);
     this.quorum = this.masters.quorum;
     this.announcements = new ReleaseAnnouncements(created, commandTimeoutMs, toleratedFailures(created.length) + 1, report);
     this.renewer = this.options.renewer?.(new RedlockRenewal(this.masters, driftFactor), {
-      renewed: (count) => this.emit('lockRenewed', { count }),
+      renewed: (count) => this.emitSafely('lockRenewed', { count }),
       error: report,
     });
     this.runtime = this.makeRuntime(Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
@@ -100,8 +101,11 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
   /**
    * Rejects waiters with ClientClosedError, stops renewal, aborts the signals of
    * the holds still held (reason `closed`), releases them on every master
-   * best-effort (bounded by commandTimeoutMs), and closes the connections it
-   * created. Leaves the ioredis instances it was given open. Idempotent.
+   * best-effort, and closes the connections it created; all of it within one
+   * deadline of commandTimeoutMs (a frozen master does not make it wait longer).
+   * Rounds in flight are waited for first, so their grants are undone before
+   * the connections quit. Leaves the ioredis instances it was given open.
+   * Idempotent.
    */
   close(): Promise<CloseReport> {
     this.closing ??= this.shutdown();
@@ -109,22 +113,64 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
   }
 
   private async shutdown(): Promise<CloseReport> {
+    // One deadline for everything: a frozen master must not make close wait
+    // once per step (renewal drain, releases, QUIT).
+    const deadline = monotonicNow() + this.options.commandTimeoutMs;
     this.announcements.close(new ClientClosedError());
-    await this.renewer?.close();
+    // Stops every renewal at once. One already sent cannot recreate a released
+    // key (the renew script never creates one), so releases need not wait for it.
+    const renewalStopped = this.renewer?.close();
+    this.masters.stopBackground();
+    // A round in flight undoes a grant that comes after close began. Each is bounded.
+    await untilDeadline(Promise.allSettled([...this.rounds]), deadline);
     const holds = this.holds.all().filter((hold) => hold.active);
     const report: CloseReport = { released: [], failed: [] };
     await Promise.all(
       holds.map(async (hold) => {
         hold.lose('closed');
-        try {
-          (await this.masters.releaseOnClose(hold) ? report.released : report.failed).push(hold.name);
-        } catch {
-          report.failed.push(hold.name);
-        }
+        hold.beginFinalRelease();
+        const outcome = await untilDeadline(
+          this.masters.release(hold).then(
+            (result) => result.outcome,
+            () => undefined,
+          ),
+          deadline,
+        );
+        (outcome === 'released' ? report.released : report.failed).push(hold.name);
       }),
     );
-    await Promise.all(this.masterList.map((master) => master.close(this.options.commandTimeoutMs)));
+    // Cancels and releases still running (to a master that has not answered)
+    // get until the deadline. QUIT only goes after them: ioredis sends it at
+    // once, ahead of commands still waiting in an auto-pipeline batch.
+    await untilDeadline(this.masters.backgroundSettled(), deadline);
+    await Promise.all(this.masterList.map((master) => master.close(deadline)));
+    await untilDeadline(Promise.resolve(renewalStopped), deadline);
     return report;
+  }
+
+  /**
+   * Emits from places where a throwing listener must not escape (timers, the
+   * middle of recording or releasing a hold): a listener's error is reported
+   * as an `error` event, and one thrown by an `error` listener is dropped.
+   */
+  private emitSafely<E extends 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed'>(
+    event: E,
+    payload: Parameters<RLockClientEvents[E]>[0],
+  ): void {
+    try {
+      (this.emit as (event: E, payload: unknown) => boolean)(event, payload);
+    } catch (listenerError) {
+      this.reportError(listenerError);
+    }
+  }
+
+  /** Emits `error` for a background failure; never throws. */
+  private reportError(error: unknown): void {
+    try {
+      this.emit('error', error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // An error listener that throws has nowhere left to report to.
+    }
   }
 
   private makeRuntime(maxSleepMs: number): RedlockRuntime {
@@ -153,16 +199,48 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
       assertOpen: () => {
         if (this.closing) throw new ClientClosedError();
       },
-      acquired: (hold) => this.emit('lockAcquired', { name: hold.name, owner: hold.owner, token: undefined, count: hold.count }),
-      released: (hold) => this.emit('lockReleased', { name: hold.name, owner: hold.owner, token: undefined }),
-      backgroundError: (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))),
+      inFlight: (round) => {
+        const settled = round.then(
+          () => undefined,
+          () => undefined,
+        );
+        this.rounds.add(settled);
+        void settled.then(() => this.rounds.delete(settled));
+        return round;
+      },
+      // A listener that throws must not break the recording or release of a
+      // hold (a hold recorded for a caller who then gets an error would leak).
+      acquired: (hold) => this.emitSafely('lockAcquired', { name: hold.name, owner: hold.owner, token: undefined, count: hold.count }),
+      released: (hold) => this.emitSafely('lockReleased', { name: hold.name, owner: hold.owner, token: undefined }),
+      backgroundError: (error) => this.reportError(error),
     };
   }
 
   private onLost(hold: RedlockHold, error: LockLostError): void {
-    this.emit('lockLost', { name: hold.name, owner: hold.owner, token: undefined, reason: error.reason, error });
+    this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: undefined, reason: error.reason, error });
     // What is left of the hold on the masters (token-checked, so never a newer
-    // hold) is cleared at once, so waiters need not sit out its TTL.
-    if (error.reason !== 'closed' && error.reason !== 'forced' && !this.closing) this.masters.sweep(hold);
+    // hold) is cleared at once, so waiters need not sit out its TTL. A hold
+    // whose final release went out is cleared by that release.
+    if (error.reason !== 'closed' && error.reason !== 'forced' && !hold.releaseSent && !this.closing) this.masters.sweep(hold);
   }
+}
+
+/** Resolves with `work`'s value, or with undefined once the monotonic `deadline` passed. Never rejects if `work` does not. */
+function untilDeadline<T>(work: Promise<T>, deadline: number): Promise<T | undefined> {
+  const remainingMs = deadline - monotonicNow();
+  if (remainingMs <= 0) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const timer = setTimeout(() => resolve(undefined), Math.ceil(remainingMs));
+    timer.unref();
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

@@ -36,8 +36,10 @@ export class RedlockLockHandle implements LockHandle {
       await this.release();
       this.released = true;
     } catch (error) {
-      // A lost hold is gone for good; a quorum failure may be retried.
-      if (error instanceof LockLostError) this.released = true;
+      // A lost hold is gone for good, and so is one whose final release went out
+      // (an undecided release loses it): only an unlock that never reached the
+      // masters may be retried.
+      if (error instanceof LockLostError || !this.hold.active) this.released = true;
       throw error;
     }
   }

@@ -31,8 +31,11 @@ export class RedlockHold implements RenewableHold {
   lostError: LockLostError | undefined;
   /** An older generation of this owner's hold that was lost while counts were outstanding. */
   previous: RedlockHold | undefined;
-  /** Masters where a final release already succeeded (an unlock that failed as a whole may be retried). */
-  readonly releasedOn = new Set<number>();
+  /**
+   * The final release went out: from then on the release itself clears what is
+   * left on the masters (retried in the background), whatever happens to the hold.
+   */
+  releaseSent = false;
   /** Fencing token: none on Redlock. */
   readonly token = undefined;
   private readonly watchdogFlags: boolean[] = [];
@@ -112,14 +115,24 @@ export class RedlockHold implements RenewableHold {
     }
   }
 
-  /** The final release is about to go out: stop renewing, so a renewal racing it cannot report a clean release as a loss. */
+  /**
+   * The final release is about to go out: stop renewing, so a renewal racing it
+   * cannot report a clean release as a loss. There is no way back: once a
+   * release may have run on some master, the hold is released or lost.
+   */
   beginFinalRelease(): void {
+    this.releaseSent = true;
     if (this.renewed) this.observer.stopRenewal(this);
   }
 
-  /** The final release could not complete: the hold stands, keep renewing it. */
-  resumeAfterFailedRelease(): void {
-    if (this.active && this.renewed) this.observer.startRenewal(this);
+  /**
+   * True while the hold is held and its deadline (the end of the lease certain
+   * on a majority) has not passed: what a nested acquisition counted in the
+   * client, or a read of the current task's hold, may rely on. A timer that
+   * fires late must not leave a hold looking alive past its deadline.
+   */
+  get certain(): boolean {
+    return this.active && monotonicNow() < this.deadline;
   }
 
   /** A renewal sent at `sentAt` kept the lease on a majority. */

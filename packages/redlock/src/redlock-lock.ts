@@ -4,6 +4,7 @@ import {
   IllegalMonitorStateError,
   InvalidArgumentError,
   LockAcquireTimeoutError,
+  LockLostError,
   QuorumError,
   checkDurationMs,
   checkFunction,
@@ -22,7 +23,7 @@ import {
   type RLock,
   type TaskContext,
 } from '@org/rlock-core';
-import type { Round } from './master-set.js';
+import type { ReleaseResult, Round } from './master-set.js';
 import { classifyLoss, expiryWaitMs, leadsSplit, redlockDeadline, releasesNeeded } from './quorum.js';
 import { RedlockLockHandle } from './redlock-handle.js';
 import { RedlockHold } from './redlock-hold.js';
@@ -137,29 +138,36 @@ export class RedlockLock implements RLock {
     return new RedlockLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task)));
   }
 
-  /** True when the lock is held (by anyone) on a majority of the masters. */
+  /** True when one owner holds the lock on a majority of the masters (partial grants of several owners are not a lock). */
   async isLocked(): Promise<boolean> {
     this.runtime.assertOpen();
     return this.runtime.masters.isLockedOnMajority(this.name, this.keys);
   }
 
+  /**
+   * True when the current task's hold is held here (not lost, within its
+   * deadline) and a majority of the masters confirm it. A hold this client
+   * already knows lost is not held, whatever the masters still say: safety
+   * before liveness.
+   */
   async isHeldByCurrentTask(): Promise<boolean> {
     const owner = this.ownerOf(this.requireTask('isHeldByCurrentTask'));
     this.runtime.assertOpen();
+    if (this.runtime.holds.current(this.keys.lock, owner)?.certain !== true) return false;
     return (await this.runtime.masters.heldOnMajority(this.name, this.keys, owner)).held;
   }
 
-  /** The current task's hold count (counted in the client) if a majority of masters confirm the hold, else 0. */
+  /** The current task's hold count (counted in the client) if its hold is held here and a majority of masters confirm it, else 0. */
   async getHoldCount(): Promise<number> {
     const owner = this.ownerOf(this.requireTask('getHoldCount'));
     this.runtime.assertOpen();
-    const found = await this.runtime.masters.heldOnMajority(this.name, this.keys, owner);
-    if (!found.held) return 0;
     const hold = this.runtime.holds.current(this.keys.lock, owner);
-    return hold?.active ? hold.count : found.count;
+    if (hold?.certain !== true) return 0;
+    const found = await this.runtime.masters.heldOnMajority(this.name, this.keys, owner);
+    return found.held && hold.certain ? hold.count : 0;
   }
 
-  /** The Q-th largest PTTL over the masters: how long a majority still has it (−2 free, −1 no TTL). */
+  /** How long the owner holding a majority still has it: the Q-th largest PTTL among its keys (−2 free, −1 no TTL). */
   async remainTimeToLive(): Promise<number> {
     this.runtime.assertOpen();
     return this.runtime.masters.quorumTtl(this.name, this.keys);
@@ -195,7 +203,17 @@ export class RedlockLock implements RLock {
       request.signal?.throwIfAborted();
       const current = runtime.holds.current(this.keys.lock, owner);
       if (current?.active && (await this.reenter(current, request))) return current;
-      return this.acquireFresh(owner, request, waitUntil);
+      const hold = await this.acquireFresh(owner, request, waitUntil);
+      if (hold && request.signal?.aborted) {
+        // The caller gave up while the winning round was being recorded: it will
+        // never unlock what it does not know it has, so the hold is given back
+        // at once rather than left to the watchdog forever (principle 2).
+        await this.finalRelease(hold).catch((error: unknown) => {
+          if (!(error instanceof LockLostError)) runtime.backgroundError(error);
+        });
+        throw request.signal.reason;
+      }
+      return hold;
     });
   }
 
@@ -204,12 +222,19 @@ export class RedlockLock implements RLock {
    * reaches the masters only when it asks for a lease ending later than the
    * hold's (and the watchdog does not already keep it), to extend the lease
    * there with the renew script, under the same rule: a majority within
-   * validity. False when that found the hold lost (the caller then acquires
-   * anew, as a new generation).
+   * validity. False when the hold turned out lost (the caller then acquires
+   * anew, as a new generation): its deadline passed (a late timer or watchdog
+   * has not said so yet), or the extension found it gone or taken.
    * @throws QuorumError when failures leave the extension undecided (the hold stands as it was).
    */
   private async reenter(hold: RedlockHold, request: AcquireRequest): Promise<boolean> {
     const { runtime } = this;
+    if (!hold.certain) {
+      // Past its deadline the lease may have run out on the masters: counting a
+      // nested acquisition here would answer "acquired" for a lock others may hold.
+      hold.lose(hold.renewed ? 'unreachable' : 'expired');
+      return false;
+    }
     const leaseMs = request.leaseMs ?? runtime.watchdogTimeoutMs;
     const covered =
       (hold.renewed && leaseMs <= hold.leaseMs) || redlockDeadline(monotonicNow(), leaseMs, runtime.driftFactor) <= hold.deadline;
@@ -301,9 +326,21 @@ export class RedlockLock implements RLock {
     ticket: Ticket,
     quorumFailingSince: number | undefined,
   ): Promise<RedlockHold | undefined> {
-    const { retry, unavailableAfterMs } = this.runtime;
+    const { unavailableAfterMs } = this.runtime;
+    const { signal } = request;
     // When rounds without a possible majority began, while they go on.
     let failingSince = quorumFailingSince;
+    // p-retry gets a signal of its own, never the caller's: it checks its signal
+    // again after an attempt returned, and would throw away a round already won
+    // (its hold recorded, renewed by the watchdog, and never released). The
+    // caller's abort reaches it to cut a random delay short; a won round is kept
+    // here whatever p-retry says, and acquireFor gives it back if the caller
+    // aborted meanwhile.
+    const delays = new AbortController();
+    const onAbort = (): void => delays.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    let won: RedlockHold | undefined;
     const attempt = async (): Promise<RedlockHold> => {
       let snapshot: AnnouncementSnapshot;
       let result: Awaited<ReturnType<RedlockLock['round']>>;
@@ -321,9 +358,34 @@ export class RedlockLock implements RLock {
         throw new StopRetry(error);
       }
       failingSince = undefined;
-      if (result instanceof RedlockHold) return result;
+      if (result instanceof RedlockHold) {
+        won = result;
+        return result;
+      }
       throw LostRound.of(result.round, snapshot, result.kind);
     };
+    try {
+      return await this.retryRounds(attempt, delays.signal, request, waitUntil, ticket, () => won);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Runs `attempt` under p-retry, one p-retry run per streak of collisions;
+   * after a round lost to a clear holder, waits for its release and starts a
+   * new streak. `won()` is the hold a round won, if any: it is returned even
+   * if p-retry rejects after it.
+   */
+  private async retryRounds(
+    attempt: () => Promise<RedlockHold>,
+    delaySignal: AbortSignal,
+    request: AcquireRequest,
+    waitUntil: number,
+    ticket: Ticket,
+    won: () => RedlockHold | undefined,
+  ): Promise<RedlockHold | undefined> {
+    const { retry } = this.runtime;
     for (;;) {
       try {
         return await pRetry(attempt, {
@@ -333,7 +395,7 @@ export class RedlockLock implements RLock {
           factor: retry.factor,
           randomize: true,
           maxRetryTime: Math.max(0, waitUntil - monotonicNow()),
-          ...(request.signal ? { signal: request.signal } : {}),
+          signal: delaySignal,
           // After a split vote, first let the others' partial grants be released.
           onFailedAttempt: async ({ error }) => {
             if (error instanceof LostRound && error.kind === 'split') await this.awaitReleases(error, ticket, waitUntil, request.signal);
@@ -344,6 +406,8 @@ export class RedlockLock implements RLock {
           shouldConsumeRetry: ({ error, retriesConsumed }) => !(error instanceof LostRound && error.leads && retriesConsumed === 0),
         });
       } catch (error) {
+        const hold = won();
+        if (hold) return hold; // won, then p-retry saw an abort: the hold is real
         if (error instanceof StopRetry) throw error.reason;
         if (!(error instanceof LostRound)) throw error;
         if (monotonicNow() >= waitUntil) {
@@ -400,7 +464,18 @@ export class RedlockLock implements RLock {
    * @throws QuorumError when more than N − Q masters failed or timed out
    * @throws the signal's reason, or ClientClosedError
    */
-  private async round(
+  private round(
+    owner: string,
+    request: AcquireRequest,
+    leaseMs: number,
+    withHolders: boolean,
+  ): Promise<RedlockHold | { readonly round: Round; readonly kind: 'held' | 'split' }> {
+    // close() waits for rounds in flight, so a grant that comes after it began
+    // is undone before the connections quit.
+    return this.runtime.inFlight(this.runRound(owner, request, leaseMs, withHolders));
+  }
+
+  private async runRound(
     owner: string,
     request: AcquireRequest,
     leaseMs: number,
@@ -474,35 +549,56 @@ export class RedlockLock implements RLock {
         hold.releasedOne();
         return;
       }
-      hold.beginFinalRelease();
-      let result;
-      try {
-        result = await runtime.masters.release(hold);
-      } catch (error) {
-        hold.resumeAfterFailedRelease();
-        throw error;
-      }
-      if (!hold.active) {
-        // Lost while the release was out (its fixed lease ran out, a forceUnlock):
-        // the holder must hear of it, whatever the masters answered.
-        runtime.holds.dropOne(hold);
-        throw hold.lostError;
-      }
-      if (result.outcome === 'released') {
-        hold.releasedOne();
-        runtime.holds.remove(hold);
-        runtime.released(hold);
-        return;
-      }
-      if (result.outcome === 'lost') {
-        hold.lose(result.reason);
-        runtime.holds.dropOne(hold);
-        throw hold.lostError;
-      }
-      // Undecided: the hold stands (renewed again if it was); unlock() may be retried.
-      hold.resumeAfterFailedRelease();
-      throw result.error;
+      await this.finalRelease(hold);
     });
+  }
+
+  /**
+   * The last release of a hold, on every master. Once it went out there is no
+   * way back: a release that timed out may still run, so the hold is released
+   * (a majority confirmed), or lost. What is left on the masters is released
+   * in the background (see MasterSet.release).
+   * @throws LockLostError when the hold was lost before or during the release
+   * @throws QuorumError when failures leave it undecided: the hold is then lost
+   *   (`unreachable`: its signal aborts, `lockLost`), since fewer than a
+   *   majority can be counted on to still have it
+   */
+  private async finalRelease(hold: RedlockHold): Promise<void> {
+    const { runtime } = this;
+    hold.beginFinalRelease();
+    let result: ReleaseResult;
+    try {
+      result = await runtime.masters.release(hold);
+    } catch (error) {
+      // Whether anything went out is unknown: the hold can no longer be counted on.
+      hold.lose('unreachable', error);
+      runtime.holds.dropOne(hold);
+      throw error;
+    }
+    if (!hold.active) {
+      // Lost while the release was out (its fixed lease ran out, a forceUnlock):
+      // the holder must hear of it, whatever the masters answered.
+      runtime.holds.dropOne(hold);
+      throw hold.lostError;
+    }
+    if (result.outcome === 'released') {
+      hold.releasedOne();
+      runtime.holds.remove(hold);
+      runtime.released(hold);
+      return;
+    }
+    if (result.outcome === 'lost') {
+      hold.lose(result.reason);
+      runtime.holds.dropOne(hold);
+      throw hold.lostError;
+    }
+    // Undecided: it is released on some masters and maybe on the ones that did
+    // not answer (a timed-out release may still run), so fewer than a majority
+    // can be counted on to still have it. Standing on would let this owner, and
+    // its nested acquisitions, believe it holds a lock another client can take.
+    hold.lose('unreachable', result.error);
+    runtime.holds.dropOne(hold);
+    throw result.error;
   }
 
   // ---- helpers -----------------------------------------------------------

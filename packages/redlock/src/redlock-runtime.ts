@@ -28,7 +28,11 @@ export interface RedlockRuntime {
   readonly closed: boolean;
   /** @throws ClientClosedError once the client is closed. */
   assertOpen(): void;
+  /** Tracks a round in flight until it settled (close waits for it, so its grants are undone before the connections quit). */
+  inFlight<T>(round: Promise<T>): Promise<T>;
+  /** Emits `lockAcquired`; never throws (a throwing listener is reported as an `error` event). */
   acquired(hold: RedlockHold): void;
+  /** Emits `lockReleased`; never throws. */
   released(hold: RedlockHold): void;
   /** A failure in the background: reported as an `error` event, never thrown. */
   backgroundError(error: unknown): void;

@@ -1,4 +1,12 @@
-import { LockAcquireTimeoutError, QuorumError, type LockHandle } from '@org/rlock-core';
+import {
+  ClientClosedError,
+  IllegalMonitorStateError,
+  LockAcquireTimeoutError,
+  LockLostError,
+  QuorumError,
+  type LockHandle,
+  type LockLostEvent,
+} from '@org/rlock-core';
 import { RedisFleet } from '@org/rlock-testing';
 import { RedlockPool, aborted, eventually, lockOnMasters } from './support.js';
 
@@ -86,6 +94,125 @@ describe('Redlock', () => {
       await fleet.resume(0);
       // The frozen master ran the queued acquires on waking, each followed by its cancel.
       expect(await eventually(async () => (await lockOnMasters(fleet as RedisFleet, key, [0]))[0]?.owner === undefined, 3_000)).toBe(true);
+    });
+  });
+
+  describe('unlock without a clear answer', () => {
+    it('gives the hold up when fewer than a majority confirmed the release, and finishes the release in the background', async () => {
+      fleet = await RedisFleet.start({ size: 3 });
+      const first = pool.make(fleet, { watchdogTimeoutMs: 3_000 }); // commandTimeoutMs 1 000
+      const second = pool.make(fleet, { keyPrefix: first.options.keyPrefix });
+      const lost: LockLostEvent[] = [];
+      first.on('lockLost', (event) => lost.push(event));
+      const lock = first.getLock('undecided');
+      const key = `${first.options.keyPrefix}:{undecided}`;
+      for (const client of [first, second]) {
+        // Connections up and scripts loaded before any master freezes.
+        await client.task(async () => {
+          await client.getLock('warm-up').lock({ leaseMs: 1_000 });
+          await client.getLock('warm-up').unlock();
+        });
+      }
+      await first.task(async () => {
+        await (fleet as RedisFleet).pause(2);
+        const handle = await lock.acquire({ leaseMs: 20_000 }); // granted by masters 0 and 1
+        await (fleet as RedisFleet).resume(2);
+        await (fleet as RedisFleet).pause(1);
+        // Released on master 0; master 1 does not answer.
+        const error = await handle.unlock().catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(QuorumError);
+        // At most master 1 may still have it: no majority, so the hold is lost.
+        const reason = await aborted(handle.signal, 0);
+        expect(reason).toBeInstanceOf(LockLostError);
+        expect((reason as LockLostError).reason).toBe('unreachable');
+        expect(lost.map((event) => event.reason)).toEqual(['unreachable']);
+        // Another client takes masters 0 and 2 ...
+        expect(await second.task(() => second.getLock('undecided').tryLock({ leaseMs: 5_000 }))).toBe(true);
+        // ... and this task's next acquisition goes to the masters instead of counting itself in.
+        expect(await lock.tryLock({ leaseMs: 1_000 })).toBe(false);
+        expect(await lock.isHeldByCurrentTask()).toBe(false);
+        await expect(handle.unlock()).rejects.toBeInstanceOf(IllegalMonitorStateError);
+        await expect(lock.unlock()).rejects.toBeInstanceOf(IllegalMonitorStateError);
+      });
+      // The release is retried in the background: master 1 drops the key once it runs again.
+      await fleet.resume(1);
+      expect(await eventually(async () => (await lockOnMasters(fleet as RedisFleet, key, [1]))[0]?.owner === undefined, 5_000)).toBe(true);
+    });
+  });
+
+  describe('close', () => {
+    it('waits for a round in flight and undoes its grants before the connections quit', async () => {
+      fleet = await RedisFleet.start({ size: 3 });
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: 3_000, perNodeTimeoutMs: 300 }); // commandTimeoutMs 1 000
+      const lock = redlock.getLock('closing-round');
+      const key = `${redlock.options.keyPrefix}:{closing-round}`;
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
+        await lock.unlock();
+      });
+      await fleet.pause(2);
+      const trying = redlock.task(() => lock.tryLock({ leaseMs: 30_000 })).catch((caught: unknown) => caught);
+      // Masters 0 and 1 granted; the round still waits for the frozen master 2.
+      expect(
+        await eventually(async () => (await lockOnMasters(fleet as RedisFleet, key, [0, 1])).every((hash) => hash.owner !== undefined), 250),
+      ).toBe(true);
+      const started = performance.now();
+      const report = await redlock.close();
+      expect(performance.now() - started).toBeLessThan(1_000 + 500); // one commandTimeoutMs, with a frozen master
+      expect(await trying).toBeInstanceOf(ClientClosedError);
+      expect(report).toEqual({ released: [], failed: [] });
+      // The masters that answered are clean before close resolves. (The frozen
+      // one keeps its grant until its TTL: its cancel waits in ioredis behind
+      // the unanswered acquire, past close's bound. See the README.)
+      expect(await lockOnMasters(fleet, key, [0, 1])).toEqual([{}, {}]);
+    });
+
+    it('takes about one commandTimeoutMs in all with a renewal in flight to frozen masters', async () => {
+      fleet = await RedisFleet.start({ size: 3 });
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: 3_000 }); // renewed every 1 000 ms; commandTimeoutMs 1 000
+      let renewals = 0;
+      redlock.on('lockRenewed', () => renewals++);
+      await redlock.getLock('slow-close').acquire();
+      await fleet.pause(1);
+      await fleet.pause(2);
+      // Past the first renewal's due time: it is out to the frozen masters.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(renewals).toBe(0);
+      const started = performance.now();
+      const report = await redlock.close();
+      expect(performance.now() - started).toBeLessThan(1_000 + 500);
+      expect(report).toEqual({ released: [], failed: ['slow-close'] });
+    });
+  });
+
+  describe('a connection that blips during a round', () => {
+    it('still cancels the grant of a master whose connection dropped after granting', async () => {
+      fleet = await RedisFleet.start({ size: 3 });
+      const started = fleet;
+      // Slow reconnects: the connection to master 0 is still down when the round ends.
+      const masters = [0, 1, 2].map((index) => ({ host: '127.0.0.1', port: started.port(index), retryStrategy: () => 1_000 }));
+      const redlock = pool.make(fleet, { masters, watchdogTimeoutMs: 3_000, perNodeTimeoutMs: 500 });
+      const lock = redlock.getLock('blip');
+      const key = `${redlock.options.keyPrefix}:{blip}`;
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
+        await lock.unlock();
+      });
+      // Master 1 refuses (another owner), master 2 is frozen: master 0's grant must be cancelled.
+      const other = fleet.client(1);
+      await other.hset(key, 'owner', 'other:1', 'count', '1', 'token', '1', 'op', 'planted');
+      await other.pexpire(key, 30_000);
+      other.disconnect();
+      await fleet.pause(2);
+      const trying = redlock.task(() => lock.tryLock({ leaseMs: 30_000 }));
+      expect(await eventually(async () => (await lockOnMasters(started, key, [0]))[0]?.owner !== undefined, 400)).toBe(true);
+      // The round still waits for master 2: drop the client's connection to master 0 now.
+      const admin = fleet.client(0);
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      admin.disconnect();
+      expect(await trying).toBe(false);
+      // The cancel waited in the offline queue and ran on reconnect, instead of being dropped.
+      expect(await eventually(async () => (await lockOnMasters(started, key, [0]))[0]?.owner === undefined, 3_000)).toBe(true);
     });
   });
 

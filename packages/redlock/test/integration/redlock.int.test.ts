@@ -9,11 +9,41 @@ import {
 } from '@org/rlock-core';
 import { RedlockClient } from '@org/rlock-redlock';
 import { RedisFleet } from '@org/rlock-testing';
-import { RedlockPool, aborted, lockOnMasters, uniquePrefix } from './support.js';
+import { RedlockPool, aborted, eventually, lockOnMasters, uniquePrefix } from './support.js';
 
 const ALL = [0, 1, 2, 3, 4];
 
 let fleet: RedisFleet;
+
+/** Sets the PTTL of `key` on the given masters directly (an admin's PEXPIRE). */
+async function setTtl(key: string, indexes: readonly number[], ttlMs: number): Promise<void> {
+  await Promise.all(
+    indexes.map(async (index) => {
+      const redis = fleet.client(index);
+      await redis.pexpire(key, ttlMs);
+      redis.disconnect();
+    }),
+  );
+}
+
+/** How many connections subscribe to `channel` on master `index`. */
+async function subscribers(channel: string, index: number): Promise<number> {
+  const redis = fleet.client(index);
+  try {
+    const reply = (await redis.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
+    return Number(reply[1]);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Blocks the event loop for `ms`: no timer of the client can run meanwhile. */
+function blockEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy: a GC pause or a CPU-bound task, as far as the client's timers can tell
+  }
+}
 
 /** Writes a hold of `owner` on the given masters directly, as core's acquire script would leave it. */
 async function plant(key: string, indexes: readonly number[], owner: string, ttlMs: number): Promise<void> {
@@ -190,6 +220,47 @@ describe('Redlock', () => {
       });
     });
 
+    it('does not count a nested acquisition once the hold is past its deadline, even before any timer noticed', async () => {
+      const watchdogMs = 600;
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: watchdogMs });
+      const lock = redlock.getLock('late-watchdog');
+      const key = `${redlock.options.keyPrefix}:{late-watchdog}`;
+      const lost: LockLostEvent[] = [];
+      redlock.on('lockLost', (event) => lost.push(event));
+      await redlock.task(async () => {
+        await lock.lock(); // a watchdog lease of 600 ms, renewed every 200 ms
+        // Another owner has it on every master, as after our lease ran out unseen.
+        await plant(key, ALL, 'other:1', 30_000);
+        // The process stalls past the hold's deadline: neither the watchdog nor
+        // any other timer has run when the nested acquisition comes.
+        blockEventLoop(watchdogMs + 100);
+        expect(await lock.tryLock()).toBe(false);
+        expect(lost.map((event) => event.reason)).toEqual(['unreachable']);
+        await expect(lock.unlock()).rejects.toBeInstanceOf(LockLostError);
+      });
+      expect((await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === 'other:1')).toBe(true);
+    });
+
+    it('reads a hold this client knows lost as not held, whatever the masters still show', async () => {
+      const redlock = pool.make(fleet);
+      const lock = redlock.getLock('lost-locally');
+      const key = `${redlock.options.keyPrefix}:{lost-locally}`;
+      const handle = await lock.acquire({ leaseMs: 300 });
+      const owner = (await lockOnMasters(fleet, key, [0]))[0]?.owner as string;
+      await aborted(handle.signal, 2_000); // its fixed lease is over: lost (expired) here
+      // The masters still show this owner holding it (as when the cleanup of the
+      // lost hold did not reach them).
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+      await plant(key, ALL, owner, 30_000);
+      await handle.run(async () => {
+        expect(await lock.isHeldByCurrentTask()).toBe(false);
+        expect(await lock.getHoldCount()).toBe(0);
+      });
+      expect(await lock.isLocked()).toBe(true);
+      await expect(handle.unlock()).rejects.toBeInstanceOf(LockLostError);
+      expect(await lock.forceUnlock()).toBe(true);
+    });
+
     it('excludes two tasks of one client from each other', async () => {
       const redlock = pool.make(fleet);
       const lock = redlock.getLock('two-tasks');
@@ -237,6 +308,91 @@ describe('Redlock', () => {
       setTimeout(() => controller.abort('enough'), 50);
       await expect(waiting).rejects.toBe('enough');
       await holder.unlock();
+    });
+  });
+
+  describe('abort', () => {
+    /**
+     * Aborts the caller's signal in a microtask right after this client records
+     * a won round: after the win, before lock() returns to the caller.
+     */
+    function abortOnWin(redlock: RedlockClient, controller: AbortController): void {
+      redlock.on('lockAcquired', () => queueMicrotask(() => controller.abort(new Error('caller gave up'))));
+    }
+
+    it('gives back a round won by a waiter just as its caller aborted, instead of keeping it renewed', async () => {
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: 900 });
+      const other = pool.make(fleet, { keyPrefix: redlock.options.keyPrefix });
+      const key = `${redlock.options.keyPrefix}:{abort-win}`;
+      const released: string[] = [];
+      redlock.on('lockReleased', (event) => released.push(event.name));
+      const holder = await other.getLock('abort-win').acquire({ leaseMs: 10_000 });
+      const controller = new AbortController();
+      abortOnWin(redlock, controller);
+      const waiting = redlock.task(() => redlock.getLock('abort-win').lock({ signal: controller.signal }));
+      // The waiter lost its first round and listens for the release announcement.
+      expect(await eventually(() => subscribers(`${key}:release`, 0).then((count) => count > 0), 2_000)).toBe(true);
+      await holder.unlock();
+      await expect(waiting).rejects.toThrow('caller gave up');
+      expect(released).toEqual(['abort-win']);
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+      await other.task(async () => expect(await other.getLock('abort-win').tryLock({ leaseMs: 1_000 })).toBe(true));
+      // Nothing of it is left in the client either: close has no hold to release.
+      expect(await redlock.close()).toEqual({ released: [], failed: [] });
+    });
+
+    it('gives back a first round won just as its caller aborted', async () => {
+      const redlock = pool.make(fleet);
+      const key = `${redlock.options.keyPrefix}:{abort-first}`;
+      const controller = new AbortController();
+      abortOnWin(redlock, controller);
+      await expect(redlock.getLock('abort-first').acquire({ signal: controller.signal })).rejects.toThrow('caller gave up');
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+      expect(await redlock.close()).toEqual({ released: [], failed: [] });
+    });
+  });
+
+  describe('events', () => {
+    it('reports a throwing listener as an error event, never from a timer, and still clears the lost hold', async () => {
+      const redlock = pool.make(fleet);
+      const lock = redlock.getLock('bad-listener');
+      const key = `${redlock.options.keyPrefix}:{bad-listener}`;
+      const errors: Error[] = [];
+      redlock.on('error', (error) => errors.push(error));
+      redlock.on('error', () => {
+        throw new Error('error-listener bug'); // dropped: nowhere left to report it
+      });
+      redlock.on('lockLost', () => {
+        throw new Error('lockLost-listener bug');
+      });
+      const handle = await lock.acquire({ leaseMs: 300 });
+      // The keys outlive the lease the client counts on: only the sweep of the lost hold removes them.
+      await setTtl(key, ALL, 30_000);
+      await aborted(handle.signal, 2_000); // lost (expired) in the expiry timer, which ran the listeners
+      expect(errors.map((error) => error.message)).toContain('lockLost-listener bug');
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+    });
+  });
+
+  describe('reads', () => {
+    it('counts isLocked and remainTimeToLive per owner: partial grants of several owners are not a lock', async () => {
+      const redlock = pool.make(fleet);
+      const lock = redlock.getLock('owners');
+      const key = `${redlock.options.keyPrefix}:{owners}`;
+      // A split vote left in place: two owners on two masters each, one master free.
+      await plant(key, [0, 1], 'x:1', 30_000);
+      await plant(key, [2, 3], 'y:1', 30_000);
+      expect(await lock.isLocked()).toBe(false);
+      expect(await lock.remainTimeToLive()).toBe(-2);
+      // x holds a majority (with different TTLs); y's longer TTL on master 3 does not count.
+      await plant(key, [2], 'x:1', 10_000);
+      await plant(key, [1], 'x:1', 20_000);
+      await plant(key, [3], 'y:1', 60_000);
+      expect(await lock.isLocked()).toBe(true);
+      const ttl = await lock.remainTimeToLive();
+      expect(ttl).toBeGreaterThan(9_000);
+      expect(ttl).toBeLessThanOrEqual(10_000);
+      expect(await lock.forceUnlock()).toBe(true);
     });
   });
 

@@ -1,10 +1,12 @@
 import {
   classifyLoss,
   decideAcquire,
+  decideLocked,
   decideRenewal,
   expiryWaitMs,
   leadsSplit,
   quorumOf,
+  quorumOwnerPttl,
   quorumPttl,
   redlockDeadline,
   redlockDriftMs,
@@ -119,6 +121,46 @@ describe('Redlock quorum arithmetic', () => {
       expect(quorumPttl([100, -2, -2, -2, 900], 3)).toBe(-2);
       expect(quorumPttl([-1, -1, -1, 5, 5], 3)).toBe(-1);
       expect(quorumPttl([-1, -1, 7, 5, 5], 3)).toBe(7);
+    });
+  });
+
+  describe('decideLocked', () => {
+    it('is true as soon as one owner shows on a majority', () => {
+      expect(decideLocked(['a', 'a', 'a'], 2, 5)).toBe(true);
+      expect(decideLocked(['a', 'b', 'a', undefined, 'a'], 0, 5)).toBe(true);
+    });
+
+    it('counts per owner: partial grants of different owners on a majority are not a lock', () => {
+      expect(decideLocked(['a', 'a', 'b', 'b', undefined], 0, 5)).toBe(false);
+      expect(decideLocked(['a', 'b', undefined], 0, 3)).toBe(false);
+    });
+
+    it('stays open while the masters not known yet could still make a majority for someone', () => {
+      expect(decideLocked(['a', 'a'], 3, 5)).toBeUndefined();
+      expect(decideLocked(['a', 'b', undefined], 2, 5)).toBeUndefined(); // a or b could reach 3
+      expect(decideLocked(['a', 'b', undefined, undefined], 1, 5)).toBe(false);
+      expect(decideLocked([], 2, 3)).toBeUndefined();
+      expect(decideLocked([undefined, undefined], 1, 3)).toBe(false);
+    });
+  });
+
+  describe('quorumOwnerPttl', () => {
+    const read = (owner: string | undefined, pttlMs: number) => ({ owner, pttlMs });
+
+    it("is the Q-th largest TTL among the keys of the owner holding a majority, never another owner's", () => {
+      const reads = [read('a', 10_000), read('a', 20_000), read('a', 30_000), read('b', 60_000), read(undefined, -2)];
+      expect(quorumOwnerPttl(reads, 3)).toBe(10_000);
+    });
+
+    it('is −2 when no owner holds a majority, even if keys exist on a majority', () => {
+      const reads = [read('a', 30_000), read('a', 30_000), read('b', 30_000), read('b', 30_000), read(undefined, -2)];
+      expect(quorumOwnerPttl(reads, 3)).toBe(-2);
+      expect(quorumOwnerPttl([], 2)).toBe(-2);
+    });
+
+    it('ranks −1 (no TTL) above every TTL', () => {
+      expect(quorumOwnerPttl([read('a', -1), read('a', -1), read('a', 7)], 2)).toBe(-1);
+      expect(quorumOwnerPttl([read('a', -1), read('a', 7), read('b', -1)], 2)).toBe(7);
     });
   });
 
