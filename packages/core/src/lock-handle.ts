@@ -6,6 +6,8 @@ import { runInTask, type TaskContext } from './task-context.js';
 export interface HandleHold {
   readonly token: string | undefined;
   readonly signal: AbortSignal;
+  /** False once the hold is released or lost. */
+  readonly active: boolean;
 }
 
 /**
@@ -45,8 +47,10 @@ export class ReentrantLockHandle implements LockHandle {
       await this.release();
       this.released = true;
     } catch (error) {
-      // A lost hold is gone for good; a Redis (or quorum) failure may be retried.
-      if (error instanceof LockLostError) this.released = true;
+      // A lost hold is gone for good, and so is one a failed release gave up
+      // (Redlock: a final release without a majority); only an unlock that left
+      // the hold standing may be retried.
+      if (error instanceof LockLostError || !this.hold.active) this.released = true;
       throw error;
     }
   }

@@ -6,12 +6,12 @@ import {
   LockAcquireTimeoutError,
   LockLostError,
   QuorumError,
-  checkDurationMs,
   checkFunction,
-  checkKnownKeys,
-  checkOptionsObject,
-  checkSignal,
   currentTask,
+  ownerId,
+  parseLockOptions,
+  requireTask,
+  ReentrantLockHandle,
   lockKeys,
   monotonicNow,
   newTaskContext,
@@ -19,26 +19,22 @@ import {
   type LockHandle,
   type LockKeys,
   type LockOptions,
+  type LockRequest,
   type LockScope,
   type RLock,
   type TaskContext,
 } from '@org/rlock-core';
 import type { ReleaseResult, Round } from './master-set.js';
 import { classifyLoss, expiryWaitMs, leadsSplit, redlockDeadline, releasesNeeded } from './quorum.js';
-import { RedlockLockHandle } from './redlock-handle.js';
 import { RedlockHold } from './redlock-hold.js';
 import type { RedlockRuntime } from './redlock-runtime.js';
 import type { AnnouncementSnapshot, Ticket } from './release-announcements.js';
 
-interface AcquireRequest {
-  readonly leaseMs: number | undefined;
-  readonly waitMs: number | undefined;
-  readonly signal: AbortSignal | undefined;
+interface AcquireRequest extends LockRequest {
   /** tryLock: a round without a possible majority rejects at once, whatever waitMs. */
   readonly failFast?: boolean;
 }
 
-const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
 
 /**
  * A round that did not win, and how: `held` (one owner has a majority),
@@ -135,7 +131,7 @@ export class RedlockLock implements RLock {
     const request = this.parse(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireOrThrow(task, request);
-    return new RedlockLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task)));
+    return new ReentrantLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task)));
   }
 
   /** True when one owner holds the lock on a majority of the masters (partial grants of several owners are not a lock). */
@@ -604,27 +600,14 @@ export class RedlockLock implements RLock {
   // ---- helpers -----------------------------------------------------------
 
   private ownerOf(task: TaskContext): string {
-    return `${this.runtime.clientId}:${task.taskId}`;
+    return ownerId(this.runtime.clientId, task);
   }
 
   private requireTask(call: string): TaskContext {
-    const task = currentTask();
-    if (!task) {
-      throw new IllegalMonitorStateError(
-        `${call}() on lock "${this.name}" needs a task: run it inside redlock.task(fn) or lock.withLock(fn), ` +
-          'or use lock.acquire() for a handle that works anywhere',
-      );
-    }
-    return task;
+    return requireTask(this.name, call);
   }
 
   private parse(options: LockOptions | undefined, call: string): AcquireRequest {
-    const raw = checkOptionsObject(options, `${call}() options`);
-    checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
-    return {
-      leaseMs: raw.leaseMs === undefined ? undefined : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`),
-      waitMs: raw.waitMs === undefined ? undefined : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
-      signal: checkSignal(raw.signal, `${call}(): signal`),
-    };
+    return parseLockOptions(options, call);
   }
 }
