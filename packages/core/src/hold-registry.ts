@@ -1,5 +1,14 @@
 import type { Hold } from './hold.js';
 
+/** What the registry needs of a hold: a core hold, or a Redlock hold. */
+export interface RegisteredHold<H> {
+  readonly key: string;
+  readonly owner: string;
+  count: number;
+  /** An older generation of the owner's hold, lost with counts outstanding. */
+  previous: H | undefined;
+}
+
 /**
  * The client's local view of its holds: per lock key, per owner, the current
  * generation of the owner's hold (older, lost generations with counts still
@@ -8,17 +17,17 @@ import type { Hold } from './hold.js';
  * reconnect can then only concern the last one, which the scripts recognise by
  * its operation id.
  */
-export class HoldRegistry {
-  private readonly byKey = new Map<string, Map<string, Hold>>();
+export class HoldRegistry<H extends RegisteredHold<H> = Hold> {
+  private readonly byKey = new Map<string, Map<string, H>>();
   private readonly chains = new Map<string, Promise<unknown>>();
   private readonly background = new Set<Promise<unknown>>();
 
-  current(key: string, owner: string): Hold | undefined {
+  current(key: string, owner: string): H | undefined {
     return this.byKey.get(key)?.get(owner);
   }
 
   /** Makes `hold` the owner's current generation. */
-  set(hold: Hold): void {
+  set(hold: H): void {
     let owners = this.byKey.get(hold.key);
     if (!owners) {
       owners = new Map();
@@ -28,7 +37,7 @@ export class HoldRegistry {
   }
 
   /** Forgets `hold` (its count reached 0), restoring an older generation with counts left. */
-  remove(hold: Hold): void {
+  remove(hold: H): void {
     const owners = this.byKey.get(hold.key);
     if (!owners || owners.get(hold.owner) !== hold) return;
     let previous = hold.previous;
@@ -39,7 +48,7 @@ export class HoldRegistry {
   }
 
   /** Counts one unlock of a lost hold; forgets it once every acquisition is accounted for. */
-  dropOne(hold: Hold): void {
+  dropOne(hold: H): void {
     hold.count--;
     // An older generation (not current) with no counts left is skipped when the
     // current one is removed.
@@ -59,12 +68,12 @@ export class HoldRegistry {
   }
 
   /** Every hold of `key` (all owners of this client). */
-  holdsOf(key: string): Hold[] {
+  holdsOf(key: string): H[] {
     return [...(this.byKey.get(key)?.values() ?? [])];
   }
 
-  all(): Hold[] {
-    const result: Hold[] = [];
+  all(): H[] {
+    const result: H[] = [];
     for (const owners of this.byKey.values()) result.push(...owners.values());
     return result;
   }

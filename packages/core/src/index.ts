@@ -55,3 +55,5 @@ export { parseLockOptions, requireTask, ownerId, MIN_LEASE_MS } from './lock-req
 export type { LockRequest } from './lock-request.js';
 export { ReentrantLockHandle } from './lock-handle.js';
 export type { HandleHold } from './lock-handle.js';
+export { HoldRegistry } from './hold-registry.js';
+export type { RegisteredHold } from './hold-registry.js';

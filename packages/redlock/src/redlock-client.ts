@@ -1,6 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { nanoid } from 'nanoid';
 import {
+  HoldRegistry,
   ClientClosedError,
   checkFunction,
   checkLockName,
@@ -12,7 +13,6 @@ import {
   type RLock,
   type RLockClientEvents,
 } from '@org/rlock-core';
-import { HoldTable } from './hold-table.js';
 import { Master } from './master.js';
 import { MasterSet } from './master-set.js';
 import { toleratedFailures } from './quorum.js';
@@ -43,7 +43,7 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
   private readonly masterList: readonly Master[];
   private readonly masters: MasterSet;
   private readonly announcements: ReleaseAnnouncements;
-  private readonly holds = new HoldTable();
+  private readonly holds = new HoldRegistry<RedlockHold>();
   private readonly renewer: LeaseRenewer | undefined;
   private readonly runtime: RedlockRuntime;
   private closing: Promise<CloseReport> | undefined;

@@ -1,4 +1,4 @@
-import type { HoldTable } from './hold-table.js';
+import type { HoldRegistry } from '@org/rlock-core';
 import type { MasterSet } from './master-set.js';
 import type { ResolvedRetryOptions } from './redlock-options.js';
 import type { RedlockHold, RedlockHoldObserver } from './redlock-hold.js';
@@ -23,7 +23,7 @@ export interface RedlockRuntime {
   readonly canRenew: boolean;
   readonly masters: MasterSet;
   readonly announcements: ReleaseAnnouncements;
-  readonly holds: HoldTable;
+  readonly holds: HoldRegistry<RedlockHold>;
   readonly holdObserver: RedlockHoldObserver;
   readonly closed: boolean;
   /** @throws ClientClosedError once the client is closed. */
