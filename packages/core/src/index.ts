@@ -1,5 +1,6 @@
 export { RLockClient } from './rlock-client.js';
-export type { CloseReport } from './rlock-client.js';
+export { LockClientBase } from './lock-client-base.js';
+export type { CloseReport } from './lock-client-base.js';
 export type { RLockClientOptions } from './client-options.js';
 export { CLIENT_DEFAULTS } from './client-options.js';
 export type {

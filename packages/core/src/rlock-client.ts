@@ -1,9 +1,7 @@
-import { EventEmitter } from 'eventemitter3';
 import { nanoid } from 'nanoid';
 import type { Redis } from 'ioredis';
-import { checkFunction } from './argument-checks.js';
+import { LockClientBase, type CloseReport } from './lock-client-base.js';
 import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptions } from './client-options.js';
-import type { RLockClientEvents } from './client-events.js';
 import { ClientClosedError, type LockLostError } from './errors.js';
 import type { Hold, HoldObserver } from './hold.js';
 import { HoldRegistry } from './hold-registry.js';
@@ -18,15 +16,6 @@ import { boundedCall } from './redis-errors.js';
 import { ReentrantLock } from './reentrant-lock.js';
 import { ReleaseSubscriber } from './release-subscriber.js';
 import { SingleServerRenewal } from './single-server-renewal.js';
-import { runInTaskOrNew } from './task-context.js';
-
-/** What `close()` did with the holds the client still had. */
-export interface CloseReport {
-  /** Names of locks whose holds were released. */
-  readonly released: string[];
-  /** Names of locks whose release failed or timed out (they expire with their lease). */
-  readonly failed: string[];
-}
 
 /**
  * A client of one Redis: makes locks, runs tasks, renews leases through its
@@ -36,7 +25,7 @@ export interface CloseReport {
  * const client = new RLockClient({ redis: 'redis://127.0.0.1:6379', renewer: createWatchdog() });
  * await client.getLock('order:42').withLock(async ({ token }) => { … });
  */
-export class RLockClient extends EventEmitter<RLockClientEvents> {
+export class RLockClient extends LockClientBase {
   /** Unguessable id of this client: the first half of every owner id. */
   readonly clientId = nanoid();
   readonly options: ResolvedClientOptions;
@@ -47,7 +36,6 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
   private readonly subscriber: ReleaseSubscriber;
   private readonly renewer: LeaseRenewer | undefined;
   private readonly commands: LockCommands;
-  private closing: Promise<CloseReport> | undefined;
 
   /** @throws InvalidArgumentError for a bad option, before connecting. */
   constructor(options: RLockClientOptions) {
@@ -78,25 +66,11 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Runs `fn` in a new task (the Node.js counterpart of a Java thread), or in the
-   * current one when called inside a task. Locks taken in it belong to the task.
-   */
-  task<T>(fn: () => T | Promise<T>): Promise<T> {
-    checkFunction(fn, 'task(fn)');
-    return runInTaskOrNew(async () => fn());
-  }
-
-  /**
    * Rejects waiters with ClientClosedError, stops renewal, aborts the signals of
    * the holds still held (reason `closed`) and releases them best-effort within
    * commandTimeoutMs. Leaves a connection it was given open. Idempotent.
    */
-  close(): Promise<CloseReport> {
-    this.closing ??= this.shutdown();
-    return this.closing;
-  }
-
-  private async shutdown(): Promise<CloseReport> {
+  protected async shutdown(): Promise<CloseReport> {
     await this.subscriber.close(new ClientClosedError());
     await this.renewer?.close();
     // Acquires in flight may still be granted: each undoes a grant that comes
@@ -127,28 +101,6 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
     return report;
   }
 
-  /**
-   * Emits from places where a throwing listener must not escape (timers, the
-   * middle of recording a grant or a release): a listener's error is reported as an `error` event,
-   * and one thrown by an `error` listener is dropped.
-   */
-  private emitSafely<E extends 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed'>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
-    try {
-      (this.emit as (event: E, payload: unknown) => boolean)(event, payload);
-    } catch (listenerError) {
-      this.reportError(listenerError);
-    }
-  }
-
-  /** Emits `error` for a background failure; never throws. */
-  private reportError(error: unknown): void {
-    try {
-      this.emit('error', error instanceof Error ? error : new Error(String(error)));
-    } catch {
-      // An error listener that throws has nowhere left to report to.
-    }
-  }
-
   private makeRuntime(backend: LockBackend, maxSleepMs: number): LockRuntime {
     const client = this;
     const observer: HoldObserver = {
@@ -167,11 +119,9 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
       registry: this.registry,
       holdObserver: observer,
       get closed() {
-        return client.closing !== undefined;
+        return client.isClosing;
       },
-      assertOpen: () => {
-        if (this.closing) throw new ClientClosedError();
-      },
+      assertOpen: () => this.assertOpen(),
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
         if (this.listenerCount('lockAcquired') > 0) {
@@ -191,7 +141,7 @@ export class RLockClient extends EventEmitter<RLockClientEvents> {
     this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error });
     // A lease we could not renew in time may still stand on the server; clear it
     // if it is still ours (same owner and token) so waiters need not sit out its TTL.
-    if (error.reason === 'unreachable' && !this.closing) {
+    if (error.reason === 'unreachable' && !this.isClosing) {
       this.registry
         .serialize(hold.key, hold.owner, () =>
           this.commands.release(hold.keys, { owner: hold.owner, op: nanoid(), all: true, token: hold.token }),

@@ -1,17 +1,14 @@
-import { EventEmitter } from 'eventemitter3';
 import { nanoid } from 'nanoid';
 import {
   HoldRegistry,
+  LockClientBase,
   ClientClosedError,
-  checkFunction,
   checkLockName,
-  runInTaskOrNew,
   type CloseReport,
   type LeaseRenewer,
   type LockLostError,
   monotonicNow,
   type RLock,
-  type RLockClientEvents,
 } from '@org/rlock-core';
 import { Master } from './master.js';
 import { MasterSet } from './master-set.js';
@@ -34,7 +31,7 @@ import { ReleaseAnnouncements } from './release-announcements.js';
  * await redlock.getLock('report:daily').withLock(async ({ signal }) => { … });
  * await redlock.close();
  */
-export class RedlockClient extends EventEmitter<RLockClientEvents> {
+export class RedlockClient extends LockClientBase {
   /** Unguessable id of this client: the first half of every owner id. */
   readonly clientId = nanoid();
   readonly options: ResolvedRedlockOptions;
@@ -46,7 +43,6 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
   private readonly holds = new HoldRegistry<RedlockHold>();
   private readonly renewer: LeaseRenewer | undefined;
   private readonly runtime: RedlockRuntime;
-  private closing: Promise<CloseReport> | undefined;
   /** Rounds in flight: close waits for them, so a grant that comes after close began is undone before QUIT. */
   private readonly rounds = new Set<Promise<unknown>>();
 
@@ -90,15 +86,6 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Runs `fn` in a new task (the Node.js counterpart of a Java thread), or in the
-   * current one when called inside a task. Locks taken in it belong to the task.
-   */
-  task<T>(fn: () => T | Promise<T>): Promise<T> {
-    checkFunction(fn, 'task(fn)');
-    return runInTaskOrNew(async () => fn());
-  }
-
-  /**
    * Rejects waiters with ClientClosedError, stops renewal, aborts the signals of
    * the holds still held (reason `closed`), releases them on every master
    * best-effort, and closes the connections it created; all of it within one
@@ -107,12 +94,7 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
    * the connections quit. Leaves the ioredis instances it was given open.
    * Idempotent.
    */
-  close(): Promise<CloseReport> {
-    this.closing ??= this.shutdown();
-    return this.closing;
-  }
-
-  private async shutdown(): Promise<CloseReport> {
+  protected async shutdown(): Promise<CloseReport> {
     // One deadline for everything: a frozen master must not make close wait
     // once per step (renewal drain, releases, QUIT).
     const deadline = monotonicNow() + this.options.commandTimeoutMs;
@@ -148,30 +130,7 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
     return report;
   }
 
-  /**
-   * Emits from places where a throwing listener must not escape (timers, the
-   * middle of recording or releasing a hold): a listener's error is reported
-   * as an `error` event, and one thrown by an `error` listener is dropped.
-   */
-  private emitSafely<E extends 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed'>(
-    event: E,
-    payload: Parameters<RLockClientEvents[E]>[0],
-  ): void {
-    try {
-      (this.emit as (event: E, payload: unknown) => boolean)(event, payload);
-    } catch (listenerError) {
-      this.reportError(listenerError);
-    }
-  }
 
-  /** Emits `error` for a background failure; never throws. */
-  private reportError(error: unknown): void {
-    try {
-      this.emit('error', error instanceof Error ? error : new Error(String(error)));
-    } catch {
-      // An error listener that throws has nowhere left to report to.
-    }
-  }
 
   private makeRuntime(maxSleepMs: number): RedlockRuntime {
     const client = this;
@@ -194,11 +153,9 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
       holds: this.holds,
       holdObserver: observer,
       get closed() {
-        return client.closing !== undefined;
+        return client.isClosing;
       },
-      assertOpen: () => {
-        if (this.closing) throw new ClientClosedError();
-      },
+      assertOpen: () => this.assertOpen(),
       inFlight: (round) => {
         const settled = round.then(
           () => undefined,
@@ -221,7 +178,7 @@ export class RedlockClient extends EventEmitter<RLockClientEvents> {
     // What is left of the hold on the masters (token-checked, so never a newer
     // hold) is cleared at once, so waiters need not sit out its TTL. A hold
     // whose final release went out is cleared by that release.
-    if (error.reason !== 'closed' && error.reason !== 'forced' && !hold.releaseSent && !this.closing) this.masters.sweep(hold);
+    if (error.reason !== 'closed' && error.reason !== 'forced' && !hold.releaseSent && !this.isClosing) this.masters.sweep(hold);
   }
 }
 
