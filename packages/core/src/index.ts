@@ -58,3 +58,5 @@ export { ReentrantLockHandle } from './lock-handle.js';
 export type { HandleHold } from './lock-handle.js';
 export { HoldRegistry } from './hold-registry.js';
 export type { RegisteredHold } from './hold-registry.js';
+export { ReentrantLockBase } from './reentrant-lock-base.js';
+export type { LockHoldView, AcquireRequest, LockOwnerContext } from './reentrant-lock-base.js';

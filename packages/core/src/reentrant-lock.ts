@@ -1,26 +1,14 @@
 import { nanoid } from 'nanoid';
-import {
-  ClientClosedError,
-  IllegalMonitorStateError,
-  InvalidArgumentError,
-  LockAcquireTimeoutError,
-  RedisUnavailableError,
-} from './errors.js';
-import { checkFunction } from './argument-checks.js';
-import { ownerId, parseLockOptions, requireTask, type LockRequest } from './lock-request.js';
+import { ClientClosedError, IllegalMonitorStateError, InvalidArgumentError, RedisUnavailableError } from './errors.js';
 import { Hold } from './hold.js';
 import { leaseDeadline, monotonicNow } from './lease-deadline.js';
-import type { LockHandle, LockOptions, LockScope, RLock } from './lock-types.js';
 import { lockKeys, type LockKeys } from './lock-keys.js';
 import type { LockRuntime } from './lock-runtime.js';
-import { ReentrantLockHandle } from './lock-handle.js';
-import { currentTask, newTaskContext, runInTaskOrNew, type TaskContext } from './task-context.js';
+import { ReentrantLockBase, type AcquireRequest } from './reentrant-lock-base.js';
 import type { Waiter } from './release-subscriber.js';
-
-type AcquireRequest = LockRequest;
+import type { TaskContext } from './task-context.js';
 
 type TryResult = { readonly hold: Hold } | { readonly ttlMs: number };
-
 
 /**
  * How long a client that just released a lock holds back its own waiters when
@@ -28,61 +16,16 @@ type TryResult = { readonly hold: Hold } | { readonly ttlMs: number };
  */
 const HANDOFF_YIELD_MS = 2;
 
-
 /** The reentrant lock on one Redis: see {@link RLock}. */
-export class ReentrantLock implements RLock {
+export class ReentrantLock extends ReentrantLockBase<Hold> {
   readonly keys: LockKeys;
 
   constructor(
-    readonly name: string,
+    name: string,
     private readonly runtime: LockRuntime,
   ) {
+    super(name, runtime);
     this.keys = lockKeys(runtime.keyPrefix, name);
-  }
-
-  async lock(options?: LockOptions): Promise<void> {
-    const request = this.parse(options, 'lock');
-    const task = this.requireTask('lock');
-    await this.acquireOrThrow(task, request);
-  }
-
-  async tryLock(options?: LockOptions): Promise<boolean> {
-    const request = this.parse(options, 'tryLock');
-    const task = this.requireTask('tryLock');
-    return (await this.acquireFor(task, { ...request, waitMs: request.waitMs ?? 0 })) !== undefined;
-  }
-
-  async unlock(): Promise<void> {
-    const task = this.requireTask('unlock');
-    await this.releaseFor(this.ownerOf(task));
-  }
-
-  async withLock<T>(fn: (scope: LockScope) => T | Promise<T>, options?: LockOptions): Promise<T> {
-    checkFunction(fn, 'withLock(fn)');
-    const request = this.parse(options, 'withLock');
-    return runInTaskOrNew(async () => {
-      const task = currentTask() as TaskContext;
-      const hold = await this.acquireOrThrow(task, request);
-      let result: T;
-      try {
-        result = await fn({ signal: hold.signal, token: hold.token });
-      } catch (error) {
-        // The caller sees fn's error; a failed release is only reported.
-        await this.releaseFor(this.ownerOf(task), hold).catch((releaseError: unknown) => {
-          if (hold.state !== 'lost') this.runtime.backgroundError(releaseError);
-        });
-        throw error;
-      }
-      await this.releaseFor(this.ownerOf(task), hold);
-      return result;
-    });
-  }
-
-  async acquire(options?: LockOptions): Promise<LockHandle> {
-    const request = this.parse(options, 'acquire');
-    const task = currentTask() ?? newTaskContext();
-    const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task), hold));
   }
 
   async isLocked(): Promise<boolean> {
@@ -121,18 +64,12 @@ export class ReentrantLock implements RLock {
 
   // ---- acquisition -------------------------------------------------------
 
-  private async acquireOrThrow(task: TaskContext, request: AcquireRequest): Promise<Hold> {
-    const hold = await this.acquireFor(task, request);
-    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
-    return hold;
-  }
-
   /**
    * Tries, then waits on the lock's channel and tries again on each release
    * message or when the holder's TTL (capped) runs out, until acquired, `waitMs`
    * runs out (undefined), or the signal aborts (rejects with its reason).
    */
-  private async acquireFor(task: TaskContext, request: AcquireRequest): Promise<Hold | undefined> {
+  protected async acquireFor(task: TaskContext, request: AcquireRequest): Promise<Hold | undefined> {
     const { runtime } = this;
     runtime.assertOpen();
     request.signal?.throwIfAborted();
@@ -275,7 +212,7 @@ export class ReentrantLock implements RLock {
    * hold is counted off without touching Redis, so it can never release a newer
    * hold of the same owner; the release script also checks the token.
    */
-  private async releaseFor(owner: string, own?: Hold): Promise<void> {
+  protected async releaseFor(owner: string, own?: Hold): Promise<void> {
     const { runtime } = this;
     const hold = own ?? runtime.registry.current(this.keys.lock, owner);
     if (!hold || hold.count <= 0) {
@@ -320,16 +257,4 @@ export class ReentrantLock implements RLock {
   }
 
   // ---- helpers -----------------------------------------------------------
-
-  private ownerOf(task: TaskContext): string {
-    return ownerId(this.runtime.clientId, task);
-  }
-
-  private requireTask(call: string): TaskContext {
-    return requireTask(this.name, call);
-  }
-
-  private parse(options: LockOptions | undefined, call: string): AcquireRequest {
-    return parseLockOptions(options, call);
-  }
 }

@@ -3,25 +3,13 @@ import {
   ClientClosedError,
   IllegalMonitorStateError,
   InvalidArgumentError,
-  LockAcquireTimeoutError,
   LockLostError,
   QuorumError,
-  checkFunction,
-  currentTask,
-  ownerId,
-  parseLockOptions,
-  requireTask,
-  ReentrantLockHandle,
+  ReentrantLockBase,
   lockKeys,
   monotonicNow,
-  newTaskContext,
-  runInTaskOrNew,
-  type LockHandle,
+  type AcquireRequest,
   type LockKeys,
-  type LockOptions,
-  type LockRequest,
-  type LockScope,
-  type RLock,
   type TaskContext,
 } from '@org/rlock-core';
 import type { ReleaseResult, Round } from './master-set.js';
@@ -30,10 +18,6 @@ import { RedlockHold } from './redlock-hold.js';
 import type { RedlockRuntime } from './redlock-runtime.js';
 import type { AnnouncementSnapshot, Ticket } from './release-announcements.js';
 
-interface AcquireRequest extends LockRequest {
-  /** tryLock: a round without a possible majority rejects at once, whatever waitMs. */
-  readonly failFast?: boolean;
-}
 
 
 /**
@@ -79,59 +63,15 @@ class StopRetry extends Error {
  * The masters run core's scripts unchanged; reentrancy is counted here, so on
  * every master the owner's count stays 1.
  */
-export class RedlockLock implements RLock {
+export class RedlockLock extends ReentrantLockBase<RedlockHold> {
   readonly keys: LockKeys;
 
   constructor(
-    readonly name: string,
+    name: string,
     private readonly runtime: RedlockRuntime,
   ) {
+    super(name, runtime);
     this.keys = lockKeys(runtime.keyPrefix, name);
-  }
-
-  async lock(options?: LockOptions): Promise<void> {
-    const request = this.parse(options, 'lock');
-    const task = this.requireTask('lock');
-    await this.acquireOrThrow(task, request);
-  }
-
-  async tryLock(options?: LockOptions): Promise<boolean> {
-    const request = this.parse(options, 'tryLock');
-    const task = this.requireTask('tryLock');
-    return (await this.acquireFor(task, { ...request, waitMs: request.waitMs ?? 0, failFast: true })) !== undefined;
-  }
-
-  async unlock(): Promise<void> {
-    const task = this.requireTask('unlock');
-    await this.releaseFor(this.ownerOf(task));
-  }
-
-  async withLock<T>(fn: (scope: LockScope) => T | Promise<T>, options?: LockOptions): Promise<T> {
-    checkFunction(fn, 'withLock(fn)');
-    const request = this.parse(options, 'withLock');
-    return runInTaskOrNew(async () => {
-      const task = currentTask() as TaskContext;
-      const hold = await this.acquireOrThrow(task, request);
-      let result: T;
-      try {
-        result = await fn({ signal: hold.signal, token: undefined });
-      } catch (error) {
-        // The caller sees fn's error; a failed release is only reported.
-        await this.releaseFor(this.ownerOf(task)).catch((releaseError: unknown) => {
-          if (hold.state !== 'lost') this.runtime.backgroundError(releaseError);
-        });
-        throw error;
-      }
-      await this.releaseFor(this.ownerOf(task));
-      return result;
-    });
-  }
-
-  async acquire(options?: LockOptions): Promise<LockHandle> {
-    const request = this.parse(options, 'acquire');
-    const task = currentTask() ?? newTaskContext();
-    const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle(this.name, hold, task, () => this.releaseFor(this.ownerOf(task)));
   }
 
   /** True when one owner holds the lock on a majority of the masters (partial grants of several owners are not a lock). */
@@ -179,13 +119,7 @@ export class RedlockLock implements RLock {
 
   // ---- acquisition -------------------------------------------------------
 
-  private async acquireOrThrow(task: TaskContext, request: AcquireRequest): Promise<RedlockHold> {
-    const hold = await this.acquireFor(task, request);
-    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
-    return hold;
-  }
-
-  private async acquireFor(task: TaskContext, request: AcquireRequest): Promise<RedlockHold | undefined> {
+  protected async acquireFor(task: TaskContext, request: AcquireRequest): Promise<RedlockHold | undefined> {
     const { runtime } = this;
     runtime.assertOpen();
     request.signal?.throwIfAborted();
@@ -524,10 +458,12 @@ export class RedlockLock implements RLock {
 
   // ---- release -----------------------------------------------------------
 
-  private async releaseFor(owner: string): Promise<void> {
+  protected async releaseFor(owner: string, own?: RedlockHold): Promise<void> {
     const { runtime } = this;
-    const hold = runtime.holds.current(this.keys.lock, owner);
-    if (!hold) {
+    // A handle or withLock releases the hold it took: a lost one is counted off
+    // without reaching the masters, so it can never release a newer hold.
+    const hold = own ?? runtime.holds.current(this.keys.lock, owner);
+    if (!hold || hold.count <= 0) {
       throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was released)`);
     }
     if (!hold.active) {
@@ -598,16 +534,4 @@ export class RedlockLock implements RLock {
   }
 
   // ---- helpers -----------------------------------------------------------
-
-  private ownerOf(task: TaskContext): string {
-    return ownerId(this.runtime.clientId, task);
-  }
-
-  private requireTask(call: string): TaskContext {
-    return requireTask(this.name, call);
-  }
-
-  private parse(options: LockOptions | undefined, call: string): AcquireRequest {
-    return parseLockOptions(options, call);
-  }
 }

@@ -408,6 +408,23 @@ describe('Redlock', () => {
       ).rejects.toThrow('boom');
       expect(await lock.isLocked()).toBe(false);
     });
+
+    it('releases exactly the hold it took: a lost hold never releases a newer hold of the same task', async () => {
+      const redlock = pool.make(fleet);
+      const rival = pool.make(fleet, { keyPrefix: redlock.options.keyPrefix });
+      const lock = redlock.getLock('generations');
+      await redlock.task(async () => {
+        const first = await lock.acquire({ leaseMs: 150 });
+        await aborted(first.signal, 3_000);
+        expect(await eventually(async () => !(await lock.isLocked()), 3_000)).toBe(true);
+        const second = await lock.acquire({ leaseMs: 10_000 });
+        await expect(first.unlock()).rejects.toBeInstanceOf(LockLostError);
+        expect(await rival.task(() => rival.getLock('generations').tryLock({ leaseMs: 1_000 }))).toBe(false);
+        expect(second.signal.aborted).toBe(false);
+        await second.unlock();
+      });
+      expect(await lock.isLocked()).toBe(false);
+    });
   });
 
   describe('forceUnlock', () => {
