@@ -36,7 +36,7 @@ function registerScripts(redis: Redis): void {
 
 export type AcquireReply =
   | { readonly granted: true; readonly token: string; readonly count: number }
-  | { readonly granted: false; readonly ttlMs: number };
+  | { readonly granted: false; readonly ttlMs: number; /** The owner holding it. */ readonly holder: string };
 
 export type ReleaseReply =
   | {
@@ -88,9 +88,9 @@ export class LockCommands {
       this.timeoutMs,
       'acquire',
       keys.lock,
-    )) as [number, string | number, number?];
+    )) as [number, string | number, number | string | undefined];
     if (reply[0] === 1) return { granted: true, token: String(reply[1]), count: Number(reply[2]) };
-    return { granted: false, ttlMs: Number(reply[1]) };
+    return { granted: false, ttlMs: Number(reply[1]), holder: String(reply[2] ?? '') };
   }
 
   async release(keys: LockKeys, request: ReleaseRequest): Promise<ReleaseReply> {

@@ -109,9 +109,8 @@ export class MasterSet {
    * Runs the acquire script on every master at once, each bounded by the
    * per-node timeout, and applies the rule: acquired iff ≥ Q granted and
    * lease − elapsed − drift > 0, elapsed measured from before the sends. With
-   * `withHolders`, each master is also asked who holds the lock (sent right
-   * behind the acquire on the same connection: no extra round trip), so a lost
-   * round can tell a majority holder from a split vote.
+   * `withHolders`, a refusal also names its holder (the acquire script returns
+   * it), so a lost round can tell a majority holder from a split vote.
    */
   async acquireRound(keys: LockKeys, owner: string, leaseMs: number, withHolders: boolean): Promise<Round> {
     await this.ready();
@@ -119,15 +118,12 @@ export class MasterSet {
     const sentAt = monotonicNow();
     const votes = await Promise.all(
       this.masters.map(async (master): Promise<AcquireVote> => {
-        // Sent right behind the acquire on the same connection: no extra round trip.
         const acquire = master.quick('acquire', keys.lock, (commands) => commands.acquire(keys, owner, leaseMs, op));
-        const holder = withHolders
-          ? master.quick('a read', keys.lock, (commands) => commands.readHolder(keys)).then((h) => h?.owner, () => undefined)
-          : undefined;
         try {
           const reply = await acquire;
           if (reply.granted) return { master, kind: 'granted', token: reply.token };
-          return { master, kind: 'refused', ttlMs: reply.ttlMs, holder: await holder };
+          // The script names the holder when it refuses.
+          return { master, kind: 'refused', ttlMs: reply.ttlMs, holder: withHolders ? reply.holder : undefined };
         } catch (error) {
           return { master, kind: 'failed', error: error instanceof Error ? error : new Error(String(error)) };
         }

@@ -12,7 +12,9 @@ Returns
                      count the owner's hold count after this call. A replay of an
                      op already applied to this hold returns the same reply
                      without counting twice.
-  {0, pttl}          held by another owner: its remaining TTL in ms (-1: no TTL).
+  {0, pttl, holder}  held by another owner: its remaining TTL in ms (-1: no TTL)
+                     and that owner (Redlock tells a majority holder from a split
+                     vote by it, without another read).
 
 Free lock: token = max(fence + 1, server TIME in microseconds), so tokens grow per
 slot even when a restart or failover lost the counter (while clocks do not run
@@ -45,4 +47,4 @@ if owner == ARGV[1] then
   return {1, held[3], count}
 end
 
-return {0, redis.call('PTTL', lock)}
+return {0, redis.call('PTTL', lock), owner}

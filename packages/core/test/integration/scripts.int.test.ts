@@ -38,6 +38,7 @@ describe('lock scripts', () => {
       const other = await commands.acquire(keys, 'c:t2', 10_000, 'op2');
       expect(other.granted).toBe(false);
       expect((other as { ttlMs: number }).ttlMs).toBeGreaterThan(9_000);
+      expect((other as { holder: string }).holder).toBe('c:t1');
       expect(await redis.hgetall(keys.lock)).toEqual(before);
     });
 
