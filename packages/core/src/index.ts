@@ -60,3 +60,5 @@ export { HoldRegistry } from './hold-registry.js';
 export type { RegisteredHold } from './hold-registry.js';
 export { ReentrantLockBase } from './reentrant-lock-base.js';
 export type { LockHoldView, AcquireRequest, LockOwnerContext } from './reentrant-lock-base.js';
+export { openSubscriberConnection } from './subscriber-connection.js';
+export type { SubscriberHandlers } from './subscriber-connection.js';

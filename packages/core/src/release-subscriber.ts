@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { boundedCall } from './redis-errors.js';
 import { ClientClosedError } from './errors.js';
+import { openSubscriberConnection } from './subscriber-connection.js';
 
 /** Why a sleeping waiter woke. */
 export type WakeReason = 'released' | 'timeout' | 'resubscribed';
@@ -230,17 +231,14 @@ export class ReleaseSubscriber {
 
   private ensureConnection(): Redis {
     if (this.connection) return this.connection;
-    // A duplicate carries the source's options; it is always ours to close.
-    const connection = this.source.duplicate({ enableAutoPipelining: false });
-    let readyOnce = false;
-    connection.on('message', (channel: string) => this.channels.get(channel)?.released());
-    connection.on('ready', () => {
-      if (readyOnce) for (const state of this.channels.values()) state.wakeAll('resubscribed');
-      readyOnce = true;
+    const connection = openSubscriberConnection(this.source, {
+      message: (channel) => this.channels.get(channel)?.released(),
+      resubscribed: () => {
+        for (const state of this.channels.values()) state.wakeAll('resubscribed');
+      },
+      // Connection errors reach waiters as timeouts of their next try.
+      error: (error) => this.onError(error),
     });
-    // Connection errors reach waiters as timeouts of their next try; here they
-    // are only reported, never thrown.
-    connection.on('error', (error: Error) => this.onError(error));
     this.connection = connection;
     return connection;
   }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { openSubscriberConnection } from '@org/rlock-core';
 
 /** Subscription state of one channel on one master. */
 type AckState = 'pending' | 'acked' | 'failed';
@@ -90,17 +91,12 @@ export class MasterSubscriber {
 
   private ensureConnection(): Redis {
     if (this.connection) return this.connection;
-    const connection = this.source.duplicate({ enableAutoPipelining: false });
-    let readyOnce = false;
-    connection.on('message', (channel: string) => this.events.message(this.index, channel));
-    connection.on('ready', () => {
-      // ioredis resubscribes by itself after a reconnect; what was published
-      // meanwhile is gone, so waiters must try again.
-      if (readyOnce) this.events.resubscribed(this.index);
-      readyOnce = true;
+    const connection = openSubscriberConnection(this.source, {
+      message: (channel) => this.events.message(this.index, channel),
+      resubscribed: () => this.events.resubscribed(this.index),
+      // A dead master is an expected state: waiters fall back to their timers.
+      error: () => undefined,
     });
-    // A dead master is an expected state: waiters fall back to their timers.
-    connection.on('error', () => undefined);
     this.connection = connection;
     return connection;
   }
