@@ -1,5 +1,5 @@
 import { checkFunction } from './argument-checks.js';
-import { LockAcquireTimeoutError } from './errors.js';
+import { InvalidArgumentError, LockAcquireTimeoutError } from './errors.js';
 import { ReentrantLockHandle, type HandleHold } from './lock-handle.js';
 import { ownerId, parseLockOptions, requireTask, type LockRequest } from './lock-request.js';
 import type { LockHandle, LockOptions, LockScope, RLock } from './lock-types.js';
@@ -19,6 +19,10 @@ export interface AcquireRequest extends LockRequest {
 /** What the shared calls need of the client behind a lock. */
 export interface LockOwnerContext {
   readonly clientId: string;
+  /** False for a client without a renewer: it takes fixed leases only. */
+  readonly canRenew: boolean;
+  /** @throws ClientClosedError once the client is closed. */
+  assertOpen(): void;
   /** A failure in the background: reported as an `error` event, never thrown. */
   backgroundError(error: unknown): void;
 }
@@ -43,7 +47,7 @@ export abstract class ReentrantLockBase<H extends LockHoldView> implements RLock
   async tryLock(options?: LockOptions): Promise<boolean> {
     const request = parseLockOptions(options, 'tryLock');
     const task = requireTask(this.name, 'tryLock');
-    return (await this.acquireFor(task, { ...request, waitMs: request.waitMs ?? 0, failFast: true })) !== undefined;
+    return (await this.acquireChecked(task, { ...request, waitMs: request.waitMs ?? 0, failFast: true })) !== undefined;
   }
 
   async unlock(): Promise<void> {
@@ -86,7 +90,9 @@ export abstract class ReentrantLockBase<H extends LockHoldView> implements RLock
 
   /**
    * Acquires for `task`, waiting as `request` says: the hold, or undefined when
-   * `waitMs` ran out; rejects with the signal's reason when it aborts.
+   * `waitMs` ran out; rejects with the signal's reason when it aborts. Called
+   * after the client was found open, the signal not aborted, and a watchdog
+   * lease renewable.
    */
   protected abstract acquireFor(task: TaskContext, request: AcquireRequest): Promise<H | undefined>;
 
@@ -97,9 +103,19 @@ export abstract class ReentrantLockBase<H extends LockHoldView> implements RLock
   protected abstract releaseFor(owner: string, own?: H): Promise<void>;
 
   protected async acquireOrThrow(task: TaskContext, request: AcquireRequest): Promise<H> {
-    const hold = await this.acquireFor(task, request);
+    const hold = await this.acquireChecked(task, request);
     if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
     return hold;
+  }
+
+  /** The checks every acquisition makes before anything is sent, then acquireFor. */
+  private acquireChecked(task: TaskContext, request: AcquireRequest): Promise<H | undefined> {
+    this.context.assertOpen();
+    request.signal?.throwIfAborted();
+    if (request.leaseMs === undefined && !this.context.canRenew) {
+      throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
+    }
+    return this.acquireFor(task, request);
   }
 
   protected ownerOf(task: TaskContext): string {

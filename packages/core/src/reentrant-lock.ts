@@ -1,5 +1,5 @@
 import { nanoid } from 'nanoid';
-import { ClientClosedError, IllegalMonitorStateError, InvalidArgumentError, RedisUnavailableError } from './errors.js';
+import { ClientClosedError, IllegalMonitorStateError, RedisUnavailableError } from './errors.js';
 import { Hold } from './hold.js';
 import { leaseDeadline, monotonicNow } from './lease-deadline.js';
 import { lockKeys, type LockKeys } from './lock-keys.js';
@@ -71,11 +71,6 @@ export class ReentrantLock extends ReentrantLockBase<Hold> {
    */
   protected async acquireFor(task: TaskContext, request: AcquireRequest): Promise<Hold | undefined> {
     const { runtime } = this;
-    runtime.assertOpen();
-    request.signal?.throwIfAborted();
-    if (request.leaseMs === undefined && !runtime.canRenew) {
-      throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
-    }
     const owner = this.ownerOf(task);
     try {
       return await this.acquireOrWait(owner, request);

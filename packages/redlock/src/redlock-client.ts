@@ -130,8 +130,6 @@ export class RedlockClient extends LockClientBase {
     return report;
   }
 
-
-
   private makeRuntime(maxSleepMs: number): RedlockRuntime {
     const client = this;
     const observer: RedlockHoldObserver = {

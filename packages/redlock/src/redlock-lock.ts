@@ -2,7 +2,6 @@ import pRetry from 'p-retry';
 import {
   ClientClosedError,
   IllegalMonitorStateError,
-  InvalidArgumentError,
   LockLostError,
   QuorumError,
   ReentrantLockBase,
@@ -121,11 +120,6 @@ export class RedlockLock extends ReentrantLockBase<RedlockHold> {
 
   protected async acquireFor(task: TaskContext, request: AcquireRequest): Promise<RedlockHold | undefined> {
     const { runtime } = this;
-    runtime.assertOpen();
-    request.signal?.throwIfAborted();
-    if (request.leaseMs === undefined && !runtime.canRenew) {
-      throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
-    }
     const owner = this.ownerOf(task);
     const waitUntil = request.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + request.waitMs;
     return runtime.holds.serialize(this.keys.lock, owner, async () => {
