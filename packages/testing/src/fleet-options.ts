@@ -91,6 +91,23 @@ export function resolveFleetOptions(
   if (!Number.isInteger(size) || size < 1 || size > MAX_FLEET_SIZE) {
     throw new RangeError(`size must be an integer from 1 to ${MAX_FLEET_SIZE}, got ${String(size)}`);
   }
+  const backend = resolveBackendChoice(options.backend, env);
+  const { appendonly, appendfsync, redisServerPath, extraArgs } = resolveServerOptions(options, env);
+  return Object.freeze({ size, appendonly, appendfsync, backend, redisServerPath, extraArgs });
+}
+
+/** The options every topology (fleet, cluster, sentinel group) shares: how each redis-server runs. */
+export type ServerOptions = Pick<RedisFleetOptions, 'appendonly' | 'appendfsync' | 'redisServerPath' | 'extraArgs'>;
+
+/** {@link ServerOptions} after defaults and the environment were applied. */
+export type ResolvedServerOptions = Pick<ResolvedFleetOptions, 'appendonly' | 'appendfsync' | 'redisServerPath' | 'extraArgs'>;
+
+/**
+ * Applies the defaults of {@link FLEET_DEFAULTS} and `REDIS_SERVER` to the
+ * options every topology shares, and checks them.
+ * @throws TypeError or RangeError naming the bad option.
+ */
+export function resolveServerOptions(options: ServerOptions, env: NodeJS.ProcessEnv = process.env): ResolvedServerOptions {
   const appendonly = options.appendonly ?? FLEET_DEFAULTS.appendonly;
   if (typeof appendonly !== 'boolean') {
     throw new TypeError(`appendonly must be a boolean, got ${String(appendonly)}`);
@@ -99,7 +116,6 @@ export function resolveFleetOptions(
   if (!FSYNC_POLICIES.includes(appendfsync)) {
     throw new RangeError(`appendfsync must be one of ${FSYNC_POLICIES.join(', ')}, got ${String(appendfsync)}`);
   }
-  const backend = resolveBackendChoice(options.backend, env);
   const redisServerPath = options.redisServerPath ?? nonEmpty(env['REDIS_SERVER']) ?? FLEET_DEFAULTS.redisServerPath;
   if (typeof redisServerPath !== 'string' || redisServerPath === '') {
     throw new TypeError(`redisServerPath must be a non-empty string, got ${String(redisServerPath)}`);
@@ -108,7 +124,7 @@ export function resolveFleetOptions(
   if (!Array.isArray(extraArgs) || !extraArgs.every((arg) => typeof arg === 'string')) {
     throw new TypeError('extraArgs must be an array of strings');
   }
-  return Object.freeze({ size, appendonly, appendfsync, backend, redisServerPath, extraArgs: Object.freeze([...extraArgs]) });
+  return { appendonly, appendfsync, redisServerPath, extraArgs: Object.freeze([...extraArgs]) };
 }
 
 function resolveBackendChoice(option: RedisFleetBackend | undefined, env: NodeJS.ProcessEnv): RedisFleetBackend {
@@ -124,6 +140,17 @@ function resolveBackendChoice(option: RedisFleetBackend | undefined, env: NodeJS
   return fromEnv as RedisFleetBackend;
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
+export function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/**
+ * Checks that `value` is an integer from `min` to `max`.
+ * @throws RangeError naming the option.
+ */
+export function integerIn(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
 }

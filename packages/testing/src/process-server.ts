@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { registerExitCleanup, unregisterExitCleanup, type ExitCleanup } from './exit-cleanup.js';
 import type { RedisAppendFsync } from './fleet-options.js';
 import type { FleetServer, KillSignal } from './fleet-server.js';
-import { findFreePort } from './port-finder.js';
+import { CLUSTER_BUS_PORT_OFFSET, findFreePort } from './port-finder.js';
 import type { RedisServerBinary } from './redis-server-binary.js';
 import { buildServerArgs } from './server-args.js';
 import { probeServer } from './server-probe.js';
@@ -20,7 +20,21 @@ export interface ProcessServerConfig {
   readonly appendonly: boolean;
   readonly appendfsync: RedisAppendFsync;
   readonly extraArgs: readonly string[];
+  /**
+   * Contents of a config file for this server, given its data directory:
+   * written to `<dir>/redis.conf` before the first launch (restarts keep what
+   * Redis rewrote there) and passed as redis-server's first argument, so the
+   * command-line options still win over it.
+   */
+  readonly configFile?: (dir: string) => string;
+  /** Run as a Sentinel (`--sentinel`); needs `configFile`. */
+  readonly sentinel?: boolean;
+  /** A cluster node: its port + 10000 (the cluster bus) must be free too. */
+  readonly clusterBus?: boolean;
 }
+
+/** Name of the config file written from {@link ProcessServerConfig.configFile}. */
+export const CONFIG_FILE_NAME = 'redis.conf';
 
 const HOST = '127.0.0.1';
 /** Bound on a start or restart until PING answers. */
@@ -82,11 +96,20 @@ export class ProcessServer implements FleetServer, ExitCleanup {
       throw new Error("RedisFleet backend 'process' needs a POSIX sh; use backend 'container' on Windows");
     }
     const dir = await mkdtemp(join(tmpdir(), 'rlock-fleet-'));
+    const portOptions = { host: HOST, companionOffset: config.clusterBus === true ? CLUSTER_BUS_PORT_OFFSET : undefined };
+    if (config.configFile !== undefined) {
+      try {
+        await writeFile(join(dir, CONFIG_FILE_NAME), config.configFile(dir));
+      } catch (error) {
+        await rm(dir, { recursive: true, force: true });
+        throw error;
+      }
+    }
     let lastError: unknown;
     for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt += 1) {
       let server: ProcessServer | undefined;
       try {
-        server = new ProcessServer(await findFreePort(HOST), dir, config);
+        server = new ProcessServer(await findFreePort(portOptions), dir, config);
         await server.launch();
         return server;
       } catch (error) {
@@ -200,6 +223,8 @@ export class ProcessServer implements FleetServer, ExitCleanup {
       appendfsync: this.config.appendfsync,
       debugCommandFlag: binary.major >= 7,
       extraArgs: this.config.extraArgs,
+      configFile: this.config.configFile === undefined ? undefined : join(this.dir, CONFIG_FILE_NAME),
+      sentinel: this.config.sentinel,
     });
     const run = spawnSupervised(this.dir, binary.path, args);
     this.run = run;

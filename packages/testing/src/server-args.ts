@@ -14,6 +14,16 @@ export interface ServerArgsInput {
   /** Whether the server knows `--enable-debug-command` (Redis ≥ 7.0). */
   readonly debugCommandFlag: boolean;
   readonly extraArgs: readonly string[];
+  /**
+   * A config file to load before the command-line options (which win over
+   * it): redis-server takes it as its first argument. A sentinel needs one
+   * (it saves its state there); a data node started from one lets
+   * `CONFIG REWRITE` persist what changed at runtime (e.g. a Sentinel's
+   * `REPLICAOF`), so a restart keeps it.
+   */
+  readonly configFile?: string;
+  /** Run as a Sentinel (`--sentinel`); `configFile` is then required. */
+  readonly sentinel?: boolean;
 }
 
 /**
@@ -28,6 +38,7 @@ export interface ServerArgsInput {
  */
 export function buildServerArgs(input: ServerArgsInput): string[] {
   const args = [
+    ...(input.configFile === undefined ? [] : [input.configFile]),
     '--port', String(input.port),
     '--bind', input.bind,
     '--protected-mode', 'no',
@@ -39,6 +50,7 @@ export function buildServerArgs(input: ServerArgsInput): string[] {
   if (!input.appendonly) args.push('--save', '');
   if (input.logfile !== undefined) args.push('--logfile', input.logfile);
   if (input.debugCommandFlag) args.push('--enable-debug-command', 'yes');
+  if (input.sentinel === true) args.push('--sentinel');
   args.push(...input.extraArgs);
   return args;
 }
