@@ -80,31 +80,9 @@ export class LockAcquireTimeoutError extends RLockError {
   constructor(
     readonly lockName: string,
     readonly waitMs: number,
+    options?: { cause?: unknown },
   ) {
-    super(`lock "${lockName}" was not acquired within ${waitMs} ms`);
-  }
-}
-
-/** One master's answer in a Redlock round. */
-export interface MasterVote {
-  /** The master as configured (a URL or host:port). */
-  readonly master: string;
-  /** True when it granted the lock; false when it refused or failed. */
-  readonly granted: boolean;
-  /** Why it failed, if it did (timeout, connection, script error). */
-  readonly error?: Error;
-}
-
-/** Too many Redlock masters failed or timed out for a majority to be possible. */
-export class QuorumError extends RLockError {
-  override readonly name = 'QuorumError' as const;
-  readonly code = 'ERR_RLOCK_QUORUM' as const;
-  constructor(
-    message: string,
-    readonly votes: readonly MasterVote[],
-    readonly quorum: number,
-  ) {
-    super(message);
+    super(`lock "${lockName}" was not acquired within ${waitMs} ms`, options);
   }
 }
 
@@ -131,7 +109,7 @@ export class RedisCommandError extends RLockError {
 export class ClientClosedError extends RLockError {
   override readonly name = 'ClientClosedError' as const;
   readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
-  constructor(message = 'the rlock client is closed') {
-    super(message);
+  constructor(message = 'the rlock client is closed', options?: { cause?: unknown }) {
+    super(message, options);
   }
 }

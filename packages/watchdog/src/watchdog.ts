@@ -1,14 +1,13 @@
+import { InvalidArgumentError, RedisUnavailableError } from '@org/rlock-core';
 import {
-  InvalidArgumentError,
-  RedisUnavailableError,
+  backoffDelayMs,
   type LeaseRenewer,
   type LostReason,
   type RenewableHold,
   type RenewalBackend,
   type RenewalReporter,
-} from '@org/rlock-core';
+} from '@org/rlock-core/engine';
 import { DueQueue, type DueItem } from './due-queue.js';
-import { retryDelayMs } from './retry-delay.js';
 import {
   MAX_TIMER_DELAY_MS,
   resolveWatchdogOptions,
@@ -367,7 +366,7 @@ export class Watchdog implements LeaseRenewer {
     // rather than scattering into many small ones.
     const retryAt =
       performance.now() +
-      retryDelayMs(failures, this.#options.minRetryDelayMs, this.#options.maxRetryDelayMs, Math.random());
+      backoffDelayMs(failures, this.#options.minRetryDelayMs, this.#options.maxRetryDelayMs, Math.random());
     for (const entry of live) {
       try {
         entry.state = 'waiting';

@@ -1,61 +1,70 @@
 import { Redis } from 'ioredis';
 import { RedisFleet } from '@org/rlock-testing';
-import { LockCommands, RedisCommandError, lockKeys } from '@org/rlock-core';
+import { SCRIPTS, lockKeys, registerScripts, type LockKeys, type ScriptCall } from '@org/rlock-core/engine';
 import { uniquePrefix } from './support.js';
 
+/**
+ * Script-level tests: each script called with raw KEYS and ARGV, its raw reply
+ * checked against its header. Behaviour through the API is tested elsewhere.
+ */
 describe('lock scripts', () => {
   let fleet: RedisFleet;
   let redis: Redis;
-  let commands: LockCommands;
+  let lua: Record<keyof typeof SCRIPTS, ScriptCall>;
 
   beforeAll(async () => {
     fleet = await RedisFleet.start({ size: 1 });
     redis = fleet.client(0);
-    commands = new LockCommands(redis, 2_000, 2_000);
+    lua = registerScripts(redis, SCRIPTS);
   });
   afterAll(() => fleet.stop());
 
-  const fresh = () => lockKeys(uniquePrefix(), 'job');
+  const fresh = (): LockKeys => lockKeys(uniquePrefix(), 'job');
+  const WINDOW = 2_000;
+  const acquire = (keys: LockKeys, owner: string, leaseMs: number, op: string) =>
+    lua.lockAcquire(keys.lock, keys.fence, keys.cancelledPrefix + op, owner, leaseMs, op) as Promise<unknown[]>;
+  const release = (keys: LockKeys, owner: string, op: string, options: { all?: boolean; token?: string } = {}) =>
+    lua.lockRelease(keys.lock, keys.released, owner, op, options.all ? '1' : '0', options.token ?? '', WINDOW, '0') as Promise<unknown[]>;
+  const cancel = (keys: LockKeys, owner: string, op: string, acquireOp: string, all = false) =>
+    lua.lockCancel(keys.lock, keys.released, keys.cancelledPrefix + acquireOp, owner, op, acquireOp, all ? '1' : '0', WINDOW, '0');
 
-  describe('acquire-2', () => {
+  describe('acquire-3', () => {
     it('grants a free lock with count 1, the lease as TTL and a token, and reenters for the same owner', async () => {
       const keys = fresh();
-      const first = await commands.acquire(keys, 'c:t1', 10_000, 'op1');
-      expect(first).toEqual({ granted: true, token: expect.stringMatching(/^\d+$/), count: 1 });
-      expect(await redis.hgetall(keys.lock)).toEqual({ owner: 'c:t1', count: '1', token: (first as { token: string }).token, op: 'op1' });
+      const [granted, token, count] = await acquire(keys, 'c:t1', 10_000, 'op1');
+      expect([granted, count]).toEqual([1, 1]);
+      expect(token).toMatch(/^\d+$/);
+      expect(await redis.hgetall(keys.lock)).toEqual({ owner: 'c:t1', count: '1', token, op: 'op1' });
       const pttl = await redis.pttl(keys.lock);
       expect(pttl).toBeGreaterThan(9_000);
       expect(pttl).toBeLessThanOrEqual(10_000);
-
-      const again = await commands.acquire(keys, 'c:t1', 10_000, 'op2');
-      expect(again).toEqual({ granted: true, token: (first as { token: string }).token, count: 2 });
+      expect(await acquire(keys, 'c:t1', 10_000, 'op2')).toEqual([1, token, 2]);
     });
 
-    it('refuses another owner with the remaining TTL and changes nothing', async () => {
+    it('refuses another owner with the remaining TTL and the holder, and changes nothing', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'c:t1', 10_000, 'op1');
+      await acquire(keys, 'c:t1', 10_000, 'op1');
       const before = await redis.hgetall(keys.lock);
-      const other = await commands.acquire(keys, 'c:t2', 10_000, 'op2');
-      expect(other.granted).toBe(false);
-      expect((other as { ttlMs: number }).ttlMs).toBeGreaterThan(9_000);
-      expect((other as { holder: string }).holder).toBe('c:t1');
+      const [code, ttl, holder] = await acquire(keys, 'c:t2', 10_000, 'op2');
+      expect(code).toBe(0);
+      expect(ttl).toBeGreaterThan(9_000);
+      expect(holder).toBe('c:t1');
       expect(await redis.hgetall(keys.lock)).toEqual(before);
     });
 
     it('raises the TTL to the longer lease on reentry and never shortens it', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 5_000, 'a');
-      await commands.acquire(keys, 'o', 60_000, 'b');
+      await acquire(keys, 'o', 5_000, 'a');
+      await acquire(keys, 'o', 60_000, 'b');
       expect(await redis.pttl(keys.lock)).toBeGreaterThan(55_000);
-      await commands.acquire(keys, 'o', 1_000, 'c');
+      await acquire(keys, 'o', 1_000, 'c');
       expect(await redis.pttl(keys.lock)).toBeGreaterThan(55_000);
     });
 
-    it('answers a replayed op with its first outcome without counting twice', async () => {
+    it('answers a replay of the last op with its first outcome without counting twice', async () => {
       const keys = fresh();
-      const first = await commands.acquire(keys, 'o', 10_000, 'same');
-      const replay = await commands.acquire(keys, 'o', 10_000, 'same');
-      expect(replay).toEqual(first);
+      const first = await acquire(keys, 'o', 10_000, 'same');
+      expect(await acquire(keys, 'o', 10_000, 'same')).toEqual(first);
       expect(await redis.hget(keys.lock, 'count')).toBe('1');
     });
 
@@ -64,9 +73,9 @@ describe('lock scripts', () => {
       const [seconds] = await redis.time();
       const tokens: bigint[] = [];
       for (let i = 0; i < 20; i++) {
-        const reply = await commands.acquire(keys, 'o', 10_000, `a${i}`);
-        tokens.push(BigInt((reply as { token: string }).token));
-        await commands.release(keys, { owner: 'o', op: `r${i}` });
+        const [, token] = await acquire(keys, 'o', 10_000, `a${i}`);
+        tokens.push(BigInt(token as string));
+        await release(keys, 'o', `r${i}`);
       }
       expect(tokens[0]! >= BigInt(seconds!) * 1_000_000n).toBe(true);
       for (let i = 1; i < tokens.length; i++) expect(tokens[i]! > tokens[i - 1]!).toBe(true);
@@ -77,46 +86,52 @@ describe('lock scripts', () => {
       const keys = fresh();
       const ahead = 9_000_000_000_000_000n;
       await redis.set(keys.fence, String(ahead));
-      const reply = await commands.acquire(keys, 'o', 10_000, 'a');
-      expect(BigInt((reply as { token: string }).token)).toBe(ahead + 1n);
-      await commands.release(keys, { owner: 'o', op: 'r' });
+      const [, token] = await acquire(keys, 'o', 10_000, 'a');
+      expect(BigInt(token as string)).toBe(ahead + 1n);
+      expect(await redis.get(keys.fence)).toBe(String(ahead + 1n));
+      await release(keys, 'o', 'r');
       await redis.del(keys.fence);
-      const after = await commands.acquire(keys, 'o', 10_000, 'b');
-      // With the counter gone, the server clock floor still yields a fresh, larger-than-ever-issued-by-time token.
-      expect(BigInt((after as { token: string }).token) > 1_700_000_000_000_000n).toBe(true);
+      const [, after] = await acquire(keys, 'o', 10_000, 'b');
+      // With the counter gone, the server clock floor still yields a token above any issued by time so far.
+      expect(BigInt(after as string) > 1_700_000_000_000_000n).toBe(true);
     });
 
-    it('reports WRONGTYPE as a RedisCommandError naming the full key', async () => {
+    it('refuses an op that was cancelled before it arrived, and changes nothing', async () => {
+      const keys = fresh();
+      expect(await cancel(keys, 'o', 'c1', 'late')).toBe(0);
+      expect(await acquire(keys, 'o', 10_000, 'late')).toEqual([-1]);
+      expect(await redis.exists(keys.lock)).toBe(0);
+      // A new op of the same owner is granted.
+      expect((await acquire(keys, 'o', 10_000, 'fresh'))[0]).toBe(1);
+    });
+
+    it('reports WRONGTYPE as an error reply and leaves the key alone', async () => {
       const keys = fresh();
       await redis.set(keys.lock, 'not a hash');
-      const error = await commands.acquire(keys, 'o', 1_000, 'a').catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(RedisCommandError);
-      expect((error as Error).message).toContain(keys.lock);
-      expect((error as Error).message).toContain('WRONGTYPE');
+      await expect(acquire(keys, 'o', 1_000, 'a')).rejects.toThrow(/WRONGTYPE/);
       expect(await redis.get(keys.lock)).toBe('not a hash');
     });
 
     it('still works after SCRIPT FLUSH', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 1_000, 'a');
+      await acquire(keys, 'o', 1_000, 'a');
       await redis.script('FLUSH');
-      expect(await commands.release(keys, { owner: 'o', op: 'b' })).toEqual({ released: true, remaining: 0, receivers: 0 });
+      expect(await release(keys, 'o', 'b')).toEqual([1, 0, 0]);
     });
   });
 
   describe('release-2', () => {
-    it('decrements, then deletes and announces on the last release', async () => {
+    it('decrements, then deletes and announces on the last release, counting the receivers', async () => {
       const keys = fresh();
       const listener = fleet.client(0);
       const messages: string[] = [];
       listener.on('message', (_channel: string, message: string) => messages.push(message));
       await listener.subscribe(keys.channel);
-      await commands.acquire(keys, 'o', 10_000, 'a1');
-      await commands.acquire(keys, 'o', 10_000, 'a2');
-      expect(await commands.release(keys, { owner: 'o', op: 'r1' })).toEqual({ released: true, remaining: 1 });
+      await acquire(keys, 'o', 10_000, 'a1');
+      await acquire(keys, 'o', 10_000, 'a2');
+      expect(await release(keys, 'o', 'r1')).toEqual([1, 1, 0]);
       expect(await redis.exists(keys.lock)).toBe(1);
-      // One subscriber connection (the listener above) got the announcement.
-      expect(await commands.release(keys, { owner: 'o', op: 'r2' })).toEqual({ released: true, remaining: 0, receivers: 1 });
+      expect(await release(keys, 'o', 'r2')).toEqual([1, 0, 1]);
       expect(await redis.exists(keys.lock)).toBe(0);
       await redis.ping();
       await listener.ping();
@@ -125,54 +140,84 @@ describe('lock scripts', () => {
 
     it('refuses a wrong owner and changes nothing', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 10_000, 'a');
+      await acquire(keys, 'o', 10_000, 'a');
       const before = await redis.hgetall(keys.lock);
-      expect(await commands.release(keys, { owner: 'intruder', op: 'r' })).toEqual({ released: false, why: 'not-held', keyExists: true });
+      expect(await release(keys, 'intruder', 'r')).toEqual([-1, 1]);
       expect(await redis.hgetall(keys.lock)).toEqual(before);
       await redis.del(keys.lock);
-      expect(await commands.release(keys, { owner: 'o', op: 'r2' })).toEqual({ released: false, why: 'not-held', keyExists: false });
+      expect(await release(keys, 'o', 'r2')).toEqual([-1, 0]);
     });
 
     it('does not release twice when the same op is replayed', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 10_000, 'a1');
-      await commands.acquire(keys, 'o', 10_000, 'a2');
-      await commands.acquire(keys, 'o', 10_000, 'a3');
-      expect(await commands.release(keys, { owner: 'o', op: 'r1' })).toEqual({ released: true, remaining: 2 });
-      expect(await commands.release(keys, { owner: 'o', op: 'r1' })).toEqual({ released: true, remaining: 2 });
+      for (const op of ['a1', 'a2', 'a3']) await acquire(keys, 'o', 10_000, op);
+      expect(await release(keys, 'o', 'r1')).toEqual([1, 2, 0]);
+      expect(await release(keys, 'o', 'r1')).toEqual([1, 2, 0]);
       expect(await redis.hget(keys.lock, 'count')).toBe('2');
     });
 
-    it('answers a replayed last release as released, not as "not held"', async () => {
+    it('answers a replayed last release as released (no receivers), not as "not held", within the window', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 10_000, 'a1');
-      expect(await commands.release(keys, { owner: 'o', op: 'final' })).toEqual({ released: true, remaining: 0, receivers: 0 });
-      expect(await commands.release(keys, { owner: 'o', op: 'final' })).toEqual({ released: true, remaining: 0 });
+      await acquire(keys, 'o', 10_000, 'a1');
+      expect(await release(keys, 'o', 'final')).toEqual([1, 0, 0]);
+      expect(await release(keys, 'o', 'final')).toEqual([1, 0, 0]);
       const pttl = await redis.pttl(keys.released);
       expect(pttl).toBeGreaterThan(0);
-      expect(pttl).toBeLessThanOrEqual(2_000);
-    });
-
-    it('cancels an acquire by op id only when it is the hold\'s last op', async () => {
-      const keys = fresh();
-      await commands.acquire(keys, 'o', 10_000, 'a1');
-      await commands.acquire(keys, 'o', 10_000, 'a2');
-      expect(await commands.release(keys, { owner: 'o', op: 'c1', ifOp: 'a1' })).toEqual({ released: false, why: 'op-not-applied' });
-      expect(await commands.release(keys, { owner: 'o', op: 'c2', ifOp: 'a2' })).toEqual({ released: true, remaining: 1 });
+      expect(pttl).toBeLessThanOrEqual(WINDOW);
     });
 
     it('releases every count with all, and only the hold with the given token', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 10_000, 'a1');
-      await commands.acquire(keys, 'o', 10_000, 'a2');
-      expect(await commands.release(keys, { owner: 'o', op: 'x', all: true, token: '1' })).toEqual({
-        released: false,
-        why: 'not-held',
-        keyExists: true,
-      });
-      const token = await redis.hget(keys.lock, 'token');
-      expect(await commands.release(keys, { owner: 'o', op: 'y', all: true, token: token! })).toEqual({ released: true, remaining: 0, receivers: 0 });
+      await acquire(keys, 'o', 10_000, 'a1');
+      await acquire(keys, 'o', 10_000, 'a2');
+      expect(await release(keys, 'o', 'x', { all: true, token: '1' })).toEqual([-1, 1]);
+      const token = (await redis.hget(keys.lock, 'token')) as string;
+      expect(await release(keys, 'o', 'y', { all: true, token })).toEqual([1, 0, 0]);
       expect(await redis.exists(keys.lock)).toBe(0);
+    });
+
+    it('announces with SPUBLISH when told the deployment is sharded', async () => {
+      const keys = fresh();
+      const listener = fleet.client(0);
+      const messages: string[] = [];
+      listener.on('smessage', (_channel: string, message: string) => messages.push(message));
+      await listener.ssubscribe(keys.channel);
+      await acquire(keys, 'o', 10_000, 'a');
+      expect(await lua.lockRelease(keys.lock, keys.released, 'o', 'r', '0', '', WINDOW, '1')).toEqual([1, 0, 1]);
+      await listener.ping().catch(() => undefined);
+      expect(messages).toEqual(['unlock']);
+    });
+  });
+
+  describe('cancel-3', () => {
+    it('undoes the hold\'s last acquire by its op, one count or all, and leaves a tombstone', async () => {
+      const keys = fresh();
+      await acquire(keys, 'o', 10_000, 'a1');
+      await acquire(keys, 'o', 10_000, 'a2');
+      expect(await cancel(keys, 'o', 'c1', 'a1')).toBe(0); // not the last op: nothing undone
+      expect(await redis.hget(keys.lock, 'count')).toBe('2');
+      expect(await cancel(keys, 'o', 'c2', 'a2')).toBe(1);
+      expect(await redis.hget(keys.lock, 'count')).toBe('1');
+      // The cancelled op, replayed, is refused rather than counted again.
+      expect(await acquire(keys, 'o', 10_000, 'a2')).toEqual([-1]);
+      const pttl = await redis.pttl(keys.cancelledPrefix + 'a2');
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(WINDOW);
+    });
+
+    it('frees the lock when it undoes the only count, and announces it', async () => {
+      const keys = fresh();
+      await acquire(keys, 'o', 10_000, 'a1');
+      await acquire(keys, 'o', 10_000, 'a2');
+      expect(await cancel(keys, 'o', 'c', 'a2', true)).toBe(1);
+      expect(await redis.exists(keys.lock)).toBe(0);
+    });
+
+    it('touches no other owner\'s hold', async () => {
+      const keys = fresh();
+      await acquire(keys, 'other', 10_000, 'x');
+      expect(await cancel(keys, 'o', 'c', 'x', true)).toBe(0);
+      expect(await redis.hget(keys.lock, 'owner')).toBe('other');
     });
   });
 
@@ -181,13 +226,9 @@ describe('lock scripts', () => {
       const held = fresh();
       const gone = fresh();
       const taken = fresh();
-      const a = (await commands.acquire(held, 'o', 1_000, 'a')) as { token: string };
-      await commands.acquire(taken, 'other', 10_000, 'b');
-      const codes = await commands.renew([
-        { key: held.lock, owner: 'o', token: a.token, leaseMs: 20_000 },
-        { key: gone.lock, owner: 'o', token: '1', leaseMs: 20_000 },
-        { key: taken.lock, owner: 'o', token: '1', leaseMs: 20_000 },
-      ]);
+      const [, token] = await acquire(held, 'o', 1_000, 'a');
+      await acquire(taken, 'other', 10_000, 'b');
+      const codes = await lua.lockRenew(3, held.lock, gone.lock, taken.lock, 'o', token as string, 20_000, 'o', '1', 20_000, 'o', '1', 20_000);
       expect(codes).toEqual([1, 0, -1]);
       expect(await redis.pttl(held.lock)).toBeGreaterThan(19_000);
       expect(await redis.exists(gone.lock)).toBe(0);
@@ -196,22 +237,27 @@ describe('lock scripts', () => {
 
     it('refuses a renewal carrying a stale token of the same owner', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 1_000, 'a');
-      const stale = await redis.hget(keys.lock, 'token');
-      await commands.release(keys, { owner: 'o', op: 'r' });
-      await commands.acquire(keys, 'o', 1_000, 'b');
-      expect(await commands.renew([{ key: keys.lock, owner: 'o', token: stale!, leaseMs: 50_000 }])).toEqual([-1]);
+      const [, stale] = await acquire(keys, 'o', 1_000, 'a');
+      await release(keys, 'o', 'r');
+      await acquire(keys, 'o', 1_000, 'b');
+      expect(await lua.lockRenew(1, keys.lock, 'o', stale as string, 50_000)).toEqual([-1]);
       expect(await redis.pttl(keys.lock)).toBeLessThanOrEqual(1_000);
     });
   });
 
   describe('forceUnlock-1', () => {
-    it('deletes a held lock and announces it; a free lock gives false', async () => {
+    it('deletes a held lock and announces "force"; a free lock gives 0', async () => {
       const keys = fresh();
-      await commands.acquire(keys, 'o', 10_000, 'a');
-      expect(await commands.forceUnlock(keys)).toBe(true);
+      const listener = fleet.client(0);
+      const messages: string[] = [];
+      listener.on('message', (_channel: string, message: string) => messages.push(message));
+      await listener.subscribe(keys.channel);
+      await acquire(keys, 'o', 10_000, 'a');
+      expect(await lua.lockForceUnlock(keys.lock, '0')).toBe(1);
       expect(await redis.exists(keys.lock)).toBe(0);
-      expect(await commands.forceUnlock(keys)).toBe(false);
+      expect(await lua.lockForceUnlock(keys.lock, '0')).toBe(0);
+      await listener.ping();
+      expect(messages).toEqual(['force']);
     });
   });
 });

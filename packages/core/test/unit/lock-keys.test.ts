@@ -1,5 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
-import { checkKeyPrefix, checkLockName, lockKeys } from '../../src/lock-keys.js';
+import { lockKeys } from '../../src/objects/lock/keys.js';
+import { checkKeyPrefix, checkName } from '../../src/objects/names.js';
 import { InvalidArgumentError } from '../../src/errors.js';
 
 describe('lockKeys', () => {
@@ -8,6 +9,7 @@ describe('lockKeys', () => {
     expect(keys.lock).toBe('rlock:{order:42}');
     expect(keys.released).toBe('rlock:{order:42}:released');
     expect(keys.channel).toBe('rlock:{order:42}:release');
+    expect(keys.cancelledPrefix).toBe('rlock:{order:42}:cancelled:');
   });
 
   it('names a fence counter in the same Cluster slot as the lock', () => {
@@ -19,13 +21,13 @@ describe('lockKeys', () => {
   });
 });
 
-describe('checkLockName', () => {
+describe('checkName', () => {
   it.each(['', 'a{b', 'a}b', 'x'.repeat(1025), 'é'.repeat(513), 42, undefined])('refuses %p', (name) => {
-    expect(() => checkLockName(name)).toThrow(InvalidArgumentError);
+    expect(() => checkName(name)).toThrow(InvalidArgumentError);
   });
 
   it('accepts a name of exactly 1,024 bytes', () => {
-    expect(checkLockName('x'.repeat(1024))).toHaveLength(1024);
+    expect(checkName('x'.repeat(1024))).toHaveLength(1024);
   });
 });
 

@@ -1,5 +1,5 @@
-import { currentTask, runInNewTask, runInTaskOrNew } from '../../src/task-context.js';
-import { taskMiddleware } from '../../src/task-middleware.js';
+import { currentTask, runInNewTask, runInTaskOrNew } from '../../src/tasks/task-context.js';
+import { taskMiddleware } from '../../src/tasks/task-middleware.js';
 
 describe('tasks', () => {
   it('carries the task through awaits and keeps it in nested runInTaskOrNew', async () => {

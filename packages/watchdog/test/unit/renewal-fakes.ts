@@ -8,7 +8,7 @@ import type {
   RenewalBackend,
   RenewalReporter,
   RenewOutcome,
-} from '@org/rlock-core';
+} from '@org/rlock-core/engine';
 
 /** Drift as core computes it: 1 % of the lease plus 2 ms. */
 export function driftMs(leaseMs: number): number {
@@ -26,6 +26,7 @@ export interface FakeHoldOptions {
 /** A hold that behaves like core's: extend only moves the deadline forward, lose deactivates. */
 export class FakeHold implements RenewableHold {
   readonly key: string;
+  readonly kind = 'lock';
   readonly owner = 'client-id:task-1';
   readonly token = '1700000000000000';
   readonly leaseMs: number;

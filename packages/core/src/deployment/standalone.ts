@@ -1,0 +1,53 @@
+import type { Redis } from 'ioredis';
+import { boundedCall } from '../engine/bounded-call.js';
+import { monotonicNow } from '../engine/time.js';
+import { resolveConnection } from './connection.js';
+import type { Deployment, SubscriberConnection, SubscriberHandlers } from './deployment.js';
+import { openSubscriberConnection } from './subscriber-connection.js';
+
+/**
+ * One Redis server (or a Sentinel-managed master, which ioredis follows on
+ * failover): plain PUBLISH/SUBSCRIBE, and every hold may share a renewal batch
+ * since a standalone server does not split keys into slots.
+ */
+export class StandaloneDeployment implements Deployment {
+  readonly redis: Redis;
+  readonly owned: boolean;
+  readonly sharded = false;
+
+  /** @throws InvalidArgumentError for a bad `redis` input (see resolveConnection). */
+  constructor(input: unknown) {
+    const connection = resolveConnection(input);
+    this.redis = connection.redis;
+    this.owned = connection.owned;
+    // Connection errors surface as typed errors of the calls; the listener keeps
+    // ioredis from printing them as unhandled.
+    if (this.owned) this.redis.on('error', () => undefined);
+  }
+
+  openSubscriber(handlers: SubscriberHandlers): SubscriberConnection {
+    return openSubscriberConnection(this.redis, handlers);
+  }
+
+  batchKey(): string {
+    return 'server';
+  }
+
+  afterWrite(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /**
+   * QUIT lets pipelined replies arrive; against a dead or frozen server it would
+   * wait in the offline queue, so it is bounded by `deadline` and followed by a
+   * disconnect that also stops reconnecting.
+   */
+  async close(deadline: number): Promise<void> {
+    if (!this.owned) return;
+    const remainingMs = deadline - monotonicNow();
+    if (this.redis.status === 'ready' && remainingMs > 0) {
+      await boundedCall(() => this.redis.quit(), Math.ceil(remainingMs), 'QUIT', '(connection)').catch(() => undefined);
+    }
+    this.redis.disconnect();
+  }
+}

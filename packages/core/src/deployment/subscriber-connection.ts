@@ -1,0 +1,28 @@
+import type { Redis } from 'ioredis';
+import type { SubscriberConnection, SubscriberHandlers } from './deployment.js';
+
+/**
+ * A connection for (un)subscribing only, duplicated from `source` (same
+ * options, without auto pipelining) and always owned by the caller. ioredis 6
+ * holds commands back until its connection handshake is done, so a SUBSCRIBE
+ * sent while it connects cannot race the ready check (ioredis #2037); the
+ * ready check is off anyway, since a subscriber has nothing to check.
+ */
+export function openSubscriberConnection(source: Redis, handlers: SubscriberHandlers): SubscriberConnection {
+  const connection = source.duplicate({ enableAutoPipelining: false, enableReadyCheck: false });
+  let readyOnce = false;
+  connection.on('message', (channel: string, payload: string) => handlers.message(channel, payload));
+  connection.on('ready', () => {
+    if (readyOnce) handlers.resubscribed();
+    readyOnce = true;
+  });
+  connection.on('error', (error: Error) => handlers.error(error));
+  return {
+    subscribe: (channel) => connection.subscribe(channel),
+    unsubscribe: (channel) => connection.unsubscribe(channel),
+    close: () => {
+      connection.removeAllListeners('message');
+      connection.disconnect();
+    },
+  };
+}

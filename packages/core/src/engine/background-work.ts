@@ -1,0 +1,72 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelayMs } from './backoff.js';
+import { monotonicNow } from './time.js';
+
+/** How {@link BackgroundWork.retry} retries. */
+export interface RetryPlan {
+  /** Monotonic time after which no new try starts. */
+  readonly until: number;
+  /** Shortest wait between tries, in ms. */
+  readonly minDelayMs: number;
+  /** Longest wait between tries, in ms. */
+  readonly maxDelayMs: number;
+}
+
+/**
+ * Work the client does in the background (undos, releases finished after a
+ * failure): tracked so close() can wait for it, and stopped from retrying by
+ * close(). Nothing here rejects: failures are the caller's to report.
+ */
+export class BackgroundWork {
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly stopping = new AbortController();
+
+  get stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
+  /** Keeps `work` in view until it settles. */
+  track(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running.add(settled);
+    void settled.then(() => this.running.delete(settled));
+  }
+
+  /**
+   * Tries `attempt` until it resolves true, the plan's deadline passes, or the
+   * work is stopped; waits a jittered, growing delay between tries (so many
+   * clients retrying after one outage do not hit the server in the same
+   * millisecond). Resolves true when an attempt succeeded. Tracked.
+   */
+  retry(attempt: () => Promise<boolean>, plan: RetryPlan): Promise<boolean> {
+    const work = (async (): Promise<boolean> => {
+      for (let failures = 1; ; failures++) {
+        try {
+          if (await attempt()) return true;
+        } catch {
+          // A failed try is retried; the caller learns the outcome from the result.
+        }
+        const leftMs = plan.until - monotonicNow();
+        if (leftMs <= 0 || this.stopped) return false;
+        const delayMs = Math.min(leftMs, backoffDelayMs(failures, plan.minDelayMs, plan.maxDelayMs, Math.random()));
+        await sleep(delayMs, undefined, { signal: this.stopping.signal, ref: false }).catch(() => undefined);
+        if (this.stopped) return false;
+      }
+    })();
+    this.track(work);
+    return work;
+  }
+
+  /** Stops every retry from starting another try (tries already sent still run). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  /** Resolves once no tracked work is left. Never rejects. */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}

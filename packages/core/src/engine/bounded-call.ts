@@ -1,0 +1,80 @@
+import { RedisCommandError, RedisUnavailableError, RLockError } from '../errors.js';
+
+/**
+ * Settles like `work`, or rejects with `onTimeout()` once `timeoutMs` passed.
+ * When the timer fires, the rejection waits one turn of the event loop
+ * (setImmediate runs after the I/O poll phase), so a reply already in the
+ * socket wins: a busy process whose loop lagged past the timeout does not turn
+ * answered calls into timeouts. The timer is unref'd: a pending call keeps its
+ * connection busy, and this timer alone must not keep a finished program alive.
+ */
+export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () => unknown): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(onTimeout());
+      });
+    }, timeoutMs);
+    timer.unref();
+    work.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Bounds a Redis call by rlock's own timer, whatever ioredis's retry and
+ * offline-queue settings are, and turns its failures into typed errors:
+ * an error reply (WRONGTYPE, NOSCRIPT that could not be repaired, OOM…)
+ * becomes RedisCommandError naming the full key; everything else (timeout,
+ * closed connection, retries exhausted) becomes RedisUnavailableError.
+ *
+ * A call that timed out may still run later (ioredis resends queued commands
+ * after a reconnect): callers that change state pair every call with an
+ * operation id, so a late or replayed call cannot count twice.
+ */
+export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: string, key: string): Promise<T> {
+  let pending: Promise<T>;
+  try {
+    pending = call();
+  } catch (error) {
+    return Promise.reject(toRLockError(error, what, key));
+  }
+  return withinMs(
+    pending.catch((error: unknown) => {
+      throw toRLockError(error, what, key);
+    }),
+    timeoutMs,
+    () => new RedisUnavailableError(`Redis did not answer ${what} on "${key}" within ${timeoutMs} ms`),
+  );
+}
+
+/** Classifies an ioredis failure. */
+export function toRLockError(error: unknown, what: string, key: string): RLockError {
+  if (error instanceof RLockError) return error;
+  if (isReplyError(error)) {
+    return new RedisCommandError(`Redis refused ${what} on "${key}": ${error.message}`, key, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new RedisUnavailableError(`Redis is unavailable for ${what} on "${key}": ${message}`, { cause: error });
+}
+
+// ioredis's ReplyError (from redis-errors) is an error *reply* from the server;
+// its name survives across module copies where instanceof would not.
+function isReplyError(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'ReplyError';
+}

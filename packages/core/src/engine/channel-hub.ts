@@ -1,0 +1,78 @@
+import type { SubscriberConnection, SubscriberHandlers } from '../deployment/deployment.js';
+import { boundedCall } from './bounded-call.js';
+
+/** One channel's subscription on a hub. */
+export interface HubSubscription {
+  /** Resolves once the server acknowledged it; rejects (typed) when it failed or timed out. */
+  readonly ready: Promise<void>;
+  /** True once acknowledged (and not closed). */
+  readonly acked: boolean;
+  close(): void;
+}
+
+/**
+ * One subscriber connection, opened on first use and shared by every channel
+ * of one client on one server: messages reach the channel's listener with
+ * their payload (a release, a hand-off naming a waiter, a count of permits), so
+ * each object decides what a message wakes.
+ */
+export class ChannelHub {
+  private connection: SubscriberConnection | undefined;
+  private readonly listeners = new Map<string, { listener: (payload: string) => void; acked: boolean }>();
+  private closed = false;
+
+  constructor(
+    private readonly open: (handlers: SubscriberHandlers) => SubscriberConnection,
+    private readonly timeoutMs: number,
+    private readonly events: {
+      /** The connection came back: whatever was published meanwhile is gone. */
+      resubscribed(): void;
+      error(error: Error): void;
+    },
+  ) {}
+
+  /** Subscribes `listener` to `channel` (one listener per channel). */
+  subscribe(channel: string, listener: (payload: string) => void): HubSubscription {
+    const connection = this.ensureConnection();
+    const entry = { listener, acked: false };
+    this.listeners.set(channel, entry);
+    const ready = boundedCall(() => connection.subscribe(channel), this.timeoutMs, 'SUBSCRIBE', channel).then(() => {
+      entry.acked = this.listeners.get(channel) === entry;
+    });
+    let closed = false;
+    return {
+      ready,
+      get acked() {
+        return entry.acked;
+      },
+      close: () => {
+        if (closed) return;
+        closed = true;
+        if (this.listeners.get(channel) !== entry) return;
+        this.listeners.delete(channel);
+        if (this.closed) return;
+        connection.unsubscribe(channel).catch((error: unknown) => {
+          if (!this.closed) this.events.error(error instanceof Error ? error : new Error(String(error)));
+        });
+      },
+    };
+  }
+
+  /** Closes the connection; listeners hear nothing more. */
+  close(): void {
+    this.closed = true;
+    this.listeners.clear();
+    this.connection?.close();
+    this.connection = undefined;
+  }
+
+  private ensureConnection(): SubscriberConnection {
+    this.connection ??= this.open({
+      message: (channel, payload) => this.listeners.get(channel)?.listener(payload),
+      resubscribed: () => this.events.resubscribed(),
+      // Connection errors reach waiters as timeouts of their next try.
+      error: (error) => this.events.error(error),
+    });
+    return this.connection;
+  }
+}

@@ -1,0 +1,44 @@
+import type { LockLostError, LockLostReason } from '../errors.js';
+
+/** A hold, as events describe it. */
+export interface HoldEvent {
+  readonly name: string;
+  readonly owner: string;
+  readonly token: string | undefined;
+}
+
+export interface LockAcquiredEvent extends HoldEvent {
+  /** The owner's hold count after this acquisition (1: first acquisition). */
+  readonly count: number;
+}
+
+export interface LockReleasedEvent extends HoldEvent {
+  /**
+   * How the hold ended: `unlock` (the release was confirmed), `retry` (the
+   * release failed, the client finished it in the background, and it is
+   * confirmed now), `expiry` (the release could not be confirmed before the
+   * lease ran out: the key has expired on its own by now).
+   */
+  readonly via: 'unlock' | 'retry' | 'expiry';
+}
+
+export interface LockLostEvent extends HoldEvent {
+  readonly reason: LockLostReason;
+  readonly error: LockLostError;
+}
+
+export interface LockRenewedEvent {
+  /** Holds renewed by one script call. */
+  readonly count: number;
+}
+
+/** Typed events of a client (eventemitter3: an `error` without listeners is dropped, never thrown). */
+export interface RLockClientEvents {
+  lockAcquired: (event: LockAcquiredEvent) => void;
+  /** The owner's last hold was released (count reached 0), or a failed release was finished. */
+  lockReleased: (event: LockReleasedEvent) => void;
+  lockRenewed: (event: LockRenewedEvent) => void;
+  lockLost: (event: LockLostEvent) => void;
+  /** A failure in the background (a renewal to retry, a best-effort cleanup). */
+  error: (error: Error) => void;
+}

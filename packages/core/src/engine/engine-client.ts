@@ -1,0 +1,179 @@
+import { EventEmitter } from 'eventemitter3';
+import { nanoid } from 'nanoid';
+import { ClientClosedError } from '../errors.js';
+import { checkFunction } from '../options/argument-checks.js';
+import type { ResolvedCommonOptions } from '../options/client-options.js';
+import { runInTaskOrNew } from '../tasks/task-context.js';
+import { withinMs } from './bounded-call.js';
+import type { RLockClientEvents } from './client-events.js';
+import { EngineContext } from './engine-context.js';
+import type { Hold } from './hold.js';
+import { monotonicNow } from './time.js';
+import { WaitQueues, type QueueSubscription, type WaitQueue } from './wait-queue.js';
+
+/** What `close()` did with the holds the client still had. */
+export interface CloseReport {
+  /** Names of the objects whose holds were released. */
+  readonly released: string[];
+  /** Names of those whose release failed or timed out (they expire with their lease). */
+  readonly failed: string[];
+}
+
+type HoldEventName = 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed';
+
+/**
+ * What every client shares, on one deployment or across Redlock masters: one
+ * {@link EngineContext} for its objects, typed events that a throwing
+ * listener cannot break, tasks, the renewer, and one idempotent close(). A
+ * client supplies how a wait queue's channel is subscribed and how its
+ * connections close.
+ */
+export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
+  /** Unguessable id of this client: the first half of every owner id. */
+  readonly clientId = nanoid();
+  /** @internal What the client's objects share. */
+  protected readonly context: EngineContext;
+  private closing: Promise<CloseReport> | undefined;
+
+  protected constructor(options: ResolvedCommonOptions) {
+    super();
+    const queues = new WaitQueues((queue) => this.subscribeQueue(queue));
+    this.context = new EngineContext({ clientId: this.clientId, ...options }, queues, {
+      // Payloads are built only for listeners: these run twice per lock/unlock pair.
+      acquired: (hold) => {
+        if (this.listenerCount('lockAcquired') > 0) {
+          this.emitSafely('lockAcquired', { name: hold.name, owner: hold.owner, token: hold.token, count: hold.count });
+        }
+      },
+      released: (hold, via) => {
+        if (this.listenerCount('lockReleased') > 0) {
+          this.emitSafely('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token, via });
+        }
+      },
+      lost: (hold, error) =>
+        this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error }),
+      backgroundError: (error) => this.reportError(error),
+    });
+  }
+
+  /** Starts the renewer once the subclass registered its kinds of hold. */
+  protected startRenewer(options: ResolvedCommonOptions): void {
+    this.context.renewer = options.renewer?.(this.context.kinds, {
+      renewed: (count) => this.emitSafely('lockRenewed', { count }),
+      error: (error) => this.reportError(error),
+    });
+  }
+
+  /** True from the moment close() was called. */
+  get isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /**
+   * Runs `fn` in a new task (the Node.js counterpart of a Java thread), or in the
+   * current one when called inside a task. Holds taken in it belong to the task.
+   */
+  task<T>(fn: () => T | Promise<T>): Promise<T> {
+    checkFunction(fn, 'task(fn)');
+    return runInTaskOrNew(async () => fn());
+  }
+
+  /**
+   * Rejects waiters with ClientClosedError, stops renewal, aborts the signals of
+   * the holds still held (reason `closed`), releases them best-effort, and
+   * closes the connections the client created (a connection it was given stays
+   * open). Operations in flight get `commandTimeoutMs` to settle (an acquire
+   * granted now is undone before the holds are released), the releases and
+   * connections another `commandTimeoutMs`: a frozen server does not make it
+   * wait longer. Resolves to the names of the objects it released and of
+   * those whose release failed (they expire with their lease). Idempotent.
+   */
+  close(): Promise<CloseReport> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<CloseReport> {
+    const ctx = this.context;
+    ctx.closed = true;
+    ctx.queues.close(new ClientClosedError());
+    this.closeSubscribers();
+    const renewalStopped = ctx.renewer?.close();
+    ctx.background.stop();
+    const { commandTimeoutMs } = ctx;
+    const inFlightUntil = monotonicNow() + commandTimeoutMs;
+    // Twice: the first round's undos are queued behind it.
+    await untilDeadline(Promise.allSettled(ctx.chains.inFlight()), inFlightUntil);
+    await untilDeadline(Promise.allSettled(ctx.chains.inFlight()), inFlightUntil);
+    const deadline = monotonicNow() + commandTimeoutMs;
+    const report: CloseReport = { released: [], failed: [] };
+    await Promise.all(
+      ctx.holds
+        .all()
+        .filter((hold) => hold.active)
+        .map(async (hold) => {
+          hold.lose('closed');
+          hold.beginFinalRelease();
+          const released = await untilDeadline(this.clearOnClose(hold), deadline);
+          (released === true ? report.released : report.failed).push(hold.name);
+        }),
+    );
+    // Cancels and releases still running get until the deadline; the
+    // connections quit only after them (QUIT would overtake commands still
+    // waiting in an auto-pipeline batch).
+    await untilDeadline(ctx.background.settled(), deadline);
+    await this.closeConnections(deadline);
+    await untilDeadline(Promise.resolve(renewalStopped), deadline);
+    return report;
+  }
+
+  private clearOnClose(hold: Hold): Promise<boolean> {
+    return this.context.kinds
+      .get(hold.kind)
+      .clear(hold)
+      .catch(() => false);
+  }
+
+  /** How `queue`'s channel is subscribed (one subscriber connection, or one per master). */
+  protected abstract subscribeQueue(queue: WaitQueue): QueueSubscription;
+
+  /** Closes the subscriber connections (waiters were rejected already). */
+  protected abstract closeSubscribers(): void;
+
+  /** Closes the connections the client created, bounded by `deadline` (monotonic ms). */
+  protected abstract closeConnections(deadline: number): Promise<void>;
+
+  /** @throws ClientClosedError once close() was called. */
+  protected assertOpen(): void {
+    if (this.closing) throw new ClientClosedError();
+  }
+
+  /**
+   * Emits from places where a throwing listener must not escape (timers, the
+   * middle of recording a grant or a release): a listener's error is reported as
+   * an `error` event, and one thrown by an `error` listener is dropped.
+   */
+  protected emitSafely<E extends HoldEventName>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
+    try {
+      (this.emit as (event: E, payload: unknown) => boolean)(event, payload);
+    } catch (listenerError) {
+      this.reportError(listenerError);
+    }
+  }
+
+  /** Emits `error` for a background failure; never throws. */
+  protected reportError(error: unknown): void {
+    try {
+      this.emit('error', error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // An error listener that throws has nowhere left to report to.
+    }
+  }
+}
+
+/** Resolves with `work`'s value, or with undefined once the monotonic `deadline` passed. Never rejects. */
+function untilDeadline<T>(work: Promise<T>, deadline: number): Promise<T | undefined> {
+  const remainingMs = deadline - monotonicNow();
+  if (remainingMs <= 0) return Promise.resolve(undefined);
+  return withinMs(work, Math.ceil(remainingMs), () => undefined).catch(() => undefined);
+}

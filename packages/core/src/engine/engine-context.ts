@@ -1,0 +1,110 @@
+import { nanoid } from 'nanoid';
+import { ClientClosedError, type LockLostError } from '../errors.js';
+import { BackgroundWork } from './background-work.js';
+import type { Hold, HoldObserver, HoldSpec } from './hold.js';
+import { HoldKinds } from './hold-kinds.js';
+import { HoldRegistry } from './hold-registry.js';
+import { OwnerChains } from './owner-chains.js';
+import type { LeaseRenewer } from './renewal.js';
+import type { WaitQueues } from './wait-queue.js';
+
+/** How the context reports to its client (the client turns these into events). */
+export interface ContextReports {
+  acquired(hold: Hold): void;
+  released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void;
+  lost(hold: Hold, error: LockLostError): void;
+  backgroundError(error: unknown): void;
+}
+
+/** The settings every object of a client shares. */
+export interface ContextSettings {
+  readonly clientId: string;
+  readonly keyPrefix: string;
+  readonly watchdogTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+}
+
+/**
+ * What every object of one client shares: its holds and their registry, the
+ * per-owner operation chains, the wait queues, the kinds of hold and the
+ * renewer, background work, and the client's open/closed state. Objects get
+ * it at construction and need nothing else from the client.
+ */
+export class EngineContext {
+  readonly clientId: string;
+  readonly keyPrefix: string;
+  readonly watchdogTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+  /** Longest sleep of a waiter between tries: a lost release message costs at most this. */
+  readonly maxSleepMs: number;
+  readonly holds = new HoldRegistry();
+  readonly chains = new OwnerChains();
+  readonly background = new BackgroundWork();
+  readonly kinds = new HoldKinds();
+  readonly observer: HoldObserver;
+  renewer: LeaseRenewer | undefined;
+  closed = false;
+
+  constructor(
+    settings: ContextSettings,
+    readonly queues: WaitQueues,
+    private readonly reports: ContextReports,
+  ) {
+    this.clientId = settings.clientId;
+    this.keyPrefix = settings.keyPrefix;
+    this.watchdogTimeoutMs = settings.watchdogTimeoutMs;
+    this.commandTimeoutMs = settings.commandTimeoutMs;
+    this.maxSleepMs = Math.max(1, Math.floor(settings.watchdogTimeoutMs / 3));
+    this.observer = {
+      startRenewal: (hold) => this.renewer?.add(hold),
+      stopRenewal: (hold) => this.renewer?.remove(hold),
+      lost: (hold, error) => this.onLost(hold, error),
+    };
+  }
+
+  /** False for a client without a renewer: it takes fixed leases only. */
+  get canRenew(): boolean {
+    return this.renewer !== undefined;
+  }
+
+  /** @throws ClientClosedError once the client is closed. */
+  assertOpen(): void {
+    if (this.closed) throw new ClientClosedError();
+  }
+
+  /** A fresh operation id: the scripts recognise a replayed or late call by it. */
+  newOpId(): string {
+    return nanoid();
+  }
+
+  /** The spec of a new hold of this client (the lease policy the object chose is in `spec`). */
+  holdSpec(spec: Omit<HoldSpec, 'watchdogLeaseMs' | 'observer'>): HoldSpec {
+    return { ...spec, watchdogLeaseMs: this.watchdogTimeoutMs, observer: this.observer };
+  }
+
+  acquired(hold: Hold): void {
+    this.reports.acquired(hold);
+  }
+
+  released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void {
+    this.reports.released(hold, via);
+  }
+
+  /** A failure in the background: reported as an `error` event, never thrown. */
+  backgroundError(error: unknown): void {
+    this.reports.backgroundError(error);
+  }
+
+  private onLost(hold: Hold, error: LockLostError): void {
+    this.reports.lost(hold, error);
+    // What is left of the hold in Redis (checked by owner and token, so never a
+    // newer hold) is cleared at once, so waiters need not sit out its TTL. A
+    // hold whose final release went out is finished by that release; a closed
+    // or forced one needs nothing.
+    if (error.reason === 'closed' || error.reason === 'forced' || hold.releaseSent || this.closed) return;
+    const kind = this.kinds.get(hold.kind);
+    this.background.track(
+      this.chains.run(hold.key, hold.owner, () => kind.clear(hold)).catch((clearError: unknown) => this.backgroundError(clearError)),
+    );
+  }
+}

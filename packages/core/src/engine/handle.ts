@@ -1,0 +1,61 @@
+import { IllegalMonitorStateError, LockLostError } from '../errors.js';
+import { runInTask, type TaskContext } from '../tasks/task-context.js';
+import type { Hold } from './hold.js';
+
+/**
+ * What every handle shares (a lock's, a permit's): one acquisition, ended
+ * once, by its release call or on dispose (`await using`), and the owner's
+ * task, so `run(fn)` nests acquisitions as that owner.
+ */
+export abstract class HoldHandle implements AsyncDisposable {
+  private ended = false;
+
+  constructor(
+    readonly name: string,
+    protected readonly hold: Hold,
+    private readonly task: TaskContext,
+    private readonly release: () => Promise<unknown>,
+  ) {}
+
+  /** The hold's fencing token (see the object's docs); undefined where there is none. */
+  get token(): string | undefined {
+    return this.hold.token;
+  }
+
+  /** Aborts with a LockLostError (reason on it) the moment the hold is known lost. */
+  get signal(): AbortSignal {
+    return this.hold.signal;
+  }
+
+  /**
+   * Runs `fn` as this handle's owner, so nested acquisitions reenter.
+   * @throws IllegalMonitorStateError (as a rejection) once the handle was released.
+   */
+  async run<T>(fn: () => T | Promise<T>): Promise<T> {
+    if (this.ended) {
+      throw new IllegalMonitorStateError(`the handle of "${this.name}" was released: run() needs a held hold`);
+    }
+    return runInTask(this.task, fn);
+  }
+
+  /** Ends this acquisition; the object's release call (`unlock()`, `release()`) is this. */
+  protected async end(): Promise<void> {
+    if (this.ended) {
+      throw new IllegalMonitorStateError(`the handle of "${this.name}" was already released`);
+    }
+    try {
+      await this.release();
+      this.ended = true;
+    } catch (error) {
+      // A lost hold is gone for good, and so is one whose final release went
+      // out (the client finishes it); only a release that left the hold
+      // standing may be retried.
+      if (error instanceof LockLostError || !this.hold.active) this.ended = true;
+      throw error;
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.ended) await this.end();
+  }
+}

@@ -1,0 +1,114 @@
+import { IllegalMonitorStateError } from '../errors.js';
+import type { EngineContext } from './engine-context.js';
+import type { Hold } from './hold.js';
+import { driftMs } from './time.js';
+
+/** What one release call answered. */
+export type ReleaseReply =
+  | {
+      readonly released: true;
+      /** The owner's count left (0: the hold is gone). */
+      readonly remaining: number;
+      /** On a full release: subscriber connections the announcement reached (waiting clients). */
+      readonly receivers?: number;
+    }
+  | {
+      readonly released: false;
+      /** Gone before this release (`expired`), or held by another owner or token (`taken`). */
+      readonly reason: 'taken' | 'expired';
+    };
+
+/** One release: the object's call, and how a failed final one is finished in the background. */
+export interface ReleaseSpec {
+  send(op: string): Promise<ReleaseReply>;
+  /**
+   * One more try of a final release whose outcome is unknown (the same `op`, so
+   * a release that did run answers as it did): resolves 'released', 'gone'
+   * (nothing of the hold is left), or rejects to be tried again.
+   */
+  finish(op: string): Promise<'released' | 'gone'>;
+}
+
+/**
+ * Releases one acquisition of `hold`, with the guarantees every object needs.
+ * A hold the owner never had is refused (IllegalMonitorStateError, nothing
+ * sent); a lost one is counted off without touching Redis (so it can never
+ * release a newer hold of the same owner) and rejects with its loss.
+ *
+ * The release that takes the count to 0 stops renewal before it goes out, and
+ * whatever its outcome there is no way back: if it fails (Redis unreachable,
+ * no majority), the hold is given up at once (lost, `unreachable`: its signal
+ * aborts and `lockLost` fires), the caller gets the failure, and the client
+ * finishes the release in the background (jittered, until the lease has run
+ * out), then says which by a `lockReleased` event (`via: 'retry' | 'expiry'`).
+ * A lock whose release could not reach Redis is never kept alive by renewal.
+ *
+ * @returns the reply of a release that succeeded.
+ * @throws IllegalMonitorStateError, LockLostError, or the failure of the call.
+ */
+export async function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<ReleaseReply> {
+  if (!hold || hold.count <= 0) {
+    throw new IllegalMonitorStateError(`"${name}" is not held by the current task (nothing was released)`);
+  }
+  if (!hold.active) {
+    ctx.holds.dropOne(hold);
+    throw hold.lostError ?? new IllegalMonitorStateError(`"${name}" is not held by the current task`);
+  }
+  ctx.assertOpen();
+  const final = hold.count <= 1;
+  // Renewal stops before the last release is sent, so a renewal racing it
+  // cannot come back "gone" and report a clean release as a loss.
+  if (final) hold.beginFinalRelease();
+  const op = ctx.newOpId();
+  let reply: ReleaseReply;
+  try {
+    reply = await ctx.chains.run(hold.key, hold.owner, () => spec.send(op));
+  } catch (error) {
+    if (!final) throw error;
+    hold.lose('unreachable', error);
+    ctx.holds.dropOne(hold);
+    finishInBackground(ctx, hold, () => spec.finish(op));
+    throw error;
+  }
+  if (!hold.active) {
+    // Lost while the release was in flight (its fixed deadline passed, a
+    // forceUnlock): the holder must hear of it, whatever the reply.
+    ctx.holds.dropOne(hold);
+    throw hold.lostError;
+  }
+  if (reply.released) {
+    hold.releasedOne(reply.remaining);
+    if (reply.remaining === 0) {
+      ctx.holds.remove(hold);
+      ctx.released(hold, 'unlock');
+    }
+    return reply;
+  }
+  hold.lose(reply.reason);
+  ctx.holds.dropOne(hold);
+  throw hold.lostError;
+}
+
+/**
+ * Finishes a final release that failed: tries again (jittered, growing
+ * delays) until it is confirmed or the lease has certainly run out on the
+ * server, then reports which.
+ */
+function finishInBackground(ctx: EngineContext, hold: Hold, finish: () => Promise<'released' | 'gone'>): void {
+  let outcome: 'released' | 'gone' | undefined;
+  // The lease runs out on the server by sentAt + lease (+ clock rate drift);
+  // the hold's deadline is sentAt + lease − drift.
+  const until = hold.deadline + 2 * driftMs(hold.leaseMs);
+  void ctx.background
+    .retry(
+      async () => {
+        outcome = await finish();
+        return true;
+      },
+      { until, minDelayMs: Math.min(50, ctx.commandTimeoutMs), maxDelayMs: ctx.commandTimeoutMs },
+    )
+    .then((confirmed) => {
+      if (ctx.background.stopped && !confirmed) return;
+      ctx.released(hold, confirmed && outcome === 'released' ? 'retry' : 'expiry');
+    });
+}

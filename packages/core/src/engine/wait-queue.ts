@@ -1,0 +1,277 @@
+import { ClientClosedError } from '../errors.js';
+import { monotonicNow } from './time.js';
+
+/** Why a sleeping waiter woke. */
+export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';
+
+/**
+ * One task waiting on an object. It sleeps only between tries; the queue wakes
+ * it as the object's wake policy says (one per release, n, by id, all).
+ */
+export class Waiter {
+  /** Woken by a release: a waiter that then leaves without acquiring passes the wake on. */
+  woken = false;
+  private wake: ((reason: WakeReason) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly queue: WaitQueue,
+    /** Who waits: the owner, or an id the object's messages name (a fair lock's waiter). */
+    readonly id: string,
+  ) {}
+
+  get sleeping(): boolean {
+    return this.wake !== undefined;
+  }
+
+  get isHead(): boolean {
+    return this.queue.waiters[0] === this;
+  }
+
+  /**
+   * Sleeps until the queue wakes this waiter, `timeoutMs` passes, or `signal`
+   * aborts (then rejects with its reason). A wake that came while this waiter
+   * was busy trying is not lost: it was kept as a pending wake and is consumed
+   * here (in a head-only queue, by the head only).
+   */
+  sleep(timeoutMs: number, signal: AbortSignal | undefined): Promise<WakeReason> {
+    if ((!this.queue.headOnly || this.isHead) && this.queue.takePendingWake()) {
+      this.woken = true;
+      return Promise.resolve('released');
+    }
+    return new Promise<WakeReason>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = (): void => {
+        this.settle();
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (Number.isFinite(timeoutMs)) this.timer = setTimeout(() => this.fire('timeout'), Math.max(1, Math.ceil(timeoutMs)));
+      this.wake = (reason) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(reason);
+      };
+      if (this.queue.closedError) this.fire('timeout');
+    });
+  }
+
+  fire(reason: WakeReason): void {
+    const wake = this.wake;
+    if (!wake) return;
+    this.settle();
+    if (reason === 'released') this.woken = true;
+    wake(reason);
+  }
+
+  private settle(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.wake = undefined;
+  }
+}
+
+/**
+ * The local waiters of one channel, in arrival order, and how they are woken:
+ * {@link wakeOne} (an exclusive lock's release), {@link wakeN} (n permits came
+ * back), {@link wakeId} (a fair lock's hand-off names its waiter),
+ * {@link wakeAll} (a latch reached zero, a resubscribe). In a head-only queue
+ * only the head tries (Redlock: a process's own tasks would split the votes);
+ * the others wait for their turn.
+ */
+export class WaitQueue {
+  readonly waiters: Waiter[] = [];
+  /** Wakes that found no sleeper: the next sleepers take them at once. */
+  pendingWakes = 0;
+  closedError: Error | undefined;
+  /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
+  ready: Promise<void> | undefined;
+  /** Until then (monotonic ms) a release wakes no local waiter: other clients' waiters go first. */
+  private yieldUntil = 0;
+  private yieldTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly channel: string,
+    readonly headOnly: boolean,
+    /** The object's wake policy: what a message on the channel wakes. */
+    readonly onMessage: (payload: string, queue: WaitQueue) => void,
+  ) {}
+
+  takePendingWake(): boolean {
+    if (this.pendingWakes === 0) return false;
+    this.pendingWakes--;
+    return true;
+  }
+
+  /** Wakes the longest-waiting sleeper (the head, in a head-only queue); with none asleep, keeps the wake for the next. */
+  wakeOne(): void {
+    const sleeper = this.headOnly ? (this.waiters[0]?.sleeping ? this.waiters[0] : undefined) : this.waiters.find((w) => w.sleeping);
+    if (sleeper) sleeper.fire('released');
+    else if (this.pendingWakes < this.waiters.length) this.pendingWakes++;
+  }
+
+  /** Wakes up to `n` waiters, longest-waiting first. */
+  wakeN(n: number): void {
+    for (let i = 0; i < n; i++) this.wakeOne();
+  }
+
+  /** Wakes the waiter `id` (it need not be first). */
+  wakeId(id: string): void {
+    this.waiters.find((waiter) => waiter.id === id)?.fire('released');
+  }
+
+  /**
+   * Wakes every waiter. Those busy trying cannot be woken; each leaves a pending
+   * wake so its next sleep returns at once (what it tried may predate the event).
+   */
+  wakeAll(reason: WakeReason): void {
+    let busy = 0;
+    for (const waiter of this.waiters) {
+      if (waiter.sleeping) waiter.fire(reason);
+      else busy++;
+    }
+    this.pendingWakes = Math.min(this.waiters.length, this.pendingWakes + busy);
+  }
+
+  /** A release was announced: wake one waiter now, or once this client's turn to yield is over. */
+  released(): void {
+    const wait = this.yieldUntil - monotonicNow();
+    if (wait <= 0) {
+      this.wakeOne();
+      return;
+    }
+    if (this.yieldTimer) return;
+    this.yieldTimer = setTimeout(() => {
+      this.yieldTimer = undefined;
+      this.wakeOne();
+    }, Math.ceil(wait));
+    this.yieldTimer.unref();
+  }
+
+  /**
+   * This client just released while other clients wait too: hold back the
+   * local wake for `ms`. The process that just released is the one whose event
+   * loop is awake, so without this it would win the next round far more often
+   * than its share.
+   */
+  yieldFor(ms: number): void {
+    this.yieldUntil = monotonicNow() + ms;
+  }
+}
+
+/** How a queue's channel is subscribed: resolves once acknowledged; closed when the queue empties. */
+export interface QueueSubscription {
+  readonly ready: Promise<void>;
+  close(): void;
+}
+
+/** How a new waiter joins: who it is, and the queue's policy if it is the first. */
+export interface JoinSpec {
+  readonly channel: string;
+  readonly id: string;
+  readonly headOnly: boolean;
+  readonly onMessage: (payload: string, queue: WaitQueue) => void;
+}
+
+/**
+ * Every wait queue of one client, by channel. A channel is subscribed while at
+ * least one local task waits on it, through `subscribe` (one subscriber
+ * connection, or one per Redlock master); every try that precedes a sleep
+ * happens after the subscription was acknowledged, so no release announced
+ * after that try can be missed. After a reconnect every waiter tries again,
+ * since messages published while the connection was down are gone.
+ */
+export class WaitQueues {
+  private readonly queues = new Map<string, WaitQueue>();
+  private readonly subscriptions = new Map<WaitQueue, QueueSubscription>();
+  private closedError: Error | undefined;
+
+  constructor(private readonly subscribe: (queue: WaitQueue) => QueueSubscription) {}
+
+  get(channel: string): WaitQueue | undefined {
+    return this.queues.get(channel);
+  }
+
+  /** True when local tasks already wait on `channel` (a newcomer then queues behind them). */
+  hasWaiters(channel: string): boolean {
+    return (this.queues.get(channel)?.waiters.length ?? 0) > 0;
+  }
+
+  /** Joins the queue of `spec.channel` and resolves once its subscription is acknowledged. */
+  async join(spec: JoinSpec): Promise<Waiter> {
+    if (this.closedError) throw this.closedError;
+    let queue = this.queues.get(spec.channel);
+    if (!queue) {
+      queue = new WaitQueue(spec.channel, spec.headOnly, spec.onMessage);
+      this.queues.set(spec.channel, queue);
+    }
+    const waiter = new Waiter(queue, spec.id);
+    queue.waiters.push(waiter);
+    try {
+      if (!queue.ready) {
+        const subscription = this.subscribe(queue);
+        this.subscriptions.set(queue, subscription);
+        const current = queue;
+        queue.ready = subscription.ready.catch((error: unknown) => {
+          // The next joiner subscribes afresh rather than inherit a failure.
+          if (this.queues.get(current.channel) === current) current.ready = undefined;
+          this.subscriptions.delete(current);
+          subscription.close();
+          throw error;
+        });
+      }
+      await queue.ready;
+    } catch (error) {
+      this.leave(waiter, false);
+      throw error;
+    }
+    return waiter;
+  }
+
+  /** Wakes the other sleeping waiters with the same id: branches of one task can reenter now. */
+  wakeSiblings(acquirer: Waiter): void {
+    for (const waiter of acquirer.queue.waiters) {
+      if (waiter !== acquirer && waiter.id === acquirer.id) waiter.fire('released');
+    }
+  }
+
+  /**
+   * Leaves the queue. A waiter that was woken by a release and leaves without
+   * it (aborted, timed out, failed) passes the wake on; a head that leaves
+   * gives the next waiter its turn.
+   */
+  leave(waiter: Waiter, acquired: boolean): void {
+    const queue = waiter.queue;
+    const index = queue.waiters.indexOf(waiter);
+    if (index === -1) return;
+    queue.waiters.splice(index, 1);
+    waiter.fire('timeout');
+    if (waiter.woken && !acquired) queue.wakeOne();
+    if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
+    if (queue.waiters.length === 0 && this.queues.get(queue.channel) === queue) {
+      this.queues.delete(queue.channel);
+      const subscription = this.subscriptions.get(queue);
+      this.subscriptions.delete(queue);
+      if (subscription) queue.ready?.then(() => subscription.close(), () => undefined);
+    }
+  }
+
+  /** After a reconnect: every waiter tries again. */
+  wakeAll(reason: WakeReason): void {
+    for (const queue of this.queues.values()) queue.wakeAll(reason);
+  }
+
+  /** Rejects every waiter with `error`, and every later join. */
+  close(error: Error = new ClientClosedError()): void {
+    this.closedError = error;
+    for (const queue of this.queues.values()) {
+      queue.closedError = error;
+      queue.wakeAll('timeout');
+    }
+    this.queues.clear();
+    for (const subscription of this.subscriptions.values()) subscription.close();
+    this.subscriptions.clear();
+  }
+}

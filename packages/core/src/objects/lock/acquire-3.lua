@@ -1,0 +1,54 @@
+--[[
+acquire-3: take or reenter the reentrant lock for one owner, in one step.
+
+KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
+KEYS[3]  tombstone of this call <prefix>:{<name>}:cancelled:<op> (string), left by
+         cancel-3 when it cancelled this op before the op reached Redis
+ARGV[1]  owner: <clientId>:<taskId>
+ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
+ARGV[3]  op: operation id of this call, unique per owner
+
+Returns
+  {1, token, count}  granted: token is the hold's fencing token (decimal string),
+                     count the owner's hold count after this call. A replay of
+                     the hold's last op (ioredis resends after a reconnect)
+                     returns the same reply without counting twice; only the
+                     last op is recognised, which is enough because one owner
+                     has at most one operation in flight per lock.
+  {0, pttl, holder}  held by another owner: its remaining TTL in ms (-1: no
+                     TTL) and that owner (Redlock tells a majority holder from
+                     a split vote by it, without another read).
+  {-1}               this op was cancelled before it arrived: nothing changed.
+
+Publishes nothing.
+]]
+--- @include "mint-token"
+
+local lock = KEYS[1]
+local held = redis.call('HMGET', lock, 'owner', 'count', 'token', 'op')
+local owner = held[1]
+
+if owner and owner ~= ARGV[1] then
+  return {0, redis.call('PTTL', lock), owner}
+end
+if owner and held[4] == ARGV[3] then
+  return {1, held[3], tonumber(held[2])}
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  return {-1}
+end
+
+if not owner then
+  local token = mintToken(KEYS[2])
+  redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
+  redis.call('PEXPIRE', lock, ARGV[2])
+  return {1, token, 1}
+end
+
+local count = tonumber(held[2]) + 1
+redis.call('HSET', lock, 'count', count, 'op', ARGV[3])
+if redis.call('PTTL', lock) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', lock, ARGV[2])
+end
+return {1, held[3], count}

@@ -1,0 +1,60 @@
+import type { AcquireReply } from '../../engine/acquire.js';
+import type { Hold } from '../../engine/hold.js';
+import type { HoldKind } from '../../engine/hold-kinds.js';
+import type { ReleaseReply } from '../../engine/release.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
+import type { LockRequest } from '../../options/lock-options.js';
+import type { LockKeys } from './keys.js';
+
+/** The owner's hold as the store reads it. */
+export interface OwnerHoldRead {
+  readonly held: boolean;
+  /** The owner's count where the store counts (0 when not held). */
+  readonly count: number;
+}
+
+/**
+ * Where a reentrant lock's state lives, and the lock's protocol on it: one
+ * Redis (`ServerLockStore`, the lock's scripts) or, composed, a quorum of
+ * independent masters (Redlock's rounds). The engine drives it; every
+ * mutation is one atomic script per server.
+ */
+export interface LockStore extends HoldKind {
+  /**
+   * Where nested acquisitions are counted: `server` (each is a script call,
+   * the count lives in the lock hash) or `client` (only the first acquisition
+   * and the last release reach Redis).
+   */
+  readonly counting: 'server' | 'client';
+  /** Drift allowed per ms of lease. */
+  readonly driftFactor: number;
+  /** Only the head of a lock's local queue tries (Redlock: a process's own tasks would split the votes). */
+  readonly headOnly: boolean;
+  /** The renewal kind of its holds. */
+  readonly kind: string;
+  /**
+   * One try for `owner`. `request` carries the call's own state (`failFast`);
+   * a store may answer a failure it expects to pass with a refusal to retry.
+   */
+  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply>;
+  /** Cancels the acquire `op`: whether it ran, will run late, or never arrives, it leaves no hold. */
+  cancel(keys: LockKeys, owner: string, op: string): Promise<unknown>;
+  /**
+   * Client counting only: extends a held lease to `leaseMs` for a nested
+   * acquisition that asks for more than the hold has.
+   * @throws QuorumError (Redlock) when failures leave it undecided (the hold stands as it was)
+   */
+  extend?(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'>;
+  /** One release of `hold` (all of it where the client counts). */
+  release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply>;
+  /** One more try of a final release that failed (the same op): see ReleaseSpec.finish. */
+  finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'>;
+  /** The lock's channel wakes one waiter per release (this wires the announcements to `queue`). */
+  onMessage(payload: string, queue: WaitQueue): void;
+  isLocked(keys: LockKeys, name: string): Promise<boolean>;
+  ownerHold(keys: LockKeys, name: string, owner: string): Promise<OwnerHoldRead>;
+  /** Remaining lease in ms (−2 free, −1 no TTL), as PTTL. */
+  pttl(keys: LockKeys, name: string): Promise<number>;
+  /** Deletes the lock whoever holds it and wakes waiters; true if it released a holder. */
+  forceUnlock(keys: LockKeys, name: string): Promise<boolean>;
+}

@@ -1,0 +1,240 @@
+import { acquireOrWait, attempt, type HoldTarget } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import { HoldHandle } from '../../engine/handle.js';
+import type { Hold } from '../../engine/hold.js';
+import { releaseHold } from '../../engine/release.js';
+import { leaseDeadline, monotonicNow } from '../../engine/time.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
+import { InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
+import { checkFunction } from '../../options/argument-checks.js';
+import { LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../../options/lock-options.js';
+import { currentTask, newTaskContext, ownerId, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
+import { lockKeys, type LockKeys } from './keys.js';
+import type { LockStore } from './lock-store.js';
+import type { LockHandle, LockScope, RLock } from './types.js';
+
+/**
+ * How long a client that just released a lock holds back its own waiters when
+ * other clients wait too (a fairness heuristic: see WaitQueue.yieldFor).
+ */
+const HANDOFF_YIELD_MS = 2;
+
+/** The registry mode of a reentrant lock's holds: one mode, exclusive. */
+const MODE = '';
+
+/**
+ * The reentrant lock (Redisson's RLock) on the engine: see {@link RLock}. The
+ * same class runs on one Redis and across Redlock masters; what differs is its
+ * {@link LockStore}.
+ */
+export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLock<Token> {
+  readonly keys: LockKeys;
+  private readonly onMessage: (payload: string, queue: WaitQueue) => void;
+
+  constructor(
+    readonly name: string,
+    private readonly ctx: EngineContext,
+    private readonly store: LockStore,
+  ) {
+    this.keys = lockKeys(ctx.keyPrefix, name);
+    this.onMessage = (payload, queue) => store.onMessage(payload, queue);
+  }
+
+  async lock(options?: LockOptions): Promise<void> {
+    const request = parseLockOptions(options, 'lock');
+    await this.acquireOrThrow(requireTask(this.name, 'lock'), request);
+  }
+
+  async tryLock(options?: LockOptions): Promise<boolean> {
+    const request = parseLockOptions(options, 'tryLock');
+    const task = requireTask(this.name, 'tryLock');
+    return (await this.acquireChecked(task, { ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs, failFast: true })) !== undefined;
+  }
+
+  async unlock(): Promise<void> {
+    await this.releaseFor(this.ownerOf(requireTask(this.name, 'unlock')));
+  }
+
+  async withLock<T>(fn: (scope: LockScope<Token>) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    checkFunction(fn, 'withLock(fn)');
+    const request = parseLockOptions(options, 'withLock');
+    return runInTaskOrNew(async () => {
+      const task = currentTask() as TaskContext;
+      const hold = await this.acquireOrThrow(task, request);
+      let result: T;
+      try {
+        result = await fn({ signal: hold.signal, token: hold.token as Token });
+      } catch (error) {
+        // The caller sees fn's error; a failed release is only reported.
+        await this.releaseFor(this.ownerOf(task), hold).catch((releaseError: unknown) => {
+          if (hold.state !== 'lost') this.ctx.backgroundError(releaseError);
+        });
+        throw error;
+      }
+      await this.releaseFor(this.ownerOf(task), hold);
+      return result;
+    });
+  }
+
+  async acquire(options?: LockOptions): Promise<LockHandle<Token>> {
+    const request = parseLockOptions(options, 'acquire');
+    const task = currentTask() ?? newTaskContext();
+    const hold = await this.acquireOrThrow(task, request);
+    return new ReentrantLockHandle<Token>(this.name, hold, task, () => this.releaseFor(this.ownerOf(task), hold));
+  }
+
+  async isLocked(): Promise<boolean> {
+    this.ctx.assertOpen();
+    return this.store.isLocked(this.keys, this.name);
+  }
+
+  async isHeldByCurrentTask(): Promise<boolean> {
+    const owner = this.ownerOf(requireTask(this.name, 'isHeldByCurrentTask'));
+    this.ctx.assertOpen();
+    // A hold this client knows lost, or past its deadline, is not held,
+    // whatever the server still says: safety before liveness.
+    if (this.ctx.holds.current(this.keys.lock, MODE, owner)?.certain !== true) return false;
+    return (await this.store.ownerHold(this.keys, this.name, owner)).held;
+  }
+
+  async getHoldCount(): Promise<number> {
+    const owner = this.ownerOf(requireTask(this.name, 'getHoldCount'));
+    this.ctx.assertOpen();
+    const hold = this.ctx.holds.current(this.keys.lock, MODE, owner);
+    if (hold?.certain !== true) return 0;
+    const read = await this.store.ownerHold(this.keys, this.name, owner);
+    if (!read.held || !hold.certain) return 0;
+    return this.store.counting === 'server' ? read.count : hold.count;
+  }
+
+  async remainTimeToLive(): Promise<number> {
+    this.ctx.assertOpen();
+    return this.store.pttl(this.keys, this.name);
+  }
+
+  async forceUnlock(): Promise<boolean> {
+    this.ctx.assertOpen();
+    const released = await this.store.forceUnlock(this.keys, this.name);
+    for (const hold of this.ctx.holds.holdsOf(this.keys.lock, MODE)) hold.lose('forced');
+    return released;
+  }
+
+  // ---- acquisition -------------------------------------------------------
+
+  private async acquireOrThrow(task: TaskContext, request: LockRequest): Promise<Hold> {
+    const hold = await this.acquireChecked(task, request);
+    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
+    return hold;
+  }
+
+  /** The checks every acquisition makes before anything is sent, then the engine's loop. */
+  private async acquireChecked(task: TaskContext, request: LockRequest): Promise<Hold | undefined> {
+    const { ctx, store } = this;
+    ctx.assertOpen();
+    request.signal?.throwIfAborted();
+    if (request.leaseMs === undefined && !ctx.canRenew) {
+      throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
+    }
+    const owner = this.ownerOf(task);
+    const target: HoldTarget = { name: this.name, key: this.keys.lock, mode: MODE, kind: store.kind, owner, exclusive: true, driftFactor: store.driftFactor };
+    const tryOnce = async () => {
+      if (store.counting === 'client') {
+        const current = ctx.holds.current(this.keys.lock, MODE, owner);
+        if (current?.active && (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request)))) return { hold: current };
+      }
+      return attempt(ctx, {
+        target,
+        leaseMs: request.leaseMs,
+        signal: request.signal,
+        send: (op, leaseMs) => store.acquire(this.keys, owner, leaseMs, op, request),
+        undo: (op) => store.cancel(this.keys, owner, op),
+      });
+    };
+    return acquireOrWait(ctx, {
+      channel: this.keys.channel,
+      id: owner,
+      headOnly: store.headOnly,
+      onMessage: this.onMessage,
+      reentry: ctx.holds.current(this.keys.lock, MODE, owner)?.active === true,
+      waitMs: request.waitMs,
+      signal: request.signal,
+      tryOnce,
+    });
+  }
+
+  /**
+   * A nested acquisition where the client counts: counted here only. It
+   * reaches the store only when it asks for a lease ending later than the
+   * hold's (and the watchdog does not already keep it), to extend the lease
+   * there. False when the hold turned out lost (the caller then acquires anew,
+   * as a new generation): its deadline passed (a late timer or watchdog has not
+   * said so yet), or the extension found it gone or taken.
+   */
+  private async reenterHere(hold: Hold, request: LockRequest): Promise<boolean> {
+    const { ctx, store } = this;
+    if (!hold.active) return false;
+    if (!hold.certain) {
+      // Past its deadline the lease may have run out: counting a nested
+      // acquisition here would answer "acquired" for a lock others may hold.
+      hold.lose(hold.renewed ? 'unreachable' : 'expired');
+      return false;
+    }
+    const leaseMs = request.leaseMs ?? ctx.watchdogTimeoutMs;
+    let sentAt: number | undefined;
+    const covered = (hold.renewed && leaseMs <= hold.leaseMs) || leaseDeadline(monotonicNow(), leaseMs, store.driftFactor) <= hold.deadline;
+    if (!covered) {
+      sentAt = monotonicNow();
+      const verdict = await (store.extend as NonNullable<LockStore['extend']>)(hold, leaseMs);
+      if (!hold.active) return false;
+      if (verdict !== 'renewed') {
+        hold.lose(verdict === 'gone' ? 'expired' : 'taken');
+        return false;
+      }
+      // An extension that lands after an abort stays (it only lengthens the
+      // lease, which is never shortened), but the acquisition is not counted.
+      request.signal?.throwIfAborted();
+    }
+    hold.acquired(hold.count + 1, sentAt, request.leaseMs);
+    ctx.acquired(hold);
+    return true;
+  }
+
+  // ---- release -----------------------------------------------------------
+
+  /**
+   * Releases one acquisition of `owner`: of `own` when the caller knows which
+   * hold it took (a handle, withLock), else of the owner's newest hold.
+   */
+  private async releaseFor(owner: string, own?: Hold): Promise<void> {
+    const { ctx, store, keys } = this;
+    const hold = own ?? ctx.holds.current(keys.lock, MODE, owner);
+    const reply = await releaseHold(ctx, hold, this.name, {
+      send: (op) =>
+        // Where the client counts, a nested release never reaches the store.
+        store.counting === 'client' && (hold as Hold).count > 1
+          ? Promise.resolve({ released: true, remaining: (hold as Hold).count - 1 })
+          : store.release(keys, hold as Hold, op),
+      finish: (op) => store.finishRelease(keys, hold as Hold, op),
+    });
+    if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
+      // Other clients' waiters heard it too (ours count one while local tasks
+      // wait): let them try first.
+      ctx.queues.get(keys.channel)?.yieldFor(HANDOFF_YIELD_MS);
+    }
+  }
+
+  private ownerOf(task: TaskContext): string {
+    return ownerId(this.ctx.clientId, task);
+  }
+}
+
+/** A lock's handle: {@link LockHandle}. */
+class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
+  override get token(): Token {
+    return this.hold.token as Token;
+  }
+
+  unlock(): Promise<void> {
+    return this.end();
+  }
+}

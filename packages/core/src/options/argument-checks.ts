@@ -1,0 +1,65 @@
+import { InvalidArgumentError } from '../errors.js';
+
+/** Largest duration Node timers accept (2^31 − 1 ms, about 24.8 days). */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
+/**
+ * A duration in ms: an integer from `min` (1, or 0 for `waitMs`) to 2^31 − 1.
+ * Strings, NaN, Infinity and fractions are refused rather than coerced, because
+ * a silently rounded or truncated lease is a lease the caller did not ask for.
+ * @throws InvalidArgumentError
+ */
+export function checkDurationMs(value: unknown, what: string, min: 0 | 1 = 1): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
+    throw new InvalidArgumentError(
+      `${what} must be an integer number of ms from ${min} to ${MAX_DURATION_MS}, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+/** @throws InvalidArgumentError unless `value` is undefined or an AbortSignal. */
+export function checkSignal(value: unknown, what = 'signal'): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof AbortSignal)) {
+    throw new InvalidArgumentError(`${what} must be an AbortSignal, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** @throws InvalidArgumentError unless `value` is undefined or a plain object. */
+export function checkOptionsObject(value: unknown, what: string): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidArgumentError(`${what} must be an object, got ${describeValue(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Refuses option names the call does not know, so a typo such as `leaseMS`
+ * fails loudly instead of silently taking the default.
+ * @throws InvalidArgumentError
+ */
+export function checkKnownKeys(options: Record<string, unknown>, known: readonly string[], what: string): void {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new InvalidArgumentError(`${what}: unknown option "${key}" (known: ${known.join(', ')})`);
+    }
+  }
+}
+
+/** @throws InvalidArgumentError unless `value` is a function. */
+export function checkFunction(value: unknown, what: string): void {
+  if (typeof value !== 'function') throw new InvalidArgumentError(`${what} must be a function, got ${describeValue(value)}`);
+}
+
+/** A short, safe description of a bad value for an error message. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? `an object (${value.constructor?.name ?? 'Object'})` : typeof value;
+}

@@ -1,0 +1,125 @@
+import type { LeaseRenewerFactory } from '../engine/renewal.js';
+import { checkKeyPrefix } from '../objects/names.js';
+import type { RedisInput } from '../deployment/connection.js';
+import { checkDurationMs, checkFunction } from './argument-checks.js';
+import { OptionReader } from './option-reader.js';
+import { InvalidArgumentError } from '../errors.js';
+
+/** The options every client takes, on one Redis or across Redlock masters. */
+export interface CommonClientOptions {
+  /**
+   * Prefix of every key and channel: `<keyPrefix>:{<name>}`. No braces.
+   * @default 'rlock'
+   */
+  readonly keyPrefix?: string;
+  /**
+   * Lease of a hold taken without `leaseMs`, in ms; the watchdog renews it every
+   * third of it. It also caps a waiter's sleep at a third of it. At least 30 ms,
+   * so the renewal period stays well above timer granularity.
+   * @default 30_000
+   */
+  readonly watchdogTimeoutMs?: number;
+  /**
+   * rlock's own limit on every Redis call, in ms, whatever ioredis's retry
+   * settings: past it the call rejects with RedisUnavailableError. At most
+   * ⌊watchdogTimeoutMs / 3⌋, so a renewal that times out still leaves time to
+   * retry within the lease.
+   * @default min(5_000, ⌊watchdogTimeoutMs / 3⌋)
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * Builds the lease renewer (the watchdog). `@org/rlock`'s `createClient` and
+   * `createRedlock` wire `@org/rlock-watchdog`; without one the client takes
+   * fixed leases only.
+   * @default undefined
+   */
+  readonly renewer?: LeaseRenewerFactory;
+}
+
+/** Options of a client of one Redis. Checked once, when the client is created. */
+export interface RLockClientOptions extends CommonClientOptions {
+  /**
+   * The Redis to use: a `redis://` URL or ioredis options (rlock then owns the
+   * connection, pipelines automatically and closes it on `close()`), or an
+   * ioredis instance (used as is and left open). Instances and options with
+   * their own `keyPrefix` are refused. A Cluster is not supported yet.
+   */
+  readonly redis: RedisInput;
+}
+
+/** The defaults of {@link CommonClientOptions}, in one frozen object. */
+export const CLIENT_DEFAULTS = Object.freeze({
+  /** @see CommonClientOptions.keyPrefix */
+  keyPrefix: 'rlock',
+  /** @see CommonClientOptions.watchdogTimeoutMs */
+  watchdogTimeoutMs: 30_000,
+  /** Shortest `watchdogTimeoutMs` accepted: its third, the renewal period, is then 10 ms. */
+  minWatchdogTimeoutMs: 30,
+  /** `commandTimeoutMs` is min(this, ⌊watchdogTimeoutMs / 3⌋) unless given. */
+  maxCommandTimeoutMs: 5_000,
+});
+
+/** {@link CommonClientOptions} with every default filled in. */
+export interface ResolvedCommonOptions {
+  readonly keyPrefix: string;
+  readonly watchdogTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+  readonly renewer: LeaseRenewerFactory | undefined;
+}
+
+export interface ResolvedClientOptions extends ResolvedCommonOptions {
+  readonly redis: unknown;
+}
+
+/** Names of the common options, for a reader's list of known ones. */
+export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer'] as const;
+
+/** Reads the common options, recording every problem on `reader`. */
+export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
+  const keyPrefix = reader.read('keyPrefix', checkKeyPrefix, CLIENT_DEFAULTS.keyPrefix);
+  const watchdogTimeoutMs = reader.read(
+    'watchdogTimeoutMs',
+    (value) => {
+      const ms = checkDurationMs(value, 'watchdogTimeoutMs');
+      if (ms < CLIENT_DEFAULTS.minWatchdogTimeoutMs) {
+        throw new InvalidArgumentError(
+          `watchdogTimeoutMs must be at least ${CLIENT_DEFAULTS.minWatchdogTimeoutMs} ms (a renewal every third of it), got ${ms}`,
+        );
+      }
+      return ms;
+    },
+    CLIENT_DEFAULTS.watchdogTimeoutMs,
+  );
+  const third = Math.floor(watchdogTimeoutMs / 3);
+  const commandTimeoutMs = reader.read(
+    'commandTimeoutMs',
+    (value) => {
+      const ms = checkDurationMs(value, 'commandTimeoutMs');
+      if (ms > third) {
+        throw new InvalidArgumentError(
+          `commandTimeoutMs (${ms}) must be at most ⌊watchdogTimeoutMs / 3⌋ (${third}), so a timed-out renewal can be retried within the lease`,
+        );
+      }
+      return ms;
+    },
+    Math.min(CLIENT_DEFAULTS.maxCommandTimeoutMs, third),
+  );
+  const renewer = reader.read(
+    'renewer',
+    (value) => {
+      checkFunction(value, 'renewer');
+      return value as LeaseRenewerFactory;
+    },
+    undefined,
+  );
+  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer };
+}
+
+/** @throws InvalidArgumentError listing every bad option. */
+export function resolveClientOptions(options: unknown): ResolvedClientOptions {
+  const reader = new OptionReader(options, ['redis', ...COMMON_OPTION_NAMES], 'client options');
+  if (reader.raw.redis === undefined) reader.problem('redis is required (a URL, ioredis options or an ioredis instance)');
+  const common = readCommonOptions(reader);
+  reader.done();
+  return { redis: reader.raw.redis, ...common };
+}

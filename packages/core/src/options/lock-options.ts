@@ -1,0 +1,85 @@
+import { IllegalMonitorStateError, InvalidArgumentError } from '../errors.js';
+import { currentTask, type TaskContext } from '../tasks/task-context.js';
+import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from './argument-checks.js';
+
+/** Options of the waiting calls: `lock`, `tryLock`, `acquire`, `withLock`. */
+export interface LockOptions {
+  /**
+   * Fixed lease in ms (3 to 2^31−1): the hold expires on its own after this long
+   * and is never renewed. Without it the client's watchdog lease
+   * (`watchdogTimeoutMs`) is taken and renewed every third of it while held.
+   * @default undefined (a watchdog lease)
+   */
+  readonly leaseMs?: number;
+  /**
+   * How long to wait, in ms (0: try once). `lock()`, `acquire()` and
+   * `withLock()` wait without limit when it is omitted and reject with
+   * LockAcquireTimeoutError when it runs out; `tryLock()` resolves false.
+   * @default undefined (without limit); `tryLock()`: 0
+   */
+  readonly waitMs?: number;
+  /** Aborts the wait; the call rejects with `signal.reason`. @default undefined */
+  readonly signal?: AbortSignal;
+}
+
+/** The defaults of {@link LockOptions}, in one frozen object. */
+export const LOCK_DEFAULTS = Object.freeze({
+  /** No fixed lease: the watchdog's. */
+  leaseMs: undefined,
+  /** `lock()`, `acquire()`, `withLock()`: wait without limit. */
+  waitMs: undefined,
+  /** `tryLock()`: try once. */
+  tryLockWaitMs: 0,
+});
+
+/** The checked options of one waiting call. */
+export interface LockRequest {
+  /** Fixed lease in ms; undefined: a watchdog lease. */
+  readonly leaseMs: number | undefined;
+  /** How long to wait in ms; undefined: without limit (0: try once). */
+  readonly waitMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** tryLock: give up at once when the outcome cannot be decided (Redlock: no quorum possible). */
+  readonly failFast?: boolean;
+}
+
+/** Shortest lease accepted: lease − drift (lease × 1 % + 2 ms) must stay positive. */
+export const MIN_LEASE_MS = 3;
+
+const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
+
+/**
+ * Checks the options of a waiting call before anything is sent.
+ * @throws InvalidArgumentError naming the call and the option
+ */
+export function parseLockOptions(options: unknown, call: string): LockRequest {
+  const raw = checkOptionsObject(options, `${call}() options`);
+  checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
+  const leaseMs = raw.leaseMs === undefined ? LOCK_DEFAULTS.leaseMs : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`);
+  if (leaseMs !== undefined && leaseMs < MIN_LEASE_MS) {
+    // lease − drift (1 % + 2 ms) must be positive, or every grant is already late.
+    throw new InvalidArgumentError(
+      `${call}(): leaseMs must be at least ${MIN_LEASE_MS} ms (the lease minus its drift allowance must be positive), got ${leaseMs}`,
+    );
+  }
+  return {
+    leaseMs,
+    waitMs: raw.waitMs === undefined ? LOCK_DEFAULTS.waitMs : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
+    signal: checkSignal(raw.signal, `${call}(): signal`),
+  };
+}
+
+/**
+ * The caller's task, for the Java-style calls that need one.
+ * @throws IllegalMonitorStateError outside any task, naming task, withLock and acquire
+ */
+export function requireTask(objectName: string, call: string): TaskContext {
+  const task = currentTask();
+  if (!task) {
+    throw new IllegalMonitorStateError(
+      `${call}() on "${objectName}" needs a task: run it inside client.task(fn) or withLock(fn), ` +
+        'or use acquire() for a handle that works anywhere',
+    );
+  }
+  return task;
+}

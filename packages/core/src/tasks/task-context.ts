@@ -1,0 +1,64 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { nanoid } from 'nanoid';
+
+/**
+ * A task is the Node.js counterpart of a Java thread: the unit of lock ownership,
+ * carried through async calls. Owners are `<clientId>:<taskId>`.
+ */
+export interface TaskContext {
+  readonly taskId: string;
+}
+
+// One storage per process, even when both the ESM and the CJS build of this
+// package are loaded (the dual-package hazard): two storages would let a task
+// started by one copy look like "no task" to the other.
+const STORAGE_KEY = Symbol.for('@org/rlock-core/task-storage/v1');
+const globalSlot = globalThis as { [STORAGE_KEY]?: AsyncLocalStorage<TaskContext> };
+const storage: AsyncLocalStorage<TaskContext> = (globalSlot[STORAGE_KEY] ??= new AsyncLocalStorage<TaskContext>());
+
+/** The task the caller runs in, or undefined outside any task. */
+export function currentTask(): TaskContext | undefined {
+  return storage.getStore();
+}
+
+/** Runs `fn` in a new task, whatever the caller runs in. */
+export function runInNewTask<T>(fn: () => T): T {
+  return storage.run({ taskId: nanoid() }, fn);
+}
+
+/** Runs `fn` in the given task (a handle's owner, for example). */
+export function runInTask<T>(task: TaskContext, fn: () => T): T {
+  return storage.run(task, fn);
+}
+
+/**
+ * Runs `fn` in the current task, or in a new one when called outside any task.
+ * Branches of a `Promise.all` inside `fn` share the task, and so its ownership.
+ */
+export function runInTaskOrNew<T>(fn: () => T): T {
+  return storage.getStore() ? fn() : runInNewTask(fn);
+}
+
+/** A fresh task id for an owner that only a handle carries. */
+export function newTaskContext(): TaskContext {
+  return { taskId: nanoid() };
+}
+
+/**
+ * The owner id of `task` on the client `clientId`: `<clientId>:<taskId>`. Cached
+ * on the task (a task is almost always used with one client), so the hot path
+ * does not build the same string on every call.
+ */
+export function ownerId(clientId: string, task: TaskContext): string {
+  const cached = (task as CachedOwner).owner;
+  if (cached !== undefined && (task as CachedOwner).clientId === clientId) return cached;
+  const owner = `${clientId}:${task.taskId}`;
+  (task as CachedOwner).clientId = clientId;
+  (task as CachedOwner).owner = owner;
+  return owner;
+}
+
+interface CachedOwner extends TaskContext {
+  clientId?: string;
+  owner?: string;
+}

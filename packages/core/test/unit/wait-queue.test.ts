@@ -1,0 +1,126 @@
+import { jest } from '@jest/globals';
+import { WaitQueue, WaitQueues, Waiter } from '../../src/engine/wait-queue.js';
+
+describe('WaitQueue', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  const queueOf = (headOnly = false) => new WaitQueue('c', headOnly, (_payload, queue) => queue.released());
+
+  function sleeper(queue: WaitQueue, id = 'o'): { waiter: Waiter; woke: () => string | undefined } {
+    const waiter = new Waiter(queue, id);
+    queue.waiters.push(waiter);
+    let reason: string | undefined;
+    void waiter.sleep(60_000, undefined).then((r) => (reason = r));
+    return { waiter, woke: () => reason };
+  }
+
+  describe('released (wake one)', () => {
+    it('wakes only the longest-waiting sleeper', async () => {
+      const queue = queueOf();
+      const first = sleeper(queue);
+      const second = sleeper(queue);
+      queue.released();
+      await Promise.resolve();
+      expect(first.woke()).toBe('released');
+      expect(second.woke()).toBeUndefined();
+    });
+
+    it('keeps a wake for a waiter that was busy trying, so its next sleep returns at once', async () => {
+      const queue = queueOf();
+      const busy = new Waiter(queue, 'o');
+      queue.waiters.push(busy);
+      queue.released();
+      await expect(busy.sleep(60_000, undefined)).resolves.toBe('released');
+    });
+
+    it('holds back the local wake while this client yields its turn after its own release', async () => {
+      const queue = queueOf();
+      const local = sleeper(queue);
+      queue.yieldFor(2);
+      queue.released();
+      await Promise.resolve();
+      expect(local.woke()).toBeUndefined();
+      await jest.advanceTimersByTimeAsync(3);
+      expect(local.woke()).toBe('released');
+    });
+  });
+
+  describe('wake policies', () => {
+    it('wakeN wakes n sleepers in arrival order and keeps the rest of the wakes for busy waiters', async () => {
+      const queue = queueOf();
+      const sleepers = [sleeper(queue), sleeper(queue), sleeper(queue)];
+      queue.wakeN(2);
+      await Promise.resolve();
+      expect(sleepers.map((s) => s.woke())).toEqual(['released', 'released', undefined]);
+    });
+
+    it('wakeId wakes the waiter it names, wherever it stands', async () => {
+      const queue = queueOf();
+      const first = sleeper(queue, 'a');
+      const second = sleeper(queue, 'b');
+      queue.wakeId('b');
+      await Promise.resolve();
+      expect([first.woke(), second.woke()]).toEqual([undefined, 'released']);
+    });
+
+    it('wakeAll wakes every sleeper with the reason given', async () => {
+      const queue = queueOf();
+      const sleepers = [sleeper(queue), sleeper(queue)];
+      queue.wakeAll('resubscribed');
+      await Promise.resolve();
+      expect(sleepers.map((s) => s.woke())).toEqual(['resubscribed', 'resubscribed']);
+    });
+
+    it('in a head-only queue wakes the head only, and keeps the wake for it when it is busy', async () => {
+      const queue = queueOf(true);
+      const head = new Waiter(queue, 'h');
+      queue.waiters.push(head); // busy trying
+      const next = sleeper(queue, 'n');
+      queue.wakeOne();
+      await Promise.resolve();
+      expect(next.woke()).toBeUndefined();
+      await expect(head.sleep(60_000, undefined)).resolves.toBe('released');
+    });
+  });
+});
+
+describe('WaitQueues', () => {
+  it('subscribes a channel once for its first waiter and closes the subscription with its last', async () => {
+    const log: string[] = [];
+    const queues = new WaitQueues((queue) => {
+      log.push(`subscribe ${queue.channel}`);
+      return { ready: Promise.resolve(), close: () => log.push(`close ${queue.channel}`) };
+    });
+    const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+    const a = await queues.join({ ...spec, id: 'a' });
+    const b = await queues.join({ ...spec, id: 'b' });
+    expect(queues.hasWaiters('c')).toBe(true);
+    queues.leave(a, false);
+    queues.leave(b, false);
+    await Promise.resolve();
+    expect(log).toEqual(['subscribe c', 'close c']);
+    expect(queues.hasWaiters('c')).toBe(false);
+  });
+
+  it('gives the turn to the next waiter when the head of a head-only queue leaves', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const spec = { channel: 'c', headOnly: true, onMessage: () => undefined };
+    const head = await queues.join({ ...spec, id: 'a' });
+    const next = await queues.join({ ...spec, id: 'b' });
+    const turn = next.sleep(Number.POSITIVE_INFINITY, undefined);
+    queues.leave(head, true);
+    await expect(turn).resolves.toBe('turn');
+    expect(next.isHead).toBe(true);
+  });
+
+  it('rejects every waiter and later joins once closed', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => undefined });
+    const sleeping = waiter.sleep(60_000, undefined);
+    queues.close(new Error('closed'));
+    await expect(sleeping).resolves.toBe('timeout');
+    expect(waiter.queue.closedError?.message).toBe('closed');
+    await expect(queues.join({ channel: 'c', id: 'b', headOnly: false, onMessage: () => undefined })).rejects.toThrow('closed');
+  });
+});
