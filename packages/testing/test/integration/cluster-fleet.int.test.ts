@@ -119,6 +119,8 @@ describe('RedisCluster', () => {
         // The key is on that master itself, not merely reachable through redirects.
         expect(await withNode(master, (direct) => direct.get(key))).toBe(master.id);
       }
+      // Closed now: it would log reconnection errors during the failover tests.
+      redis.disconnect();
     });
   });
 
@@ -148,7 +150,9 @@ describe('RedisCluster', () => {
           subscriber.on('smessage', (from: string, message: string) => resolve([from, message]));
         });
         await subscriber.ssubscribe(channel);
-        expect(await cluster.client().spublish(channel, 'hello')).toBe(1);
+        const publisher = cluster.client();
+        expect(await publisher.spublish(channel, 'hello')).toBe(1);
+        publisher.disconnect();
         await expect(received).resolves.toEqual([channel, 'hello']);
       } finally {
         subscriber.disconnect();
