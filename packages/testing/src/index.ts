@@ -5,5 +5,8 @@ export { RedisCluster } from './cluster-fleet.js';
 export type { ClusterNode, ClusterWaitOptions } from './cluster-fleet.js';
 export type { ClusterRole } from './cluster-nodes.js';
 export type { RedisClusterOptions } from './cluster-options.js';
+export { RedisSentinelGroup } from './sentinel-fleet.js';
+export type { SentinelGroupNode, SentinelGroupRole, SentinelWaitOptions } from './sentinel-fleet.js';
+export type { RedisSentinelGroupOptions } from './sentinel-options.js';
 export { keySlot } from './key-slot.js';
 export { uniquePrefix, eventually, sleep, tick, OverlapProbe, commandCalls, commandsProcessed } from './test-helpers.js';
