@@ -211,7 +211,7 @@ export class RedisCluster implements AsyncDisposable {
   async refresh(): Promise<ClusterNode[]> {
     this.group.assertNotStopped('refresh');
     const failures: string[] = [];
-    for (const server of this.group.servers.filter((candidate) => candidate.isRunning())) {
+    for (const server of this.group.servers.filter((candidate) => candidate.isRunning() && !candidate.isPaused())) {
       try {
         const entries = parseClusterNodes(await queryText(server.host, server.port, ['CLUSTER', 'NODES']));
         this.states = this.statesFrom(topologyOf(entries));
@@ -252,8 +252,8 @@ export class RedisCluster implements AsyncDisposable {
    * Resolves once a replica of `oldMaster` was promoted: every running node
    * reports `cluster_state:ok`, all agree that the promoted node serves the
    * old master's slots, and every running replica is in sync. Returns the new
-   * master. Kill the old master first (a paused one works too, once
-   * `nodeTimeoutMs` passes).
+   * master. Kill or pause the old master first: a paused master is failed
+   * over too, once `nodeTimeoutMs` passes, and becomes a replica when resumed.
    * @param oldMaster the node (as returned by killMaster) or its node index
    * @throws Error at once when `oldMaster` had no replica; Error saying what
    * was last missing when no promotion is seen within `timeoutMs`.
@@ -280,7 +280,8 @@ export class RedisCluster implements AsyncDisposable {
    * Starts a node again on the same port and data directory (SIGKILL first
    * if it runs) and resolves once it rejoined: every running node reports
    * `cluster_state:ok`, none sees a running node as failing, all agree on
-   * the configuration and every running replica is in sync. A master that
+   * the configuration and every running replica is in sync (paused nodes are
+   * left out of that check). A master that
    * was failed over comes back as a replica of the node that took its slots.
    * @throws RangeError for a bad index; Error when it has not rejoined within `timeoutMs`.
    */
@@ -291,6 +292,20 @@ export class RedisCluster implements AsyncDisposable {
     const topology = await settle(this.group, `the node on port ${port} to rejoin`, this.timeout(options), () => true);
     this.states = this.statesFrom(topology);
     return this.node(index);
+  }
+
+  /**
+   * Resolves once the cluster is stable (the conditions of
+   * {@link RedisCluster.restart}) and returns the nodes with their roles
+   * re-read, e.g. after resuming a paused master that was failed over, to
+   * wait until it rejoined as a replica.
+   * @throws Error saying what was last missing when `timeoutMs` passes.
+   */
+  async waitUntilStable(options: ClusterWaitOptions = {}): Promise<ClusterNode[]> {
+    this.group.assertNotStopped('waitUntilStable');
+    const topology = await settle(this.group, 'the cluster to be stable', this.timeout(options), () => true);
+    this.states = this.statesFrom(topology);
+    return this.nodes();
   }
 
   /**
@@ -392,8 +407,7 @@ function configurationKey(entries: readonly ClusterNodesEntry[]): string {
  * knows every node (no handshake left); no node sees a running node as
  * failing (`fail` or `fail?`); all describe the same ids, roles, masters and
  * slots; and each running replica has `master_link_status:up` with no sync
- * in progress. Nodes that are not running are left out of the poll (a paused
- * node counts as running, so it keeps the cluster from settling).
+ * in progress. Nodes that are not running, or paused, are left out.
  * @throws Error saying what was last missing when `timeoutMs` passes.
  */
 async function settle(group: ServerGroup, what: string, timeoutMs: number, accept: (topology: Topology) => boolean): Promise<Topology> {
@@ -414,7 +428,8 @@ async function settle(group: ServerGroup, what: string, timeoutMs: number, accep
 
 /** The configuration all running nodes agree on, or what keeps them from agreeing. */
 async function observe(group: ServerGroup): Promise<Topology | string> {
-  const running = group.servers.filter((server) => server.isRunning());
+  // A paused node answers nothing, and the others see it fail like a dead one.
+  const running = group.servers.filter((server) => server.isRunning() && !server.isPaused());
   if (running.length === 0) return 'no node is running';
   const runningPorts = new Set(running.map((server) => server.port));
   const views = await Promise.all(running.map((server) => readView(server)));

@@ -134,6 +134,11 @@ export class ProcessServer implements FleetServer, ExitCleanup {
     return run !== undefined && run.ready && !run.hasExited;
   }
 
+  /** Running but stopped by {@link ProcessServer.pause}: it answers nothing until resumed. */
+  isPaused(): boolean {
+    return this.isRunning() && this.run?.paused === true;
+  }
+
   async kill(signal: KillSignal): Promise<void> {
     const run = this.run;
     if (run === undefined || run.hasExited) return;

@@ -49,11 +49,14 @@ const POLL_INTERVAL_MS = 50;
  * Sentinel timers, lowered with `SENTINEL DEBUG` (Redis ≥ 7.0; not saved in
  * the config file, so set again after a Sentinel restarts). By default a
  * Sentinel sends INFO every 10 s, and it turns a restarted old master into a
- * replica only after it reported the wrong role for 4 publish periods (8 s):
- * with these, role changes show within a second and a returning old master
- * is converted after about 2 s. https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/
+ * replica only once it was up and reporting the wrong role for 4 publish
+ * periods (2 s each): with these, role changes show within a second, a
+ * returning old master is converted about 2 s after it started (instead of
+ * 10–20 s), and Sentinels find each other within a second of starting. See
+ * `sentinelRefreshInstanceInfo` in Redis' sentinel.c and
+ * https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/
  */
-const SENTINEL_DEBUG_TIMERS = ['info-period', 1_000, 'publish-period', 500] as const;
+const SENTINEL_DEBUG_TIMERS = ['info-period', 1_000, 'publish-period', 250] as const;
 
 /**
  * A master, its replicas and the Sentinels that monitor them, all local
@@ -131,7 +134,8 @@ export class RedisSentinelGroup implements AsyncDisposable {
         sentinel: true,
         configFile: () =>
           [
-            'sentinel resolve-hostnames no',
+            // Explicit, though the default: addresses stay IPs. Redis < 6.2 knows no such option.
+            ...(binary.major > 6 || (binary.major === 6 && binary.minor >= 2) ? ['sentinel resolve-hostnames no'] : []),
             `sentinel monitor ${name} ${master.host} ${master.port} ${resolved.quorum}`,
             `sentinel down-after-milliseconds ${name} ${resolved.downAfterMs}`,
             `sentinel failover-timeout ${name} ${resolved.failoverTimeoutMs}`,
@@ -187,7 +191,7 @@ export class RedisSentinelGroup implements AsyncDisposable {
   async currentMaster(): Promise<{ host: string; port: number }> {
     this.group.assertNotStopped('currentMaster');
     const failures: string[] = [];
-    for (const server of this.sentinelServers().filter((candidate) => candidate.isRunning())) {
+    for (const server of this.sentinelServers().filter((candidate) => candidate.isRunning() && !candidate.isPaused())) {
       try {
         return await masterAddress(server, this.masterName);
       } catch (error) {
@@ -257,6 +261,19 @@ export class RedisSentinelGroup implements AsyncDisposable {
     const port = this.group.server(index).port;
     await this.settle(`the node on port ${port} to rejoin`, this.timeout(options), () => true);
     return this.node(index);
+  }
+
+  /**
+   * Resolves once the group is stable (the conditions of
+   * {@link RedisSentinelGroup.restart}) and returns the nodes with roles
+   * re-read, e.g. after resuming a paused master that was failed over, to
+   * wait until the Sentinels made it a replica.
+   * @throws Error saying what was last missing when `timeoutMs` passes.
+   */
+  async waitUntilStable(options: SentinelWaitOptions = {}): Promise<SentinelGroupNode[]> {
+    this.group.assertNotStopped('waitUntilStable');
+    await this.settle('the group to be stable', this.timeout(options), () => true);
+    return this.nodes();
   }
 
   /**
@@ -336,7 +353,7 @@ export class RedisSentinelGroup implements AsyncDisposable {
    * `master` (not down, no failover in progress), knows all other Sentinels
    * and sees every other running data node as a healthy replica with its
    * link up; the master answers ROLE as master and every other running data
-   * node as its connected replica. A paused process counts as running.
+   * node as its connected replica. Paused processes are left out.
    * @throws Error saying what was last missing when `timeoutMs` passes.
    */
   private async settle(what: string, timeoutMs: number, accept: (masterIndex: number) => boolean): Promise<void> {
@@ -359,7 +376,9 @@ export class RedisSentinelGroup implements AsyncDisposable {
 
   /** The index of the master everything agrees on, or what keeps the group from agreeing. */
   private async observe(): Promise<number | string> {
-    const sentinels = this.sentinelServers().filter((server) => server.isRunning());
+    // Paused processes answer nothing: left out like dead ones.
+    const live = (server: ProcessServer): boolean => server.isRunning() && !server.isPaused();
+    const sentinels = this.sentinelServers().filter(live);
     if (sentinels.length === 0) return 'no Sentinel is running';
     const views = await Promise.all(sentinels.map((server) => readSentinelView(server, this.masterName)));
     let masterPort: number | undefined;
@@ -376,9 +395,9 @@ export class RedisSentinelGroup implements AsyncDisposable {
     const masterIndex = this.group.servers.findIndex((server, i) => i < this.dataNodeCount && server.port === masterPort);
     const master = this.group.servers[masterIndex];
     if (master === undefined) return `the Sentinels name port ${String(masterPort)}, which is not a data node of this group`;
-    if (!master.isRunning()) return `the Sentinels still name the master on port ${master.port}, which is not running`;
+    if (!live(master)) return `the Sentinels still name the master on port ${master.port}, which is not running or paused`;
     for (const [i, server] of this.group.servers.slice(0, this.dataNodeCount).entries()) {
-      if (!server.isRunning()) continue;
+      if (!live(server)) continue;
       const role = await readRole(server);
       if (i === masterIndex) {
         if (role !== 'master') return `the master the Sentinels name (port ${server.port}) answers ROLE ${role}`;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
@@ -31,6 +32,18 @@ function keyServedBy(cluster: RedisCluster, master: ClusterNode, prefix: string)
   for (let i = 0; ; i += 1) {
     const key = `${prefix}:${i}`;
     if (cluster.masterForKey(key).port === master.port) return key;
+  }
+}
+
+/** Pids of the redis-server supervisors this process started (one per running node). */
+function supervisorsOfThisProcess(): string[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(process.pid), '-f', 'rlock-fleet-supervisor'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .sort();
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
   }
 }
 
@@ -106,6 +119,13 @@ describe('RedisCluster', () => {
     it('rejects bad options before starting anything', async () => {
       await expect(RedisCluster.start({ masters: 2 })).rejects.toThrow(RangeError);
       await expect(RedisCluster.start({ redisCliPath: '' })).rejects.toThrow(/redisCliPath/);
+    });
+
+    it('names REDIS_CLI when redis-cli cannot be run, and tears down the nodes it started', async () => {
+      const before = supervisorsOfThisProcess();
+      expect(before).toHaveLength(cluster.size); // the shared cluster's, and no others
+      await expect(RedisCluster.start({ redisCliPath: '/nonexistent/redis-cli' })).rejects.toThrow(/REDIS_CLI/);
+      expect(supervisorsOfThisProcess()).toEqual(before);
     });
   });
 
@@ -230,6 +250,20 @@ describe('RedisCluster', () => {
       for (const node of cluster.nodes()) {
         await withNode(node, async (direct) => expect(await direct.cluster('INFO')).toMatch(/^cluster_state:ok\r?$/m));
       }
+    });
+
+    it('fails over a paused master too, which rejoins as a replica once resumed', async () => {
+      const target = cluster.masters()[2] as ClusterNode;
+      const began = performance.now();
+      await cluster.pause(target);
+      const promotedFromPause = await cluster.waitForFailover(target, { timeoutMs: FAILOVER_BOUND_MS });
+      expect(performance.now() - began).toBeLessThan(FAILOVER_BOUND_MS);
+      expect(promotedFromPause.masterId).toBeUndefined();
+      expect(cluster.node(target.index).running).toBe(true);
+      await cluster.resume(target);
+      const nodes = await cluster.waitUntilStable();
+      expect(nodes[target.index]).toMatchObject({ role: 'replica', masterId: promotedFromPause.id });
+      expect(cluster.masters()).toHaveLength(3);
     });
 
     it('rejects waiting for a failover of a node that serves no slots', async () => {

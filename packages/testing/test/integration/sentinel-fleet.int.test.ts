@@ -183,6 +183,22 @@ describe('RedisSentinelGroup', () => {
     });
   });
 
+  describe('failover of a paused master', () => {
+    it('promotes the replica, and the Sentinels make the resumed master its replica', async () => {
+      const master = group.nodes().find((node) => node.role === 'master') as SentinelGroupNode;
+      const began = performance.now();
+      await group.pause(master);
+      const promoted = await group.waitForFailover(master, { timeoutMs: FAILOVER_BOUND_MS });
+      expect(performance.now() - began).toBeLessThan(FAILOVER_BOUND_MS);
+      expect(promoted.port).not.toBe(master.port);
+      expect(await group.currentMaster()).toEqual({ host: '127.0.0.1', port: promoted.port });
+      await group.resume(master);
+      const nodes = await group.waitUntilStable();
+      expect(nodes[master.index]?.role).toBe('replica');
+      expect(await roleOf(master)).toBe('slave');
+    });
+  });
+
   describe('stop', () => {
     it('kills every process, removes the data directories and refuses new work', async () => {
       const nodes = group.nodes();
