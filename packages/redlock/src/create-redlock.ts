@@ -1,7 +1,8 @@
-import { InvalidArgumentError, describeValue } from '@org/rlock-core';
+import { InvalidArgumentError } from '@org/rlock-core';
+import { describeValue } from '@org/rlock-core/engine';
 import { createWatchdog, type WatchdogOptions } from '@org/rlock-watchdog';
 import { RedlockClient } from './redlock-client.js';
-import { resolveRedlockOptions, type RedlockClientOptions } from './redlock-options.js';
+import { resolveRedlockOptions, type RedlockClientOptions } from './options.js';
 
 /** Options of {@link createRedlock}: the Redlock client's options, with the watchdog wired in. */
 export interface RedlockOptions extends Omit<RedlockClientOptions, 'renewer'> {

@@ -6,8 +6,6 @@ export interface Gathered<T, V> {
   readonly verdict: V | undefined;
   /** One entry per call, undefined for calls still running when the verdict came. */
   readonly results: readonly (Settled<T> | undefined)[];
-  /** Settles when every call has (never rejects). */
-  readonly all: Promise<readonly Settled<T>[]>;
 }
 
 /**
@@ -24,7 +22,7 @@ export function gather<T, V>(
   let settled = 0;
   return new Promise((resolve) => {
     let done = false;
-    const promises = calls.map(async (call, index) => {
+    calls.forEach(async (call, index) => {
       let result: Settled<T>;
       try {
         result = { ok: true, value: await call() };
@@ -37,15 +35,10 @@ export function gather<T, V>(
         const verdict = decide(results, settled);
         if (verdict !== undefined || settled === calls.length) {
           done = true;
-          resolve({ verdict, results: [...results], all });
+          resolve({ verdict, results: [...results] });
         }
       }
-      return result;
     });
-    const all = Promise.all(promises);
-    if (calls.length === 0) {
-      done = true;
-      resolve({ verdict: decide(results, 0), results, all });
-    }
+    if (calls.length === 0) resolve({ verdict: decide(results, 0), results });
   });
 }

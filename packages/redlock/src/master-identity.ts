@@ -1,4 +1,5 @@
-import { InvalidArgumentError, describeValue } from '@org/rlock-core';
+import { InvalidArgumentError } from '@org/rlock-core';
+import { describeValue } from '@org/rlock-core/engine';
 
 interface Endpoint {
   readonly host: string;

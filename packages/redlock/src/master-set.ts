@@ -1,16 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { nanoid } from 'nanoid';
-import {
-  QuorumError,
-  RedisCommandError,
-  RedisUnavailableError,
-  monotonicNow,
-  type LockKeys,
-  type MasterVote,
-  type ReleaseReply,
-} from '@org/rlock-core';
+import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
+import { monotonicNow, withinMs, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply } from '@org/rlock-core/engine';
+import { QuorumError, type MasterVote } from './errors.js';
 import { gather, type Settled } from './gather.js';
-import { wasNotSent, withinMs, type Master } from './master.js';
+import { wasNotSent, type Master } from './master.js';
 import {
   decideAcquire,
   decideLocked,
@@ -24,7 +17,9 @@ import {
   type LeaseRead,
   type RenewVerdict,
 } from './quorum.js';
-import type { RedlockHold } from './redlock-hold.js';
+
+/** What a Redlock hold keeps per master: the token each master gave (undefined where it has no grant). */
+export type MasterTokens = (string | undefined)[];
 
 /** One master's answer to the acquire of a round. */
 export interface AcquireVote {
@@ -34,20 +29,15 @@ export interface AcquireVote {
   readonly token?: string;
   /** Remaining TTL of the lock on this master (refused; −1: no TTL). */
   readonly ttlMs?: number;
-  /** Who holds it on this master (refused; when the round asked). */
+  /** Who holds it on this master (refused). */
   readonly holder?: string;
   readonly error?: Error;
 }
 
 /** One round: the acquire script on every master at once. */
 export interface Round {
-  /** Operation id of every acquire of the round (the scripts' replay guard, and the key to cancel them). */
-  readonly op: string;
-  /** Monotonic time taken before the first request went out. */
-  readonly sentAt: number;
   readonly votes: readonly AcquireVote[];
   readonly tally: AcquireTally;
-  readonly validityMs: number;
   readonly verdict: AcquireVerdict;
 }
 
@@ -58,31 +48,19 @@ export interface RenewResult {
 }
 
 /**
- * What the final release of a hold found: released on a majority; lost before
- * it (fewer than Q masters still had it); or undecided (failures hide the
- * answer: the hold can no longer be counted on, see {@link MasterSet.release}).
- */
-export type ReleaseResult =
-  | { readonly outcome: 'released' }
-  | { readonly outcome: 'lost'; readonly reason: 'taken' | 'expired' }
-  | { readonly outcome: 'undecided'; readonly error: QuorumError };
-
-/**
  * The N independent masters and the quorum rule applied to every script call:
  * each call goes to every master in parallel, bounded per master, and the
  * answer is decided as soon as the replies so far settle it.
  */
 export class MasterSet {
   readonly quorum: number;
-  /** Background work still running: cancels, and releases retried until answered. */
-  private readonly background = new Set<Promise<void>>();
-  /** Aborted on close: background work stops retrying (what was sent still runs). */
-  private readonly stopping = new AbortController();
 
   constructor(
     readonly masters: readonly Master[],
     private readonly driftFactor: number,
-    /** Longest wait between two tries of a release in the background, in ms. */
+    /** Where leftovers are released in the background (the client's, so close() waits for them). */
+    private readonly background: BackgroundWork,
+    /** Longest wait between two tries of a background release, in ms. */
     private readonly commandTimeoutMs: number,
     /** Reports a failure in the background; never throws. */
     private readonly onError: (error: Error) => void,
@@ -108,90 +86,72 @@ export class MasterSet {
   /**
    * Runs the acquire script on every master at once, each bounded by the
    * per-node timeout, and applies the rule: acquired iff ≥ Q granted and
-   * lease − elapsed − drift > 0, elapsed measured from before the sends. With
-   * `withHolders`, a refusal also names its holder (the acquire script returns
-   * it), so a lost round can tell a majority holder from a split vote.
+   * lease − elapsed − drift > 0, elapsed measured from before the sends.
    */
-  async acquireRound(keys: LockKeys, owner: string, leaseMs: number, withHolders: boolean): Promise<Round> {
+  async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<Round> {
     await this.ready();
-    const op = nanoid();
     const sentAt = monotonicNow();
     const votes = await Promise.all(
       this.masters.map(async (master): Promise<AcquireVote> => {
-        const acquire = master.quick('acquire', keys.lock, (commands) => commands.acquire(keys, owner, leaseMs, op));
         try {
-          const reply = await acquire;
-          if (reply.granted) return { master, kind: 'granted', token: reply.token };
-          // The script names the holder when it refuses.
-          return { master, kind: 'refused', ttlMs: reply.ttlMs, holder: withHolders ? reply.holder : undefined };
+          const reply = await master.quick('acquire', keys.lock, (store) => store.acquire(keys, owner, leaseMs, op));
+          if (reply.granted) return { master, kind: 'granted', token: reply.token as string };
+          return { master, kind: 'refused', ttlMs: reply.retryInMs, holder: reply.holder };
         } catch (error) {
-          return { master, kind: 'failed', error: error instanceof Error ? error : new Error(String(error)) };
+          return { master, kind: 'failed', error: asError(error) };
         }
       }),
     );
-    const elapsed = monotonicNow() - sentAt;
     const tally: AcquireTally = {
       granted: votes.filter((v) => v.kind === 'granted').length,
       refused: votes.filter((v) => v.kind === 'refused').length,
       failed: votes.filter((v) => v.kind === 'failed').length,
     };
-    const validity = validityMs(leaseMs, elapsed, this.driftFactor);
-    return { op, sentAt, votes, tally, validityMs: validity, verdict: decideAcquire(tally, this.size, validity) };
+    const validity = validityMs(leaseMs, monotonicNow() - sentAt, this.driftFactor);
+    return { votes, tally, verdict: decideAcquire(tally, this.size, validity) };
   }
 
   /**
-   * Clears what a lost round left: releases the round's grant on every master
-   * that granted it or failed to answer (its acquire may still run), by the
-   * round's op id, so nothing else of the owner is touched. Resolves once the
-   * masters that granted answered (bounded by the per-node timeout), so a
-   * caller told "not acquired" finds no key of its own on a live master; the
-   * cancels to failed masters go on in the background (one connection runs its
-   * commands in order, so a cancel runs after the acquire it cancels).
-   *
-   * Cancels go through the connection's normal command path, not the per-node
-   * fast path: a connection that blips right after granting queues the cancel
-   * and sends it on reconnect, instead of dropping it and leaving the grant
-   * until its TTL. Only the wait for it is bounded by the per-node timeout.
+   * Clears what a lost round left: cancels the round's acquire (by its op, so
+   * nothing else of the owner is touched) on every master that granted it or
+   * failed to answer (its acquire may still run: the cancel's tombstone
+   * refuses it). Resolves once the masters that granted answered (bounded by
+   * the per-node timeout), so a caller told "not acquired" finds no key of its
+   * own on a live master; the cancels to failed masters go on in the
+   * background. Cancels go through the connection's normal command path: a
+   * connection that blips right after granting queues the cancel and sends it
+   * on reconnect, behind the acquire it cancels.
    */
-  async undoRound(keys: LockKeys, owner: string, round: Round): Promise<void> {
+  async undoRound(keys: LockKeys, owner: string, op: string, round: Round | undefined): Promise<void> {
     const granted: Promise<unknown>[] = [];
-    for (const vote of round.votes) {
-      if (vote.kind === 'granted') {
-        const cancel = this.cancel(vote.master, keys, owner, round.op, true);
-        granted.push(withinMs(cancel, vote.master.perNodeTimeoutMs, () => new Error('cancel still running')).catch(() => undefined));
-      } else if (vote.kind === 'failed' && !wasNotSent(vote.error)) {
-        void this.cancel(vote.master, keys, owner, round.op, false);
+    for (const master of this.masters) {
+      const vote = round?.votes[master.index];
+      if (vote?.kind === 'granted') {
+        const cancel = this.cancel(master, keys, owner, op, true);
+        granted.push(withinMs(cancel, master.perNodeTimeoutMs, () => new Error('cancel still running')).catch(() => undefined));
+      } else if (vote === undefined || (vote.kind === 'failed' && !wasNotSent(vote.error))) {
+        void this.cancel(master, keys, owner, op, false);
       }
     }
     await Promise.all(granted);
   }
 
-  /**
-   * After a won round: cancels the grant a failed or late master may still
-   * make (in the background), so the hold is exactly on the masters that
-   * answered in time.
-   */
-  cancelStragglers(keys: LockKeys, owner: string, round: Round): void {
+  /** After a won round: cancels the grant a failed or late master may still make, so the hold is exactly on the masters that answered in time. */
+  cancelStragglers(keys: LockKeys, owner: string, op: string, round: Round): void {
     for (const vote of round.votes) {
-      if (vote.kind === 'failed' && !wasNotSent(vote.error)) void this.cancel(vote.master, keys, owner, round.op, false);
+      if (vote.kind === 'failed' && !wasNotSent(vote.error)) void this.cancel(vote.master, keys, owner, op, false);
     }
   }
 
-  /**
-   * Cancels the round's acquire on `master`, tracked as background work (close
-   * waits for it). Sent even while the connection is down: ioredis may resend
-   * the acquire after reconnecting, and the cancel, queued behind it on the
-   * same connection, runs after it. Never rejects; a failure is reported when
-   * `report` (the master had granted: its grant stays until its TTL).
-   */
+  /** Cancels acquire `op` on `master`, in the background; a failure is reported when `report` (the master had granted: its grant stays until its TTL). */
   private cancel(master: Master, keys: LockKeys, owner: string, op: string, report: boolean): Promise<void> {
-    const work = master.commands.release(keys, { owner, op: nanoid(), ifOp: op, all: true }).then(
+    const work = master.store.cancel(keys, owner, op, true).then(
       () => undefined,
       (error: unknown) => {
-        if (report && !this.stopping.signal.aborted) this.onError(asError(error));
+        if (report && !this.background.stopped) this.onError(asError(error));
       },
     );
-    this.track(work);
+    this.background.track(work);
     return work;
   }
 
@@ -210,60 +170,53 @@ export class MasterSet {
    * master for the whole batch, each with `commandTimeoutMs`. Resolves once
    * every hold is decided (see decideRenewal) or every call settled.
    */
-  async renew(items: readonly { readonly hold: RedlockHold; readonly leaseMs: number }[]): Promise<RenewResult[]> {
+  async renew(items: readonly { readonly hold: Hold; readonly leaseMs: number }[]): Promise<RenewResult[]> {
     type Codes = number[] | undefined;
+    const tokensOf = (index: number): MasterTokens => (items[index] as { hold: Hold }).hold.grant as MasterTokens;
     // positions[m][k] = index in `items` of the k-th item sent to master m
-    const positions = this.masters.map((master) =>
-      items.flatMap((item, index) => (item.hold.tokens[master.index] !== undefined ? [index] : [])),
-    );
+    const positions = this.masters.map((master) => items.flatMap((_, index) => (tokensOf(index)[master.index] !== undefined ? [index] : [])));
     const calls = this.masters.map((master) => async (): Promise<Codes> => {
       const mine = positions[master.index] as number[];
       if (mine.length === 0) return undefined;
-      return master.commands.renew(
+      return master.store.renewItems(
         mine.map((index) => {
-          const { hold, leaseMs } = items[index] as { hold: RedlockHold; leaseMs: number };
-          return { key: hold.key, owner: hold.owner, token: hold.tokens[master.index] as string, leaseMs };
+          const { hold, leaseMs } = items[index] as { hold: Hold; leaseMs: number };
+          return { key: hold.key, owner: hold.owner, token: tokensOf(index)[master.index] as string, leaseMs };
         }),
       );
     });
-    const verdictOf = (results: readonly (Settled<Codes> | undefined)[], index: number): RenewVerdict => {
-      let holding = 0;
-      let renewed = 0;
-      let gone = 0;
-      let taken = 0;
-      let failed = 0;
-      let pending = 0;
-      this.masters.forEach((master) => {
-        const k = (positions[master.index] as number[]).indexOf(index);
-        if (k === -1) return;
-        holding++;
-        const result = results[master.index];
-        if (result === undefined) pending++;
-        else if (!result.ok) failed++;
-        else {
-          const code = result.value?.[k];
-          if (code === 1) renewed++;
-          else if (code === 0) gone++;
-          else if (code === -1) taken++;
-          else failed++;
-        }
-      });
-      return decideRenewal({ holding, renewed, gone, taken, failed, pending }, this.size);
+    const codeOf = (results: readonly (Settled<Codes> | undefined)[], master: number, index: number): number | 'pending' | 'failed' | 'none' => {
+      const k = (positions[master] as number[]).indexOf(index);
+      if (k === -1) return 'none';
+      const result = results[master];
+      if (result === undefined) return 'pending';
+      return result.ok ? (result.value?.[k] ?? 'failed') : 'failed';
     };
-    const gathered = await gather(calls, (results) =>
-      items.every((_, index) => verdictOf(results, index) !== 'pending') ? true : undefined,
-    );
+    const verdictOf = (results: readonly (Settled<Codes> | undefined)[], index: number): RenewVerdict => {
+      const tally = { holding: 0, renewed: 0, gone: 0, taken: 0, failed: 0, pending: 0 };
+      for (const master of this.masters) {
+        const code = codeOf(results, master.index, index);
+        if (code === 'none') continue;
+        tally.holding++;
+        if (code === 'pending') tally.pending++;
+        else if (code === 1) tally.renewed++;
+        else if (code === 0) tally.gone++;
+        else if (code === -1) tally.taken++;
+        else tally.failed++;
+      }
+      return decideRenewal(tally, this.size);
+    };
+    const gathered = await gather(calls, (results) => (items.every((_, index) => verdictOf(results, index) !== 'pending') ? true : undefined));
     return items.map((_, index) => {
       const verdict = verdictOf(gathered.results, index);
       return {
         verdict: verdict === 'pending' ? 'undecided' : verdict,
         votes: this.masters.map((master) => {
-          const k = (positions[master.index] as number[]).indexOf(index);
+          const code = codeOf(gathered.results, master.index, index);
           const result = gathered.results[master.index];
-          if (k === -1) return toMasterVote(master, false);
-          if (result === undefined) return toMasterVote(master, false, new Error('no answer yet'));
-          if (!result.ok) return toMasterVote(master, false, result.error);
-          return toMasterVote(master, result.value?.[k] === 1);
+          if (code === 'none') return toMasterVote(master, false);
+          if (code === 'pending') return toMasterVote(master, false, new Error('no answer yet'));
+          return toMasterVote(master, code === 1, result && !result.ok ? result.error : undefined);
         }),
       };
     });
@@ -276,44 +229,37 @@ export class MasterSet {
    * master's token where the hold has a grant, so it never deletes a newer
    * hold; by owner elsewhere, to sweep a late grant). Released iff a majority
    * released it; lost iff so many masters holding it answered "not held" that
-   * fewer than Q can still have had it; otherwise undecided.
-   *
-   * Whatever the verdict, every master of the hold that has not answered yet,
-   * or failed, keeps being released in the background (token-checked) until
-   * it answers, the hold's lease is over, or the client closes: an undecided
-   * unlock must not leave a key on a minority to sit out its TTL.
+   * fewer than Q can still have had it; otherwise it rejects with a
+   * QuorumError (the engine gives the hold up and finishes the release with
+   * {@link releaseRest}). When it is decided, masters that have not answered
+   * or failed keep being released in the background until they answer or the
+   * hold's lease is over: a key must not sit out its TTL on a minority.
    */
-  async release(hold: RedlockHold): Promise<ReleaseResult> {
-    const holding = hold.holdingMasters;
+  async release(hold: Hold, keys: LockKeys, op: string): Promise<ReleaseReply> {
+    const tokens = hold.grant as MasterTokens;
+    const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
     const sent = this.masters.map((master): Promise<ReleaseReply> | undefined => {
-      const token = hold.tokens[master.index];
-      const request = { owner: hold.owner, op: nanoid(), all: true, ...(token !== undefined ? { token } : {}) };
-      const call = master.commands.release(hold.keys, request);
-      if (token !== undefined) return call;
+      const call = master.store.releaseAs(keys, hold.owner, tokens[master.index], op, true);
+      if (tokens[master.index] !== undefined) return call;
       // Not one of the hold's masters: a late grant there was cancelled, so
       // this only sweeps leftovers; its answer does not count.
-      this.track(call);
+      this.background.track(call);
       return undefined;
     });
-    const tallyOf = (results: readonly (Settled<ReleaseReply | undefined> | undefined)[]) => {
+    const decide = (results: readonly (Settled<ReleaseReply | undefined> | undefined)[]): ReleaseReply | undefined => {
       let released = 0;
       let notHeld = 0;
-      let keyExists = false;
+      let taken = false;
       for (const index of holding) {
-        const result = results[index];
-        if (result === undefined || !result.ok || result.value === undefined) continue;
-        if (result.value.released) released++;
-        else if (result.value.why === 'not-held') {
+        const value = results[index]?.ok ? (results[index] as { value: ReleaseReply }).value : undefined;
+        if (value?.released) released++;
+        else if (value) {
           notHeld++;
-          keyExists ||= result.value.keyExists;
+          taken ||= value.reason === 'taken';
         }
       }
-      return { released, notHeld, keyExists };
-    };
-    const decide = (results: readonly (Settled<ReleaseReply | undefined> | undefined)[]): ReleaseResult | undefined => {
-      const { released, notHeld, keyExists } = tallyOf(results);
-      if (released >= this.quorum) return { outcome: 'released' };
-      if (holding.length - notHeld < this.quorum) return { outcome: 'lost', reason: keyExists ? 'taken' : 'expired' };
+      if (released >= this.quorum) return { released: true, remaining: 0 };
+      if (holding.length - notHeld < this.quorum) return { released: false, reason: taken ? 'taken' : 'expired' };
       return undefined;
     };
     const gathered = await gather(
@@ -322,112 +268,68 @@ export class MasterSet {
     );
     for (const index of holding) {
       const result = gathered.results[index];
-      const master = this.masters[index] as Master;
-      if (result?.ok) hold.tokens[index] = undefined; // answered: nothing of this hold is left there
-      else this.releaseInBackground(hold, master, sent[index] as Promise<ReleaseReply>);
+      if (result?.ok) tokens[index] = undefined; // answered: nothing of this hold is left there
+      else if (gathered.verdict) this.releaseInBackground(hold, keys, this.masters[index] as Master, sent[index] as Promise<ReleaseReply>);
     }
     if (gathered.verdict) return gathered.verdict;
-    const released = new Set(holding.filter((index) => gathered.results[index]?.ok && gathered.results[index]?.value?.released));
-    return {
-      outcome: 'undecided',
-      error: new QuorumError(
-        `lock "${hold.name}": the release was confirmed by ${released.size} of ${this.size} masters, fewer than a majority ` +
-          `(${this.quorum}), and the others did not answer; the hold is given up (lost, reason "unreachable") and the ` +
-          'release is retried in the background until its lease is over',
-        this.masters.map((master) => {
-          const result = gathered.results[master.index];
-          return toMasterVote(master, released.has(master.index), result && !result.ok ? result.error : undefined);
-        }),
-        this.quorum,
-      ),
-    };
-  }
-
-  /**
-   * Removes what is left of a lost hold on the masters (token-checked, so never
-   * a newer hold), in the background and retried like the leftovers of a
-   * release: waiters need not sit out its TTL.
-   */
-  sweep(hold: RedlockHold): void {
-    for (const index of hold.holdingMasters) {
-      const master = this.masters[index] as Master;
-      this.releaseInBackground(hold, master, this.sendRelease(hold, master));
-    }
-  }
-
-  /**
-   * Keeps releasing `hold` on `master` (token-checked) until the master
-   * answers, the hold's lease is over (then its key expires on its own), or
-   * the client closes: after `first` (a call already sent) fails, it tries
-   * again after a delay growing from the per-node timeout to commandTimeoutMs.
-   * Bounded: a try is bounded by commandTimeoutMs, and the lease by its deadline.
-   */
-  private releaseInBackground(hold: RedlockHold, master: Master, first: Promise<ReleaseReply>): void {
-    const index = master.index;
-    const token = hold.tokens[index];
-    if (token === undefined) return;
-    const stop = this.stopping.signal;
-    const work = async (): Promise<void> => {
-      let call = first;
-      let delayMs = master.perNodeTimeoutMs;
-      for (;;) {
-        let failure: Error;
-        try {
-          await call;
-          // Released, or not held with this token: nothing of this hold is left there.
-          if (hold.tokens[index] === token) hold.tokens[index] = undefined;
-          return;
-        } catch (error) {
-          failure = asError(error);
-        }
-        if (stop.aborted) return;
-        const leftMs = hold.deadline - monotonicNow();
-        if (leftMs <= 0) {
-          // Its lease is over: the key expires on its own. Worth knowing, never thrown.
-          this.onError(failure);
-          return;
-        }
-        await sleep(Math.min(delayMs, leftMs), undefined, { signal: stop, ref: false }).catch(() => undefined);
-        if (stop.aborted) return;
-        delayMs = Math.min(delayMs * 2, this.commandTimeoutMs);
-        call = this.sendRelease(hold, master);
-      }
-    };
-    this.track(work());
-  }
-
-  private sendRelease(hold: RedlockHold, master: Master): Promise<ReleaseReply> {
-    const token = hold.tokens[master.index] as string;
-    return master.commands.release(hold.keys, { owner: hold.owner, op: nanoid(), all: true, token });
-  }
-
-  // ---- background work -------------------------------------------------------
-
-  private track(work: Promise<unknown>): void {
-    const settled = work.then(
-      () => undefined,
-      () => undefined,
+    const released = holding.filter((index) => gathered.results[index]?.ok).length;
+    throw new QuorumError(
+      `lock "${hold.name}": the release was confirmed by ${released} of ${this.size} masters, fewer than a majority ` +
+        `(${this.quorum}), and the others did not answer; the hold is given up (lost, reason "unreachable") and the ` +
+        'release is retried in the background until its lease is over',
+      this.masters.map((master) => {
+        const result = gathered.results[master.index];
+        return toMasterVote(master, result?.ok === true && result.value?.released === true, result && !result.ok ? result.error : undefined);
+      }),
+      this.quorum,
     );
-    this.background.add(settled);
-    void settled.then(() => this.background.delete(settled));
   }
 
-  /** On close: background work stops retrying at once (calls already sent still run). */
-  stopBackground(): void {
-    this.stopping.abort();
+  /**
+   * Releases `hold` (token-checked) on every master where it may still be:
+   * resolves 'released' once each answered, rejects when one did not (to be
+   * tried again). What answered is forgotten, so a retry goes only where needed.
+   */
+  async releaseRest(hold: Hold, keys: LockKeys): Promise<'released' | 'gone'> {
+    const tokens = hold.grant as MasterTokens;
+    const results = await Promise.allSettled(
+      this.masters
+        .filter((master) => tokens[master.index] !== undefined)
+        .map(async (master) => {
+          await master.store.releaseAs(keys, hold.owner, tokens[master.index], nanoid(), true);
+          tokens[master.index] = undefined;
+        }),
+    );
+    const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) throw failure.reason;
+    return 'released';
   }
 
-  /** Resolves once no background work is left (cancels, releases being retried). Never rejects. */
-  async backgroundSettled(): Promise<void> {
-    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  /** Keeps releasing `hold` on `master` after `first` failed, until it answers or the lease is over. */
+  private releaseInBackground(hold: Hold, keys: LockKeys, master: Master, first: Promise<ReleaseReply>): void {
+    const tokens = hold.grant as MasterTokens;
+    const token = tokens[master.index];
+    let next = (): Promise<ReleaseReply> => first;
+    void this.background
+      .retry(
+        async () => {
+          const call = next();
+          next = () => master.store.releaseAs(keys, hold.owner, token, nanoid(), true);
+          await call;
+          if (tokens[master.index] === token) tokens[master.index] = undefined;
+          return true;
+        },
+        { until: hold.deadline, minDelayMs: master.perNodeTimeoutMs, maxDelayMs: this.commandTimeoutMs },
+      )
+      .then((done) => {
+        // Its lease is over: the key expires on its own. Worth knowing, never thrown.
+        if (!done && !this.background.stopped) this.onError(new Error(`master ${master.name}: the release of "${hold.name}" did not get through before its lease ran out`));
+      });
   }
 
   // ---- reads and admin -----------------------------------------------------
 
-  /**
-   * True iff one owner holds the lock on a majority; false once no owner can
-   * (partial grants of different owners are not a lock). Counted per owner.
-   */
+  /** True iff one owner holds the lock on a majority; false once no owner can (partial grants of different owners are not a lock). */
   async isLockedOnMajority(name: string, keys: LockKeys): Promise<boolean> {
     await this.ready();
     const gathered = await gather(
@@ -445,15 +347,12 @@ export class MasterSet {
     throw this.readError(name, 'isLocked', gathered.results, (value) => value.owner !== undefined);
   }
 
-  /**
-   * Whether `owner` holds the lock on a majority (and its count there); false
-   * iff more than N − Q masters show it free or held by someone else.
-   */
-  async heldOnMajority(name: string, keys: LockKeys, owner: string): Promise<{ held: boolean; count: number }> {
+  /** Whether `owner` holds the lock on a majority; false iff more than N − Q masters show it free or held by someone else. */
+  async heldOnMajority(name: string, keys: LockKeys, owner: string): Promise<boolean> {
     await this.ready();
     type Holder = { owner: string; count: number } | undefined;
     const gathered = await gather(
-      this.masters.map((master) => () => master.quick('a read', keys.lock, (commands) => commands.readHolder(keys))),
+      this.masters.map((master) => () => master.quick('a read', keys.lock, (store) => store.readHolder(keys))),
       (results: readonly (Settled<Holder> | undefined)[]) => {
         const mine = results.filter((r) => r?.ok && r.value?.owner === owner).length;
         const other = results.filter((r) => r?.ok && r.value?.owner !== owner).length;
@@ -463,8 +362,7 @@ export class MasterSet {
       },
     );
     if (gathered.verdict === undefined) throw this.readError(name, 'a read of the holder', gathered.results, (v) => v?.owner === owner);
-    const counts = gathered.results.flatMap((r) => (r?.ok && r.value?.owner === owner ? [r.value.count] : []));
-    return { held: gathered.verdict, count: counts.length > 0 ? Math.min(...counts) : 0 };
+    return gathered.verdict;
   }
 
   /**
@@ -487,15 +385,12 @@ export class MasterSet {
     );
   }
 
-  /**
-   * Who holds the lock on `master` and its PTTL, read atomically (MULTI), so
-   * the TTL is the one of that owner's key; bounded by the per-node timeout.
-   */
+  /** Who holds the lock on `master` and its PTTL, read atomically (MULTI), bounded by the per-node timeout. */
   private readLease(master: Master, keys: LockKeys): Promise<LeaseRead> {
-    return master.quick('a read', keys.lock, async (commands) => {
+    return master.quick('a read', keys.lock, async () => {
       let replies: [Error | null, unknown][] | null;
       try {
-        replies = await commands.redis.multi().hget(keys.lock, 'owner').pttl(keys.lock).exec();
+        replies = await master.redis.multi().hget(keys.lock, 'owner').pttl(keys.lock).exec();
       } catch (error) {
         throw readFailure(error, master, keys);
       }
@@ -509,7 +404,7 @@ export class MasterSet {
   /** Deletes the lock on every master whoever holds it; true if it released it on any. */
   async forceUnlock(name: string, keys: LockKeys): Promise<boolean> {
     const gathered = await gather(
-      this.masters.map((master) => () => master.commands.forceUnlock(keys)),
+      this.masters.map((master) => () => master.store.forceUnlock(keys)),
       () => undefined,
     );
     const released = gathered.results.some((r) => r?.ok && r.value);
@@ -521,12 +416,7 @@ export class MasterSet {
     return released;
   }
 
-  private readError<T>(
-    name: string,
-    what: string,
-    results: readonly (Settled<T> | undefined)[],
-    granted: (value: T) => boolean,
-  ): QuorumError {
+  private readError<T>(name: string, what: string, results: readonly (Settled<T> | undefined)[], granted: (value: T) => boolean): QuorumError {
     const failed = results.filter((r) => !r?.ok).length;
     return new QuorumError(
       `lock "${name}": ${what} failed or timed out on ${failed} of ${this.size} masters; no majority (${this.quorum}) answered alike`,

@@ -1,39 +1,47 @@
 import type { Redis } from 'ioredis';
-import { LockCommands, RedisUnavailableError, monotonicNow, resolveConnection, type RedisInput } from '@org/rlock-core';
+import { RedisUnavailableError } from '@org/rlock-core';
+import { ChannelHub, ServerLockStore, StandaloneDeployment, withinMs } from '@org/rlock-core/engine';
 
 /**
- * One independent master: its command connection and the lock scripts on it.
- * Every call is bounded by `commandTimeoutMs` (core's own timer); {@link quick}
- * bounds it further by the per-node timeout (the acquire of a round and the
- * quorum reads, where one slow master must not hold up the rest).
+ * One independent master: core's standalone deployment, the lock's scripts on
+ * it (core's store: every call bounded by commandTimeoutMs) and its subscriber
+ * hub. {@link quick} bounds a call further by the per-node timeout (a round's
+ * acquire and the quorum reads, where one slow master must not hold up the rest).
  */
 export class Master {
-  readonly redis: Redis;
-  readonly owned: boolean;
-  /** The lock scripts, each call bounded by commandTimeoutMs. */
-  readonly commands: LockCommands;
+  readonly deployment: StandaloneDeployment;
+  readonly store: ServerLockStore;
+  readonly hub: ChannelHub;
   /** Settles once the first connection attempt has (ready, failed, or timed out). */
   readonly firstConnect: Promise<void>;
-  /** How long a round's acquire or a quorum read may take on this master, in ms. */
-  readonly perNodeTimeoutMs: number;
 
   constructor(
     readonly index: number,
     /** Printable name: the URL without credentials, or host:port. */
     readonly name: string,
-    input: RedisInput,
-    perNodeTimeoutMs: number,
+    input: unknown,
+    /** How long a round's acquire or a quorum read may take on this master, in ms. */
+    readonly perNodeTimeoutMs: number,
     commandTimeoutMs: number,
+    hubEvents: { resubscribed(): void },
   ) {
-    const connection = resolveConnection(input);
-    this.redis = connection.redis;
-    this.owned = connection.owned;
-    // A dead master is an expected state for Redlock: its connection errors reach
-    // callers as failed votes; this listener only keeps ioredis from logging them.
-    if (this.owned) this.redis.on('error', () => undefined);
-    this.commands = new LockCommands(this.redis, commandTimeoutMs, commandTimeoutMs);
+    this.deployment = new StandaloneDeployment(input);
+    this.store = new ServerLockStore(this.deployment, commandTimeoutMs, commandTimeoutMs);
+    // A dead master is an expected state: waiters fall back to their timers.
+    this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
+      resubscribed: () => hubEvents.resubscribed(),
+      error: () => undefined,
+    });
     this.firstConnect = waitForFirstConnect(this.redis, commandTimeoutMs);
-    this.perNodeTimeoutMs = perNodeTimeoutMs;
+  }
+
+  get redis(): Redis {
+    return this.deployment.redis;
+  }
+
+  /** True while the command connection is up (or has not tried yet). */
+  get connected(): boolean {
+    return this.redis.status === 'ready' || this.redis.status === 'wait';
   }
 
   /**
@@ -44,35 +52,15 @@ export class Master {
    * and the call fails at once: a dead master costs a round nothing, and no
    * acquire waits in ioredis's offline queue to run long after its round.
    */
-  quick<T>(what: string, key: string, call: (commands: LockCommands) => Promise<T>): Promise<T> {
-    const status = this.redis.status;
-    if (status !== 'ready' && status !== 'wait') {
-      const error = new RedisUnavailableError(`master ${this.name} is not connected (${status}): ${what} on "${key}" not sent`);
+  quick<T>(what: string, key: string, call: (store: ServerLockStore) => Promise<T>): Promise<T> {
+    if (!this.connected) {
+      const error = new RedisUnavailableError(`master ${this.name} is not connected (${this.redis.status}): ${what} on "${key}" not sent`);
       notSent.add(error);
       return Promise.reject(error);
     }
-    return withinMs(call(this.commands), this.perNodeTimeoutMs, () => {
+    return withinMs(call(this.store), this.perNodeTimeoutMs, () => {
       return new RedisUnavailableError(`master ${this.name} did not answer ${what} on "${key}" within ${this.perNodeTimeoutMs} ms`);
     });
-  }
-
-  /**
-   * Closes the connection if rlock created it: QUIT (queued behind every command
-   * already sent on it, so their replies still arrive), waited for until
-   * `deadline` (monotonic ms), then disconnect. Leaves a given one open.
-   */
-  async close(deadline: number): Promise<void> {
-    if (!this.owned) return;
-    const remainingMs = deadline - monotonicNow();
-    if (this.redis.status !== 'ready' || remainingMs <= 0) {
-      // Down or reconnecting: QUIT would only wait in the offline queue.
-      this.redis.disconnect();
-      return;
-    }
-    // Against a frozen master QUIT would wait as long as it stays frozen, hence
-    // the bound and the disconnect.
-    await withinMs(this.redis.quit(), remainingMs, () => new Error('QUIT timed out')).catch(() => undefined);
-    this.redis.disconnect();
   }
 }
 
@@ -84,41 +72,6 @@ export function wasNotSent(error: Error | undefined): boolean {
 }
 
 /**
- * Bounds `call` by `timeoutMs` on the event loop's terms. When the timer fires,
- * the rejection waits one turn of the loop (setImmediate runs after the I/O
- * poll phase), so a reply that already reached the socket wins: a client whose
- * event loop lagged past the timeout does not count a master that answered in
- * time as failed. Elapsed time still counts against the lease's validity.
- */
-export function withinMs<T>(call: Promise<T>, timeoutMs: number, timeoutError: () => Error): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(() => {
-      setImmediate(() => {
-        if (settled) return;
-        settled = true;
-        reject(timeoutError());
-      });
-    }, timeoutMs);
-    timer.unref();
-    call.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
-/**
  * The first round must not count masters as failed only because their
  * connections are still being set up, so rounds wait for this once: ready, an
  * error (a dead master fails fast), or `timeoutMs`.
@@ -126,19 +79,14 @@ export function withinMs<T>(call: Promise<T>, timeoutMs: number, timeoutError: (
 function waitForFirstConnect(redis: Redis, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready' || redis.status === 'wait' || redis.status === 'end') return Promise.resolve();
   return new Promise<void>((resolve) => {
+    const events = ['ready', 'error', 'end', 'close'] as const;
     const done = (): void => {
       clearTimeout(timer);
-      redis.off('ready', done);
-      redis.off('error', done);
-      redis.off('end', done);
-      redis.off('close', done);
+      for (const event of events) redis.off(event, done);
       resolve();
     };
     const timer = setTimeout(done, timeoutMs);
     timer.unref();
-    redis.once('ready', done);
-    redis.once('error', done);
-    redis.once('end', done);
-    redis.once('close', done);
+    for (const event of events) redis.once(event, done);
   });
 }

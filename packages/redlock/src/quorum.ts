@@ -4,6 +4,7 @@
  * a master grants the lock to one owner at a time, so two owners never both
  * hold a majority (as long as no master forgets a grant: see the README).
  */
+import { driftMs } from '@org/rlock-core/engine';
 
 /** Votes needed: a strict majority, ⌊N/2⌋ + 1. */
 export function quorumOf(masterCount: number): number {
@@ -16,24 +17,12 @@ export function toleratedFailures(masterCount: number): number {
 }
 
 /**
- * Clock drift allowed for a lease: `leaseMs × driftFactor + 2 ms` (clock rate
- * differences between the client and each master, plus timer granularity).
- */
-export function redlockDriftMs(leaseMs: number, driftFactor: number): number {
-  return leaseMs * driftFactor + 2;
-}
-
-/**
  * What is left of a lease taken `elapsedMs` after the requests went out:
- * lease − elapsed − drift. The hold is acquired only if this is positive.
+ * lease − elapsed − drift (core's drift: lease × driftFactor + 2 ms). The hold
+ * is acquired only if this is positive.
  */
 export function validityMs(leaseMs: number, elapsedMs: number, driftFactor: number): number {
-  return leaseMs - elapsedMs - redlockDriftMs(leaseMs, driftFactor);
-}
-
-/** The monotonic time until which a lease sent at `sentAt` is certain on every master that granted it. */
-export function redlockDeadline(sentAt: number, leaseMs: number, driftFactor: number): number {
-  return sentAt + leaseMs - redlockDriftMs(leaseMs, driftFactor);
+  return leaseMs - elapsedMs - driftMs(leaseMs, driftFactor);
 }
 
 /** How one round of acquire scripts went, counted over all masters. */

@@ -4,5 +4,5 @@
  * Implemented in `@org/rlock-redlock`; re-exported here so users install only
  * `@org/rlock`.
  */
-export { createRedlock, RedlockClient, REDLOCK_DEFAULTS } from '@org/rlock-redlock';
-export type { RedlockOptions, RedlockClientOptions, RedlockRetryOptions } from '@org/rlock-redlock';
+export { createRedlock, RedlockClient, REDLOCK_DEFAULTS, QuorumError } from '@org/rlock-redlock';
+export type { RedlockOptions, RedlockClientOptions, RedlockRetryOptions, MasterVote } from '@org/rlock-redlock';

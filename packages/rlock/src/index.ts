@@ -5,8 +5,8 @@
  */
 export { createClient } from './create-client.js';
 export type { ClientOptions } from './create-client.js';
-export { createRedlock, RedlockClient, REDLOCK_DEFAULTS } from './create-redlock.js';
-export type { RedlockOptions, RedlockClientOptions, RedlockRetryOptions } from './create-redlock.js';
+export { createRedlock, RedlockClient, REDLOCK_DEFAULTS, QuorumError } from './create-redlock.js';
+export type { RedlockOptions, RedlockClientOptions, RedlockRetryOptions, MasterVote } from './create-redlock.js';
 export {
   RLockClient,
   RLockError,
@@ -14,11 +14,11 @@ export {
   IllegalMonitorStateError,
   LockLostError,
   LockAcquireTimeoutError,
-  QuorumError,
   RedisUnavailableError,
   RedisCommandError,
   ClientClosedError,
   CLIENT_DEFAULTS,
+  LOCK_DEFAULTS,
   taskMiddleware,
   currentTask,
 } from '@org/rlock-core';
@@ -30,15 +30,16 @@ export type {
   RLockClientEvents,
   HoldEvent,
   LockAcquiredEvent,
+  LockReleasedEvent,
   LockLostEvent,
   LockRenewedEvent,
   LockLostReason,
-  MasterVote,
   RLockErrorCode,
   CloseReport,
   TaskMiddleware,
   TaskContext,
   RedisInput,
+  CommonClientOptions,
 } from '@org/rlock-core';
 export { WATCHDOG_DEFAULTS } from '@org/rlock-watchdog';
 export type { WatchdogOptions } from '@org/rlock-watchdog';

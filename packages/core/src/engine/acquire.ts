@@ -1,4 +1,4 @@
-import { ClientClosedError, RedisUnavailableError } from '../errors.js';
+import { ClientClosedError, LockLostError, RedisUnavailableError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
 import { leaseDeadline, monotonicNow } from './time.js';
@@ -32,6 +32,8 @@ export type AcquireReply<G = unknown> =
       readonly granted: false;
       /** How long to wait at most before trying again (the holder's TTL; −1: no TTL). */
       readonly retryInMs: number;
+      /** Who holds it, where the reply says. */
+      readonly holder?: string;
     };
 
 /** What one try of an acquisition found. */
@@ -138,6 +140,8 @@ export interface WaitSpec {
   readonly signal: AbortSignal | undefined;
   /** One try (usually an {@link attempt}). */
   tryOnce(): Promise<TryOutcome>;
+  /** Releases the acquisition just granted (its caller aborted while it was being recorded). */
+  giveBack(hold: Hold): Promise<unknown>;
 }
 
 /**
@@ -147,14 +151,25 @@ export interface WaitSpec {
  * (undefined), or the signal aborts (rejects with its reason).
  */
 export async function acquireOrWait(ctx: EngineContext, spec: WaitSpec): Promise<Hold | undefined> {
+  let hold: Hold | undefined;
   try {
-    return await waitLoop(ctx, spec);
+    hold = await waitLoop(ctx, spec);
   } catch (error) {
     // Whatever failed once close() began (a SUBSCRIBE or a try cut off by the
     // disconnect) is reported as the close it is.
     if (ctx.closed && !(error instanceof ClientClosedError) && !spec.signal?.aborted) throw new ClientClosedError();
     throw error;
   }
+  if (hold && spec.signal?.aborted) {
+    // The caller gave up while the grant was being recorded (a listener of
+    // lockAcquired, say): it will never release what it does not know it has,
+    // so the acquisition is given back at once rather than kept (and renewed).
+    await spec.giveBack(hold).catch((error: unknown) => {
+      if (!(error instanceof LockLostError)) ctx.backgroundError(error);
+    });
+    throw spec.signal.reason;
+  }
+  return hold;
 }
 
 async function waitLoop(ctx: EngineContext, spec: WaitSpec): Promise<Hold | undefined> {

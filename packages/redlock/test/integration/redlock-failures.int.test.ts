@@ -3,10 +3,10 @@ import {
   IllegalMonitorStateError,
   LockAcquireTimeoutError,
   LockLostError,
-  QuorumError,
   type LockHandle,
   type LockLostEvent,
 } from '@org/rlock-core';
+import { QuorumError } from '@org/rlock-redlock';
 import { RedisFleet } from '@org/rlock-testing';
 import { RedlockPool, aborted, eventually, lockOnMasters } from './support.js';
 

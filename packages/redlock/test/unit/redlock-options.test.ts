@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { InvalidArgumentError } from '@org/rlock-core';
 import { createRedlock, RedlockClient, REDLOCK_DEFAULTS } from '@org/rlock-redlock';
-import { resolveRedlockOptions } from '../../src/redlock-options.js';
+import { resolveRedlockOptions } from '../../src/options.js';
 
 const masters = ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'];
 
@@ -66,7 +66,7 @@ describe('Redlock options', () => {
       ['a connection with its own keyPrefix', { masters: [{ port: 1, keyPrefix: 'x:' }] }],
       ['a Cluster', { masters: [{ isCluster: true }] }],
       ['a number', { masters: [6379] }],
-      ['a commandTimeoutMs at a third of the lease', { masters, watchdogTimeoutMs: 3_000, commandTimeoutMs: 1_000 }],
+      ['a commandTimeoutMs above a third of the lease', { masters, watchdogTimeoutMs: 3_000, commandTimeoutMs: 1_001 }],
       ['a perNodeTimeoutMs above commandTimeoutMs', { masters, commandTimeoutMs: 100, perNodeTimeoutMs: 101 }],
       ['a negative driftFactor', { masters, driftFactor: -0.1 }],
       ['a retry factor below 1', { masters, retry: { factor: 0.5 } }],

@@ -22,6 +22,8 @@ Returns
 
 Publishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock.
 ]]
+--- @include "announce"
+
 local lock = KEYS[1]
 redis.call('SET', KEYS[3], '1', 'PX', ARGV[5])
 local held = redis.call('HMGET', lock, 'owner', 'count', 'op')
@@ -37,10 +39,5 @@ end
 
 redis.call('DEL', lock)
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[5])
-local channel = lock .. ':release'
-if ARGV[6] == '1' then
-  redis.call('SPUBLISH', channel, 'unlock')
-else
-  redis.call('PUBLISH', channel, 'unlock')
-end
+announce(lock .. ':release', 'unlock', ARGV[6])
 return 1

@@ -8,13 +8,10 @@ Returns 1 if a holder was released, 0 if the lock was free.
 
 Publishes 'force' on <prefix>:{<name>}:release when it released a holder.
 ]]
+--- @include "announce"
+
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0
 end
-local channel = KEYS[1] .. ':release'
-if ARGV[1] == '1' then
-  redis.call('SPUBLISH', channel, 'force')
-else
-  redis.call('PUBLISH', channel, 'force')
-end
+announce(KEYS[1] .. ':release', 'force', ARGV[1])
 return 1

@@ -159,6 +159,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce,
+      giveBack: (hold) => this.releaseFor(owner, hold),
     });
   }
 

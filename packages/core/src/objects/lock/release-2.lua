@@ -24,6 +24,8 @@ Returns
 
 Publishes 'unlock' on <prefix>:{<name>}:release when the count reaches 0.
 ]]
+--- @include "announce"
+
 local lock = KEYS[1]
 local held = redis.call('HMGET', lock, 'owner', 'count', 'op', 'token')
 
@@ -48,8 +50,4 @@ end
 
 redis.call('DEL', lock)
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[5])
-local channel = lock .. ':release'
-if ARGV[6] == '1' then
-  return {1, 0, redis.call('SPUBLISH', channel, 'unlock')}
-end
-return {1, 0, redis.call('PUBLISH', channel, 'unlock')}
+return {1, 0, announce(lock .. ':release', 'unlock', ARGV[6])}

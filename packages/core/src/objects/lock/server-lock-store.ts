@@ -58,25 +58,7 @@ export class ServerLockStore implements LockStore {
     if (reply[0] === 1) return { granted: true, token: String(reply[1]), count: Number(reply[2]) };
     // A cancelled op was refused: try again at once (with a new op).
     if (reply[0] === -1) return { granted: false, retryInMs: 0 };
-    return { granted: false, retryInMs: Number(reply[1]) };
-  }
-
-  /** The acquire's refusal with its holder (Redlock tells a majority holder from a split vote by it). */
-  async acquireWithHolder(
-    keys: LockKeys,
-    owner: string,
-    leaseMs: number,
-    op: string,
-  ): Promise<{ granted: true; token: string } | { granted: false; ttlMs: number; holder: string | undefined }> {
-    const reply = (await boundedCall(
-      () => this.scripts.acquire(keys.lock, keys.fence, keys.cancelledPrefix + op, owner, leaseMs, op),
-      this.timeoutMs,
-      'acquire',
-      keys.lock,
-    )) as [number, string | number | undefined, string | undefined];
-    if (reply[0] === 1) return { granted: true, token: String(reply[1]) };
-    if (reply[0] === -1) return { granted: false, ttlMs: 0, holder: undefined };
-    return { granted: false, ttlMs: Number(reply[1]), holder: reply[2] };
+    return { granted: false, retryInMs: Number(reply[1]), holder: String(reply[2]) };
   }
 
   async cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
@@ -100,9 +82,14 @@ export class ServerLockStore implements LockStore {
     return reply === 1;
   }
 
-  async release(keys: LockKeys, hold: Hold, op: string, all = false): Promise<ReleaseReply> {
+  release(keys: LockKeys, hold: Hold, op: string, all = false): Promise<ReleaseReply> {
+    return this.releaseAs(keys, hold.owner, hold.token, op, all);
+  }
+
+  /** One release of `owner`'s hold (with `token`, when given: never a newer hold). */
+  async releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     const reply = (await boundedCall(
-      () => this.scripts.release(keys.lock, keys.released, hold.owner, op, all ? '1' : '0', hold.token ?? '', this.replayWindowMs, this.sharded),
+      () => this.scripts.release(keys.lock, keys.released, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded),
       this.timeoutMs,
       'release',
       keys.lock,
