@@ -3,22 +3,31 @@
  * Runs the benchmarks and prints a Markdown report (machine, then one section per
  * scenario). Progress goes to stderr, the report to stdout.
  *
- *   npm run bench                 # every scenario
- *   npm run bench -- s2           # only the ones named (s1, s2, …)
+ *   npm run bench                 # the peer comparison, then the rlock-only scenarios
+ *   npm run bench -- peers        # only the peer comparison (peers-s1, peers-s2, peers-s3, peers-limits)
+ *   npm run bench -- rlock        # only the rlock-only scenarios (s1 … s4)
+ *   npm run bench -- peers-s2 s3  # the ones named
  *   npm run bench -- --list
- *   BENCH_DURATION_MS=10000 BENCH_WARMUP_MS=2000 BENCH_ROUNDS=3 npm run bench
+ *   BENCH_DURATION_MS=10000 BENCH_WARMUP_MS=2000 BENCH_ROUNDS=5 npm run bench
  *   REDIS_URL=redis://host:port npm run bench   # an existing server instead of a RedisFleet
  *
- * A scenario is a file `s<N>-<topic>.mjs` next to this one exporting `id`,
- * `title` and `run(ctx: BenchContext): Promise<string>` (its Markdown section).
- * Adding one is adding a file. Benchmarks print numbers; they never fail on a
- * timing (exit 1 only when a scenario could not run at all).
+ * The peer comparison (peers/*.mjs) runs rlock beside the libraries users
+ * would pick instead, interleaved round by round; those libraries are dev
+ * dependencies of the bench alone (scripts/bench/package.json), installed here
+ * into scripts/bench/node_modules when missing.
+ *
+ * An rlock-only scenario is a file `s<N>-<topic>.mjs` next to this one
+ * exporting `id`, `title` and `run(ctx: BenchContext): Promise<string>` (its
+ * Markdown section). Adding one is adding a file. Benchmarks print numbers;
+ * they never fail on a timing (exit 1 only when a scenario could not run at all).
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { RedisFleet } from '@org/rlock-testing';
 import { describeMachine } from './machine.mjs';
+import { describePinning, noPinning, pinSelf, startFleet } from './servers.mjs';
 import { markdownTable } from './table.mjs';
 
 /**
@@ -28,15 +37,20 @@ import { markdownTable } from './table.mjs';
  * @property {number} warmupMs before each measured window
  * @property {number} durationMs of each measured window
  * @property {number} rounds how many times a scenario repeats its variants (interleaved), reporting the median
+ *   (BENCH_ROUNDS; default 3 for the peer comparison, 1 for the rlock-only scenarios)
  * @property {(message: string) => void} log progress, to stderr
  */
 
 /**
  * @typedef {object} Scenario
- * @property {string} id e.g. `s1`
+ * @property {string} id e.g. `s1`, `peers-s1`
  * @property {string} title
+ * @property {'peers' | 'rlock'} group
  * @property {(ctx: BenchContext) => Promise<string>} run
  */
+
+/** The peer comparison, in report order. */
+const PEER_FILES = ['peers/s1.mjs', 'peers/s2.mjs', 'peers/s3.mjs', 'peers/limits.mjs'];
 
 /** @param {string} name @param {number} fallback @param {number} [min] */
 function intFromEnv(name, fallback, min = 1) {
@@ -47,39 +61,68 @@ function intFromEnv(name, fallback, min = 1) {
   return value;
 }
 
-/** @returns {Promise<Scenario[]>} every s<N>-*.mjs here, in N order */
+/** @returns {Promise<Scenario[]>} the peer comparison, then every s<N>-*.mjs here in N order */
 async function loadScenarios() {
   const files = readdirSync(new URL('.', import.meta.url))
     .filter((file) => /^s\d+-.+\.mjs$/.test(file))
     .sort((a, b) => Number(/^s(\d+)/.exec(a)?.[1]) - Number(/^s(\d+)/.exec(b)?.[1]));
   /** @type {Scenario[]} */
   const scenarios = [];
-  for (const file of files) {
+  for (const file of [...PEER_FILES, ...files]) {
     const module = await import(new URL(file, import.meta.url).href);
     if (typeof module.id !== 'string' || typeof module.title !== 'string' || typeof module.run !== 'function') {
       throw new Error(`${file} must export id, title and run(ctx)`);
     }
-    scenarios.push({ id: module.id, title: module.title, run: module.run });
+    scenarios.push({ id: module.id, title: module.title, group: file.startsWith('peers/') ? 'peers' : 'rlock', run: module.run });
   }
   return scenarios;
 }
 
+/** `, at <commit>` of the monorepo (and whether packages/ had uncommitted changes), or '' outside git. */
+function describeCommit() {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const head = spawnSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+  if (head.status !== 0) return '';
+  const dirty = spawnSync('git', ['-C', root, 'status', '--porcelain', '--', 'packages'], { encoding: 'utf8' }).stdout.trim() !== '';
+  return `, at commit ${head.stdout.trim()}${dirty ? ' (packages/ had uncommitted changes: rlock is its built dist as it was)' : ''}`;
+}
+
+/**
+ * Installs the bench's own dev dependencies (the peers) into
+ * scripts/bench/node_modules when one of them is missing. A failed install is
+ * reported, not fatal: the rows of the peers that are missing say so.
+ */
+function installPeers() {
+  const dir = fileURLToPath(new URL('.', import.meta.url));
+  const manifest = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8'));
+  const missing = Object.keys(manifest.devDependencies ?? {}).filter((name) => !existsSync(new URL(`node_modules/${name}/package.json`, import.meta.url)));
+  if (missing.length === 0) return;
+  log(`installing the bench's dev dependencies (missing: ${missing.join(', ')}) into scripts/bench/node_modules`);
+  const result = spawnSync('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund'], { stdio: ['ignore', 2, 2] });
+  if (result.status !== 0) log(`npm install --prefix scripts/bench failed (${result.error?.message ?? `exit ${result.status}`}): missing peers are reported as not installed`);
+}
+
 const log = (/** @type {string} */ message) => process.stderr.write(`[bench] ${message}\n`);
 
+// A library's stray rejection must not end the whole run: log it and go on.
+process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
+
 const scenarios = await loadScenarios();
-const args = process.argv.slice(2);
+const args = process.argv.slice(2).map((arg) => arg.toLowerCase());
 if (args.includes('--list')) {
-  for (const s of scenarios) console.log(`${s.id}\t${s.title}`);
+  for (const s of scenarios) console.log(`${s.id}\t${s.group}\t${s.title}`);
   process.exit(0);
 }
-const unknown = args.filter((arg) => !scenarios.some((s) => s.id === arg.toLowerCase()));
+const unknown = args.filter((arg) => arg !== 'peers' && arg !== 'rlock' && !scenarios.some((s) => s.id === arg));
 if (unknown.length > 0) {
-  console.error(`unknown scenario(s): ${unknown.join(', ')}; available: ${scenarios.map((s) => s.id).join(', ')}`);
+  console.error(`unknown scenario(s): ${unknown.join(', ')}; available: peers, rlock, ${scenarios.map((s) => s.id).join(', ')}`);
   process.exit(1);
 }
-const selected = args.length > 0 ? scenarios.filter((s) => args.some((arg) => arg.toLowerCase() === s.id)) : scenarios;
+const selected = args.length > 0 ? scenarios.filter((s) => args.includes(s.id) || args.includes(s.group)) : scenarios;
+if (selected.some((s) => s.group === 'peers')) installPeers();
+const { LIBRARIES, versionOf } = await import('./peers/libraries.mjs');
 
-/** @type {RedisFleet | undefined} */
+/** @type {import('@org/rlock-testing').RedisFleet | undefined} */
 let fleet;
 /** @type {Redis | undefined} */
 let admin;
@@ -113,30 +156,42 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
 let exitCode = 0;
 try {
   let url = process.env.REDIS_URL;
+  // Before any server or worker starts: they inherit the mask, and startFleet moves the servers to their own core.
+  if (url) noPinning('REDIS_URL: the server is not this run\'s');
+  else pinSelf();
   if (!url) {
-    fleet = await RedisFleet.start({ size: 1 });
+    fleet = await startFleet(1);
     url = fleet.url(0);
   }
   admin = new Redis(url);
+  const roundsFromEnv = process.env.BENCH_ROUNDS ? intFromEnv('BENCH_ROUNDS', 3) : undefined;
   /** @type {BenchContext} */
   const ctx = {
     url,
     keyPrefix,
     warmupMs: intFromEnv('BENCH_WARMUP_MS', 1_000, 0),
     durationMs: intFromEnv('BENCH_DURATION_MS', 5_000),
-    rounds: intFromEnv('BENCH_ROUNDS', 1),
+    rounds: roundsFromEnv ?? 1,
     log,
   };
 
-  console.log('# rlock benchmarks\n');
+  const peers = selected.some((s) => s.group === 'peers');
+  console.log(peers ? '# rlock beside the libraries users would pick instead\n' : '# rlock benchmarks\n');
   console.log(markdownTable(['machine', ''], await describeMachine(admin), 'll'));
-  console.log(`\nRedis: ${process.env.REDIS_URL ? 'REDIS_URL (shared server)' : 'own RedisFleet server'}; run ${new Date().toISOString()}`);
+  console.log(
+    `\nRun ${new Date().toISOString()}${describeCommit()}; Redis: ${process.env.REDIS_URL ? 'REDIS_URL (shared server)' : 'own RedisFleet server(s), no persistence'}; ` +
+      `${describePinning()}.`,
+  );
+  if (peers) {
+    const rows = LIBRARIES.map((library) => [library.name, library.pkg ? `${library.pkg} ${versionOf(library)}` : 'hand-written', library.driven]);
+    console.log('\n' + markdownTable(['library', 'package', 'how the bench drives it (settings changed from its defaults, and why)'], rows, 'lll'));
+  }
 
   for (const scenario of selected) {
     const started = performance.now();
     let body;
     try {
-      body = await scenario.run(ctx);
+      body = await scenario.run({ ...ctx, rounds: roundsFromEnv ?? (scenario.group === 'peers' ? 3 : 1) });
     } catch (error) {
       exitCode = 1;
       body = `Could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;

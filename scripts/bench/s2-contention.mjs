@@ -18,7 +18,7 @@ import { summarize } from './stats.mjs';
 import { markdownTable, ms, num, pct } from './table.mjs';
 
 export const id = 's2';
-export const title = 'S2 — contention: 4 processes × 8 tasks on ONE key';
+export const title = 's2 (rlock only) — contention: 4 processes × 8 tasks on ONE key, per-process detail';
 
 const PROCESSES = Number(process.env.BENCH_S2_PROCESSES ?? 4);
 const TASKS = Number(process.env.BENCH_S2_TASKS ?? 8);

@@ -23,7 +23,7 @@ import { markdownTable, ms, num } from './table.mjs';
 import { snapshot, usageBetween } from './server-stats.mjs';
 
 export const id = 's3';
-export const title = 'S3 — watchdog: script calls and CPU per renewal tick for 1, 100 and 10,000 held locks';
+export const title = 's3 (rlock only) — watchdog: script calls and CPU per renewal tick for 1, 100 and 10,000 held locks';
 
 /** @param {string} name @param {number} fallback @param {number} min */
 function intFromEnv(name, fallback, min) {

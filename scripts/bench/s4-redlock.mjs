@@ -21,12 +21,12 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createClient, createRedlock } from '@org/rlock';
-import { RedisFleet } from '@org/rlock-testing';
+import { startFleet } from './servers.mjs';
 import { summarize } from './stats.mjs';
 import { markdownTable, ms, num, pct } from './table.mjs';
 
 export const id = 's4';
-export const title = 'S4 — Redlock over 5 masters: 4 processes × 8 tasks on ONE key; uncontended latency vs a single master';
+export const title = 's4 (rlock only) — Redlock over 5 masters: 4 processes × 8 tasks on ONE key; uncontended latency vs a single master';
 
 const MASTERS = Number(process.env.BENCH_S4_MASTERS ?? 5);
 const PROCESSES = Number(process.env.BENCH_S4_PROCESSES ?? 4);
@@ -222,7 +222,7 @@ async function uncontended(client, warmupMs, durationMs) {
  * @returns {Promise<string>} the section's Markdown
  */
 export async function run(ctx) {
-  const fleet = await RedisFleet.start({ size: MASTERS });
+  const fleet = await startFleet(MASTERS); // pinned to the server core, like the main server
   const admins = fleet.urls().map((url) => new Redis(url));
   try {
     const keyPrefix = `${ctx.keyPrefix}-s4`;
