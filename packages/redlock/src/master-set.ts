@@ -1,5 +1,4 @@
 import { nanoid } from 'nanoid';
-import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
 import { monotonicNow, withinMs, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply } from '@org/rlock-core/engine';
 import { QuorumError, type MasterVote } from './errors.js';
 import { gather, type Settled } from './gather.js';
@@ -331,74 +330,51 @@ export class MasterSet {
 
   /** True iff one owner holds the lock on a majority; false once no owner can (partial grants of different owners are not a lock). */
   async isLockedOnMajority(name: string, keys: LockKeys): Promise<boolean> {
-    await this.ready();
-    const gathered = await gather(
-      this.masters.map((master) => () => this.readLease(master, keys)),
-      (results) => {
-        const answered = results.filter((r): r is { ok: true; value: LeaseRead } => r?.ok === true);
-        return decideLocked(
-          answered.map((r) => r.value.owner),
-          this.size - answered.length,
-          this.size,
-        );
-      },
-    );
-    if (gathered.verdict !== undefined) return gathered.verdict;
-    throw this.readError(name, 'isLocked', gathered.results, (value) => value.owner !== undefined);
+    return this.readLeases(name, keys, 'isLocked', (answered, unknown) => decideLocked(answered.map((read) => read.owner), unknown, this.size));
   }
 
   /** Whether `owner` holds the lock on a majority; false iff more than N − Q masters show it free or held by someone else. */
   async heldOnMajority(name: string, keys: LockKeys, owner: string): Promise<boolean> {
-    await this.ready();
-    type Holder = { owner: string; count: number } | undefined;
-    const gathered = await gather(
-      this.masters.map((master) => () => master.quick('a read', keys.lock, (store) => store.readHolder(keys))),
-      (results: readonly (Settled<Holder> | undefined)[]) => {
-        const mine = results.filter((r) => r?.ok && r.value?.owner === owner).length;
-        const other = results.filter((r) => r?.ok && r.value?.owner !== owner).length;
-        if (mine >= this.quorum) return true;
-        if (other > toleratedFailures(this.size)) return false;
-        return undefined;
-      },
-    );
-    if (gathered.verdict === undefined) throw this.readError(name, 'a read of the holder', gathered.results, (v) => v?.owner === owner);
-    return gathered.verdict;
+    return this.readLeases(name, keys, 'a read of the holder', (answered) => {
+      const mine = answered.filter((read) => read.owner === owner).length;
+      if (mine >= this.quorum) return true;
+      return answered.length - mine > toleratedFailures(this.size) ? false : undefined;
+    });
   }
 
   /**
    * How long the owner that holds the lock on a majority still has it there:
    * the Q-th largest PTTL among its keys (−2 when no owner holds a majority,
-   * −1 no TTL). Keys of other owners never count.
+   * −1 no TTL). Keys of other owners never count; a master that did not answer
+   * counts as free: the answer can only be lower, never an overstated lease.
    */
   async quorumTtl(name: string, keys: LockKeys): Promise<number> {
-    await this.ready();
-    const gathered = await gather(
-      this.masters.map((master) => () => this.readLease(master, keys)),
-      () => undefined,
-    );
-    const failed = gathered.results.filter((r) => !r?.ok).length;
-    if (failed > toleratedFailures(this.size)) throw this.readError(name, 'PTTL', gathered.results, () => true);
-    // A master that did not answer counts as free: the answer can only be lower, never an overstated lease.
-    return quorumOwnerPttl(
-      gathered.results.flatMap((r) => (r?.ok ? [r.value] : [])),
-      this.quorum,
+    return this.readLeases(name, keys, 'PTTL', (answered, unknown, settled) =>
+      settled === this.size && unknown <= toleratedFailures(this.size) ? quorumOwnerPttl(answered, this.quorum) : undefined,
     );
   }
 
-  /** Who holds the lock on `master` and its PTTL, read atomically (MULTI), bounded by the per-node timeout. */
-  private readLease(master: Master, keys: LockKeys): Promise<LeaseRead> {
-    return master.quick('a read', keys.lock, async () => {
-      let replies: [Error | null, unknown][] | null;
-      try {
-        replies = await master.redis.multi().hget(keys.lock, 'owner').pttl(keys.lock).exec();
-      } catch (error) {
-        throw readFailure(error, master, keys);
-      }
-      const [owner, pttl] = replies ?? [];
-      if (!owner || !pttl) throw readFailure(new Error('the transaction was discarded'), master, keys);
-      if (owner[0] || pttl[0]) throw readFailure(owner[0] ?? pttl[0], master, keys);
-      return { owner: typeof owner[1] === 'string' ? owner[1] : undefined, pttlMs: Number(pttl[1]) };
-    });
+  /**
+   * Reads who holds the lock and its PTTL on every master (bounded by the
+   * per-node timeout) until `decide` answers from the reads so far.
+   * @throws QuorumError when every master settled and it could not
+   */
+  private async readLeases<V>(
+    name: string,
+    keys: LockKeys,
+    what: string,
+    decide: (answered: LeaseRead[], unknown: number, settled: number) => V | undefined,
+  ): Promise<V> {
+    await this.ready();
+    const gathered = await gather(
+      this.masters.map((master) => () => master.quick('a read', keys.lock, (store) => store.readLease(keys))),
+      (results, settled) => {
+        const answered = results.flatMap((result) => (result?.ok ? [result.value] : []));
+        return decide(answered, this.size - answered.length, settled);
+      },
+    );
+    if (gathered.verdict !== undefined) return gathered.verdict;
+    throw this.readError(name, what, gathered.results, (read) => read.owner !== undefined);
   }
 
   /** Deletes the lock on every master whoever holds it; true if it released it on any. */
@@ -432,15 +408,6 @@ export class MasterSet {
 
 function toMasterVote(master: Master, granted: boolean, error?: Error): MasterVote {
   return error ? { master: master.name, granted, error } : { master: master.name, granted };
-}
-
-/** A failed read as core reports one: an error reply is a RedisCommandError naming the key, anything else RedisUnavailableError. */
-function readFailure(error: unknown, master: Master, keys: LockKeys): Error {
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof Error && error.name === 'ReplyError') {
-    return new RedisCommandError(`master ${master.name} refused a read of "${keys.lock}": ${message}`, keys.lock, { cause: error });
-  }
-  return new RedisUnavailableError(`master ${master.name} could not read "${keys.lock}": ${message}`, { cause: error });
 }
 
 function asError(error: unknown): Error {

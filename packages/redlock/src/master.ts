@@ -32,7 +32,10 @@ export class Master {
       resubscribed: () => hubEvents.resubscribed(),
       error: () => undefined,
     });
-    this.firstConnect = waitForFirstConnect(this.redis, commandTimeoutMs);
+    this.firstConnect = this.deployment.firstConnect(commandTimeoutMs);
+    // A master whose command connection comes back may make a majority
+    // possible again: nothing announces that, so every waiter tries again.
+    this.deployment.onReconnect(() => hubEvents.resubscribed());
   }
 
   get redis(): Redis {
@@ -69,24 +72,4 @@ const notSent = new WeakSet<Error>();
 /** True for the failure of a {@link Master.quick} call that was never sent (the master was down): nothing to cancel. */
 export function wasNotSent(error: Error | undefined): boolean {
   return error !== undefined && notSent.has(error);
-}
-
-/**
- * The first round must not count masters as failed only because their
- * connections are still being set up, so rounds wait for this once: ready, an
- * error (a dead master fails fast), or `timeoutMs`.
- */
-function waitForFirstConnect(redis: Redis, timeoutMs: number): Promise<void> {
-  if (redis.status === 'ready' || redis.status === 'wait' || redis.status === 'end') return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const events = ['ready', 'error', 'end', 'close'] as const;
-    const done = (): void => {
-      clearTimeout(timer);
-      for (const event of events) redis.off(event, done);
-      resolve();
-    };
-    const timer = setTimeout(done, timeoutMs);
-    timer.unref();
-    for (const event of events) redis.once(event, done);
-  });
 }

@@ -3,13 +3,11 @@ import {
   COMMON_OPTION_NAMES,
   OptionReader,
   checkDurationMs,
-  checkKnownKeys,
-  checkOptionsObject,
+  connectionEndpoint,
   describeValue,
   readCommonOptions,
   type ResolvedCommonOptions,
 } from '@org/rlock-core/engine';
-import { describeMaster, masterIdentity } from './master-identity.js';
 
 /** How a waiter retries after a split vote (jittered exponential backoff). */
 export interface RedlockRetryOptions {
@@ -138,8 +136,7 @@ function checkMasters(value: unknown): { input: RedisInput; name: string }[] {
   const result: { input: RedisInput; name: string }[] = [];
   value.forEach((input: unknown, index) => {
     try {
-      const identity = masterIdentity(input);
-      const name = describeMaster(input);
+      const { identity, name } = connectionEndpoint(input, `masters[${index}]`);
       const earlier = seen.get(identity) ?? (typeof input === 'object' && input !== null ? seenObjects.get(input) : undefined);
       if (earlier !== undefined) {
         throw new InvalidArgumentError(`masters[${index}] (${name}) is the same server as masters[${earlier}]: masters must be distinct`);
@@ -148,7 +145,7 @@ function checkMasters(value: unknown): { input: RedisInput; name: string }[] {
       if (typeof input === 'object' && input !== null) seenObjects.set(input, index);
       result.push({ input: input as RedisInput, name });
     } catch (error) {
-      problems.push(error instanceof Error ? error.message.replace('masters[?]', `masters[${index}]`) : String(error));
+      problems.push(error instanceof Error ? error.message : String(error));
     }
   });
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
@@ -156,33 +153,19 @@ function checkMasters(value: unknown): { input: RedisInput; name: string }[] {
 }
 
 function checkRetry(value: unknown): ResolvedRetryOptions {
-  const raw = checkOptionsObject(value, 'retry');
-  const problems: string[] = [];
-  try {
-    checkKnownKeys(raw, RETRY_KNOWN, 'retry');
-  } catch (error) {
-    problems.push((error as Error).message);
-  }
-  const duration = (key: 'minDelayMs' | 'maxDelayMs'): number => {
-    if (raw[key] === undefined) return REDLOCK_DEFAULTS.retry[key];
-    try {
-      return checkDurationMs(raw[key], `retry.${key}`);
-    } catch (error) {
-      problems.push((error as Error).message);
-      return REDLOCK_DEFAULTS.retry[key];
-    }
-  };
-  const minDelayMs = duration('minDelayMs');
-  const maxDelayMs = duration('maxDelayMs');
-  if (minDelayMs > maxDelayMs) problems.push(`retry.minDelayMs (${minDelayMs}) must not exceed retry.maxDelayMs (${maxDelayMs})`);
-  let factor: number = REDLOCK_DEFAULTS.retry.factor;
-  if (raw.factor !== undefined) {
-    if (typeof raw.factor !== 'number' || !Number.isFinite(raw.factor) || raw.factor < 1 || raw.factor > 10) {
-      problems.push(`retry.factor must be a finite number from 1 to 10, got ${describeValue(raw.factor)}`);
-    } else {
-      factor = raw.factor;
-    }
-  }
-  if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
+  const reader = new OptionReader(value, RETRY_KNOWN, 'retry');
+  const defaults = REDLOCK_DEFAULTS.retry;
+  const minDelayMs = reader.read('minDelayMs', (ms) => checkDurationMs(ms, 'retry.minDelayMs'), defaults.minDelayMs);
+  const maxDelayMs = reader.read('maxDelayMs', (ms) => checkDurationMs(ms, 'retry.maxDelayMs'), defaults.maxDelayMs);
+  if (minDelayMs > maxDelayMs) reader.problem(`retry.minDelayMs (${minDelayMs}) must not exceed retry.maxDelayMs (${maxDelayMs})`);
+  const factor = reader.read(
+    'factor',
+    (factor) => {
+      if (typeof factor === 'number' && Number.isFinite(factor) && factor >= 1 && factor <= 10) return factor;
+      throw new InvalidArgumentError(`retry.factor must be a finite number from 1 to 10, got ${describeValue(factor)}`);
+    },
+    defaults.factor,
+  );
+  reader.done();
   return Object.freeze({ minDelayMs, maxDelayMs, factor });
 }

@@ -58,11 +58,7 @@ export function decideAcquire(tally: AcquireTally, masterCount: number, validity
  * undefined when unknown).
  */
 export function classifyLoss(refusedBy: readonly (string | undefined)[], masterCount: number): 'held' | 'split' {
-  const counts = new Map<string, number>();
-  for (const owner of refusedBy) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
-  const quorum = quorumOf(masterCount);
-  for (const count of counts.values()) if (count >= quorum) return 'held';
-  return 'split';
+  return Math.max(0, ...countOwners(refusedBy).values()) >= quorumOf(masterCount) ? 'held' : 'split';
 }
 
 /**
@@ -73,11 +69,7 @@ export function classifyLoss(refusedBy: readonly (string | undefined)[], masterC
  * leader skips the delay only once per streak of collisions.
  */
 export function leadsSplit(granted: number, refusedBy: readonly (string | undefined)[]): boolean {
-  if (granted === 0) return false;
-  const counts = new Map<string, number>();
-  for (const owner of refusedBy) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
-  for (const count of counts.values()) if (count >= granted) return false;
-  return true;
+  return granted > 0 && [...countOwners(refusedBy).values()].every((count) => count < granted);
 }
 
 /**
@@ -126,12 +118,9 @@ export interface LeaseRead {
  * yet, or failed) had it; undefined while the answers so far leave it open.
  */
 export function decideLocked(owners: readonly (string | undefined)[], unknown: number, masterCount: number): boolean | undefined {
-  const quorum = quorumOf(masterCount);
-  let most = 0;
-  for (const count of countOwners(owners).values()) most = Math.max(most, count);
-  if (most >= quorum) return true;
-  if (most + unknown < quorum) return false;
-  return undefined;
+  const most = Math.max(0, ...countOwners(owners).values());
+  if (most >= quorumOf(masterCount)) return true;
+  return most + unknown < quorumOf(masterCount) ? false : undefined;
 }
 
 /**

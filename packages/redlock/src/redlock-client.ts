@@ -23,7 +23,6 @@ export class RedlockClient extends EngineClient {
   readonly quorum: number;
   private readonly masters: readonly Master[];
   private readonly store: QuorumLockStore;
-  private readonly stopWatching: (() => void)[] = [];
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RedlockClientOptions) {
@@ -46,17 +45,6 @@ export class RedlockClient extends EngineClient {
     this.quorum = set.quorum;
     this.store = new QuorumLockStore(set, driftFactor, resolved.retry, commandTimeoutMs, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
     this.context.kinds.register(this.store.kind, this.store);
-    // A master whose command connection comes back may make a majority
-    // possible again: nothing announces that, so every waiter tries again.
-    for (const master of created) {
-      let wasReady = master.redis.status === 'ready';
-      const onReady = (): void => {
-        if (wasReady) wakeAll();
-        wasReady = true;
-      };
-      master.redis.on('ready', onReady);
-      this.stopWatching.push(() => master.redis.off('ready', onReady));
-    }
     this.startRenewer(resolved);
   }
 
@@ -78,7 +66,6 @@ export class RedlockClient extends EngineClient {
   }
 
   protected closeSubscribers(): void {
-    for (const stop of this.stopWatching) stop();
     for (const master of this.masters) master.hub.close();
   }
 

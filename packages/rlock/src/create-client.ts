@@ -1,5 +1,7 @@
-import { InvalidArgumentError, RLockClient, type RLockClientOptions } from '@org/rlock-core';
-import { createWatchdog, type WatchdogOptions } from '@org/rlock-watchdog';
+import { RLockClient, type RLockClientOptions } from '@org/rlock-core';
+import { resolveClientOptions } from '@org/rlock-core/engine';
+import type { WatchdogOptions } from '@org/rlock-watchdog';
+import { wireWatchdog } from './wire-watchdog.js';
 
 /** Options of {@link createClient}: the core client's options, with the watchdog wired in. */
 export interface ClientOptions extends Omit<RLockClientOptions, 'renewer'> {
@@ -11,18 +13,11 @@ export interface ClientOptions extends Omit<RLockClientOptions, 'renewer'> {
  * Creates a client whose holds taken without `leaseMs` are kept alive by the
  * watchdog (renewed every `watchdogTimeoutMs / 3`). Checks every option at once.
  *
- * @throws InvalidArgumentError for a bad option, before connecting.
+ * @throws InvalidArgumentError for bad options, before connecting.
  * @example
  * const client = createClient({ redis: 'redis://127.0.0.1:6379' });
  * await client.getLock('order:42').withLock(async ({ signal, token }) => { … });
  */
 export function createClient(options: ClientOptions): RLockClient {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidArgumentError('createClient: options are required (at least { redis })');
-  }
-  if ('renewer' in options) {
-    throw new InvalidArgumentError('createClient: unknown option "renewer" (the watchdog is wired in; tune it with "watchdog")');
-  }
-  const { watchdog, ...clientOptions } = options;
-  return new RLockClient({ ...clientOptions, renewer: createWatchdog(watchdog) });
+  return wireWatchdog('createClient', options, resolveClientOptions, (resolved) => new RLockClient(resolved));
 }

@@ -1,8 +1,25 @@
+import { RedlockClient, resolveRedlockOptions, type RedlockClientOptions } from '@org/rlock-redlock';
+import type { WatchdogOptions } from '@org/rlock-watchdog';
+import { wireWatchdog } from './wire-watchdog.js';
+
+/** Options of {@link createRedlock}: the Redlock client's options, with the watchdog wired in. */
+export interface RedlockOptions extends Omit<RedlockClientOptions, 'renewer'> {
+  /** Tuning of the lease renewer (retry delays, tick coalescing). @default WATCHDOG_DEFAULTS */
+  readonly watchdog?: WatchdogOptions;
+}
+
 /**
- * `createRedlock`: the reentrant lock across N independent Redis masters, with
- * the watchdog wired in (renewal on every master, kept only on a majority).
- * Implemented in `@org/rlock-redlock`; re-exported here so users install only
- * `@org/rlock`.
+ * Creates a Redlock client over independent masters whose holds taken without
+ * `leaseMs` are kept alive by the watchdog, renewed on every master every
+ * `watchdogTimeoutMs / 3` and kept only while a majority renews them. Checks
+ * every option at once and reports all problems in one error.
+ *
+ * @throws InvalidArgumentError for bad options, before connecting.
+ * @example
+ * const redlock = createRedlock({ masters: ['redis://10.0.0.1:6379', 'redis://10.0.0.2:6379', 'redis://10.0.0.3:6379'] });
+ * await redlock.getLock('report:daily').withLock(async ({ signal }) => { … });
+ * await redlock.close();
  */
-export { createRedlock, RedlockClient, REDLOCK_DEFAULTS, QuorumError } from '@org/rlock-redlock';
-export type { RedlockOptions, RedlockClientOptions, RedlockRetryOptions, MasterVote } from '@org/rlock-redlock';
+export function createRedlock(options: RedlockOptions): RedlockClient {
+  return wireWatchdog('createRedlock', options, (rest) => resolveRedlockOptions(rest), (resolved) => new RedlockClient(resolved));
+}

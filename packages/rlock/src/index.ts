@@ -5,8 +5,10 @@
  */
 export { createClient } from './create-client.js';
 export type { ClientOptions } from './create-client.js';
-export { createRedlock, RedlockClient, REDLOCK_DEFAULTS, QuorumError } from './create-redlock.js';
-export type { RedlockOptions, RedlockClientOptions, RedlockRetryOptions, MasterVote } from './create-redlock.js';
+export { createRedlock } from './create-redlock.js';
+export type { RedlockOptions } from './create-redlock.js';
+export { RedlockClient, REDLOCK_DEFAULTS, QuorumError } from '@org/rlock-redlock';
+export type { RedlockClientOptions, RedlockRetryOptions, MasterVote } from '@org/rlock-redlock';
 export {
   RLockClient,
   RLockError,

@@ -19,47 +19,77 @@ export interface ResolvedConnection {
   readonly owned: boolean;
 }
 
-/**
- * Connections rlock creates pipeline automatically: concurrent calls from many
- * tasks share round trips. A given instance is used as it is.
- * @throws InvalidArgumentError for a keyPrefix (it would hide rlock's hash tags
- * and the public key layout) or a Cluster (not supported yet).
- */
-export function resolveConnection(input: unknown): ResolvedConnection {
-  if (typeof input === 'string') {
-    if (!/^rediss?:\/\//.test(input)) {
-      throw new InvalidArgumentError(`redis must be a redis:// or rediss:// URL, options or an ioredis instance, got ${describeValue(input)}`);
-    }
-    return { redis: new Redis(input, OWNED_CONNECTION_DEFAULTS), owned: true };
-  }
-  if (input === null || typeof input !== 'object') {
-    throw new InvalidArgumentError(`redis must be a URL, ioredis options or an ioredis instance, got ${describeValue(input)}`);
-  }
-  if (isCluster(input)) {
-    throw new InvalidArgumentError('redis: an ioredis Cluster is not supported by this version of rlock (standalone Redis only)');
-  }
-  if (isRedisInstance(input)) {
-    checkNoKeyPrefix(input.options.keyPrefix);
-    return { redis: input, owned: false };
-  }
-  const options = input as RedisOptions;
-  checkNoKeyPrefix(options.keyPrefix);
-  return { redis: new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...options }), owned: true };
+/** Which server a connection input designates, checked without connecting. */
+export interface ConnectionEndpoint {
+  /** What makes two inputs the same server: host and port (or socket path) and database. */
+  readonly identity: string;
+  /** A printable name: the URL without credentials, or redis://host:port. */
+  readonly name: string;
 }
 
-function checkNoKeyPrefix(keyPrefix: unknown): void {
-  if (keyPrefix !== undefined && keyPrefix !== '') {
-    throw new InvalidArgumentError(
-      'redis: connections with their own keyPrefix are refused; use rlock\'s keyPrefix option instead',
-    );
+/**
+ * Checks a connection input as {@link resolveConnection} will (a `redis://` or
+ * `rediss://` URL, ioredis options or an ioredis instance; no Cluster, no
+ * `keyPrefix`), without connecting, and says which server it designates.
+ * `what` names the option in errors (`redis`, `masters[2]`).
+ * @throws InvalidArgumentError
+ */
+export function connectionEndpoint(input: unknown, what = 'redis'): ConnectionEndpoint {
+  if (typeof input === 'string') return urlEndpoint(input, what);
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new InvalidArgumentError(`${what} must be a URL, ioredis options or an ioredis instance, got ${describeValue(input)}`);
   }
+  if ((input as { isCluster?: unknown }).isCluster === true) {
+    throw new InvalidArgumentError(`${what}: an ioredis Cluster is not supported here (a standalone Redis or a Sentinel-managed master)`);
+  }
+  const options = (isRedisInstance(input) ? input.options : input) as Record<string, unknown>;
+  if (options.keyPrefix !== undefined && options.keyPrefix !== '') {
+    throw new InvalidArgumentError(`${what}: connections with their own keyPrefix are refused; use rlock's keyPrefix option instead`);
+  }
+  const host = normaliseHost(typeof options.host === 'string' ? options.host : 'localhost');
+  const port = typeof options.port === 'number' ? options.port : Number(options.port ?? 6379);
+  const db = typeof options.db === 'number' ? options.db : 0;
+  const dbSuffix = db ? `/${db}` : '';
+  if (typeof options.path === 'string') return { identity: `${options.path}/${db}`, name: `${options.path}${dbSuffix}` };
+  const scheme = options.tls !== undefined && options.tls !== false ? 'rediss' : 'redis';
+  return { identity: `${host}:${port}/${db}`, name: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${dbSuffix}` };
+}
+
+function urlEndpoint(input: string, what: string): ConnectionEndpoint {
+  let url: URL;
+  try {
+    if (!/^rediss?:\/\//.test(input)) throw new Error('not a redis URL');
+    url = new URL(input);
+  } catch {
+    throw new InvalidArgumentError(`${what} must be a redis:// or rediss:// URL, ioredis options or an ioredis instance, got ${describeValue(input)}`);
+  }
+  const db = Number(url.pathname.replace(/^\//, '') || 0);
+  const identity = `${normaliseHost(url.hostname || 'localhost')}:${Number(url.port || 6379)}/${Number.isInteger(db) ? db : 0}`;
+  url.username = '';
+  url.password = '';
+  return { identity, name: url.toString() };
+}
+
+function normaliseHost(host: string): string {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' ? '127.0.0.1' : bare;
+}
+
+/**
+ * The connection for `input`: one rlock creates from a URL or options
+ * (pipelining automatically: concurrent calls from many tasks share round
+ * trips), or a given instance, used as it is.
+ * @throws InvalidArgumentError as {@link connectionEndpoint}: a keyPrefix would
+ * hide rlock's hash tags and the public key layout.
+ */
+export function resolveConnection(input: unknown, what = 'redis'): ResolvedConnection {
+  connectionEndpoint(input, what);
+  if (typeof input === 'string') return { redis: new Redis(input, OWNED_CONNECTION_DEFAULTS), owned: true };
+  if (isRedisInstance(input as object)) return { redis: input as Redis, owned: false };
+  return { redis: new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...(input as RedisOptions) }), owned: true };
 }
 
 function isRedisInstance(value: object): value is Redis {
   const candidate = value as Partial<Redis>;
   return typeof candidate.defineCommand === 'function' && typeof candidate.duplicate === 'function' && !!candidate.options;
-}
-
-function isCluster(value: object): boolean {
-  return (value as { isCluster?: unknown }).isCluster === true;
 }

@@ -25,6 +25,36 @@ export class StandaloneDeployment implements Deployment {
     if (this.owned) this.redis.on('error', () => undefined);
   }
 
+  /**
+   * Settles once the first connection attempt has (ready, failed, or
+   * `timeoutMs` passed): calls bounded by a short timeout must not count a
+   * server as failed only because its connection is still being set up.
+   */
+  firstConnect(timeoutMs: number): Promise<void> {
+    const { redis } = this;
+    if (redis.status === 'ready' || redis.status === 'wait' || redis.status === 'end') return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const events = ['ready', 'error', 'end', 'close'] as const;
+      const done = (): void => {
+        clearTimeout(timer);
+        for (const event of events) redis.off(event, done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      for (const event of events) redis.once(event, done);
+    });
+  }
+
+  /** Calls `listener` each time the command connection is ready again after it was lost. */
+  onReconnect(listener: () => void): void {
+    let wasReady = this.redis.status === 'ready';
+    this.redis.on('ready', () => {
+      if (wasReady) listener();
+      wasReady = true;
+    });
+  }
+
   openSubscriber(handlers: SubscriberHandlers): SubscriberConnection {
     return openSubscriberConnection(this.redis, handlers);
   }

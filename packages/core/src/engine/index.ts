@@ -38,10 +38,10 @@ export type {
 } from './renewal.js';
 export type { Deployment, SubscriberConnection, SubscriberHandlers } from '../deployment/deployment.js';
 export { StandaloneDeployment } from '../deployment/standalone.js';
-export { resolveConnection } from '../deployment/connection.js';
-export type { ResolvedConnection } from '../deployment/connection.js';
+export { connectionEndpoint, resolveConnection } from '../deployment/connection.js';
+export type { ConnectionEndpoint, ResolvedConnection } from '../deployment/connection.js';
 export { OptionReader } from '../options/option-reader.js';
-export { COMMON_OPTION_NAMES, readCommonOptions } from '../options/client-options.js';
+export { COMMON_OPTION_NAMES, readCommonOptions, resolveClientOptions } from '../options/client-options.js';
 export type { ResolvedClientOptions, ResolvedCommonOptions } from '../options/client-options.js';
 export { checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, checkSignal, describeValue } from '../options/argument-checks.js';
 export { parseLockOptions, requireTask } from '../options/lock-options.js';

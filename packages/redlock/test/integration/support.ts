@@ -1,4 +1,4 @@
-import { RedlockClient, createRedlock, type RedlockOptions } from '@org/rlock-redlock';
+import { createRedlock, type RedlockClient, type RedlockOptions } from '@org/rlock';
 import { uniquePrefix, type RedisFleet } from '@org/rlock-testing';
 
 export { uniquePrefix, eventually, tick, OverlapProbe } from '@org/rlock-testing';

@@ -1,7 +1,7 @@
 import { nanoid } from 'nanoid';
 import type { Deployment } from '../../deployment/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
-import { boundedCall } from '../../engine/bounded-call.js';
+import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
@@ -144,6 +144,20 @@ export class ServerLockStore implements LockStore {
   async readHolder(keys: LockKeys): Promise<{ owner: string; count: number } | undefined> {
     const [owner, count] = await boundedCall(() => this.deployment.redis.hmget(keys.lock, 'owner', 'count'), this.timeoutMs, 'a read', keys.lock);
     return owner ? { owner, count: Number(count) } : undefined;
+  }
+
+  /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
+  async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
+    const replies = await boundedCall(
+      () => this.deployment.redis.multi().hget(keys.lock, 'owner').pttl(keys.lock).exec(),
+      this.timeoutMs,
+      'a read',
+      keys.lock,
+    );
+    const [owner, pttl] = replies ?? [];
+    const failure = !owner || !pttl ? new Error('the transaction was discarded') : (owner[0] ?? pttl[0]);
+    if (failure) throw toRLockError(failure, 'a read', keys.lock);
+    return { owner: typeof owner?.[1] === 'string' ? owner[1] : undefined, pttlMs: Number(pttl?.[1]) };
   }
 
   async pttl(keys: LockKeys): Promise<number> {

@@ -1,0 +1,37 @@
+import { InvalidArgumentError } from '@org/rlock-core';
+import { describeValue, type LeaseRenewerFactory } from '@org/rlock-core/engine';
+import { createWatchdog, type WatchdogOptions } from '@org/rlock-watchdog';
+
+/**
+ * Checks the options of `createClient` / `createRedlock` and builds the
+ * client with the watchdog wired in as its renewer. Every problem (of the
+ * watchdog's options and of the client's) is reported in one
+ * InvalidArgumentError, before anything connects.
+ */
+export function wireWatchdog<O extends { readonly watchdog?: WatchdogOptions }, C>(
+  what: string,
+  options: O,
+  /** Checks the client's options without connecting. */
+  check: (options: Omit<O, 'watchdog'>) => unknown,
+  build: (options: Omit<O, 'watchdog'> & { renewer: LeaseRenewerFactory }) => C,
+): C {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new InvalidArgumentError(`${what}: options are required, got ${describeValue(options)}`);
+  }
+  const { watchdog, ...rest } = options;
+  const problems: string[] = [];
+  if ('renewer' in options) problems.push('unknown option "renewer" (the watchdog is wired in; tune it with "watchdog")');
+  let renewer: LeaseRenewerFactory | undefined;
+  try {
+    renewer = createWatchdog(watchdog);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  try {
+    check(rest);
+  } catch (error) {
+    problems.push((error as Error).message.replace(/^[^:]*: (\d+ )?bad options?: /, ''));
+  }
+  if (problems.length > 0 || !renewer) throw new InvalidArgumentError(`${what}: ${problems.join('; ')}`);
+  return build({ ...rest, renewer });
+}
