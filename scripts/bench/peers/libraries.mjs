@@ -146,7 +146,7 @@ async function rawRedlock({ urls, leaseMs }) {
 }
 
 /** @type {Library[]} */
-export const LIBRARIES = [
+const ALL_LIBRARIES = [
   {
     id: 'raw',
     driven: '`SET k token NX PX ttl` retried at once while taken / `EVALSHA` compare-and-delete; one ioredis connection without auto-pipelining; Redlock (S3): the same on every master at once, held on a majority',
@@ -167,38 +167,7 @@ export const LIBRARIES = [
       'not what users write by default, so it is shown but is not the "× raw" baseline',
     single: rawSingle(true),
   },
-  {
-    id: 'rlock',
-    driven: '`createClient({ redis: url })`, `getLock(name)`, `lock({ leaseMs })` / `unlock()`, each task in `client.task`; `createRedlock({ masters })` for S3; no setting changed',
-    name: 'rlock',
-    kind: 'rlock',
-    pkg: '@org/rlock',
-    async single({ url, leaseMs, keyPrefix }) {
-      const { createClient } = await import('@org/rlock');
-      const client = createClient({ redis: url, keyPrefix });
-      return {
-        holder(key) {
-          const lock = client.getLock(key);
-          return { lock: () => lock.lock({ leaseMs }).then(() => undefined), unlock: () => lock.unlock().then(() => undefined) };
-        },
-        task: (body) => client.task(body),
-        close: async () => void (await client.close()),
-      };
-    },
-    async redlock({ urls, leaseMs, keyPrefix }) {
-      const { createRedlock } = await import('@org/rlock');
-      const client = createRedlock({ masters: urls, keyPrefix });
-      client.on('error', () => undefined);
-      return {
-        holder(key) {
-          const lock = client.getLock(key);
-          return { lock: () => lock.lock({ leaseMs }).then(() => undefined), unlock: () => lock.unlock().then(() => undefined) };
-        },
-        task: (body) => client.task(body),
-        close: async () => void (await client.close()),
-      };
-    },
-  },
+  rlockLibrary('rlock', 'rlock', () => import('@org/rlock')),
   {
     id: 'redis-semaphore',
     driven: '`new Mutex(redis, key, { lockTimeout: lease, acquireTimeout: 3600000 }).acquire()` / `.release()` (one Mutex per acquisition; `RedlockMutex(masters, …)` in S3); changed: `acquireTimeout` 1 h (default 10 s) so a waiter never gives up inside a run',
@@ -360,9 +329,66 @@ async function nodeRedlockDriver(pkg, urls, leaseMs) {
   };
 }
 
+
+/**
+ * rlock, from this checkout or (for a before/after in one sitting) from
+ * another one's build: `BENCH_RLOCK_BASELINE=/path/to/checkout` adds a row
+ * "rlock baseline" loaded from that checkout's packages/rlock/dist.
+ * @param {string} id @param {string} name @param {() => Promise<any>} load
+ * @returns {Library}
+ */
+function rlockLibrary(id, name, load) {
+  return {
+    id,
+    driven: '`createClient({ redis: url })`, `getLock(name)`, `lock({ leaseMs })` / `unlock()`, each task in `client.task`; `createRedlock({ masters })` for S3; no setting changed',
+    name,
+    kind: 'rlock',
+    pkg: '@org/rlock',
+    async single({ url, leaseMs, keyPrefix }) {
+      const { createClient } = await load();
+      const client = createClient({ redis: url, keyPrefix });
+      return {
+        holder(/** @type {string} */ key) {
+          const lock = client.getLock(key);
+          return { lock: () => lock.lock({ leaseMs }).then(() => undefined), unlock: () => lock.unlock().then(() => undefined) };
+        },
+        task: (/** @type {() => Promise<any>} */ body) => client.task(body),
+        close: async () => void (await client.close()),
+      };
+    },
+    async redlock({ urls, leaseMs, keyPrefix }) {
+      const { createRedlock } = await load();
+      const client = createRedlock({ masters: urls, keyPrefix });
+      client.on('error', () => undefined);
+      return {
+        holder(/** @type {string} */ key) {
+          const lock = client.getLock(key);
+          return { lock: () => lock.lock({ leaseMs }).then(() => undefined), unlock: () => lock.unlock().then(() => undefined) };
+        },
+        task: (/** @type {() => Promise<any>} */ body) => client.task(body),
+        close: async () => void (await client.close()),
+      };
+    },
+  };
+}
+
+const baseline = process.env.BENCH_RLOCK_BASELINE;
+if (baseline) {
+  const entry = new URL(`file://${baseline.replace(/\/$/, '')}/packages/rlock/dist/esm/index.js`).href;
+  ALL_LIBRARIES.splice(3, 0, rlockLibrary('rlock-baseline', `rlock baseline (${baseline})`, () => import(entry)));
+}
+
+/**
+ * The libraries of this run: all of them, or those named in
+ * `BENCH_LIBRARIES=raw,rlock,…` (for a quick look at a few; a report keeps all).
+ */
+export const LIBRARIES = process.env.BENCH_LIBRARIES
+  ? ALL_LIBRARIES.filter((library) => (process.env.BENCH_LIBRARIES ?? '').split(',').includes(library.id))
+  : ALL_LIBRARIES;
+
 /** @param {string} id */
 export function libraryById(id) {
-  const library = LIBRARIES.find((l) => l.id === id);
+  const library = ALL_LIBRARIES.find((l) => l.id === id);
   if (!library) throw new Error(`unknown library ${id}`);
   return library;
 }
