@@ -30,13 +30,13 @@ export class RLockClient extends EngineClient {
     const resolved = resolveClientOptions(options);
     super(resolved);
     this.options = resolved;
-    this.deployment = new StandaloneDeployment(resolved.redis);
+    this.deployment = new StandaloneDeployment(resolved.redis, resolved.commandTimeoutMs);
     const { commandTimeoutMs } = resolved;
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),
       error: (error) => this.reportError(error),
     });
-    this.locks = new ServerLockStore(this.deployment, commandTimeoutMs, commandTimeoutMs);
+    this.locks = new ServerLockStore(this.deployment, commandTimeoutMs);
     this.context.kinds.register(this.locks.kind, this.locks);
     this.startRenewer(resolved);
   }

@@ -25,8 +25,8 @@ export class Master {
     commandTimeoutMs: number,
     hubEvents: { resubscribed(): void },
   ) {
-    this.deployment = new StandaloneDeployment(input);
-    this.store = new ServerLockStore(this.deployment, commandTimeoutMs, commandTimeoutMs);
+    this.deployment = new StandaloneDeployment(input, commandTimeoutMs);
+    this.store = new ServerLockStore(this.deployment, commandTimeoutMs);
     // A dead master is an expected state: waiters fall back to their timers.
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
       resubscribed: () => hubEvents.resubscribed(),

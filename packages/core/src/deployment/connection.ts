@@ -4,11 +4,11 @@ import { describeValue } from '../options/argument-checks.js';
 
 /**
  * Settings of the connections rlock creates (options given by the user win):
- * auto pipelining shares round trips among concurrent tasks; a short
- * disconnectTimeout keeps close() from holding the process for ioredis's
- * default 2 s when the server is already gone.
+ * a short disconnectTimeout keeps close() from holding the process for
+ * ioredis's default 2 s when the server is already gone. rlock batches its own
+ * commands (see Transport), so ioredis's auto-pipelining is not needed.
  */
-const OWNED_CONNECTION_DEFAULTS = Object.freeze({ enableAutoPipelining: true, disconnectTimeout: 200 });
+const OWNED_CONNECTION_DEFAULTS = Object.freeze({ disconnectTimeout: 200 });
 
 /** What `redis` may be: a URL, ioredis options, or an ioredis instance. */
 export type RedisInput = string | RedisOptions | Redis;
@@ -76,9 +76,8 @@ function normaliseHost(host: string): string {
 }
 
 /**
- * The connection for `input`: one rlock creates from a URL or options
- * (pipelining automatically: concurrent calls from many tasks share round
- * trips), or a given instance, used as it is.
+ * The connection for `input`: one rlock creates from a URL or options, or a
+ * given instance, used as it is.
  * @throws InvalidArgumentError as {@link connectionEndpoint}: a keyPrefix would
  * hide rlock's hash tags and the public key layout.
  */

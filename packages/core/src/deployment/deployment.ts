@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Transport } from '../engine/transport.js';
 
 /** What a subscriber connection reports. */
 export interface SubscriberHandlers {
@@ -30,6 +31,8 @@ export interface SubscriberConnection {
 export interface Deployment {
   /** The command connection. */
   readonly redis: Redis;
+  /** rlock's batched, time-bounded way to the command connection. */
+  readonly transport: Transport;
   /** True when rlock created the connection, and so closes it. */
   readonly owned: boolean;
   /** Announcements use SPUBLISH/SSUBSCRIBE (Cluster) instead of PUBLISH/SUBSCRIBE: the scripts' `sharded` flag. */

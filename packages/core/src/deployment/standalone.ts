@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { boundedCall } from '../engine/bounded-call.js';
 import { monotonicNow } from '../engine/time.js';
+import { Transport } from '../engine/transport.js';
+import { SCRIPTS } from '../objects/scripts.generated.js';
 import { resolveConnection } from './connection.js';
 import type { Deployment, SubscriberConnection, SubscriberHandlers } from './deployment.js';
 import { openSubscriberConnection } from './subscriber-connection.js';
@@ -12,13 +14,18 @@ import { openSubscriberConnection } from './subscriber-connection.js';
  */
 export class StandaloneDeployment implements Deployment {
   readonly redis: Redis;
+  readonly transport: Transport;
   readonly owned: boolean;
   readonly sharded = false;
 
-  /** @throws InvalidArgumentError for a bad `redis` input (see resolveConnection). */
-  constructor(input: unknown) {
+  /**
+   * @param commandTimeoutMs rlock's own bound on every call (see Transport).
+   * @throws InvalidArgumentError for a bad `redis` input (see resolveConnection).
+   */
+  constructor(input: unknown, commandTimeoutMs: number) {
     const connection = resolveConnection(input);
     this.redis = connection.redis;
+    this.transport = new Transport(this.redis, commandTimeoutMs, Object.values(SCRIPTS));
     this.owned = connection.owned;
     // Connection errors surface as typed errors of the calls; the listener keeps
     // ioredis from printing them as unhandled.

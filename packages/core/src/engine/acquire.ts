@@ -55,8 +55,8 @@ export interface AttemptSpec<G> {
  * the monotonic time taken *before* the send, and an undo when the grant came
  * too late to be counted on (past lease − drift), the caller aborted, the
  * client closed, or no answer came in time (the call may still run). The undo
- * is queued on the connection inside the owner's turn, so no other operation
- * of the owner can land between the acquire and its undo.
+ * is sent inside the owner's turn, right behind the acquire on the same
+ * connection, so no other operation of the owner lands between the two.
  */
 export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Promise<TryOutcome> {
   ctx.assertOpen();
@@ -64,8 +64,13 @@ export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Prom
   const { target } = spec;
   const leaseMs = spec.leaseMs ?? ctx.watchdogTimeoutMs;
   const op = ctx.newOpId();
-  const undo = (): void => {
-    ctx.background.track(spec.undo(op).catch((error: unknown) => ctx.backgroundError(error)));
+  const undo = (): Promise<void> => {
+    const work = spec.undo(op).then(
+      () => undefined,
+      (error: unknown) => ctx.backgroundError(error),
+    );
+    ctx.background.track(work);
+    return work;
   };
   const outcome = await ctx.chains.run(target.key, target.owner, async (): Promise<TryOutcome | 'undone'> => {
     const sentAt = monotonicNow();
@@ -73,13 +78,17 @@ export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Prom
     try {
       reply = await spec.send(op, leaseMs);
     } catch (error) {
-      if (error instanceof RedisUnavailableError) undo();
+      // No answer: the acquire may still run. The undo goes out behind it on
+      // the same connection; the caller hears of the failure now.
+      if (error instanceof RedisUnavailableError) void undo();
       throw error;
     }
     if (!reply.granted) return { retryInMs: reply.retryInMs };
     const late = monotonicNow() >= leaseDeadline(sentAt, leaseMs, target.driftFactor);
     if (late || spec.signal?.aborted || ctx.closed) {
-      undo();
+      // Within the owner's turn: the owner's next operation goes out only once
+      // the undo was answered, so nothing of the owner can land between them.
+      await undo();
       return 'undone';
     }
     return { hold: recordGrant(ctx, target, reply, sentAt, spec.leaseMs) };

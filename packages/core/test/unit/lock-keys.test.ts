@@ -9,7 +9,7 @@ describe('lockKeys', () => {
     expect(keys.lock).toBe('rlock:{order:42}');
     expect(keys.released).toBe('rlock:{order:42}:released');
     expect(keys.channel).toBe('rlock:{order:42}:release');
-    expect(keys.cancelledPrefix).toBe('rlock:{order:42}:cancelled:');
+    expect(keys.cancelled).toBe('rlock:{order:42}:cancelled');
   });
 
   it('names a fence counter in the same Cluster slot as the lock', () => {

@@ -3,8 +3,8 @@ acquire-3: take or reenter the reentrant lock for one owner, in one step.
 
 KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
 KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
-KEYS[3]  tombstone of this call <prefix>:{<name>}:cancelled:<op> (string), left by
-         cancel-3 when it cancelled this op before the op reached Redis
+KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left by
+         cancel-3 when it cancelled an op before the op reached Redis
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
@@ -35,7 +35,7 @@ end
 if owner and held[4] == ARGV[3] then
   return {1, held[3], tonumber(held[2])}
 end
-if redis.call('EXISTS', KEYS[3]) == 1 then
+if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}
 end
 

@@ -1,8 +1,8 @@
 import { fenceKey, objectKey } from '../names.js';
 
 /**
- * The Redis names of one reentrant lock (public layout, see the core README).
- * Built once per lock object, not per call.
+ * The Redis names of one reentrant lock (public layout, see the core README),
+ * built once per name and cached: the hot path builds no key strings.
  */
 export interface LockKeys {
   /** Hash `<prefix>:{<name>}` with fields owner, count, token, op. */
@@ -13,17 +13,26 @@ export interface LockKeys {
   readonly channel: string;
   /** String `<prefix>:{<slot tag>}:fence`: last fencing token of the lock's hash slot. */
   readonly fence: string;
-  /** Prefix of the tombstones `<prefix>:{<name>}:cancelled:<op>` left by a cancelled acquire. */
-  readonly cancelledPrefix: string;
+  /** Hash `<prefix>:{<name>}:cancelled`: field `<owner>:<op>` for each acquire cancelled before it ran. */
+  readonly cancelled: string;
 }
+
+const cache = new Map<string, LockKeys>();
+const CACHE_LIMIT = 10_000;
 
 export function lockKeys(prefix: string, name: string): LockKeys {
   const lock = objectKey(prefix, name);
-  return {
+  const cached = cache.get(lock);
+  if (cached) return cached;
+  // Bounded: a process that touches very many names rebuilds some of them.
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  const keys: LockKeys = {
     lock,
     released: `${lock}:released`,
     channel: `${lock}:release`,
     fence: fenceKey(prefix, lock),
-    cancelledPrefix: `${lock}:cancelled:`,
+    cancelled: `${lock}:cancelled`,
   };
+  cache.set(lock, keys);
+  return keys;
 }

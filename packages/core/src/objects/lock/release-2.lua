@@ -2,8 +2,8 @@
 release-2: release one hold (or all of an owner's holds) of the reentrant lock.
 
 KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
-KEYS[2]  last full release <prefix>:{<name>}:released (string: its op id), so a
-         replayed full release still answers "released"
+KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>), so
+         a replayed full release still answers "released"
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this call
 ARGV[3]  all: '1' releases every count of the owner, '0' one count
@@ -30,7 +30,7 @@ local lock = KEYS[1]
 local held = redis.call('HMGET', lock, 'owner', 'count', 'op', 'token')
 
 if held[1] ~= ARGV[1] or (ARGV[4] ~= '' and held[4] ~= ARGV[4]) then
-  if redis.call('GET', KEYS[2]) == ARGV[2] then
+  if redis.call('GET', KEYS[2]) == ARGV[1] .. ':' .. ARGV[2] then
     return {1, 0, 0}
   end
   if held[1] then
@@ -49,5 +49,5 @@ if count > 0 and ARGV[3] ~= '1' then
 end
 
 redis.call('DEL', lock)
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[5])
+redis.call('SET', KEYS[2], ARGV[1] .. ':' .. ARGV[2], 'PX', ARGV[5])
 return {1, 0, announce(lock .. ':release', 'unlock', ARGV[6])}

@@ -1,85 +1,76 @@
-import { nanoid } from 'nanoid';
 import type { Deployment } from '../../deployment/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
-import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
-import { registerScripts, type ScriptCall } from '../../engine/scripts.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../engine/time.js';
+import type { Transport } from '../../engine/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
+import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
 
-const LOCK_SCRIPTS = {
-  acquire: SCRIPTS.lockAcquire,
-  release: SCRIPTS.lockRelease,
-  cancel: SCRIPTS.lockCancel,
-  renew: SCRIPTS.lockRenew,
-  forceUnlock: SCRIPTS.lockForceUnlock,
-};
-
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
-
 /** Renewal kind of a reentrant lock's holds on one deployment. */
 export const LOCK_KIND = 'lock';
 
+const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
+
+// Replies are read by functions made once, not a closure per call.
+function parseAcquire(reply: unknown): AcquireReply {
+  const [code, second, third] = reply as [number, string | number | undefined, number | string | undefined];
+  if (code === 1) return { granted: true, token: String(second), count: Number(third) };
+  // A cancelled op was refused: try again at once (with a new op).
+  if (code === -1) return { granted: false, retryInMs: 0 };
+  return { granted: false, retryInMs: Number(second), holder: String(third) };
+}
+
+function parseRelease(reply: unknown): ReleaseReply {
+  const [code, second, third] = reply as [number, number, number?];
+  if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
+  return { released: false, reason: second === 1 ? 'taken' : 'expired' };
+}
+
+const isOne = (reply: unknown): boolean => reply === 1;
+const asCodes = (reply: unknown): number[] => reply as number[];
+
 /**
- * The reentrant lock's protocol on one deployment: its scripts, called with
- * rlock's own time bound, and its reads. Used by the single-server client, and
- * by Redlock once per master.
+ * The reentrant lock's protocol on one deployment: its scripts (one per state
+ * change) and its reads, every call through the deployment's transport
+ * (batched, bounded by commandTimeoutMs, typed errors). Used by the
+ * single-server client, and by Redlock once per master.
  */
 export class ServerLockStore implements LockStore {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind = LOCK_KIND;
-  private readonly scripts: Record<keyof typeof LOCK_SCRIPTS, ScriptCall>;
+  private readonly transport: Transport;
   private readonly sharded: string;
+  private opCounter = 0;
 
   constructor(
     readonly deployment: Deployment,
-    private readonly timeoutMs: number,
     /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
     private readonly replayWindowMs: number,
   ) {
-    this.scripts = registerScripts(deployment.redis, LOCK_SCRIPTS);
+    this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
   }
 
-  async acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
-    const reply = (await boundedCall(
-      () => this.scripts.acquire(keys.lock, keys.fence, keys.cancelledPrefix + op, owner, leaseMs, op),
-      this.timeoutMs,
-      'acquire',
-      keys.lock,
-    )) as [number, string | number | undefined, number | string | undefined];
-    if (reply[0] === 1) return { granted: true, token: String(reply[1]), count: Number(reply[2]) };
-    // A cancelled op was refused: try again at once (with a new op).
-    if (reply[0] === -1) return { granted: false, retryInMs: 0 };
-    return { granted: false, retryInMs: Number(reply[1]), holder: String(reply[2]) };
+  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
+    return this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op], 'acquire', keys.lock, parseAcquire);
   }
 
-  async cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
-    const reply = await boundedCall(
-      () =>
-        this.scripts.cancel(
-          keys.lock,
-          keys.released,
-          keys.cancelledPrefix + op,
-          owner,
-          `${op}:cancel`,
-          op,
-          all ? '1' : '0',
-          this.replayWindowMs,
-          this.sharded,
-        ),
-      this.timeoutMs,
+  /** Cancels acquire `op` of `owner` (one count, or all of them). */
+  cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
+    return this.transport.script(
+      SCRIPTS.lockCancel,
+      [keys.lock, keys.released, keys.cancelled, owner, `${op}/cancel`, op, all ? '1' : '0', this.replayWindowMs, this.sharded],
       'cancel',
       keys.lock,
+      isOne,
     );
-    return reply === 1;
   }
 
   release(keys: LockKeys, hold: Hold, op: string, all = false): Promise<ReleaseReply> {
@@ -87,15 +78,14 @@ export class ServerLockStore implements LockStore {
   }
 
   /** One release of `owner`'s hold (with `token`, when given: never a newer hold). */
-  async releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    const reply = (await boundedCall(
-      () => this.scripts.release(keys.lock, keys.released, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded),
-      this.timeoutMs,
+  releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    return this.transport.script(
+      SCRIPTS.lockRelease,
+      [keys.lock, keys.released, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
       'release',
       keys.lock,
-    )) as [number, number, number?];
-    if (reply[0] === 1) return { released: true, remaining: Number(reply[1]), receivers: Number(reply[2] ?? 0) };
-    return { released: false, reason: reply[1] === 1 ? 'taken' : 'expired' };
+      parseRelease,
+    );
   }
 
   async finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'> {
@@ -119,20 +109,20 @@ export class ServerLockStore implements LockStore {
   }
 
   /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */
-  async renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
+  renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
     const args: (string | number)[] = [items.length];
     for (const item of items) args.push(item.key);
     for (const item of items) args.push(item.owner, item.token, item.leaseMs);
-    return (await boundedCall(() => this.scripts.renew(...args), this.timeoutMs, `renew of ${items.length} holds`, items[0]?.key ?? '')) as number[];
+    return this.transport.script(SCRIPTS.lockRenew, args, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 
   async clear(hold: Hold): Promise<boolean> {
-    const reply = await this.release(keysOfHold(hold), hold, nanoid(), true);
+    const reply = await this.release(keysOfHold(hold), hold, `clear/${++this.opCounter}`, true);
     return reply.released;
   }
 
-  async isLocked(keys: LockKeys): Promise<boolean> {
-    return (await boundedCall(() => this.deployment.redis.exists(keys.lock), this.timeoutMs, 'EXISTS', keys.lock)) === 1;
+  isLocked(keys: LockKeys): Promise<boolean> {
+    return this.transport.call('exists', [keys.lock], 'EXISTS', keys.lock, isOne);
   }
 
   async ownerHold(keys: LockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
@@ -141,16 +131,18 @@ export class ServerLockStore implements LockStore {
   }
 
   /** owner and count of the hold, or undefined when free. */
-  async readHolder(keys: LockKeys): Promise<{ owner: string; count: number } | undefined> {
-    const [owner, count] = await boundedCall(() => this.deployment.redis.hmget(keys.lock, 'owner', 'count'), this.timeoutMs, 'a read', keys.lock);
-    return owner ? { owner, count: Number(count) } : undefined;
+  readHolder(keys: LockKeys): Promise<{ owner: string; count: number } | undefined> {
+    return this.transport.call('hmget', [keys.lock, 'owner', 'count'], 'a read', keys.lock, (reply) => {
+      const [owner, count] = reply as [string | null, string | null];
+      return owner ? { owner, count: Number(count) } : undefined;
+    });
   }
 
   /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
   async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
     const replies = await boundedCall(
       () => this.deployment.redis.multi().hget(keys.lock, 'owner').pttl(keys.lock).exec(),
-      this.timeoutMs,
+      this.transport.timeoutMs,
       'a read',
       keys.lock,
     );
@@ -160,17 +152,16 @@ export class ServerLockStore implements LockStore {
     return { owner: typeof owner?.[1] === 'string' ? owner[1] : undefined, pttlMs: Number(pttl?.[1]) };
   }
 
-  async pttl(keys: LockKeys): Promise<number> {
-    return boundedCall(() => this.deployment.redis.pttl(keys.lock), this.timeoutMs, 'PTTL', keys.lock);
+  pttl(keys: LockKeys): Promise<number> {
+    return this.transport.call('pttl', [keys.lock], 'PTTL', keys.lock, Number);
   }
 
-  async forceUnlock(keys: LockKeys): Promise<boolean> {
-    const reply = await boundedCall(() => this.scripts.forceUnlock(keys.lock, this.sharded), this.timeoutMs, 'forceUnlock', keys.lock);
-    return reply === 1;
+  forceUnlock(keys: LockKeys): Promise<boolean> {
+    return this.transport.script(SCRIPTS.lockForceUnlock, [keys.lock, this.sharded], 'forceUnlock', keys.lock, isOne);
   }
 }
 
 /** The keys a release of `hold` needs, from its lock key. */
 export function keysOfHold(hold: Hold): LockKeys {
-  return { lock: hold.key, released: `${hold.key}:released`, channel: `${hold.key}:release`, fence: '', cancelledPrefix: `${hold.key}:cancelled:` };
+  return { lock: hold.key, released: `${hold.key}:released`, channel: `${hold.key}:release`, fence: '', cancelled: `${hold.key}:cancelled` };
 }

@@ -1,0 +1,193 @@
+import { Command, type Redis } from 'ioredis';
+import { RedisUnavailableError } from '../errors.js';
+import type { EmbeddedScript } from './scripts.js';
+import { toRLockError } from './bounded-call.js';
+import { monotonicNow } from './time.js';
+
+/** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
+const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
+
+/** Commands written together at most; a larger batch is flushed at once, so the server starts on it. */
+const MAX_BATCH = 16;
+
+interface Pending {
+  readonly command: Command;
+  readonly deadline: number;
+  readonly what: string;
+  readonly key: string;
+  done: boolean;
+}
+
+/**
+ * rlock's way to one connection: its own small batches and one deadline queue.
+ *
+ * - **Batches.** Commands issued in one turn of the event loop are written
+ *   together (the socket is corked from the first and uncorked after 16, or at
+ *   the end of the turn), and a batch goes out while the replies to the last
+ *   are still being turned into new commands. ioredis's auto-pipelining keeps
+ *   one batch in flight per connection, so many tasks would move in lockstep,
+ *   client and server taking turns; here they overlap.
+ * - **Deadlines.** Every call gets rlock's own bound (`timeoutMs`, whatever
+ *   ioredis's retry settings are) from one timer per connection: replies come
+ *   in order, so the oldest unanswered call is the only one that can be due.
+ *   When it fires, the rejection waits one turn of the loop, so a reply already
+ *   in the socket wins.
+ * - **Scripts** go as EVALSHA. Every script rlock has is loaded (SCRIPT LOAD)
+ *   on each (re)connect, ahead of every other command: ioredis emits `ready`
+ *   before it resends unanswered commands and its offline queue, so no script
+ *   meets NOSCRIPT after a restart. A NOSCRIPT all the same (a SCRIPT FLUSH
+ *   while rlock runs) is answered by EVAL: that call then runs after the ones
+ *   sent behind it, which is why operations of one owner on one object are
+ *   never in flight together (see OwnerChains).
+ *
+ * A call that timed out may still run later (ioredis resends unanswered
+ * commands after a reconnect): callers that change state pair every call with
+ * an operation id, so a late or replayed call cannot count twice.
+ */
+export class Transport {
+  private corked: { uncork(): void } | undefined;
+  private batched = 0;
+  private flushScheduled = false;
+  private readonly pending: Pending[] = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly redis: Redis,
+    readonly timeoutMs: number,
+    /** Every script this connection may run: loaded on each connect, before anything else. */
+    private readonly scripts: readonly EmbeddedScript[],
+  ) {
+    redis.on('ready', () => this.loadScripts());
+    if (redis.status === 'ready') this.loadScripts();
+  }
+
+  private loadScripts(): void {
+    for (const script of this.scripts) {
+      // A failure shows up as NOSCRIPT on first use, answered by EVAL.
+      const command = new Command('script', ['LOAD', script.lua]);
+      command.promise.catch(() => undefined);
+      this.redis.sendCommand(command);
+    }
+  }
+
+  /**
+   * Sends one command; resolves with its reply (parsed by `parse`), or rejects
+   * with a typed error: RedisCommandError for an error reply (naming `key`),
+   * RedisUnavailableError for a timeout or a connection failure.
+   */
+  call<T>(name: string, args: (string | number)[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
+    const entry = this.send(name, args, what, key);
+    return entry.command.promise.then(
+      (reply) => {
+        this.settled(entry);
+        return parse(reply);
+      },
+      (error: unknown) => {
+        this.settled(entry);
+        throw toRLockError(error, what, key);
+      },
+    );
+  }
+
+  /** Runs `script` with `keysAndArgs` (KEYS first; a `-n` script takes the key count first). */
+  script<T>(script: EmbeddedScript, keysAndArgs: (string | number)[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
+    const head = script.numberOfKeys === undefined ? [script.sha] : [script.sha, script.numberOfKeys];
+    const entry = this.send('evalsha', head.concat(keysAndArgs), what, key);
+    return entry.command.promise.then(
+      (reply) => {
+        this.settled(entry);
+        return parse(reply);
+      },
+      (error: unknown) => {
+        this.settled(entry);
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw toRLockError(error, what, key);
+        // EVAL loads the script into the server's cache for the next EVALSHA.
+        const lua = script.numberOfKeys === undefined ? [script.lua] : [script.lua, script.numberOfKeys];
+        return this.call('eval', lua.concat(keysAndArgs), what, key, parse);
+      },
+    );
+  }
+
+  /** Marks `entry` answered and forgets the answered calls at the head (replies come in order). */
+  private settled(entry: Pending): void {
+    entry.done = true;
+    const { pending } = this;
+    if (pending[this.head] !== entry) return;
+    while (this.head < pending.length && (pending[this.head] as Pending).done) this.head++;
+    if (this.head === pending.length) {
+      pending.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024) {
+      pending.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  private send(name: string, args: (string | number)[], what: string, key: string): Pending {
+    const command = new Command(name, args, UTF8_REPLIES);
+    const entry: Pending = { command, deadline: monotonicNow() + this.timeoutMs, what, key, done: false };
+    this.pending.push(entry);
+    if (this.timer === undefined) this.armTimer(this.timeoutMs);
+    this.cork();
+    this.redis.sendCommand(command);
+    if (++this.batched >= MAX_BATCH) this.flush();
+    return entry;
+  }
+
+  private cork(): void {
+    if (this.corked !== undefined) return;
+    const stream = this.redis.stream;
+    // Not connected yet (or reconnecting): ioredis queues commands offline and
+    // writes them in order once connected.
+    if (this.redis.status !== 'ready' || !stream?.writable) return;
+    stream.cork();
+    this.corked = stream;
+    this.batched = 0;
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.onImmediate);
+    }
+  }
+
+  private readonly onImmediate = (): void => {
+    this.flushScheduled = false;
+    this.flush();
+  };
+
+  private flush(): void {
+    const stream = this.corked;
+    this.corked = undefined;
+    this.batched = 0;
+    stream?.uncork();
+  }
+
+  private armTimer(delayMs: number): void {
+    this.timer = setTimeout(this.onTimer, Math.max(1, Math.ceil(delayMs)));
+    // A pending command keeps its connection (and so the process) busy; this
+    // timer alone must not keep a finished program alive.
+    this.timer.unref();
+  }
+
+  // Deferred to the check phase: a reply already read in this turn's poll
+  // phase settles its call first, so event-loop lag alone (a busy process)
+  // does not turn answered calls into timeouts.
+  private readonly onTimer = (): void => {
+    setImmediate(this.expire);
+  };
+
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    const now = monotonicNow();
+    for (let index = this.head; index < this.pending.length; index++) {
+      const entry = this.pending[index] as Pending;
+      if (entry.done) continue;
+      if (entry.deadline > now) {
+        this.armTimer(entry.deadline - now);
+        return;
+      }
+      // Its rejection handler (above) marks it settled.
+      entry.command.reject(new RedisUnavailableError(`Redis did not answer ${entry.what} on "${entry.key}" within ${this.timeoutMs} ms`));
+    }
+  };
+}

@@ -1,0 +1,90 @@
+import { Redis } from 'ioredis';
+import { RedisFleet } from '@org/rlock-testing';
+import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
+import { SCRIPTS, Transport, type EmbeddedScript } from '@org/rlock-core/engine';
+import { commandCalls, eventually } from './support.js';
+
+const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: "return {KEYS[1], ARGV[1]}" };
+
+describe('Transport', () => {
+  let fleet: RedisFleet;
+  const connections: Redis[] = [];
+
+  beforeAll(async () => {
+    fleet = await RedisFleet.start({ size: 1 });
+    const sha = (await fleet.client(0).script('LOAD', ECHO.lua)) as string;
+    Object.assign(ECHO, { sha });
+  });
+  afterEach(() => {
+    for (const connection of connections.splice(0)) connection.disconnect();
+  });
+  afterAll(() => fleet.stop());
+
+  function transport(timeoutMs = 2_000, scripts: readonly EmbeddedScript[] = [ECHO]): Transport {
+    const redis = new Redis(fleet.url(0));
+    connections.push(redis);
+    return new Transport(redis, timeoutMs, scripts);
+  }
+
+  it('answers many concurrent calls, each with its own reply, in the order sent', async () => {
+    const t = transport();
+    const order: number[] = [];
+    const replies = await Promise.all(
+      Array.from({ length: 500 }, (_, i) =>
+        t.script(ECHO, [`k${i}`, i], 'echo', `k${i}`, (reply) => {
+          order.push(i);
+          return reply;
+        }),
+      ),
+    );
+    expect(replies).toEqual(Array.from({ length: 500 }, (_, i) => [`k${i}`, String(i)]));
+    expect(order).toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('types an error reply as RedisCommandError naming the key', async () => {
+    const t = transport();
+    await fleet.client(0).set('plain', 'x');
+    const error = await t.call('hget', ['plain', 'f'], 'a read', 'plain', String).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisCommandError);
+    expect((error as Error).message).toMatch(/WRONGTYPE.*|plain/);
+  });
+
+  it('rejects calls to a frozen server with RedisUnavailableError at its own deadline, and answers again after', async () => {
+    const t = transport(300);
+    await t.call('ping', [], 'PING', '-', String);
+    await fleet.pause(0);
+    try {
+      const started = performance.now();
+      const outcomes = await Promise.allSettled([1, 2, 3].map((i) => t.call('get', [`x${i}`], 'a read', `x${i}`, String)));
+      const elapsed = performance.now() - started;
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('rejected');
+        expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(RedisUnavailableError);
+      }
+      expect(elapsed).toBeGreaterThanOrEqual(290);
+      expect(elapsed).toBeLessThan(3_000);
+    } finally {
+      await fleet.resume(0);
+    }
+    expect(await t.call('ping', [], 'PING', '-', String)).toBe('PONG');
+  });
+
+  it('runs a script after SCRIPT FLUSH (EVAL once on NOSCRIPT)', async () => {
+    const t = transport();
+    await fleet.client(0).script('FLUSH');
+    expect(await t.script(ECHO, ['k', 'v'], 'echo', 'k', (reply) => reply)).toEqual(['k', 'v']);
+    await fleet.client(0).script('LOAD', ECHO.lua);
+  });
+
+  it('loads every script when it connects, so the first EVALSHA after a restart finds it', async () => {
+    const scripts = Object.values(SCRIPTS);
+    const t = transport(2_000, scripts);
+    await t.call('ping', [], 'PING', '-', String);
+    await fleet.restart(0); // no persistence: an empty server with an empty script cache
+    expect(await eventually(async () => (await t.call('ping', [], 'PING', '-', String).catch(() => '')) === 'PONG', 5_000)).toBe(true);
+    const evalsBefore = await commandCalls(fleet.client(0), 'eval');
+    const reply = await t.script(SCRIPTS.lockForceUnlock, ['free-lock', '0'], 'forceUnlock', 'free-lock', (r) => r);
+    expect(reply).toBe(0);
+    expect(await commandCalls(fleet.client(0), 'eval')).toBe(evalsBefore);
+  });
+});
