@@ -1,21 +1,8 @@
 import { ClientClosedError, LockLostError, RedisUnavailableError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
-import { Hold } from './hold.js';
+import { Hold, type HoldTarget } from './hold.js';
 import { leaseDeadline, monotonicNow } from './time.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
-
-/** Who acquires what: the hold an acquisition creates or reenters. */
-export interface HoldTarget {
-  readonly name: string;
-  readonly key: string;
-  readonly mode: string;
-  readonly kind: string;
-  readonly owner: string;
-  /** One holder at a time in this mode: a grant to one owner means any other owner of this client lost it. */
-  readonly exclusive: boolean;
-  /** Drift allowed per ms of lease. */
-  readonly driftFactor: number;
-}
 
 /** What one acquire call answered, as the object reads it. */
 export type AcquireReply<G = unknown> =
@@ -72,7 +59,10 @@ export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Prom
     ctx.background.track(work);
     return work;
   };
-  const outcome = await ctx.chains.run(target.key, target.owner, async (): Promise<TryOutcome | 'undone'> => {
+  const turn = ctx.chains.enter(target.key, target.owner);
+  if (turn) await turn;
+  let outcome: TryOutcome | 'undone';
+  try {
     const sentAt = monotonicNow();
     let reply: AcquireReply<G>;
     try {
@@ -83,16 +73,19 @@ export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Prom
       if (error instanceof RedisUnavailableError) void undo();
       throw error;
     }
-    if (!reply.granted) return { retryInMs: reply.retryInMs };
-    const late = monotonicNow() >= leaseDeadline(sentAt, leaseMs, target.driftFactor);
-    if (late || spec.signal?.aborted || ctx.closed) {
+    if (!reply.granted) {
+      outcome = { retryInMs: reply.retryInMs };
+    } else if (spec.signal?.aborted || ctx.closed || monotonicNow() >= leaseDeadline(sentAt, leaseMs, target.driftFactor)) {
       // Within the owner's turn: the owner's next operation goes out only once
       // the undo was answered, so nothing of the owner can land between them.
       await undo();
-      return 'undone';
+      outcome = 'undone';
+    } else {
+      outcome = { hold: recordGrant(ctx, target, reply, sentAt, spec.leaseMs) };
     }
-    return { hold: recordGrant(ctx, target, reply, sentAt, spec.leaseMs) };
-  });
+  } finally {
+    ctx.chains.leave(target.key, target.owner);
+  }
   if (outcome !== 'undone') return outcome;
   spec.signal?.throwIfAborted();
   if (ctx.closed) throw new ClientClosedError();
@@ -114,16 +107,9 @@ export function recordGrant<G>(
 ): Hold {
   let hold = ctx.holds.current(target.key, target.mode, target.owner);
   if (hold?.active && reply.count !== undefined && hold.token !== reply.token) hold.lose('expired');
-  if (target.exclusive) {
-    for (const other of ctx.holds.holdsOf(target.key, target.mode)) {
-      if (other.owner !== target.owner && other.active && !other.releaseSent) other.lose('expired');
-    }
-  }
+  if (target.exclusive) ctx.holds.loseOthers(target.key, target.mode, target.owner);
   if (!hold?.active) {
-    const fresh = new Hold<G>(
-      ctx.holdSpec({ name: target.name, key: target.key, mode: target.mode, kind: target.kind, owner: target.owner, token: reply.token, driftFactor: target.driftFactor }),
-      reply.grant,
-    );
+    const fresh = new Hold<G>(target, reply.token, ctx.watchdogTimeoutMs, ctx.observer, reply.grant);
     if (hold && hold.count > 0) fresh.previous = hold as Hold<G>;
     ctx.holds.set(fresh);
     hold = fresh;

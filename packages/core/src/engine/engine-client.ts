@@ -39,6 +39,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     super();
     const queues = new WaitQueues((queue) => this.subscribeQueue(queue));
     this.context = new EngineContext({ clientId: this.clientId, ...options }, queues, {
+      watchesLosses: () => this.listenerCount('lockLost') > 0,
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
         if (this.listenerCount('lockAcquired') > 0) {
@@ -101,10 +102,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     const renewalStopped = ctx.renewer?.close();
     ctx.background.stop();
     const { commandTimeoutMs } = ctx;
-    const inFlightUntil = monotonicNow() + commandTimeoutMs;
-    // Twice: the first round's undos are queued behind it.
-    await untilDeadline(Promise.allSettled(ctx.chains.inFlight()), inFlightUntil);
-    await untilDeadline(Promise.allSettled(ctx.chains.inFlight()), inFlightUntil);
+    // An acquire in flight whose grant comes now undoes it in its own turn.
+    await untilDeadline(ctx.chains.idle(), monotonicNow() + commandTimeoutMs);
     const deadline = monotonicNow() + commandTimeoutMs;
     const report: CloseReport = { released: [], failed: [] };
     await Promise.all(

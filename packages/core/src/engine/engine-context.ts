@@ -1,7 +1,6 @@
-import { nanoid } from 'nanoid';
 import { ClientClosedError, type LockLostError } from '../errors.js';
 import { BackgroundWork } from './background-work.js';
-import type { Hold, HoldObserver, HoldSpec } from './hold.js';
+import type { Hold, HoldObserver } from './hold.js';
 import { HoldKinds } from './hold-kinds.js';
 import { HoldRegistry } from './hold-registry.js';
 import { OwnerChains } from './owner-chains.js';
@@ -10,6 +9,8 @@ import type { WaitQueues } from './wait-queue.js';
 
 /** How the context reports to its client (the client turns these into events). */
 export interface ContextReports {
+  /** True when the client has `lockLost` listeners. */
+  watchesLosses(): boolean;
   acquired(hold: Hold): void;
   released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void;
   lost(hold: Hold, error: LockLostError): void;
@@ -44,6 +45,7 @@ export class EngineContext {
   readonly observer: HoldObserver;
   renewer: LeaseRenewer | undefined;
   closed = false;
+  private opCounter = 0;
 
   constructor(
     settings: ContextSettings,
@@ -59,6 +61,7 @@ export class EngineContext {
       startRenewal: (hold) => this.renewer?.add(hold),
       stopRenewal: (hold) => this.renewer?.remove(hold),
       lost: (hold, error) => this.onLost(hold, error),
+      watchesLosses: () => reports.watchesLosses(),
     };
   }
 
@@ -72,14 +75,14 @@ export class EngineContext {
     if (this.closed) throw new ClientClosedError();
   }
 
-  /** A fresh operation id: the scripts recognise a replayed or late call by it. */
+  /**
+   * A fresh operation id: the scripts recognise a replayed or late call by it.
+   * It need only be unique per owner (the scripts qualify it with the owner,
+   * whose client id is the unguessable part), so a counter does: no random
+   * bytes on the hot path.
+   */
   newOpId(): string {
-    return nanoid();
-  }
-
-  /** The spec of a new hold of this client (the lease policy the object chose is in `spec`). */
-  holdSpec(spec: Omit<HoldSpec, 'watchdogLeaseMs' | 'observer'>): HoldSpec {
-    return { ...spec, watchdogLeaseMs: this.watchdogTimeoutMs, observer: this.observer };
+    return (++this.opCounter).toString(36);
   }
 
   acquired(hold: Hold): void {

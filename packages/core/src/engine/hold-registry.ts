@@ -50,6 +50,19 @@ export class HoldRegistry {
     if (hold.count <= 0) this.remove(hold);
   }
 
+  /**
+   * An exclusive mode was just granted to `owner`: any other owner's hold this
+   * client still believes active there is gone (its lease ran out unseen).
+   * A hold whose final release is in flight is left to that release.
+   */
+  loseOthers(key: string, mode: string, owner: string): void {
+    const owners = this.byKey.get(key)?.get(mode);
+    if (!owners || owners.size === 0 || (owners.size === 1 && owners.has(owner))) return;
+    for (const other of [...owners.values()]) {
+      if (other.owner !== owner && other.active && !other.releaseSent) other.lose('expired');
+    }
+  }
+
   /** Every hold of `key` in `mode` (every owner of this client). */
   holdsOf(key: string, mode?: string): Hold[] {
     const modes = this.byKey.get(key);

@@ -7,29 +7,27 @@ export interface HoldObserver {
   startRenewal(hold: Hold): void;
   stopRenewal(hold: Hold): void;
   lost(hold: Hold, error: LockLostError): void;
+  /** True when someone listens for losses (`lockLost`): a fixed lease's end must then be reported on time. */
+  watchesLosses(): boolean;
 }
 
 export type HoldState = 'held' | 'released' | 'lost';
 
-/** What a hold is of and how its lease is counted: data, so one Hold serves every object. */
-export interface HoldSpec {
+/** Who holds what: the hold an acquisition creates or reenters, and how its lease is counted (data, so one Hold serves every object). */
+export interface HoldTarget {
   /** The object's name as the user gave it. */
   readonly name: string;
   /** Full Redis key the lease is on. */
   readonly key: string;
   /** The mode held ('' for an exclusive lock; 'read', 'write'…): a registry slot of its own. */
   readonly mode: string;
-  /** Renewal kind (see RenewalRouter). */
+  /** Renewal kind (see HoldKinds). */
   readonly kind: string;
   readonly owner: string;
-  /** Fencing token of the hold (undefined where there is none, as on Redlock). */
-  readonly token: string | undefined;
-  /** Lease of an acquisition taken without a fixed one, in ms. */
-  readonly watchdogLeaseMs: number;
+  /** One holder at a time in this mode: a grant to one owner means any other owner of this client lost it. */
+  readonly exclusive: boolean;
   /** Drift allowed per ms of lease (the deadline is sentAt + lease − lease × factor − 2 ms). */
   readonly driftFactor: number;
-  /** The observer told of renewal and losses. */
-  readonly observer: HoldObserver;
 }
 
 /**
@@ -66,17 +64,28 @@ export class Hold<G = unknown> implements RenewableHold {
   // lock()/unlock() callers never look at the signal.
   private controller: AbortController | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
+  /** The renewer has this hold. */
+  private renewing = false;
 
-  constructor(spec: HoldSpec, grant?: G) {
-    this.name = spec.name;
-    this.key = spec.key;
-    this.mode = spec.mode;
-    this.kind = spec.kind;
-    this.owner = spec.owner;
-    this.token = spec.token;
-    this.watchdogLeaseMs = spec.watchdogLeaseMs;
-    this.driftFactor = spec.driftFactor;
-    this.observer = spec.observer;
+  constructor(
+    target: HoldTarget,
+    /** Fencing token of the hold (undefined where there is none, as on Redlock). */
+    token: string | undefined,
+    /** Lease of an acquisition taken without a fixed one, in ms. */
+    watchdogLeaseMs: number,
+    /** Told of renewal and losses. */
+    observer: HoldObserver,
+    grant: G | undefined,
+  ) {
+    this.name = target.name;
+    this.key = target.key;
+    this.mode = target.mode;
+    this.kind = target.kind;
+    this.owner = target.owner;
+    this.driftFactor = target.driftFactor;
+    this.token = token;
+    this.watchdogLeaseMs = watchdogLeaseMs;
+    this.observer = observer;
     this.grant = grant;
     this.deadline = monotonicNow();
     this.leaseMs = 0;
@@ -97,7 +106,11 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   get signal(): AbortSignal {
-    this.controller ??= new AbortController();
+    if (!this.controller) {
+      this.controller = new AbortController();
+      // Someone can observe the fixed lease's end now: report it on time.
+      if (this.active && !this.renewed && this.count > 0) this.armExpiryTimer();
+    }
     if (this.lostError && !this.controller.signal.aborted) this.controller.abort(this.lostError);
     return this.controller.signal;
   }
@@ -105,6 +118,11 @@ export class Hold<G = unknown> implements RenewableHold {
   /** True while any acquisition in the stack was taken without a fixed lease. */
   get renewed(): boolean {
     return this.watchdogFlags.includes(true);
+  }
+
+  /** The fixed lease has run out (lease − drift since its send): whatever a timer said, it may be gone. */
+  get expired(): boolean {
+    return this.active && !this.renewed && monotonicNow() >= this.deadline;
   }
 
   /**
@@ -133,17 +151,28 @@ export class Hold<G = unknown> implements RenewableHold {
     this.applyLeaseMode();
   }
 
-  // After every acquisition or release, not only on a change: a reentrant
-  // acquire racing what looked like the last release (renewal already stopped)
-  // must restart renewal. Adding a hold the renewer already has is a no-op.
+  // After every acquisition or release: a reentrant acquire racing what
+  // looked like the last release (renewal already stopped) restarts renewal.
+  // A fixed lease's end is timed only when someone can observe it (the signal,
+  // a lockLost listener); otherwise the next release or read finds it
+  // `expired` by its deadline, and no timer is set per acquisition.
   private applyLeaseMode(): void {
     if (this.renewed) {
       this.clearExpiryTimer();
-      this.observer.startRenewal(this);
-    } else {
-      this.observer.stopRenewal(this);
-      this.armExpiryTimer();
+      if (!this.renewing) {
+        this.renewing = true;
+        this.observer.startRenewal(this);
+      }
+      return;
     }
+    this.stopRenewing();
+    if (this.controller || this.observer.watchesLosses()) this.armExpiryTimer();
+  }
+
+  private stopRenewing(): void {
+    if (!this.renewing) return;
+    this.renewing = false;
+    this.observer.stopRenewal(this);
   }
 
   /**
@@ -154,7 +183,7 @@ export class Hold<G = unknown> implements RenewableHold {
    */
   beginFinalRelease(): void {
     this.releaseSent = true;
-    this.observer.stopRenewal(this);
+    this.stopRenewing();
   }
 
   /** A renewal sent at `sentAt` succeeded. */
@@ -175,7 +204,7 @@ export class Hold<G = unknown> implements RenewableHold {
   private finish(state: HoldState): void {
     this.state = state;
     this.clearExpiryTimer();
-    this.observer.stopRenewal(this);
+    this.stopRenewing();
   }
 
   // A fixed lease is never renewed: its signal aborts at its deadline.
@@ -187,7 +216,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private clearExpiryTimer(): void {
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    if (this.expiryTimer === undefined) return;
+    clearTimeout(this.expiryTimer);
     this.expiryTimer = undefined;
   }
 }

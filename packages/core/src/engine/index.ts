@@ -6,11 +6,11 @@
 export { EngineClient } from './engine-client.js';
 export { EngineContext } from './engine-context.js';
 export { acquireOrWait, attempt, recordGrant } from './acquire.js';
-export type { AcquireReply, AttemptSpec, HoldTarget, TryOutcome, WaitSpec } from './acquire.js';
+export type { AcquireReply, AttemptSpec, TryOutcome, WaitSpec } from './acquire.js';
 export { releaseHold } from './release.js';
 export type { ReleaseReply, ReleaseSpec } from './release.js';
 export { Hold } from './hold.js';
-export type { HoldObserver, HoldSpec, HoldState } from './hold.js';
+export type { HoldObserver, HoldState, HoldTarget } from './hold.js';
 export { HoldRegistry } from './hold-registry.js';
 export { HoldKinds, MAX_RENEW_BATCH } from './hold-kinds.js';
 export type { HoldKind } from './hold-kinds.js';

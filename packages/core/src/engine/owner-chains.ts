@@ -1,38 +1,74 @@
+/** One owner's turn on one key: busy while an operation runs, then handed to the next in line. */
+interface Slot {
+  readonly next: (() => void)[];
+}
+
 /**
  * Runs the Redis operations of one owner on one key one at a time, in call
  * order. With at most one operation of an owner in flight, a replay after a
  * reconnect can only concern the last one, which the scripts recognise by its
- * operation id; and an undo queued inside an operation's turn runs before the
- * owner's next operation.
+ * operation id; and an undo sent inside an operation's turn is answered before
+ * the owner's next operation goes out.
+ *
+ * The common case (nobody else of the owner on that key) costs two map
+ * lookups and no promise: `enter` answers at once, `leave` hands over or frees.
  */
 export class OwnerChains {
-  private readonly chains = new Map<string, Map<string, Promise<unknown>>>();
+  private readonly slots = new Map<string, Map<string, Slot>>();
+  private busy = 0;
+  private idleWaiters: (() => void)[] = [];
 
-  /** Runs `operation` after every earlier operation of `owner` on `key` settled. */
-  run<T>(key: string, owner: string, operation: () => Promise<T>): Promise<T> {
-    let owners = this.chains.get(key);
-    const before = owners?.get(owner);
-    const run = before ? before.then(operation, operation) : operation();
+  /**
+   * Takes the owner's turn on `key`: undefined when it is free (the caller
+   * goes on at once), else a promise that resolves when the turn comes. Every
+   * `enter` must be followed by exactly one `leave`.
+   */
+  enter(key: string, owner: string): Promise<void> | undefined {
+    let owners = this.slots.get(key);
+    const slot = owners?.get(owner);
+    if (slot) return new Promise<void>((resolve) => slot.next.push(resolve));
     if (!owners) {
       owners = new Map();
-      this.chains.set(key, owners);
+      this.slots.set(key, owners);
     }
-    owners.set(owner, run);
-    // Forget the chain once its last operation settled (the common case: one at a time).
-    const forget = (): void => {
-      const current = this.chains.get(key);
-      if (current?.get(owner) !== run) return;
-      current.delete(owner);
-      if (current.size === 0) this.chains.delete(key);
-    };
-    run.then(forget, forget);
-    return run;
+    owners.set(owner, { next: [] });
+    this.busy++;
+    return undefined;
   }
 
-  /** The last operation of every chain still running (close() waits for them). */
-  inFlight(): Promise<unknown>[] {
-    const result: Promise<unknown>[] = [];
-    for (const owners of this.chains.values()) result.push(...owners.values());
-    return result;
+  /** Ends the owner's turn on `key`: the next operation in line runs, or the slot is freed. */
+  leave(key: string, owner: string): void {
+    const owners = this.slots.get(key);
+    const slot = owners?.get(owner);
+    if (!owners || !slot) return;
+    const next = slot.next.shift();
+    if (next) {
+      next();
+      return;
+    }
+    owners.delete(owner);
+    if (owners.size === 0) this.slots.delete(key);
+    if (--this.busy === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /** Runs `operation` in the owner's turn on `key`. */
+  async run<T>(key: string, owner: string, operation: () => Promise<T>): Promise<T> {
+    const turn = this.enter(key, owner);
+    if (turn) await turn;
+    try {
+      return await operation();
+    } finally {
+      this.leave(key, owner);
+    }
+  }
+
+  /** Resolves once no operation is in flight (close() waits for it). */
+  idle(): Promise<void> {
+    if (this.busy === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 }

@@ -50,6 +50,9 @@ export async function releaseHold(ctx: EngineContext, hold: Hold | undefined, na
   if (!hold || hold.count <= 0) {
     throw new IllegalMonitorStateError(`"${name}" is not held by the current task (nothing was released)`);
   }
+  // A fixed lease past its deadline may be gone, or someone else's: the
+  // critical section may not have been exclusive, whatever Redis says now.
+  if (hold.expired) hold.lose('expired');
   if (!hold.active) {
     ctx.holds.dropOne(hold);
     throw hold.lostError ?? new IllegalMonitorStateError(`"${name}" is not held by the current task`);
@@ -61,14 +64,18 @@ export async function releaseHold(ctx: EngineContext, hold: Hold | undefined, na
   if (final) hold.beginFinalRelease();
   const op = ctx.newOpId();
   let reply: ReleaseReply;
+  const turn = ctx.chains.enter(hold.key, hold.owner);
   try {
-    reply = await ctx.chains.run(hold.key, hold.owner, () => spec.send(op));
+    if (turn) await turn;
+    reply = await spec.send(op);
   } catch (error) {
     if (!final) throw error;
     hold.lose('unreachable', error);
     ctx.holds.dropOne(hold);
     finishInBackground(ctx, hold, () => spec.finish(op));
     throw error;
+  } finally {
+    ctx.chains.leave(hold.key, hold.owner);
   }
   if (!hold.active) {
     // Lost while the release was in flight (its fixed deadline passed, a

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { nanoid } from 'nanoid';
 
 /**
  * A task is the Node.js counterpart of a Java thread: the unit of lock ownership,
@@ -16,6 +15,17 @@ const STORAGE_KEY = Symbol.for('@org/rlock-core/task-storage/v1');
 const globalSlot = globalThis as { [STORAGE_KEY]?: AsyncLocalStorage<TaskContext> };
 const storage: AsyncLocalStorage<TaskContext> = (globalSlot[STORAGE_KEY] ??= new AsyncLocalStorage<TaskContext>());
 
+// Task ids need only be unique within the process (the owner id's first half,
+// the client id, is the unguessable part): a counter, shared by both module
+// copies like the storage, so no random bytes are drawn per task.
+const COUNTER_KEY = Symbol.for('@org/rlock-core/task-counter/v1');
+const counterSlot = globalThis as { [COUNTER_KEY]?: { next: number } };
+const counter = (counterSlot[COUNTER_KEY] ??= { next: 0 });
+
+function nextTaskId(): string {
+  return `t${(++counter.next).toString(36)}`;
+}
+
 /** The task the caller runs in, or undefined outside any task. */
 export function currentTask(): TaskContext | undefined {
   return storage.getStore();
@@ -23,7 +33,7 @@ export function currentTask(): TaskContext | undefined {
 
 /** Runs `fn` in a new task, whatever the caller runs in. */
 export function runInNewTask<T>(fn: () => T): T {
-  return storage.run({ taskId: nanoid() }, fn);
+  return storage.run({ taskId: nextTaskId() }, fn);
 }
 
 /** Runs `fn` in the given task (a handle's owner, for example). */
@@ -41,7 +51,7 @@ export function runInTaskOrNew<T>(fn: () => T): T {
 
 /** A fresh task id for an owner that only a handle carries. */
 export function newTaskContext(): TaskContext {
-  return { taskId: nanoid() };
+  return { taskId: nextTaskId() };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { acquireOrWait, attempt, type HoldTarget } from '../../engine/acquire.js';
+import { acquireOrWait, attempt } from '../../engine/acquire.js';
+import type { HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { HoldHandle } from '../../engine/handle.js';
 import type { Hold } from '../../engine/hold.js';
