@@ -14,17 +14,35 @@ export type RLockErrorCode =
   | 'ERR_RLOCK_REDIS_COMMAND'
   | 'ERR_RLOCK_CLIENT_CLOSED';
 
-/** Base class of all rlock errors. */
+/** Marks every rlock error, in every copy of the package (`Symbol.for` is process-wide). */
+const BRAND = Symbol.for('@org/rlock/error');
+
+/**
+ * Base class of all rlock errors. `instanceof` works across the ESM and CJS
+ * builds of the package (an app that loads both gets errors of either copy):
+ * an error of the other copy is recognised by its brand and its `code`.
+ */
 export abstract class RLockError extends Error {
   abstract override readonly name: string;
   abstract readonly code: RLockErrorCode;
+  /** @internal */
+  readonly [BRAND] = true;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    if (typeof value !== 'object' || value === null || (value as { [BRAND]?: unknown })[BRAND] !== true) return false;
+    const code = (this as { code?: unknown }).code;
+    return code === undefined || (value as { code?: unknown }).code === code;
   }
 }
 
 /** A bad name, duration or option. Raised before any command is sent. */
 export class InvalidArgumentError extends RLockError {
+  /** The code of every error of this class (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
   override readonly name = 'InvalidArgumentError' as const;
   readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
 }
@@ -34,6 +52,8 @@ export class InvalidArgumentError extends RLockError {
  * owner does not have. Nothing was changed in Redis.
  */
 export class IllegalMonitorStateError extends RLockError {
+  /** The code of every error of this class (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
   override readonly name = 'IllegalMonitorStateError' as const;
   readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
 }
@@ -47,6 +67,8 @@ export type LockLostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'c
  * The critical section may not have been exclusive.
  */
 export class LockLostError extends RLockError {
+  /** The code of every error of this class (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
   override readonly name = 'LockLostError' as const;
   readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
   constructor(
@@ -75,6 +97,8 @@ function describeReason(reason: LockLostReason): string {
 
 /** `waitMs` ran out before the lock was acquired. */
 export class LockAcquireTimeoutError extends RLockError {
+  /** The code of every error of this class (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;
   override readonly name = 'LockAcquireTimeoutError' as const;
   readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;
   constructor(
@@ -88,12 +112,16 @@ export class LockAcquireTimeoutError extends RLockError {
 
 /** Redis did not answer within `commandTimeoutMs`, or the connection is down. */
 export class RedisUnavailableError extends RLockError {
+  /** The code of every error of this class (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_REDIS_UNAVAILABLE' as const;
   override readonly name = 'RedisUnavailableError' as const;
   readonly code = 'ERR_RLOCK_REDIS_UNAVAILABLE' as const;
 }
 
 /** Redis answered with an error (such as WRONGTYPE); the message names the full key. */
 export class RedisCommandError extends RLockError {
+  /** The code of every error of this class (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_REDIS_COMMAND' as const;
   override readonly name = 'RedisCommandError' as const;
   readonly code = 'ERR_RLOCK_REDIS_COMMAND' as const;
   constructor(
@@ -107,6 +135,8 @@ export class RedisCommandError extends RLockError {
 
 /** The client was closed; waiting and new calls are refused. */
 export class ClientClosedError extends RLockError {
+  /** The code of every error of this class (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
   override readonly name = 'ClientClosedError' as const;
   readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
   constructor(message = 'the rlock client is closed', options?: { cause?: unknown }) {

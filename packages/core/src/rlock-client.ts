@@ -39,6 +39,9 @@ export class RLockClient extends EngineClient {
     this.locks = new ServerLockStore(this.deployment, commandTimeoutMs);
     this.context.kinds.register(this.locks.kind, this.locks);
     this.startRenewer(resolved);
+    // Back after a disconnect: the server may have lost holds (a restart
+    // without persistence); check them now, not at their next renewal.
+    this.deployment.onReconnect(() => this.context.renewer?.renewNow?.());
   }
 
   /** The command connection (given, or made from the options). */
@@ -49,9 +52,12 @@ export class RLockClient extends EngineClient {
   /**
    * The reentrant lock `name`.
    * @throws InvalidArgumentError (synchronously) for an empty name, one over 1,024 bytes, or one with braces.
+   * @throws ClientClosedError (synchronously) once the client is closed.
    */
   getLock(name: string): RLock<string> {
-    return new ReentrantLock<string>(checkName(name), this.context, this.locks);
+    checkName(name);
+    this.assertOpen();
+    return new ReentrantLock<string>(name, this.context, this.locks);
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {

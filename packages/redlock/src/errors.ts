@@ -12,6 +12,8 @@ export interface MasterVote {
 
 /** Too many Redlock masters failed or timed out for a majority to be possible, or to decide. */
 export class QuorumError extends RLockError {
+  /** The code of every QuorumError (what `instanceof` checks across builds). */
+  static readonly code = 'ERR_RLOCK_QUORUM' as const;
   override readonly name = 'QuorumError' as const;
   readonly code = 'ERR_RLOCK_QUORUM' as const;
   constructor(

@@ -45,6 +45,8 @@ export class RedlockClient extends EngineClient {
     this.quorum = set.quorum;
     this.store = new QuorumLockStore(set, driftFactor, resolved.retry, commandTimeoutMs, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
     this.context.kinds.register(this.store.kind, this.store);
+    // A master back after a disconnect may have lost its grants: check now.
+    for (const master of created) master.deployment.onReconnect(() => this.context.renewer?.renewNow?.());
     this.startRenewer(resolved);
   }
 
@@ -56,9 +58,12 @@ export class RedlockClient extends EngineClient {
   /**
    * The reentrant Redlock lock `name`. Its fencing token is `undefined`: see the README.
    * @throws InvalidArgumentError (synchronously) for an empty name, one over 1,024 bytes, or one with braces.
+   * @throws ClientClosedError (synchronously) once the client is closed.
    */
   getLock(name: string): RLock<undefined> {
-    return new ReentrantLock<undefined>(checkName(name), this.context, this.store);
+    checkName(name);
+    this.assertOpen();
+    return new ReentrantLock<undefined>(name, this.context, this.store);
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {

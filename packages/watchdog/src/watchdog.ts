@@ -138,6 +138,23 @@ export class Watchdog implements LeaseRenewer {
   }
 
   /**
+   * Renews every tracked hold now rather than at its next period (a call
+   * already out for a hold is left to finish): after a reconnect, a hold the
+   * server lost (a restart without persistence) is found at once, before
+   * another task of the client could be granted the same lock.
+   */
+  renewNow(): void {
+    if (this.#closing !== undefined) return;
+    const now = performance.now();
+    for (const entry of this.#entries.values()) {
+      if (entry.state !== 'waiting') continue;
+      entry.renewAt = now;
+      this.#queueNext(entry);
+    }
+    this.#armTimer();
+  }
+
+  /**
    * Stops the timer and forgets every hold (none is extended or lost from now on),
    * then resolves once every renew call in flight has settled. Never rejects; calling
    * it again returns the same promise.

@@ -47,6 +47,8 @@ export interface Deployment {
    * acknowledgement when asked for. Rejects when the write cannot be counted on.
    */
   afterWrite(): Promise<void>;
+  /** Calls `listener` each time the command connection is ready again after it was lost. */
+  onReconnect(listener: () => void): void;
   /** Closes what rlock created (QUIT, bounded by `deadline` in monotonic ms), leaves the rest open. */
   close(deadline: number): Promise<void>;
 }

@@ -1,7 +1,8 @@
-import { ClientClosedError, LockLostError, RedisUnavailableError } from '../errors.js';
+import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold, type HoldTarget } from './hold.js';
 import { leaseDeadline, monotonicNow } from './time.js';
+import { wasNotSent } from './transport.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
 
 /** What one acquire call answered, as the object reads it. */
@@ -70,7 +71,7 @@ export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Prom
     } catch (error) {
       // No answer: the acquire may still run. The undo goes out behind it on
       // the same connection; the caller hears of the failure now.
-      if (error instanceof RedisUnavailableError) void undo();
+      if (error instanceof RedisUnavailableError && !wasNotSent(error)) void undo();
       throw error;
     }
     if (!reply.granted) {
@@ -121,6 +122,8 @@ export function recordGrant<G>(
 
 /** How an acquisition waits: on which channel, as whom, and what a try is. */
 export interface WaitSpec {
+  /** The object's name, for a LockAcquireTimeoutError. */
+  readonly name: string;
   readonly channel: string;
   /** Who waits: the owner, or an id the object's messages name. */
   readonly id: string;
@@ -133,27 +136,144 @@ export interface WaitSpec {
   /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
-  /** One try (usually an {@link attempt}). */
-  tryOnce(): Promise<TryOutcome>;
+  /** One try (usually an {@link attempt}) under `signal`: the caller's, aborted also when `waitMs` runs out. */
+  tryOnce(signal: AbortSignal | undefined): Promise<TryOutcome>;
   /** Releases the acquisition just granted (its caller aborted while it was being recorded). */
   giveBack(hold: Hold): Promise<unknown>;
+}
+
+/** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
+const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
+
+/**
+ * How long past `waitMs` a try still out may take to answer before the call
+ * settles without it: a round trip (a Redlock round: its per-node timeout)
+ * fits; a Redis that does not answer is reported as such.
+ */
+export const WAIT_MARGIN_MS = 250;
+
+/**
+ * One waiting call: its signal (the caller's, also aborted when `waitMs` runs
+ * out, so a call settles by `waitMs` whatever Redis does) and whether a try
+ * is out at that moment (then Redis did not answer in time).
+ */
+class WaitCall {
+  readonly signal: AbortSignal | undefined;
+  trying = false;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly forward: (() => void) | undefined;
+
+  constructor(
+    private readonly spec: WaitSpec,
+    commandTimeoutMs: number,
+  ) {
+    const { waitMs, signal } = spec;
+    if (waitMs === undefined || waitMs === 0) {
+      // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
+      this.signal = signal;
+      return;
+    }
+    const expiry = new AbortController();
+    this.signal = expiry.signal;
+    // The loop stops trying at waitMs by itself; this cuts off a try still
+    // out a margin later (a Redis that does not answer).
+    this.timer = setTimeout(() => expiry.abort(WAIT_EXPIRED), waitMs + Math.min(WAIT_MARGIN_MS, commandTimeoutMs));
+    this.timer.unref();
+    if (signal?.aborted) expiry.abort(signal.reason);
+    else if (signal) {
+      this.forward = () => expiry.abort(signal.reason);
+      signal.addEventListener('abort', this.forward, { once: true });
+    }
+  }
+
+  get expired(): boolean {
+    return this.signal?.reason === WAIT_EXPIRED;
+  }
+
+  /** Settles like `work`, or rejects at once when the call's signal aborts (`work` goes on, and undoes a late grant). */
+  race<T>(work: Promise<T>): Promise<T> {
+    const signal = this.signal;
+    if (!signal) return work;
+    if (signal.aborted) {
+      work.catch(() => undefined);
+      return Promise.reject(signal.reason);
+    }
+    return new Promise<T>((resolve, reject) => {
+      // The abort waits a turn of the loop: a try that already answered (its
+      // grant recorded just as the caller aborted) settles the call first, and
+      // is then given back by the caller rather than leaked.
+      const onAbort = (): void => {
+        setImmediate(() => reject(signal.reason));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  async tryOnce(ctx: EngineContext): Promise<TryOutcome> {
+    this.trying = true;
+    const work = this.spec.tryOnce(this.signal);
+    try {
+      const outcome = await this.race(work);
+      this.trying = false;
+      return outcome;
+    } catch (error) {
+      // Cut off by waitMs: the try is still out (Redis did not answer in time).
+      if (!this.expired) this.trying = false;
+      // A grant the try still records (it may have been recorded just before
+      // the abort was seen) belongs to nobody: give it back.
+      work.then(
+        (outcome) => {
+          if ('hold' in outcome) void this.spec.giveBack(outcome.hold).catch((giveBackError: unknown) => ctx.backgroundError(giveBackError));
+        },
+        () => undefined,
+      );
+      throw error;
+    }
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.forward) this.spec.signal?.removeEventListener('abort', this.forward);
+  }
 }
 
 /**
  * Tries, then waits on the object's channel and tries again when woken or when
  * the holder's TTL (capped at a third of the watchdog lease, since a TTL of −1
  * must not park a waiter forever) runs out, until acquired, `waitMs` runs out
- * (undefined), or the signal aborts (rejects with its reason).
+ * (undefined), or the signal aborts (rejects with its reason). A call with
+ * `waitMs` settles by then (plus WAIT_MARGIN_MS for a try still out) whatever
+ * Redis does: a try unanswered by then makes it a LockAcquireTimeoutError
+ * whose cause says Redis did not answer (the try goes on, and undoes its grant
+ * if one comes).
  */
 export async function acquireOrWait(ctx: EngineContext, spec: WaitSpec): Promise<Hold | undefined> {
+  const call = new WaitCall(spec, ctx.commandTimeoutMs);
   let hold: Hold | undefined;
   try {
-    hold = await waitLoop(ctx, spec);
+    hold = await waitLoop(ctx, spec, call);
   } catch (error) {
+    if (call.expired) {
+      if (!call.trying) return undefined;
+      const cause = new RedisUnavailableError(`Redis did not answer a try for "${spec.name}" within waitMs (${spec.waitMs} ms)`);
+      throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });
+    }
     // Whatever failed once close() began (a SUBSCRIBE or a try cut off by the
     // disconnect) is reported as the close it is.
     if (ctx.closed && !(error instanceof ClientClosedError) && !spec.signal?.aborted) throw new ClientClosedError();
     throw error;
+  } finally {
+    call.dispose();
   }
   if (hold && spec.signal?.aborted) {
     // The caller gave up while the grant was being recorded (a listener of
@@ -167,14 +287,14 @@ export async function acquireOrWait(ctx: EngineContext, spec: WaitSpec): Promise
   return hold;
 }
 
-async function waitLoop(ctx: EngineContext, spec: WaitSpec): Promise<Hold | undefined> {
+async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Promise<Hold | undefined> {
   const waitUntil = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
   // Tasks of this process queue behind the ones already waiting (no barging):
   // a releasing task that locks again at once must not starve them.
   const queueBehind = !spec.reentry && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
   let retryInMs = ctx.maxSleepMs;
   if (!queueBehind) {
-    const first = await spec.tryOnce();
+    const first = await call.tryOnce(ctx);
     if ('hold' in first) return first.hold;
     if (spec.waitMs === 0) return undefined;
     retryInMs = first.retryInMs;
@@ -182,14 +302,15 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec): Promise<Hold | unde
 
   let waiter: Waiter | undefined;
   let acquired = false;
+  const joining = ctx.queues.join(spec);
   try {
-    waiter = await ctx.queues.join(spec);
+    waiter = await call.race(joining);
     // The subscription is acknowledged: a release from now on cannot be
     // missed, so one more try closes the gap since the first one.
     let tryNow = !queueBehind;
     for (;;) {
       if (tryNow && (!spec.headOnly || waiter.isHead)) {
-        const result = await spec.tryOnce();
+        const result = await call.tryOnce(ctx);
         if ('hold' in result) {
           acquired = true;
           // Branches of one task share its ownership: those waiting beside this
@@ -205,11 +326,13 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec): Promise<Hold | unde
         spec.headOnly && !waiter.isHead
           ? remaining // until its turn
           : Math.min(retryInMs >= 0 ? Math.max(1, retryInMs) : ctx.maxSleepMs, ctx.maxSleepMs, remaining);
-      await waiter.sleep(sleepMs, spec.signal);
+      await waiter.sleep(sleepMs, call.signal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
       tryNow = true;
     }
   } finally {
     if (waiter) ctx.queues.leave(waiter, acquired);
+    // Cut off while joining: leave once the join settles.
+    else joining.then((late) => ctx.queues.leave(late, false), () => undefined);
   }
 }

@@ -32,10 +32,13 @@ export abstract class HoldHandle implements AsyncDisposable {
    * @throws IllegalMonitorStateError (as a rejection) once the handle was released.
    */
   async run<T>(fn: () => T | Promise<T>): Promise<T> {
-    if (this.ended) {
-      throw new IllegalMonitorStateError(`the handle of "${this.name}" was released: run() needs a held hold`);
-    }
+    this.assertHeld('run()');
     return runInTask(this.task, fn);
+  }
+
+  /** @throws IllegalMonitorStateError once this handle was released. */
+  protected assertHeld(call: string): void {
+    if (this.ended) throw new IllegalMonitorStateError(`the handle of "${this.name}" was released: ${call} needs a held hold`);
   }
 
   /** Ends this acquisition; the object's release call (`unlock()`, `release()`) is this. */

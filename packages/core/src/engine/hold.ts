@@ -186,6 +186,17 @@ export class Hold<G = unknown> implements RenewableHold {
     this.stopRenewing();
   }
 
+  /**
+   * An extension to `leaseMs` sent at `sentAt` succeeded: the lease (and what
+   * the watchdog renews to) becomes the longer of the two, the deadline too.
+   */
+  extendTo(sentAt: number, leaseMs: number): void {
+    if (!this.active) return;
+    this.leaseMs = Math.max(this.leaseMs, leaseMs);
+    this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, leaseMs, this.driftFactor));
+    if (!this.renewed && this.expiryTimer !== undefined) this.armExpiryTimer();
+  }
+
   /** A renewal sent at `sentAt` succeeded. */
   extend(sentAt: number): void {
     if (!this.active) return;

@@ -77,6 +77,8 @@ export interface LeaseRenewer {
   add(hold: RenewableHold): void;
   /** Stop renewing `hold` now: no renewal sent after this call may extend it. */
   remove(hold: RenewableHold): void;
+  /** Renew every hold now (after a reconnect: a hold the server lost is found at once). Optional. */
+  renewNow?(): void;
   /** Stop all renewal; resolves once no renewal is in flight. */
   close(): Promise<void>;
 }

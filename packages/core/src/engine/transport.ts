@@ -51,6 +51,8 @@ export class Transport {
   private readonly pending: Pending[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Why the connection is down (refused, reset…), until it is ready again: calls meanwhile fail at once. */
+  private down: Error | undefined;
 
   constructor(
     readonly redis: Redis,
@@ -58,8 +60,26 @@ export class Transport {
     /** Every script this connection may run: loaded on each connect, before anything else. */
     private readonly scripts: readonly EmbeddedScript[],
   ) {
-    redis.on('ready', () => this.loadScripts());
+    redis.on('ready', () => {
+      this.down = undefined;
+      this.loadScripts();
+    });
+    // A refused or reset connection fails every call waiting on it at once,
+    // with the socket error as cause, and every call after it until the
+    // connection is ready again: a dead Redis is not a slow one.
+    redis.on('error', (error: Error & { code?: unknown }) => {
+      if (typeof error.code !== 'string' || redis.status === 'ready') return;
+      this.down = error;
+      this.failPending(error);
+    });
     if (redis.status === 'ready') this.loadScripts();
+  }
+
+  private failPending(cause: Error): void {
+    for (let index = this.head; index < this.pending.length; index++) {
+      const entry = this.pending[index] as Pending;
+      if (!entry.done) entry.command.reject(unavailable(entry, cause));
+    }
   }
 
   private loadScripts(): void {
@@ -127,6 +147,12 @@ export class Transport {
   private send(name: string, args: (string | number)[], what: string, key: string): Pending {
     const command = new Command(name, args, UTF8_REPLIES);
     const entry: Pending = { command, deadline: monotonicNow() + this.timeoutMs, what, key, done: false };
+    if (this.down && this.redis.status !== 'ready') {
+      const error = unavailable(entry, this.down);
+      notSent.add(error);
+      command.reject(error);
+      return entry;
+    }
     this.pending.push(entry);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
     this.cork();
@@ -190,4 +216,15 @@ export class Transport {
       entry.command.reject(new RedisUnavailableError(`Redis did not answer ${entry.what} on "${entry.key}" within ${this.timeoutMs} ms`));
     }
   };
+}
+
+const notSent = new WeakSet<Error>();
+
+/** True for the failure of a call that never reached ioredis (the connection was known down): it cannot run later. */
+export function wasNotSent(error: unknown): boolean {
+  return error instanceof Error && notSent.has(error);
+}
+
+function unavailable(entry: Pending, cause: Error): RedisUnavailableError {
+  return new RedisUnavailableError(`Redis is unavailable for ${entry.what} on "${entry.key}": ${cause.message}`, { cause });
 }

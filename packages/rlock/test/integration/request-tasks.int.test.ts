@@ -87,5 +87,14 @@ describe('@org/rlock', () => {
       expect(result.stderr).toBe('');
       expect(result.stdout.trim()).toBe('ok true ERR_RLOCK_INVALID_ARGUMENT');
     });
+
+    it('recognises an error of the other build with instanceof, and only as its own class', () => {
+      const fixture = fileURLToPath(new URL('./fixtures/dual-package.mjs', import.meta.url));
+      const result = spawnSync(process.execPath, [fixture], { encoding: 'utf8', timeout: 30_000 });
+      expect(result.stderr).toBe('');
+      const checks = JSON.parse(result.stdout) as Record<string, boolean>;
+      expect(Object.entries(checks).filter(([, ok]) => !ok)).toEqual([]);
+      expect(Object.keys(checks)).toHaveLength(8);
+    });
   });
 });

@@ -40,11 +40,12 @@ export interface LockStore extends HoldKind {
   /** Cancels the acquire `op`: whether it ran, will run late, or never arrives, it leaves no hold. */
   cancel(keys: LockKeys, owner: string, op: string): Promise<unknown>;
   /**
-   * Client counting only: extends a held lease to `leaseMs` for a nested
-   * acquisition that asks for more than the hold has.
+   * Extends a held lease to max(current, `leaseMs`) on the server (`extend()`,
+   * and a nested acquisition asking for more than the hold has where the client
+   * counts). 'renewed' only within the new lease's validity.
    * @throws QuorumError (Redlock) when failures leave it undecided (the hold stands as it was)
    */
-  extend?(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'>;
+  extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'>;
   /** One release of `hold` (all of it where the client counts). */
   release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply>;
   /** One more try of a final release that failed (the same op): see ReleaseSpec.finish. */

@@ -6,7 +6,7 @@ import type { Hold } from '../../engine/hold.js';
 import { releaseHold } from '../../engine/release.js';
 import { leaseDeadline, monotonicNow } from '../../engine/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import { InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
+import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction } from '../../options/argument-checks.js';
 import { LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../../options/lock-options.js';
 import { currentTask, newTaskContext, ownerId, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
@@ -49,7 +49,13 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   async tryLock(options?: LockOptions): Promise<boolean> {
     const request = parseLockOptions(options, 'tryLock');
     const task = requireTask(this.name, 'tryLock');
-    return (await this.acquireChecked(task, { ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs, failFast: true })) !== undefined;
+    try {
+      return (await this.acquireChecked(task, { ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs, failFast: true })) !== undefined;
+    } catch (error) {
+      // Not refused but unanswered: the failure, not a false that would hide it.
+      if (error instanceof LockAcquireTimeoutError && error.cause) throw error.cause;
+      throw error;
+    }
   }
 
   async unlock(): Promise<void> {
@@ -81,7 +87,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const request = parseLockOptions(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle<Token>(this.name, hold, task, () => this.releaseFor(this.ownerOf(task), hold));
+    return new ReentrantLockHandle<Token>(this.name, hold, task, () => this.releaseFor(this.ownerOf(task), hold), (leaseMs) =>
+      this.extendHold(hold, checkLease(leaseMs, 'extend')),
+    );
   }
 
   async isLocked(): Promise<boolean> {
@@ -120,6 +128,28 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return released;
   }
 
+  async extend(leaseMs: number): Promise<void> {
+    const checked = checkLease(leaseMs, 'extend');
+    const owner = this.ownerOf(requireTask(this.name, 'extend'));
+    await this.extendHold(this.ctx.holds.current(this.keys.lock, MODE, owner), checked);
+  }
+
+  /** Extends `hold` to `leaseMs` from now, in the owner's turn. */
+  private async extendHold(hold: Hold | undefined, leaseMs: number): Promise<void> {
+    const { ctx, store } = this;
+    if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was extended)`);
+    if (hold.expired) hold.lose('expired');
+    if (!hold.active) throw hold.lostError ?? new IllegalMonitorStateError(`lock "${this.name}" is not held`);
+    ctx.assertOpen();
+    await ctx.chains.run(hold.key, hold.owner, async () => {
+      const sentAt = monotonicNow();
+      const verdict = await store.extend(hold, leaseMs);
+      if (verdict === 'renewed') hold.extendTo(sentAt, leaseMs);
+      else hold.lose(verdict === 'gone' ? 'expired' : 'taken');
+    });
+    if (!hold.active) throw hold.lostError;
+  }
+
   // ---- acquisition -------------------------------------------------------
 
   private async acquireOrThrow(task: TaskContext, request: LockRequest): Promise<Hold> {
@@ -138,7 +168,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     }
     const owner = this.ownerOf(task);
     const target: HoldTarget = { name: this.name, key: this.keys.lock, mode: MODE, kind: store.kind, owner, exclusive: true, driftFactor: store.driftFactor };
-    const tryOnce = async () => {
+    const tryOnce = async (signal: AbortSignal | undefined) => {
       if (store.counting === 'client') {
         const current = ctx.holds.current(this.keys.lock, MODE, owner);
         if (current?.active && (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request)))) return { hold: current };
@@ -146,12 +176,13 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       return attempt(ctx, {
         target,
         leaseMs: request.leaseMs,
-        signal: request.signal,
+        signal,
         send: (op, leaseMs) => store.acquire(this.keys, owner, leaseMs, op, request),
         undo: (op) => store.cancel(this.keys, owner, op),
       });
     };
     return acquireOrWait(ctx, {
+      name: this.name,
       channel: this.keys.channel,
       id: owner,
       headOnly: store.headOnly,
@@ -186,7 +217,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const covered = (hold.renewed && leaseMs <= hold.leaseMs) || leaseDeadline(monotonicNow(), leaseMs, store.driftFactor) <= hold.deadline;
     if (!covered) {
       sentAt = monotonicNow();
-      const verdict = await (store.extend as NonNullable<LockStore['extend']>)(hold, leaseMs);
+      const verdict = await store.extend(hold, leaseMs);
       if (!hold.active) return false;
       if (verdict !== 'renewed') {
         hold.lose(verdict === 'gone' ? 'expired' : 'taken');
@@ -232,6 +263,16 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
 /** A lock's handle: {@link LockHandle}. */
 class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
+  constructor(
+    name: string,
+    hold: Hold,
+    task: TaskContext,
+    release: () => Promise<unknown>,
+    private readonly extendBy: (leaseMs: number) => Promise<void>,
+  ) {
+    super(name, hold, task, release);
+  }
+
   override get token(): Token {
     return this.hold.token as Token;
   }
@@ -239,4 +280,16 @@ class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle i
   unlock(): Promise<void> {
     return this.end();
   }
+
+  async extend(leaseMs: number): Promise<void> {
+    this.assertHeld('extend()');
+    await this.extendBy(leaseMs);
+  }
+}
+
+/** The lease of `extend(leaseMs)`: required, checked like every `leaseMs`. */
+function checkLease(leaseMs: unknown, call: string): number {
+  const checked = parseLockOptions({ leaseMs }, call).leaseMs;
+  if (checked === undefined) throw new InvalidArgumentError(`${call}(): leaseMs is required, got undefined`);
+  return checked;
 }

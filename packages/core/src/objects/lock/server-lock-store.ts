@@ -108,6 +108,11 @@ export class ServerLockStore implements LockStore {
     return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
   }
 
+  async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
+    const [code] = await this.renewItems([{ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs }]);
+    return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+  }
+
   /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */
   renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
     const args: (string | number)[] = [items.length];

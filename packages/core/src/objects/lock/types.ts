@@ -38,6 +38,14 @@ export interface LockHandle<Token extends string | undefined = string | undefine
    * @throws LockLostError when the hold was lost meanwhile
    */
   unlock(): Promise<void>;
+  /**
+   * Extends the hold's lease to `leaseMs` from now (the TTL becomes
+   * max(current, leaseMs); never shortened). A fixed lease then ends later; a
+   * watchdog lease is renewed to the longer lease from then on.
+   * @throws IllegalMonitorStateError when the handle was released
+   * @throws LockLostError when the hold was lost (the server no longer has it)
+   */
+  extend(leaseMs: number): Promise<void>;
 }
 
 /**
@@ -80,4 +88,11 @@ export interface RLock<Token extends string | undefined = string | undefined> {
   remainTimeToLive(): Promise<number>;
   /** Admin: releases whoever holds it and wakes waiters; true if a holder was released. */
   forceUnlock(): Promise<boolean>;
+  /**
+   * Extends the current task's hold to `leaseMs` from now (the TTL becomes
+   * max(current, leaseMs)): node-redlock's `extend`, for a hold taken Java-style.
+   * @throws IllegalMonitorStateError outside a task, or when the task does not hold it
+   * @throws LockLostError when the hold was lost
+   */
+  extend(leaseMs: number): Promise<void>;
 }
