@@ -79,8 +79,7 @@ export class QuorumLockStore implements LockStore {
       const tokens: MasterTokens = round.votes.map((vote) => (vote.kind === 'granted' ? vote.token : undefined));
       return { granted: true, token: undefined, count: undefined, grant: tokens };
     }
-    // Partial grants are cleared at once: left until their TTL they would block
-    // every contender (the livelock of split votes).
+    // Partial grants are cleared at once, or they would block every contender (split-vote livelock).
     await masters.undoRound(keys, owner, op, round);
     const wake = this.wakes.get(keys.channel);
     if (round.verdict === 'no-quorum') {
