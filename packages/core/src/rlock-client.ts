@@ -7,6 +7,7 @@ import type { QueueSubscription, WaitQueue } from './engine/wait-queue.js';
 import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptions } from './options/client-options.js';
 import { ReentrantLock } from './objects/lock/reentrant-lock.js';
 import { ServerLockStore } from './objects/lock/server-lock-store.js';
+import { FairLockStore } from './objects/fair-lock/fair-lock-store.js';
 import type { RLock } from './objects/lock/types.js';
 import { checkName } from './objects/names.js';
 
@@ -24,6 +25,7 @@ export class RLockClient extends EngineClient {
   private readonly deployment: Deployment;
   private readonly hub: ChannelHub;
   private readonly locks: ServerLockStore;
+  private readonly fairLocks: FairLockStore;
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RLockClientOptions) {
@@ -37,6 +39,9 @@ export class RLockClient extends EngineClient {
       error: (error) => this.reportError(error),
     });
     this.locks = new ServerLockStore(this.deployment, commandTimeoutMs);
+    // A waiter keeps its place in a fair lock's queue for a watchdog lease: its
+    // tries (at least every third of it) renew it.
+    this.fairLocks = new FairLockStore(this.deployment, commandTimeoutMs, resolved.watchdogTimeoutMs);
     this.context.kinds.register(this.locks.kind, this.locks);
     this.startRenewer(resolved);
     // Back after a disconnect: the server may have lost holds (a restart
@@ -58,6 +63,18 @@ export class RLockClient extends EngineClient {
     checkName(name);
     this.assertOpen();
     return new ReentrantLock<string>(name, this.context, this.locks);
+  }
+
+  /**
+   * The fair lock `name`: the RLock interface, with waiters from every client
+   * and process served in arrival order (see the core README).
+   * @throws InvalidArgumentError (synchronously) for a bad name.
+   * @throws ClientClosedError (synchronously) once the client is closed.
+   */
+  getFairLock(name: string): RLock<string> {
+    checkName(name);
+    this.assertOpen();
+    return new ReentrantLock<string>(name, this.context, this.fairLocks);
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {

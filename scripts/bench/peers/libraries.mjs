@@ -168,6 +168,7 @@ const ALL_LIBRARIES = [
     single: rawSingle(true),
   },
   rlockLibrary('rlock', 'rlock', () => import('@org/rlock')),
+  rlockLibrary('rlock-fair', 'rlock fair lock', () => import('@org/rlock'), 'getFairLock'),
   {
     id: 'redis-semaphore',
     driven: '`new Mutex(redis, key, { lockTimeout: lease, acquireTimeout: 3600000 }).acquire()` / `.release()` (one Mutex per acquisition; `RedlockMutex(masters, …)` in S3); changed: `acquireTimeout` 1 h (default 10 s) so a waiter never gives up inside a run',
@@ -337,10 +338,10 @@ async function nodeRedlockDriver(pkg, urls, leaseMs) {
  * @param {string} id @param {string} name @param {() => Promise<any>} load
  * @returns {Library}
  */
-function rlockLibrary(id, name, load) {
+function rlockLibrary(id, name, load, getter = 'getLock') {
   return {
     id,
-    driven: '`createClient({ redis: url })`, `getLock(name)`, `lock({ leaseMs })` / `unlock()`, each task in `client.task`; `createRedlock({ masters })` for S3; no setting changed',
+    driven: `\`createClient({ redis: url })\`, \`${getter}(name)\`, \`lock({ leaseMs })\` / \`unlock()\`, each task in \`client.task\`; \`createRedlock({ masters })\` for S3; no setting changed`,
     name,
     kind: 'rlock',
     pkg: '@org/rlock',
@@ -349,14 +350,14 @@ function rlockLibrary(id, name, load) {
       const client = createClient({ redis: url, keyPrefix });
       return {
         holder(/** @type {string} */ key) {
-          const lock = client.getLock(key);
+          const lock = client[getter](key);
           return { lock: () => lock.lock({ leaseMs }).then(() => undefined), unlock: () => lock.unlock().then(() => undefined) };
         },
         task: (/** @type {() => Promise<any>} */ body) => client.task(body),
         close: async () => void (await client.close()),
       };
     },
-    async redlock({ urls, leaseMs, keyPrefix }) {
+    redlock: getter !== 'getLock' ? undefined : async ({ urls, leaseMs, keyPrefix }) => {
       const { createRedlock } = await load();
       const client = createRedlock({ masters: urls, keyPrefix });
       client.on('error', () => undefined);

@@ -133,6 +133,14 @@ export interface WaitSpec {
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
   /** A reentry never queues behind local waiters (it would wait for itself). */
   readonly reentry: boolean;
+  /**
+   * A newcomer queues behind this process's waiters before its first try (no
+   * barging: a task that just released must not starve them). False where the
+   * order is kept in Redis (a fair lock): the newcomer's first try joins it.
+   */
+  readonly queueLocally: boolean;
+  /** Called when the call ends without the hold (timed out, aborted, failed): leave a queue kept in Redis. */
+  leave?(): Promise<unknown>;
   /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
@@ -274,6 +282,8 @@ export async function acquireOrWait(ctx: EngineContext, spec: WaitSpec): Promise
     throw error;
   } finally {
     call.dispose();
+    // Without the hold: out of a queue kept in Redis, in one script.
+    if (!hold && spec.leave) await spec.leave().catch((error: unknown) => ctx.backgroundError(error));
   }
   if (hold && spec.signal?.aborted) {
     // The caller gave up while the grant was being recorded (a listener of
@@ -291,7 +301,7 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
   const waitUntil = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
   // Tasks of this process queue behind the ones already waiting (no barging):
   // a releasing task that locks again at once must not starve them.
-  const queueBehind = !spec.reentry && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
+  const queueBehind = spec.queueLocally && !spec.reentry && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
   let retryInMs = ctx.maxSleepMs;
   if (!queueBehind) {
     const first = await call.tryOnce(ctx);

@@ -35,7 +35,7 @@ export class Waiter {
    * here (in a head-only queue, by the head only).
    */
   sleep(timeoutMs: number, signal: AbortSignal | undefined): Promise<WakeReason> {
-    if ((!this.queue.headOnly || this.isHead) && this.queue.takePendingWake()) {
+    if (((!this.queue.headOnly || this.isHead) && this.queue.takePendingWake()) || this.queue.takePendingId(this.id)) {
       this.woken = true;
       return Promise.resolve('released');
     }
@@ -85,6 +85,8 @@ export class WaitQueue {
   readonly waiters: Waiter[] = [];
   /** Wakes that found no sleeper: the next sleepers take them at once. */
   pendingWakes = 0;
+  /** Wakes by id that found their waiter busy trying: its next sleep returns at once. */
+  private readonly pendingIds = new Set<string>();
   closedError: Error | undefined;
   /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
   ready: Promise<void> | undefined;
@@ -117,9 +119,16 @@ export class WaitQueue {
     for (let i = 0; i < n; i++) this.wakeOne();
   }
 
-  /** Wakes the waiter `id` (it need not be first). */
+  /** Wakes the waiter `id` (it need not be first); one busy trying finds the wake at its next sleep. */
   wakeId(id: string): void {
-    this.waiters.find((waiter) => waiter.id === id)?.fire('released');
+    const waiter = this.waiters.find((candidate) => candidate.id === id);
+    if (!waiter) return;
+    if (waiter.sleeping) waiter.fire('released');
+    else this.pendingIds.add(id);
+  }
+
+  takePendingId(id: string): boolean {
+    return this.pendingIds.size > 0 && this.pendingIds.delete(id);
   }
 
   /**

@@ -30,6 +30,12 @@ export interface LockStore extends HoldKind {
   readonly driftFactor: number;
   /** Only the head of a lock's local queue tries (Redlock: a process's own tasks would split the votes). */
   readonly headOnly: boolean;
+  /** Newcomers queue behind this process's waiters before trying (false where Redis keeps the order). @default true */
+  readonly queueLocally?: boolean;
+  /** The object's Redis names (default: the reentrant lock's, lockKeys). */
+  keysOf?(prefix: string, name: string): LockKeys;
+  /** Leaves a queue kept in Redis (a fair lock's), when a call ends without the lock. */
+  leaveQueue?(keys: LockKeys, owner: string): Promise<unknown>;
   /** The renewal kind of its holds. */
   readonly kind: string;
   /**

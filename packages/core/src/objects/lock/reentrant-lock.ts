@@ -37,7 +37,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     private readonly ctx: EngineContext,
     private readonly store: LockStore,
   ) {
-    this.keys = lockKeys(ctx.keyPrefix, name);
+    this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? lockKeys(ctx.keyPrefix, name);
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
   }
 
@@ -188,6 +188,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       headOnly: store.headOnly,
       onMessage: this.onMessage,
       reentry: ctx.holds.current(this.keys.lock, MODE, owner)?.active === true,
+      queueLocally: store.queueLocally ?? true,
+      leave: store.leaveQueue && (() => (store.leaveQueue as NonNullable<LockStore['leaveQueue']>)(this.keys, owner)),
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce,

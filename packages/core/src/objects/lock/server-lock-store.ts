@@ -6,6 +6,7 @@ import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../engine/time.js';
 import type { Transport } from '../../engine/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
+import type { LockRequest } from '../../options/lock-options.js';
 import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
@@ -45,20 +46,20 @@ export class ServerLockStore implements LockStore {
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind = LOCK_KIND;
-  private readonly transport: Transport;
-  private readonly sharded: string;
+  protected readonly transport: Transport;
+  protected readonly sharded: string;
   private opCounter = 0;
 
   constructor(
     readonly deployment: Deployment,
     /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
-    private readonly replayWindowMs: number,
+    protected readonly replayWindowMs: number,
   ) {
     this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
   }
 
-  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
+  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
     return this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op], 'acquire', keys.lock, parseAcquire);
   }
 

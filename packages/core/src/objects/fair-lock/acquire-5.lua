@@ -1,0 +1,79 @@
+--[[
+acquire-5: take or reenter the fair lock for one owner, in arrival order.
+
+KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op (as the lock)
+KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
+KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners, arrival order)
+KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, server ms)
+ARGV[1]  owner: <clientId>:<taskId>
+ARGV[2]  leaseMs: the hold's TTL, integer ms; the TTL becomes max(current, leaseMs)
+ARGV[3]  op: operation id of this call, unique per owner
+ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying again, ms
+ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
+
+Returns
+  {1, token, count}  granted (free and this owner's turn, or a reentry: a
+                     reentry never queues); a replay of the hold's last op
+                     answers the same without counting twice
+  {0, waitMs, holder}
+                     refused: waitMs is how long until it is worth trying again
+                     (the holder's TTL, or the queue head's waiter lease when the
+                     lock is free but it is another owner's turn); holder is the
+                     owner holding the lock, or '' when it is free
+  {-1}               this op was cancelled before it arrived: nothing changed
+
+Publishes nothing.
+]]
+--- @include "mint-token"
+--- @include "fair-queue"
+
+local lock = KEYS[1]
+local held = redis.call('HMGET', lock, 'owner', 'count', 'token', 'op')
+local owner = held[1]
+
+if owner == ARGV[1] then
+  if held[4] == ARGV[3] then
+    return {1, held[3], tonumber(held[2])}
+  end
+  local count = tonumber(held[2]) + 1
+  redis.call('HSET', lock, 'count', count, 'op', ARGV[3])
+  if redis.call('PTTL', lock) < tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', lock, ARGV[2])
+  end
+  return {1, held[3], count}
+end
+if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
+  return {-1}
+end
+
+local now = nowMs()
+local head = purgeWaiters(KEYS[4], KEYS[5], now)
+if not owner and (not head or head == ARGV[1]) then
+  if head then
+    redis.call('LPOP', KEYS[4])
+    redis.call('ZREM', KEYS[5], ARGV[1])
+  end
+  local token = mintToken(KEYS[2])
+  redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
+  redis.call('PEXPIRE', lock, ARGV[2])
+  return {1, token, 1}
+end
+
+if ARGV[5] == '1' then
+  local lease = now + tonumber(ARGV[4])
+  if redis.call('ZADD', KEYS[5], lease, ARGV[1]) == 1 then
+    redis.call('RPUSH', KEYS[4], ARGV[1])
+  end
+  -- The queue lives as long as its longest waiter lease.
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+  redis.call('PEXPIRE', KEYS[5], ARGV[4])
+  head = head or ARGV[1]
+end
+
+if owner then
+  return {0, redis.call('PTTL', lock), owner}
+end
+-- Free, but another owner's turn: worth trying again when its waiter lease ends.
+local headLease = tonumber(redis.call('ZSCORE', KEYS[5], head) or now)
+return {0, math.max(1, headLease - now), ''}

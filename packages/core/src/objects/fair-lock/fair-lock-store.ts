@@ -1,0 +1,84 @@
+import type { Deployment } from '../../deployment/deployment.js';
+import type { AcquireReply } from '../../engine/acquire.js';
+import type { ReleaseReply } from '../../engine/release.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
+import type { LockRequest } from '../../options/lock-options.js';
+import type { LockKeys } from '../lock/keys.js';
+import { ServerLockStore } from '../lock/server-lock-store.js';
+import { SCRIPTS } from '../scripts.generated.js';
+import { fairLockKeys, type FairLockKeys } from './keys.js';
+
+function parseAcquire(reply: unknown): AcquireReply {
+  const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
+  if (code === 1) return { granted: true, token: String(second), count: Number(third) };
+  if (code === -1) return { granted: false, retryInMs: 0 };
+  return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
+}
+
+function parseRelease(reply: unknown): ReleaseReply {
+  const [code, second, third] = reply as [number, number, number?];
+  if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
+  return { released: false, reason: second === 1 ? 'taken' : 'expired' };
+}
+
+const isOne = (reply: unknown): boolean => reply === 1;
+
+/**
+ * The fair lock's protocol: the reentrant lock's hash, renewal, reads and
+ * cancel, plus a waiter queue in Redis. A refused try joins the queue (or
+ * renews its place: a waiter's tries, at least every third of its waiter
+ * lease, are its renewals); only the queue head is granted a free lock; a
+ * release names the head, so one release wakes one waiter in one process.
+ */
+export class FairLockStore extends ServerLockStore {
+  /** Newcomers try at once: their first try is their place in the queue. */
+  readonly queueLocally = false;
+
+  constructor(
+    deployment: Deployment,
+    replayWindowMs: number,
+    /** How long a queued owner keeps its place without trying again, ms. */
+    private readonly waiterLeaseMs: number,
+  ) {
+    super(deployment, replayWindowMs);
+  }
+
+  keysOf(prefix: string, name: string): FairLockKeys {
+    return fairLockKeys(prefix, name);
+  }
+
+  override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+    const fair = keys as FairLockKeys;
+    // tryLock({ waitMs: 0 }) never queues.
+    const join = request?.waitMs === 0 ? '0' : '1';
+    return this.transport.script(
+      SCRIPTS.fairLockAcquire,
+      [fair.lock, fair.fence, fair.cancelled, fair.queue, fair.waiters, owner, leaseMs, op, this.waiterLeaseMs, join],
+      'acquire',
+      fair.lock,
+      parseAcquire,
+    );
+  }
+
+  override releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    const fair = keys as FairLockKeys;
+    return this.transport.script(
+      SCRIPTS.fairLockRelease,
+      [fair.lock, fair.released, fair.queue, fair.waiters, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
+      'release',
+      fair.lock,
+      parseRelease,
+    );
+  }
+
+  leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {
+    const fair = keys as FairLockKeys;
+    return this.transport.script(SCRIPTS.fairLockLeaveQueue, [fair.lock, fair.queue, fair.waiters, owner, this.sharded], 'leaveQueue', fair.lock, isOne);
+  }
+
+  /** A release names the queue head: only that waiter wakes. A cancel or forceUnlock says 'unlock'/'force': every local waiter tries (only the head can win). */
+  override onMessage(payload: string, queue: WaitQueue): void {
+    if (payload === 'unlock' || payload === 'force') queue.wakeAll('released');
+    else queue.wakeId(payload);
+  }
+}

@@ -1,0 +1,196 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { RedisFleet } from '@org/rlock-testing';
+import { ClientPool, commandCalls, eventually, uniquePrefix } from './support.js';
+
+const WAITER = fileURLToPath(new URL('./fixtures/fair-waiter.mjs', import.meta.url));
+const COUNTER = fileURLToPath(new URL('./fixtures/counter-worker.mjs', import.meta.url));
+
+/** A process whose tasks wait for a fair lock when told ("go <label>"), reporting what they get. */
+class WaiterProcess {
+  readonly lines: { text: string; at: number }[] = [];
+  private readonly child: ChildProcessWithoutNullStreams;
+  readonly exited: Promise<number | null>;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, [WAITER], { env: { ...process.env, ...env } });
+    let buffer = '';
+    this.child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const parts = buffer.split('\n');
+      buffer = parts.pop() ?? '';
+      for (const text of parts) this.lines.push({ text, at: performance.now() });
+    });
+    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+  }
+
+  go(label: string): void {
+    this.child.stdin.write(`go ${label}\n`);
+  }
+
+  end(): void {
+    this.child.stdin.end();
+  }
+
+  kill(): void {
+    this.child.kill('SIGKILL');
+  }
+}
+
+describe('fair lock', () => {
+  let fleet: RedisFleet;
+  const pool = new ClientPool();
+  const processes: WaiterProcess[] = [];
+
+  beforeAll(async () => {
+    fleet = await RedisFleet.start({ size: 1 });
+  });
+  afterEach(async () => {
+    for (const waiter of processes.splice(0)) waiter.kill();
+    await pool.closeAll();
+  });
+  afterAll(() => fleet.stop());
+
+  const queueLength = (prefix: string, name: string) => fleet.client(0).llen(`${prefix}:{${name}}:queue`);
+
+  it('serves waiters of 3 processes in arrival order', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const held = await holder.getFairLock('fifo').acquire({ leaseMs: 30_000 });
+    const waiters = [0, 1, 2].map(() => new WaiterProcess({ REDIS_URL: fleet.url(0), PREFIX: prefix, NAME: 'fifo', HOLD_MS: '5' }));
+    processes.push(...waiters);
+    const labels = Array.from({ length: 9 }, (_, i) => `w${i}`);
+    for (const [i, label] of labels.entries()) {
+      (waiters[i % 3] as WaiterProcess).go(label);
+      // Arrival order is the order of joining the queue in Redis.
+      expect(await eventually(async () => (await queueLength(prefix, 'fifo')) === i + 1, 10_000)).toBe(true);
+    }
+    await held.unlock();
+    for (const waiter of waiters) waiter.end();
+    await Promise.all(waiters.map((waiter) => waiter.exited));
+    const acquired = waiters
+      .flatMap((waiter) => waiter.lines)
+      .filter((line) => line.text.startsWith('acquired'))
+      .sort((a, b) => a.at - b.at)
+      .map((line) => line.text.split(' ')[1]);
+    expect(acquired).toEqual(labels);
+  });
+
+  it('holds the waiters behind a SIGKILLed one up no longer than its waiter lease', async () => {
+    const watchdogTimeoutMs = 1_500; // the waiter lease
+    const holder = pool.make(fleet.url(0), { watchdogTimeoutMs });
+    const prefix = holder.options.keyPrefix;
+    const held = await holder.getFairLock('dead').acquire({ leaseMs: 30_000 });
+    const env = { REDIS_URL: fleet.url(0), PREFIX: prefix, NAME: 'dead', HOLD_MS: '5', WATCHDOG_MS: String(watchdogTimeoutMs) };
+    const [first, dead, last] = [new WaiterProcess(env), new WaiterProcess(env), new WaiterProcess(env)];
+    processes.push(first, dead, last);
+    for (const [i, waiter] of [first, dead, last].entries()) {
+      waiter.go(`w${i}`);
+      expect(await eventually(async () => (await queueLength(prefix, 'dead')) === i + 1, 10_000)).toBe(true);
+    }
+    dead.kill();
+    await dead.exited;
+    const killedAt = performance.now();
+    await held.unlock();
+    expect(await eventually(() => last.lines.some((line) => line.text === 'acquired w2'), 10_000)).toBe(true);
+    const lastAt = (last.lines.find((line) => line.text === 'acquired w2') as { at: number }).at;
+    expect(first.lines.some((line) => line.text === 'acquired w0')).toBe(true);
+    // The dead waiter renewed its place up to its kill: the one behind it waits
+    // out at most its lease (plus a try's round trip), not a full watchdog period more.
+    expect(lastAt - killedAt).toBeLessThan(watchdogTimeoutMs + 1_000);
+  });
+
+  it('never drops a live waiter that waits for many waiter leases', async () => {
+    const watchdogTimeoutMs = 300; // waiter lease: the wait below is ten of them
+    const holder = pool.make(fleet.url(0), { watchdogTimeoutMs });
+    const waiter = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix, watchdogTimeoutMs });
+    const late = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix, watchdogTimeoutMs });
+    const prefix = holder.options.keyPrefix;
+    const held = await holder.getFairLock('patient').acquire({ leaseMs: 30_000 });
+    const order: string[] = [];
+    const patient = waiter.task(async () => {
+      await waiter.getFairLock('patient').lock({ leaseMs: 5_000 });
+      order.push('patient');
+      await waiter.getFairLock('patient').unlock();
+    });
+    expect(await eventually(async () => (await queueLength(prefix, 'patient')) === 1, 5_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const newcomer = late.task(async () => {
+      await late.getFairLock('patient').lock({ leaseMs: 5_000 });
+      order.push('newcomer');
+      await late.getFairLock('patient').unlock();
+    });
+    expect(await eventually(async () => (await queueLength(prefix, 'patient')) === 2, 5_000)).toBe(true);
+    await held.unlock();
+    await Promise.all([patient, newcomer]);
+    expect(order).toEqual(['patient', 'newcomer']);
+  });
+
+  it('never queues a tryLock that does not wait, and takes a waiter that gives up out of the queue', async () => {
+    const holder = pool.make(fleet.url(0));
+    const other = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+    const prefix = holder.options.keyPrefix;
+    const held = await holder.getFairLock('try').acquire({ leaseMs: 30_000 });
+    expect(await other.task(() => other.getFairLock('try').tryLock({ leaseMs: 1_000 }))).toBe(false);
+    expect(await queueLength(prefix, 'try')).toBe(0);
+    expect(await other.task(() => other.getFairLock('try').tryLock({ leaseMs: 1_000, waitMs: 200 }))).toBe(false);
+    expect(await queueLength(prefix, 'try')).toBe(0);
+    expect(await fleet.client(0).exists(`${prefix}:{try}:waiters`)).toBe(0);
+    await held.unlock();
+  });
+
+  it('reenters without queueing, even with others queued', async () => {
+    const holder = pool.make(fleet.url(0));
+    const other = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+    const prefix = holder.options.keyPrefix;
+    await holder.task(async () => {
+      const lock = holder.getFairLock('reenter');
+      await lock.lock({ leaseMs: 10_000 });
+      const waiting = other.task(() => other.getFairLock('reenter').lock({ leaseMs: 1_000 }));
+      expect(await eventually(async () => (await queueLength(prefix, 'reenter')) === 1, 5_000)).toBe(true);
+      await lock.lock({ leaseMs: 10_000 });
+      expect(await lock.getHoldCount()).toBe(2);
+      await lock.unlock();
+      await lock.unlock();
+      await waiting;
+      await other.task(() => other.getFairLock('reenter').forceUnlock());
+    });
+  });
+
+  it('wakes one waiter per release with a bounded number of tries while they wait', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const held = await holder.getFairLock('herd').acquire({ leaseMs: 30_000 });
+    const waiters = Array.from({ length: 8 }, () => pool.make(fleet.url(0), { keyPrefix: prefix }));
+    const done = waiters.map((client) =>
+      client.getFairLock('herd').withLock(() => new Promise((resolve) => setTimeout(resolve, 20)), { leaseMs: 5_000 }),
+    );
+    expect(await eventually(async () => (await queueLength(prefix, 'herd')) === 8, 5_000)).toBe(true);
+    const evalsBefore = await commandCalls(fleet.client(0), 'evalsha');
+    await held.unlock();
+    await Promise.all(done);
+    const tries = (await commandCalls(fleet.client(0), 'evalsha')) - evalsBefore;
+    // Each hand-off costs the holder's release and the head's acquire: no herd
+    // of 8 tries per release (8 releases + 8 acquires, a few spare).
+    expect(tries).toBeLessThanOrEqual(8 * 2 + 4);
+  });
+
+  it('never lets holders of 4 processes overlap', async () => {
+    const prefix = uniquePrefix();
+    const runs = [1, 2, 3, 4].map(
+      (worker) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, [COUNTER], {
+            env: { ...process.env, REDIS_URL: fleet.url(0), PREFIX: prefix, TASKS: '4', ROUNDS: '25', WORKER: String(worker), KIND: 'fair' },
+          });
+          let stderr = '';
+          child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`worker exited with ${code}: ${stderr}`))));
+        }),
+    );
+    await Promise.all(runs);
+    const redis = fleet.client(0);
+    expect(Number(await redis.get(`${prefix}:data:counter`))).toBe(4 * 4 * 25);
+    expect(Number((await redis.get(`${prefix}:data:overlaps`)) ?? 0)).toBe(0);
+  });
+});
