@@ -14,7 +14,9 @@ export abstract class HoldHandle implements AsyncDisposable {
     readonly name: string,
     protected readonly hold: Hold,
     private readonly task: TaskContext,
-    private readonly release: () => Promise<unknown>,
+    // Not named `release`: a private member of that name would keep a
+    // subclass from having the `release()` a permit's handle needs.
+    private readonly releaseOnce: () => Promise<unknown>,
   ) {}
 
   /** The hold's fencing token (see the object's docs); undefined where there is none. */
@@ -47,7 +49,7 @@ export abstract class HoldHandle implements AsyncDisposable {
       throw new IllegalMonitorStateError(`the handle of "${this.name}" was already released`);
     }
     try {
-      await this.release();
+      await this.releaseOnce();
       this.ended = true;
     } catch (error) {
       // A lost hold is gone for good, and so is one whose final release went
