@@ -1,0 +1,93 @@
+import { acquireOrWait, type TryOutcome } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import { Hold, type HoldObserver, type HoldTarget } from '../../engine/hold.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
+import { checkCount } from '../../options/count-checks.js';
+import { parseWaitOptions, type WaitOptions } from '../../options/wait-options.js';
+import { latchKeys, latchOpMarker, type LatchKeys } from './keys.js';
+import type { LatchStore } from './latch-store.js';
+import type { RCountDownLatch } from './types.js';
+
+/** The engine's wait loop hands "done" over as a hold: this carrier is inert (never registered, renewed or reported). */
+const INERT: HoldObserver = {
+  startRenewal: () => undefined,
+  stopRenewal: () => undefined,
+  lost: () => undefined,
+  watchesLosses: () => false,
+};
+
+/** Waiting calls of this process, numbered for their waiter ids. */
+let calls = 0;
+
+/** Reaching zero is announced once: every local awaiter wakes (and one busy reading finds the wake at its next sleep). */
+function wakeAll(_payload: string, queue: WaitQueue): void {
+  queue.wakeAll('released');
+}
+
+/**
+ * The count-down latch on the engine: see {@link RCountDownLatch}. `await()`
+ * is the engine's wait loop with a read as its try: read the count, subscribe,
+ * read again, then sleep until the 'zero' message or the capped sleep.
+ */
+export class CountDownLatch implements RCountDownLatch {
+  readonly keys: LatchKeys;
+
+  constructor(
+    readonly name: string,
+    private readonly ctx: EngineContext,
+    private readonly store: LatchStore,
+  ) {
+    this.keys = latchKeys(ctx.keyPrefix, name);
+  }
+
+  async trySetCount(count: number): Promise<boolean> {
+    const checked = checkCount(count, 'trySetCount(): count');
+    this.ctx.assertOpen();
+    return this.store.trySetCount(this.keys, this.newMarker(), checked);
+  }
+
+  async countDown(): Promise<number> {
+    this.ctx.assertOpen();
+    return this.store.countDown(this.keys, this.newMarker());
+  }
+
+  async getCount(): Promise<number> {
+    this.ctx.assertOpen();
+    return this.store.count(this.keys);
+  }
+
+  async await(options?: WaitOptions): Promise<boolean> {
+    const request = parseWaitOptions(options, 'await');
+    const { ctx } = this;
+    ctx.assertOpen();
+    request.signal?.throwIfAborted();
+    const done = await acquireOrWait(ctx, {
+      name: this.name,
+      channel: this.keys.channel,
+      id: (++calls).toString(36),
+      headOnly: false,
+      // Awaiters do not compete: a newcomer reads at once rather than queue.
+      queueLocally: false,
+      onMessage: wakeAll,
+      reentry: true,
+      waitMs: request.waitMs,
+      signal: request.signal,
+      tryOnce: (signal) => this.readOnce(signal),
+      giveBack: () => Promise.resolve(),
+    });
+    return done !== undefined;
+  }
+
+  /** One read of the count: zero is "done"; otherwise sleep until the message or the capped sleep. */
+  private async readOnce(signal: AbortSignal | undefined): Promise<TryOutcome> {
+    this.ctx.assertOpen();
+    signal?.throwIfAborted();
+    if ((await this.store.count(this.keys)) > 0) return { retryInMs: -1 };
+    const target: HoldTarget = { name: this.name, key: this.keys.count, mode: 'latch', kind: 'latch', owner: '', exclusive: false, driftFactor: 0 };
+    return { hold: new Hold(target, undefined, this.ctx.watchdogTimeoutMs, INERT, undefined) };
+  }
+
+  private newMarker(): string {
+    return latchOpMarker(this.keys, this.ctx.clientId, this.ctx.newOpId());
+  }
+}

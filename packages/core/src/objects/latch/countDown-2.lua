@@ -1,0 +1,35 @@
+--[[
+countDown-2: count the latch down by one; at zero delete it and announce it,
+once.
+
+KEYS[1]  count <prefix>:{<name>} (string: the remaining count; absent: zero)
+KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the count this
+         op left), so a replay does not count down twice
+ARGV[1]  replayWindowMs: how long the marker lives, integer ms
+ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns the count left (0 when it reached zero, or was zero already: then
+nothing changed). A replay answers what the first call left and changes nothing.
+
+Publishes 'zero' on <prefix>:{<name>}:zero when the count reaches zero (only
+the call that takes it from 1 to 0 does).
+]]
+--- @include "announce"
+
+local done = redis.call('GET', KEYS[2])
+if done then
+  return tonumber(done)
+end
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current <= 0 then
+  return 0
+end
+local left = current - 1
+if left == 0 then
+  redis.call('DEL', KEYS[1])
+  announce(KEYS[1] .. ':zero', 'zero', ARGV[2])
+else
+  redis.call('SET', KEYS[1], left)
+end
+redis.call('SET', KEYS[2], left, 'PX', ARGV[1])
+return left

@@ -1,0 +1,22 @@
+import { objectKey } from '../names.js';
+
+/**
+ * The Redis names of one count-down latch (public layout, see the core
+ * README), sharing the hash tag `{<name>}`.
+ */
+export interface LatchKeys {
+  /** String `<prefix>:{<name>}`: the remaining count (absent: zero). */
+  readonly count: string;
+  /** Channel `<prefix>:{<name>}:zero`: message 'zero', once, when the count reaches zero. */
+  readonly channel: string;
+}
+
+export function latchKeys(prefix: string, name: string): LatchKeys {
+  const count = objectKey(prefix, name);
+  return { count, channel: `${count}:zero` };
+}
+
+/** String `<prefix>:{<name>}:op:<clientId>:<op>` (TTL = commandTimeoutMs): the outcome of op `op`. */
+export function latchOpMarker(keys: LatchKeys, clientId: string, op: string): string {
+  return `${keys.count}:op:${clientId}:${op}`;
+}

@@ -1,0 +1,35 @@
+import type { Deployment } from '../../deployment/deployment.js';
+import type { Transport } from '../../engine/transport.js';
+import { SCRIPTS } from '../scripts.generated.js';
+import type { LatchKeys } from './keys.js';
+
+const isOne = (reply: unknown): boolean => reply === 1;
+const asNumber = (reply: unknown): number => Number(reply ?? 0);
+
+/** The latch's protocol on one deployment: two scripts (each with its op's marker) and one read. */
+export class LatchStore {
+  private readonly transport: Transport;
+  private readonly sharded: string;
+
+  constructor(
+    deployment: Deployment,
+    /** How long an operation's marker lives, in ms (a replay arrives within it). */
+    private readonly replayWindowMs: number,
+  ) {
+    this.transport = deployment.transport;
+    this.sharded = deployment.sharded ? '1' : '0';
+  }
+
+  trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
+    return this.transport.script(SCRIPTS.latchTrySetCount, [keys.count, marker, count, this.replayWindowMs], 'trySetCount', keys.count, isOne);
+  }
+
+  /** Counts down once; resolves the count left. */
+  countDown(keys: LatchKeys, marker: string): Promise<number> {
+    return this.transport.script(SCRIPTS.latchCountDown, [keys.count, marker, this.replayWindowMs, this.sharded], 'countDown', keys.count, asNumber);
+  }
+
+  count(keys: LatchKeys): Promise<number> {
+    return this.transport.call('get', [keys.count], 'GET', keys.count, asNumber);
+  }
+}

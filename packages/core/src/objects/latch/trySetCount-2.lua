@@ -1,0 +1,25 @@
+--[[
+trySetCount-2: set the count of the count-down latch, only when it is zero (its
+key is absent: reaching zero deletes it).
+
+KEYS[1]  count <prefix>:{<name>} (string: the remaining count; absent: zero)
+KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0',
+         this op's outcome), so a replay answers its first outcome
+ARGV[1]  count: integer from 1 to 2^31-1
+ARGV[2]  replayWindowMs: how long the marker lives, integer ms
+
+Returns 1 when it set the count, 0 when the latch was counting already
+(nothing changed).
+
+Publishes nothing (awaiters of a latch at zero have returned already).
+]]
+local done = redis.call('GET', KEYS[2])
+if done then
+  return tonumber(done)
+end
+local set = 0
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  set = 1
+end
+redis.call('SET', KEYS[2], set, 'PX', ARGV[2])
+return set

@@ -1,0 +1,58 @@
+--[[
+acquire-5: take one leased permit of the permit-expirable semaphore, in one
+step, after giving lapsed permits back to the pool.
+
+KEYS[1]  permits <prefix>:{<name>} (string: available permits; absent: not set, 0)
+KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: permit id -> lease end,
+         Unix ms of the server's clock)
+KEYS[3]  holders <prefix>:{<name>}:holders (hash: permit id -> fencing token)
+KEYS[4]  fencing counter of the slot <prefix>:{<slot tag>}:fence (string)
+KEYS[5]  marker of this permit <prefix>:{<name>}:permit:<id> (string, left by
+         cancel-4 ('cancelled') or release-4 ('released:<op>'))
+ARGV[1]  id: the permit's id, <clientId>:<op>, new for every try
+ARGV[2]  leaseMs: the permit's lease, integer ms from now on the server's clock
+ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns
+  {1, token}    granted: token is the permit's fencing token (decimal string,
+                from the slot's counter). A replay of the same id (ioredis
+                resends after a reconnect) answers the same token and takes
+                nothing more.
+  {0, retryMs}  no permit available: ms until the earliest lease ends (then a
+                permit may come back by itself), -1 when no lease is running.
+  {-1}          this id was cancelled (or released) before the call arrived:
+                nothing changed.
+
+Publishes the available count (decimal) on <prefix>:{<name>}:permits when it
+reclaimed lapsed permits and some are still available after its own.
+]]
+--- @include "mint-token"
+--- @include "announce"
+--- @include "reclaim-permits"
+
+local nowMs, reclaimed = reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
+local token = redis.call('HGET', KEYS[3], ARGV[1])
+if token then
+  return {1, token}
+end
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  return {-1}
+end
+
+local available = tonumber(redis.call('GET', KEYS[1]) or '0')
+if available < 1 then
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if first[2] then
+    return {0, math.max(1, tonumber(first[2]) - nowMs)}
+  end
+  return {0, -1}
+end
+
+redis.call('DECR', KEYS[1])
+token = mintToken(KEYS[4])
+redis.call('ZADD', KEYS[2], nowMs + tonumber(ARGV[2]), ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], token)
+if reclaimed > 0 and available > 1 then
+  announce(KEYS[1] .. ':permits', tostring(available - 1), ARGV[3])
+end
+return {1, token}

@@ -1,0 +1,44 @@
+import { fenceKey, objectKey } from '../names.js';
+
+/**
+ * The Redis names of one permit-expirable semaphore (public layout, see the
+ * core README). All share the hash tag `{<name>}` (the fence counter a tag of
+ * the same slot), so every script touches one Cluster slot.
+ */
+export interface PermitSemaphoreKeys {
+  /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
+  readonly permits: string;
+  /** Sorted set `<prefix>:{<name>}:leases`: permit id → lease end (Unix ms, server clock). */
+  readonly leases: string;
+  /** Hash `<prefix>:{<name>}:holders`: permit id → fencing token. */
+  readonly holders: string;
+  /** String `<prefix>:{<slot tag>}:fence`: last fencing token of the slot. */
+  readonly fence: string;
+  /** Channel `<prefix>:{<name>}:permits`: the available count (decimal) after permits came back. */
+  readonly channel: string;
+}
+
+export function permitSemaphoreKeys(prefix: string, name: string): PermitSemaphoreKeys {
+  return keysOfMain(objectKey(prefix, name), prefix);
+}
+
+/** The keys of the semaphore whose permits key is `permits` (`prefix` only for the fence counter). */
+export function keysOfMain(permits: string, prefix = ''): PermitSemaphoreKeys {
+  return {
+    permits,
+    leases: `${permits}:leases`,
+    holders: `${permits}:holders`,
+    fence: prefix === '' ? '' : fenceKey(prefix, permits),
+    channel: `${permits}:permits`,
+  };
+}
+
+/** String `<prefix>:{<name>}:permit:<id>` (TTL = commandTimeoutMs): 'cancelled' or 'released:<op>'. */
+export function permitMarker(keys: PermitSemaphoreKeys, id: string): string {
+  return `${keys.permits}:permit:${id}`;
+}
+
+/** String `<prefix>:{<name>}:op:<clientId>:<op>` (TTL = commandTimeoutMs): the outcome of trySetPermits/addPermits op `op`. */
+export function permitOpMarker(keys: PermitSemaphoreKeys, clientId: string, op: string): string {
+  return `${keys.permits}:op:${clientId}:${op}`;
+}

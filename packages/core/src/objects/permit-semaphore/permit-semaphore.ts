@@ -1,0 +1,215 @@
+import { acquireOrWait, attempt } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import { HoldHandle } from '../../engine/handle.js';
+import type { Hold, HoldTarget } from '../../engine/hold.js';
+import { releaseHold } from '../../engine/release.js';
+import { DEFAULT_DRIFT_FACTOR, monotonicNow } from '../../engine/time.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
+import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
+import { describeValue } from '../../options/argument-checks.js';
+import { checkCount } from '../../options/count-checks.js';
+import { LOCK_DEFAULTS, parseLockOptions, type LockRequest } from '../../options/lock-options.js';
+import { currentTask, newTaskContext, type TaskContext } from '../../tasks/task-context.js';
+import { permitOpMarker, permitSemaphoreKeys, type PermitSemaphoreKeys } from './keys.js';
+import { PERMIT_KIND, type PermitStore } from './permit-store.js';
+import type { PermitHandle, PermitOptions, RPermitExpirableSemaphore } from './types.js';
+
+/** The registry mode of permits: each permit is a hold of its own, owned by its id. */
+const MODE = 'permit';
+
+/** Waiting calls of this process, numbered for their waiter ids. */
+let calls = 0;
+
+/**
+ * A release message carries the available count: wake that many local
+ * waiters (each wants one permit), the queue's wakeN, capped by how many wait.
+ */
+function wakePermits(payload: string, queue: WaitQueue): void {
+  const available = Number(payload);
+  if (available > 0) queue.wakeN(Math.min(available, queue.waiters.length));
+}
+
+/**
+ * The permit-expirable semaphore on the engine: see
+ * {@link RPermitExpirableSemaphore}. Every permit is a hold of the engine
+ * (owner: the permit's id), so acquisition, late grants and their undo,
+ * watchdog renewal (kind {@link PERMIT_KIND}), signals, loss, release and
+ * `close()` are the engine's; the protocol is {@link PermitStore}.
+ */
+export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
+  readonly keys: PermitSemaphoreKeys;
+
+  constructor(
+    readonly name: string,
+    private readonly ctx: EngineContext,
+    private readonly store: PermitStore,
+  ) {
+    this.keys = permitSemaphoreKeys(ctx.keyPrefix, name);
+  }
+
+  async trySetPermits(permits: number): Promise<boolean> {
+    const checked = checkCount(permits, 'trySetPermits(): permits');
+    this.ctx.assertOpen();
+    return this.store.trySetPermits(this.keys, this.newOpMarker(), checked);
+  }
+
+  async addPermits(delta: number): Promise<number> {
+    const checked = checkCount(delta, 'addPermits(): delta', true);
+    this.ctx.assertOpen();
+    return this.store.addPermits(this.keys, this.newOpMarker(), checked);
+  }
+
+  async acquire(options?: PermitOptions): Promise<PermitHandle> {
+    const request = parseLockOptions(options, 'acquire');
+    const task = currentTask() ?? newTaskContext();
+    const hold = await this.acquireChecked(request);
+    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
+    return this.handleOf(hold, task);
+  }
+
+  async tryAcquire(options?: PermitOptions): Promise<PermitHandle | undefined> {
+    const request = parseLockOptions(options, 'tryAcquire');
+    const task = currentTask() ?? newTaskContext();
+    let hold: Hold | undefined;
+    try {
+      hold = await this.acquireChecked({ ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs });
+    } catch (error) {
+      // Not refused but unanswered: the failure, not an undefined that would hide it.
+      if (error instanceof LockAcquireTimeoutError && error.cause) throw error.cause;
+      throw error;
+    }
+    return hold && this.handleOf(hold, task);
+  }
+
+  async release(id: string): Promise<void> {
+    if (typeof id !== 'string' || id.length === 0) {
+      throw new InvalidArgumentError(`release(id): id must be a non-empty string, got ${describeValue(id)}`);
+    }
+    const { ctx } = this;
+    const own = ctx.holds.current(this.keys.permits, MODE, id);
+    if (own) {
+      await this.releasePermit(own);
+      return;
+    }
+    ctx.assertOpen();
+    const reply = await this.store.release(this.keys, id, undefined, ctx.newOpId());
+    if (!reply.released) {
+      throw new IllegalMonitorStateError(`permit "${id}" of "${this.name}" is not held (released, lapsed or unknown): nothing was released`);
+    }
+  }
+
+  async availablePermits(): Promise<number> {
+    this.ctx.assertOpen();
+    return this.store.available(this.keys);
+  }
+
+  // ---- acquisition -------------------------------------------------------
+
+  private async acquireChecked(request: LockRequest): Promise<Hold | undefined> {
+    const { ctx, store, keys } = this;
+    ctx.assertOpen();
+    request.signal?.throwIfAborted();
+    if (request.leaseMs === undefined && !ctx.canRenew) {
+      throw new InvalidArgumentError(`semaphore "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
+    }
+    return acquireOrWait(ctx, {
+      name: this.name,
+      channel: keys.channel,
+      id: (++calls).toString(36),
+      headOnly: false,
+      queueLocally: true,
+      onMessage: wakePermits,
+      reentry: false,
+      waitMs: request.waitMs,
+      signal: request.signal,
+      tryOnce: (signal) => {
+        // A new permit id for every try: a try cancelled after it got no
+        // answer leaves a tombstone on its own id, never on the next try's.
+        const id = `${ctx.clientId}:${ctx.newOpId()}`;
+        return attempt(ctx, {
+          target: this.target(id),
+          leaseMs: request.leaseMs,
+          signal,
+          send: (_op, leaseMs) => store.acquire(keys, id, leaseMs),
+          undo: () => store.cancel(keys, id),
+        });
+      },
+      giveBack: (hold) => this.releasePermit(hold),
+    });
+  }
+
+  private target(id: string): HoldTarget {
+    return { name: this.name, key: this.keys.permits, mode: MODE, kind: PERMIT_KIND, owner: id, exclusive: false, driftFactor: DEFAULT_DRIFT_FACTOR };
+  }
+
+  private handleOf(hold: Hold, task: TaskContext): PermitHandle {
+    return new LeasedPermit(
+      this.name,
+      hold,
+      task,
+      () => this.releasePermit(hold),
+      (leaseMs) => this.extendPermit(hold, leaseMs),
+    );
+  }
+
+  // ---- release and extension -----------------------------------------------
+
+  /** The engine's release of one permit: a lapsed one rejects with its loss and never touches Redis. */
+  private async releasePermit(hold: Hold): Promise<void> {
+    const { ctx, store, keys } = this;
+    await releaseHold(ctx, hold, this.name, {
+      send: (op) => store.release(keys, hold.owner, hold.token, op),
+      finish: async (op) => ((await store.release(keys, hold.owner, hold.token, op)).released ? 'released' : 'gone'),
+    });
+  }
+
+  private async extendPermit(hold: Hold, leaseMs: unknown): Promise<void> {
+    const checked = parseLockOptions({ leaseMs }, 'extend').leaseMs;
+    if (checked === undefined) throw new InvalidArgumentError('extend(): leaseMs is required, got undefined');
+    const { ctx, store } = this;
+    if (hold.expired) hold.lose('expired');
+    if (!hold.active) throw hold.lostError ?? new IllegalMonitorStateError(`permit "${hold.owner}" of "${this.name}" is not held`);
+    ctx.assertOpen();
+    await ctx.chains.run(hold.key, hold.owner, async () => {
+      const sentAt = monotonicNow();
+      const verdict = await store.extend(hold, checked);
+      if (verdict === 'renewed') hold.extendTo(sentAt, checked);
+      else hold.lose(verdict === 'gone' ? 'expired' : 'taken');
+    });
+    if (!hold.active) throw hold.lostError;
+  }
+
+  private newOpMarker(): string {
+    return permitOpMarker(this.keys, this.ctx.clientId, this.ctx.newOpId());
+  }
+}
+
+/** A permit's handle: {@link PermitHandle}. */
+class LeasedPermit extends HoldHandle implements PermitHandle {
+  constructor(
+    name: string,
+    hold: Hold,
+    task: TaskContext,
+    release: () => Promise<unknown>,
+    private readonly extendBy: (leaseMs: number) => Promise<void>,
+  ) {
+    super(name, hold, task, release);
+  }
+
+  get id(): string {
+    return this.hold.owner;
+  }
+
+  override get token(): string {
+    return this.hold.token as string;
+  }
+
+  release(): Promise<void> {
+    return this.end();
+  }
+
+  async extend(leaseMs: number): Promise<void> {
+    this.assertHeld('extend()');
+    await this.extendBy(leaseMs);
+  }
+}

@@ -1,0 +1,152 @@
+import type { Deployment } from '../../deployment/deployment.js';
+import type { AcquireReply } from '../../engine/acquire.js';
+import type { Hold } from '../../engine/hold.js';
+import type { HoldKind } from '../../engine/hold-kinds.js';
+import type { ReleaseReply } from '../../engine/release.js';
+import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
+import type { Transport } from '../../engine/transport.js';
+import { SCRIPTS } from '../scripts.generated.js';
+import { keysOfMain, permitMarker, type PermitSemaphoreKeys } from './keys.js';
+
+/** Renewal kind of leased permits: the watchdog renews them in batches of their own. */
+export const PERMIT_KIND = 'permit';
+
+const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
+
+function parseAcquire(reply: unknown): AcquireReply {
+  const [code, second] = reply as [number, string | number | undefined];
+  if (code === 1) return { granted: true, token: String(second), count: 1 };
+  // This id was cancelled before it arrived: the next try (a new id) goes at once.
+  if (code === -1) return { granted: false, retryInMs: 0 };
+  return { granted: false, retryInMs: Number(second) };
+}
+
+function parseRelease(reply: unknown): ReleaseReply {
+  const [code, second] = reply as [number, number];
+  if (code === 1) return { released: true, remaining: 0, receivers: Number(second) };
+  return { released: false, reason: second === 1 ? 'taken' : 'expired' };
+}
+
+const isOne = (reply: unknown): boolean => reply === 1;
+const asNumber = (reply: unknown): number => Number(reply);
+const asCodes = (reply: unknown): number[] => reply as number[];
+
+/**
+ * The permit-expirable semaphore's protocol on one deployment: its scripts
+ * (one per state change, each reclaiming lapsed permits first), and the
+ * {@link HoldKind} of its permits, through which the watchdog renews them in
+ * batches and the engine clears what is left of a lost or closed permit.
+ */
+export class PermitStore implements HoldKind {
+  private readonly transport: Transport;
+  private readonly sharded: string;
+  private clears = 0;
+
+  constructor(
+    readonly deployment: Deployment,
+    /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
+    private readonly replayWindowMs: number,
+    /** Qualifies this client's release ops in the markers (`<clientId>:<op>`). */
+    private readonly clientId: string,
+  ) {
+    this.transport = deployment.transport;
+    this.sharded = deployment.sharded ? '1' : '0';
+  }
+
+  acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
+    return this.transport.script(
+      SCRIPTS.permitSemaphoreAcquire,
+      [keys.permits, keys.leases, keys.holders, keys.fence, permitMarker(keys, id), id, leaseMs, this.sharded],
+      'acquire',
+      keys.permits,
+      parseAcquire,
+    );
+  }
+
+  /** Cancels the acquire of permit `id`: whether it ran, will run late, or never arrives, it leaves no permit. */
+  cancel(keys: PermitSemaphoreKeys, id: string): Promise<boolean> {
+    return this.transport.script(
+      SCRIPTS.permitSemaphoreCancel,
+      [keys.permits, keys.leases, keys.holders, permitMarker(keys, id), id, this.replayWindowMs, this.sharded],
+      'cancel',
+      keys.permits,
+      isOne,
+    );
+  }
+
+  /** Releases permit `id` (only with `token`, when given) by op `op` of this client. */
+  release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
+    return this.transport.script(
+      SCRIPTS.permitSemaphoreRelease,
+      [keys.permits, keys.leases, keys.holders, permitMarker(keys, id), id, token ?? '', `${this.clientId}:${op}`, this.replayWindowMs, this.sharded],
+      'release',
+      keys.permits,
+      parseRelease,
+    );
+  }
+
+  trySetPermits(keys: PermitSemaphoreKeys, marker: string, permits: number): Promise<boolean> {
+    return this.transport.script(
+      SCRIPTS.permitSemaphoreTrySetPermits,
+      [keys.permits, keys.leases, keys.holders, marker, permits, this.replayWindowMs, this.sharded],
+      'trySetPermits',
+      keys.permits,
+      isOne,
+    );
+  }
+
+  addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
+    return this.transport.script(
+      SCRIPTS.permitSemaphoreAddPermits,
+      [keys.permits, keys.leases, keys.holders, marker, delta, this.replayWindowMs, this.sharded],
+      'addPermits',
+      keys.permits,
+      asNumber,
+    );
+  }
+
+  available(keys: PermitSemaphoreKeys): Promise<number> {
+    return this.transport.script(
+      SCRIPTS.permitSemaphoreAvailable,
+      [keys.permits, keys.leases, keys.holders, this.sharded],
+      'availablePermits',
+      keys.permits,
+      asNumber,
+    );
+  }
+
+  // ---- HoldKind: renewal in batches, and clearing --------------------------
+
+  batchKey(hold: RenewableHold): string {
+    return this.deployment.batchKey(hold.key);
+  }
+
+  /** Renews a batch of permits of one server (or slot) in one script call. */
+  async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
+    const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
+    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+  }
+
+  /** Extends one permit's lease to max(current, now + `leaseMs`) on the server. */
+  async extend(hold: Hold, leaseMs: number): Promise<RenewOutcome> {
+    const [code] = await this.renewItems([{ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs }]);
+    return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+  }
+
+  private renewItems(items: readonly { key: string; id: string; token: string; leaseMs: number }[]): Promise<number[]> {
+    const args: (string | number)[] = [items.length * 3];
+    for (const item of items) {
+      const keys = keysOfMain(item.key);
+      args.push(keys.permits, keys.leases, keys.holders);
+    }
+    args.push(this.sharded);
+    for (const item of items) args.push(item.id, item.token, item.leaseMs);
+    return this.transport.script(SCRIPTS.permitSemaphoreRenew, args, `renew of ${items.length} permits`, items[0]?.key ?? '', asCodes);
+  }
+
+  /** Releases what is left of permit `hold` (checked by id and token): on close, and after a loss. */
+  async clear(hold: Hold): Promise<boolean> {
+    const reply = await this.release(keysOfMain(hold.key), hold.owner, hold.token, `clear/${++this.clears}`);
+    return reply.released;
+  }
+}

@@ -1,0 +1,55 @@
+--[[
+release-4: give permit `id` back to the pool, and wake waiters. Lapsed permits
+are reclaimed first, so a permit whose lease ended is found gone.
+
+KEYS[1]  permits <prefix>:{<name>} (string)
+KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3]  holders <prefix>:{<name>}:holders (hash: id -> token)
+KEYS[4]  marker of the permit <prefix>:{<name>}:permit:<id> (string
+         'released:<op>'), so a replay of this release answers "released"
+ARGV[1]  id: the permit's id
+ARGV[2]  token: release only with this fencing token; '' any
+ARGV[3]  op: <clientId>:<op>, the id of this release
+ARGV[4]  replayWindowMs: how long the marker lives, integer ms
+ARGV[5]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns
+  {1, receivers}  released; receivers is how many subscriber connections the
+                  announcement reached. A replay of the same op answers
+                  {1, 0} and changes nothing: a permit never counts twice.
+  {-1, exists}    not held (lapsed, released by another op, or unknown):
+                  nothing changed; exists is 1 when the id is held with
+                  another token.
+
+Publishes the available count (decimal) on <prefix>:{<name>}:permits when
+permits came back and some are available.
+]]
+--- @include "announce"
+--- @include "reclaim-permits"
+
+local _, reclaimed = reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
+local held = redis.call('HGET', KEYS[3], ARGV[1])
+local released = held and (ARGV[2] == '' or held == ARGV[2])
+if released then
+  redis.call('HDEL', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('INCR', KEYS[1])
+  redis.call('SET', KEYS[4], 'released:' .. ARGV[3], 'PX', ARGV[4])
+end
+local receivers = 0
+if released or reclaimed > 0 then
+  local available = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if available > 0 then
+    receivers = announce(KEYS[1] .. ':permits', tostring(available), ARGV[5])
+  end
+end
+if released then
+  return {1, receivers}
+end
+if redis.call('GET', KEYS[4]) == 'released:' .. ARGV[3] then
+  return {1, 0}
+end
+if held then
+  return {-1, 1}
+end
+return {-1, 0}

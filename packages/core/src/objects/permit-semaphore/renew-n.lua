@@ -1,0 +1,46 @@
+--[[
+renew-n: extend the leases of a batch of permits on one server and hash slot
+(the watchdog's batches, and extend()). Lapsed permits of each semaphore are
+reclaimed first, so a permit whose lease ended is found gone, never revived.
+
+KEYS[3i-2]   permits of permit i's semaphore, <prefix>:{<name>} (string)
+KEYS[3i-1]   its leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3i]     its holders <prefix>:{<name>}:holders (hash: id -> token)
+ARGV[1]      sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[3i-1]   id of permit i
+ARGV[3i]     token of permit i (decimal string)
+ARGV[3i+1]   leaseMs of permit i: the lease end becomes max(current, now + leaseMs)
+
+Returns one integer per permit, in order:
+   1  renewed
+   0  gone: lapsed (reclaimed) or released
+  -1  taken: the id is held with another token
+
+Publishes the available count (decimal) on <prefix>:{<name>}:permits of a
+semaphore where it reclaimed lapsed permits and some are available.
+]]
+--- @include "announce"
+--- @include "reclaim-permits"
+
+local results = {}
+for i = 1, #KEYS / 3 do
+  local permits, leases, holders = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
+  local id, token, leaseMs = ARGV[3 * i - 1], ARGV[3 * i], tonumber(ARGV[3 * i + 1])
+  local nowMs, reclaimed = reclaimPermits(permits, leases, holders)
+  if reclaimed > 0 then
+    local available = tonumber(redis.call('GET', permits) or '0')
+    if available > 0 then
+      announce(permits .. ':permits', tostring(available), ARGV[1])
+    end
+  end
+  local held = redis.call('HGET', holders, id)
+  if not held then
+    results[i] = 0
+  elseif held ~= token then
+    results[i] = -1
+  else
+    redis.call('ZADD', leases, 'XX', 'GT', nowMs + leaseMs, id)
+    results[i] = 1
+  end
+end
+return results

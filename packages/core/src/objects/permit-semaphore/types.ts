@@ -1,0 +1,80 @@
+import type { LockOptions } from '../../options/lock-options.js';
+
+/**
+ * Options of `acquire`/`tryAcquire` on a permit-expirable semaphore: the same
+ * as a lock's. `leaseMs` (3 to 2^31 − 1) is a fixed lease the permit lapses
+ * after; without it the permit takes the client's watchdog lease
+ * (`watchdogTimeoutMs`), renewed every third of it while held.
+ */
+export type PermitOptions = LockOptions;
+
+/**
+ * One leased permit, as `acquire()` returns it. Released by `release()` or,
+ * with `await using`, when the scope ends.
+ */
+export interface PermitHandle extends AsyncDisposable {
+  /** The semaphore's name. */
+  readonly name: string;
+  /** The permit's id (`<clientId>:<n>`): `semaphore.release(id)` releases it from anywhere. */
+  readonly id: string;
+  /**
+   * Fencing token of the permit, a decimal string from the slot's counter
+   * (shared with every lock of the slot): every new permit gets a larger one.
+   */
+  readonly token: string;
+  /** Aborts with a LockLostError (reason on it) the moment the permit is known lost (its lease lapsed, the client closed). */
+  readonly signal: AbortSignal;
+  /**
+   * Gives the permit back. A second call, or one after the permit was given
+   * back by id, rejects with IllegalMonitorStateError and changes nothing.
+   * @throws LockLostError when the permit lapsed meanwhile (its lease ran out)
+   */
+  release(): Promise<void>;
+  /**
+   * Extends the permit's lease to `leaseMs` from now (never shortened): a
+   * fixed lease then ends later; a watchdog lease is renewed to the longer one.
+   * @throws IllegalMonitorStateError when the handle was released
+   * @throws LockLostError when the permit lapsed
+   */
+  extend(leaseMs: number): Promise<void>;
+}
+
+/**
+ * A semaphore whose permits are leased (Redisson's RPermitExpirableSemaphore):
+ * every permit has an id, a fencing token, a lease on the server's clock and
+ * a signal. A permit whose holder crashed comes back by itself when its lease
+ * lapses (every script reclaims lapsed permits first), and its holder's signal
+ * aborts with LockLostError. Without `leaseMs` the watchdog renews the lease
+ * while the permit is held.
+ *
+ * @example
+ * const gpus = client.getPermitExpirableSemaphore('gpu');
+ * await gpus.trySetPermits(4);
+ * await using gpu = await gpus.acquire({ waitMs: 60_000 });
+ * await train(model, { signal: gpu.signal, fence: gpu.token });
+ */
+export interface RPermitExpirableSemaphore {
+  readonly name: string;
+  /** Sets the number of permits, only when the semaphore is not set yet; true when it set them. */
+  trySetPermits(permits: number): Promise<boolean>;
+  /** Adds `delta` permits (negative: removes them; the count may go below zero). Resolves the available count after. */
+  addPermits(delta: number): Promise<number>;
+  /**
+   * Takes one permit, waiting until one is available (or `waitMs`; then
+   * LockAcquireTimeoutError), or until `signal` aborts (rejects with its
+   * reason). Works inside and outside tasks: the permit belongs to its handle.
+   * @throws InvalidArgumentError for a bad option, or no `leaseMs` on a client without a watchdog
+   * @throws LockAcquireTimeoutError when `waitMs` runs out
+   */
+  acquire(options?: PermitOptions): Promise<PermitHandle>;
+  /** Like `acquire`, but resolves undefined when no permit came within `waitMs` (default 0: one try). */
+  tryAcquire(options?: PermitOptions): Promise<PermitHandle | undefined>;
+  /**
+   * Releases the permit `id`, held by this client or any other.
+   * @throws IllegalMonitorStateError when no permit `id` is held (released, or unknown): nothing changed
+   * @throws LockLostError when this client held it and its lease lapsed
+   */
+  release(id: string): Promise<void>;
+  /** The available count, after lapsed permits were given back. */
+  availablePermits(): Promise<number>;
+}

@@ -1,0 +1,29 @@
+--[[
+addPermits-2: add `delta` permits (negative: remove them; the available count
+may go below zero, and acquirers then wait until releases bring it back up).
+
+KEYS[1]  permits <prefix>:{<name>} (string; created when absent)
+KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the available
+         count this op left), so a replay does not add twice
+ARGV[1]  delta: integer from -(2^31-1) to 2^31-1, not 0
+ARGV[2]  replayWindowMs: how long the marker lives, integer ms
+ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns the available count after the call (a replay: the count the first call
+left, and nothing changes).
+
+Publishes the available count (decimal) on <prefix>:{<name>}:permits when
+permits were added and some are available.
+]]
+--- @include "announce"
+
+local done = redis.call('GET', KEYS[2])
+if done then
+  return tonumber(done)
+end
+local available = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], available, 'PX', ARGV[2])
+if tonumber(ARGV[1]) > 0 and available > 0 then
+  announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+end
+return available

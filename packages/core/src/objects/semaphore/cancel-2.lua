@@ -1,0 +1,32 @@
+--[[
+cancel-2: undo an acquire whose caller aborted, whose client closed, or that
+got no answer. The acquire may have run, may still be on its way (ioredis
+resends a command after a reconnect), or may never arrive: if it ran, its
+permits go back; either way its marker becomes 'cancelled', so the acquire,
+arriving later, is refused.
+
+KEYS[1]  permits <prefix>:{<name>} (string)
+KEYS[2]  marker of the acquire to undo, <prefix>:{<name>}:op:<clientId>:<op>
+ARGV[1]  permits: how many that acquire asked for, integer from 1 to 2^31-1
+ARGV[2]  replayWindowMs: how long the marker lives, integer ms
+ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns
+  1  the acquire had run: its permits are back
+  0  it had not run (or was cancelled already): the marker refuses it
+
+Publishes the available count (decimal) on <prefix>:{<name>}:permits when
+permits came back and some are available.
+]]
+--- @include "announce"
+
+local done = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[2], 'cancelled', 'PX', ARGV[2])
+if done ~= 'acquired' then
+  return 0
+end
+local available = redis.call('INCRBY', KEYS[1], ARGV[1])
+if available > 0 then
+  announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+end
+return 1

@@ -1,0 +1,26 @@
+--[[
+drainPermits-2: take every available permit at once (java.util.concurrent's
+drainPermits): the available count becomes 0. A negative count is reset to 0
+and nothing is taken. An unset semaphore (absent key) stays unset.
+
+KEYS[1]  permits <prefix>:{<name>} (string)
+KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: how many this
+         op took), so a replay answers its first outcome
+ARGV[1]  replayWindowMs: how long the marker lives, integer ms
+
+Returns how many permits were taken (0 or more).
+
+Publishes nothing.
+]]
+local done = redis.call('GET', KEYS[2])
+if done then
+  return tonumber(done)
+end
+local current = redis.call('GET', KEYS[1])
+local drained = 0
+if current then
+  drained = math.max(tonumber(current), 0)
+  redis.call('SET', KEYS[1], 0)
+end
+redis.call('SET', KEYS[2], drained, 'PX', ARGV[1])
+return drained

@@ -1,0 +1,24 @@
+import { objectKey } from '../names.js';
+
+/**
+ * The Redis names of one semaphore (public layout, see the core README). All
+ * share the hash tag `{<name>}`, so every script touches one Cluster slot.
+ */
+export interface SemaphoreKeys {
+  /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
+  readonly permits: string;
+  /** Channel `<prefix>:{<name>}:permits`: the available count (decimal) after permits came back. */
+  readonly channel: string;
+  /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (string, TTL = commandTimeoutMs). */
+  readonly opPrefix: string;
+}
+
+export function semaphoreKeys(prefix: string, name: string): SemaphoreKeys {
+  const permits = objectKey(prefix, name);
+  return { permits, channel: `${permits}:permits`, opPrefix: `${permits}:op:` };
+}
+
+/** The marker of operation `op` of client `clientId`: what a replay of it, or its cancel, finds. */
+export function opMarker(keys: SemaphoreKeys, clientId: string, op: string): string {
+  return `${keys.opPrefix}${clientId}:${op}`;
+}

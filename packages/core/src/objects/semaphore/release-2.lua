@@ -1,0 +1,30 @@
+--[[
+release-2: give `permits` permits back to the semaphore (anyone may: permits
+are not owned), and wake waiters.
+
+KEYS[1]  permits <prefix>:{<name>} (string; created when absent)
+KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string 'released'),
+         so a replay of the same op does not count twice
+ARGV[1]  permits: how many to give back, integer from 1 to 2^31-1
+ARGV[2]  replayWindowMs: how long the marker lives, integer ms
+ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns {available, receivers}: the available count after the release, and how
+many subscriber connections the announcement reached (0 when nothing was
+announced, and on a replay, which changes nothing).
+
+Publishes the available count (decimal) on <prefix>:{<name>}:permits when it is
+positive afterwards.
+]]
+--- @include "announce"
+
+if redis.call('GET', KEYS[2]) then
+  return {tonumber(redis.call('GET', KEYS[1]) or '0'), 0}
+end
+local available = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], 'released', 'PX', ARGV[2])
+local receivers = 0
+if available > 0 then
+  receivers = announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+end
+return {available, receivers}

@@ -1,0 +1,93 @@
+import type { Deployment } from '../../deployment/deployment.js';
+import type { Transport } from '../../engine/transport.js';
+import { SCRIPTS } from '../scripts.generated.js';
+import type { SemaphoreKeys } from './keys.js';
+
+/** What one acquire script answered. */
+export type SemaphoreAcquireReply = 'granted' | 'refused' | 'cancelled';
+
+function parseAcquire(reply: unknown): SemaphoreAcquireReply {
+  const [code] = reply as [number];
+  return code === 1 ? 'granted' : code === 0 ? 'refused' : 'cancelled';
+}
+
+const isOne = (reply: unknown): boolean => reply === 1;
+const asNumber = (reply: unknown): number => Number(reply);
+const availableOf = (reply: unknown): number => Number((reply as [number, number])[0]);
+
+/**
+ * The semaphore's protocol on one deployment: its scripts (one per state
+ * change, each with the marker of its operation, so a replay or a late call
+ * never counts twice) and its one read, every call through the deployment's
+ * transport (batched, bounded by commandTimeoutMs, typed errors).
+ */
+export class SemaphoreStore {
+  private readonly transport: Transport;
+  private readonly sharded: string;
+
+  constructor(
+    deployment: Deployment,
+    /** How long an operation's marker lives, in ms (a replay arrives within it). */
+    private readonly replayWindowMs: number,
+  ) {
+    this.transport = deployment.transport;
+    this.sharded = deployment.sharded ? '1' : '0';
+  }
+
+  acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
+    return this.transport.script(SCRIPTS.semaphoreAcquire, [keys.permits, marker, permits, this.replayWindowMs], 'acquire', keys.permits, parseAcquire);
+  }
+
+  /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
+  cancel(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
+    return this.transport.script(
+      SCRIPTS.semaphoreCancel,
+      [keys.permits, marker, permits, this.replayWindowMs, this.sharded],
+      'cancel',
+      keys.permits,
+      isOne,
+    );
+  }
+
+  /** Gives `permits` back; resolves the available count after. */
+  release(keys: SemaphoreKeys, marker: string, permits: number): Promise<number> {
+    return this.transport.script(
+      SCRIPTS.semaphoreRelease,
+      [keys.permits, marker, permits, this.replayWindowMs, this.sharded],
+      'release',
+      keys.permits,
+      availableOf,
+    );
+  }
+
+  trySetPermits(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
+    return this.transport.script(
+      SCRIPTS.semaphoreTrySetPermits,
+      [keys.permits, marker, permits, this.replayWindowMs, this.sharded],
+      'trySetPermits',
+      keys.permits,
+      isOne,
+    );
+  }
+
+  /** Adds `delta` (may be negative); resolves the available count after. */
+  addPermits(keys: SemaphoreKeys, marker: string, delta: number): Promise<number> {
+    return this.transport.script(
+      SCRIPTS.semaphoreAddPermits,
+      [keys.permits, marker, delta, this.replayWindowMs, this.sharded],
+      'addPermits',
+      keys.permits,
+      asNumber,
+    );
+  }
+
+  /** Takes every available permit; resolves how many. */
+  drainPermits(keys: SemaphoreKeys, marker: string): Promise<number> {
+    return this.transport.script(SCRIPTS.semaphoreDrainPermits, [keys.permits, marker, this.replayWindowMs], 'drainPermits', keys.permits, asNumber);
+  }
+
+  /** The available count (0 when not set; negative after addPermits took more than there was). */
+  available(keys: SemaphoreKeys): Promise<number> {
+    return this.transport.call('get', [keys.permits], 'GET', keys.permits, (reply) => Number(reply ?? 0));
+  }
+}

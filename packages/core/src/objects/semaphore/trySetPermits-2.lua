@@ -1,0 +1,30 @@
+--[[
+trySetPermits-2: set the number of available permits, only when the semaphore
+is not set yet (its key is absent).
+
+KEYS[1]  permits <prefix>:{<name>} (string)
+KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0',
+         this op's outcome), so a replay answers its first outcome
+ARGV[1]  permits: integer from 1 to 2^31-1
+ARGV[2]  replayWindowMs: how long the marker lives, integer ms
+ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns 1 when it set the permits, 0 when the semaphore was set already
+(nothing changed).
+
+Publishes the available count (decimal) on <prefix>:{<name>}:permits when it
+set them (waiters may have been waiting for the semaphore to be set up).
+]]
+--- @include "announce"
+
+local done = redis.call('GET', KEYS[2])
+if done then
+  return tonumber(done)
+end
+local set = 0
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  set = 1
+  announce(KEYS[1] .. ':permits', ARGV[1], ARGV[3])
+end
+redis.call('SET', KEYS[2], set, 'PX', ARGV[2])
+return set

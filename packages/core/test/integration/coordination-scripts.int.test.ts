@@ -1,0 +1,449 @@
+import type { Redis } from 'ioredis';
+import { RedisFleet } from '@org/rlock-testing';
+import { SCRIPTS, fenceKey, type EmbeddedScript } from '@org/rlock-core/engine';
+import { uniquePrefix } from './support.js';
+
+/**
+ * Script-level tests of the semaphore, the permit-expirable semaphore and the
+ * count-down latch: each script by EVAL of its text with raw KEYS and ARGV,
+ * its raw reply and the keys it leaves checked against its header (and the
+ * public layout in the core README). Behaviour through the API is tested in
+ * semaphore / permit-semaphore / count-down-latch .int.test.ts.
+ */
+describe('coordination scripts', () => {
+  let fleet: RedisFleet;
+  let redis: Redis;
+  let lua: Record<keyof typeof SCRIPTS, (...args: (string | number)[]) => Promise<unknown>>;
+
+  beforeAll(async () => {
+    fleet = await RedisFleet.start({ size: 1 });
+    redis = fleet.client(0);
+    const call = (script: EmbeddedScript) => async (...args: (string | number)[]) => {
+      const head = script.numberOfKeys === undefined ? [] : [script.numberOfKeys];
+      return redis.eval(script.lua, ...(head as [number]), ...args);
+    };
+    lua = Object.fromEntries(Object.entries(SCRIPTS).map(([id, script]) => [id, call(script)])) as typeof lua;
+  });
+  afterAll(() => fleet.stop());
+
+  const WINDOW = 2_000;
+
+  /** Collects the messages of `channel` on a subscriber connection of its own. */
+  async function listen(channel: string): Promise<{ messages: string[]; flush(): Promise<void> }> {
+    const listener = fleet.client(0);
+    const messages: string[] = [];
+    listener.on('message', (_channel: string, message: string) => messages.push(message));
+    await listener.subscribe(channel);
+    // A message published before a PING reaches the listener before its reply.
+    return { messages, flush: async () => void (await listener.ping()) };
+  }
+
+  it('are registered under the SHA1 the generator computed', async () => {
+    for (const [id, script] of Object.entries(SCRIPTS)) {
+      if (!/^(semaphore|permitSemaphore|latch)/.test(id)) continue;
+      expect(await redis.script('LOAD', script.lua)).toBe(script.sha);
+    }
+  });
+
+  describe('semaphore', () => {
+    const fresh = () => {
+      const permits = `${uniquePrefix()}:{quota}`;
+      return { permits, channel: `${permits}:permits`, op: (op: string) => `${permits}:op:client:${op}` };
+    };
+    type Keys = ReturnType<typeof fresh>;
+    const acquire = (k: Keys, op: string, n: number) => lua.semaphoreAcquire(k.permits, k.op(op), n, WINDOW) as Promise<number[]>;
+    const release = (k: Keys, op: string, n: number) => lua.semaphoreRelease(k.permits, k.op(op), n, WINDOW, '0') as Promise<number[]>;
+    const cancel = (k: Keys, op: string, n: number) => lua.semaphoreCancel(k.permits, k.op(op), n, WINDOW, '0');
+    const trySet = (k: Keys, op: string, n: number) => lua.semaphoreTrySetPermits(k.permits, k.op(op), n, WINDOW, '0');
+    const add = (k: Keys, op: string, n: number) => lua.semaphoreAddPermits(k.permits, k.op(op), n, WINDOW, '0');
+    const drain = (k: Keys, op: string) => lua.semaphoreDrainPermits(k.permits, k.op(op), WINDOW);
+
+    describe('acquire-2', () => {
+      it('refuses on an unset semaphore and creates nothing', async () => {
+        const k = fresh();
+        expect(await acquire(k, 'a', 1)).toEqual([0, 0]);
+        expect(await redis.exists(k.permits, k.op('a'))).toBe(0);
+      });
+
+      it('takes n permits when that many are available, and refuses more without changing anything', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '5');
+        expect(await acquire(k, 'a', 3)).toEqual([1, 2]);
+        expect(await redis.get(k.permits)).toBe('2');
+        expect(await acquire(k, 'b', 3)).toEqual([0, 2]);
+        expect(await redis.get(k.permits)).toBe('2');
+        expect(await redis.exists(k.op('b'))).toBe(0);
+      });
+
+      it('answers a replay of a granted op as granted without taking twice, its marker living the replay window', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '5');
+        expect(await acquire(k, 'same', 2)).toEqual([1, 3]);
+        expect(await acquire(k, 'same', 2)).toEqual([1, 3]);
+        expect(await redis.get(k.permits)).toBe('3');
+        expect(await redis.get(k.op('same'))).toBe('acquired');
+        const ttl = await redis.pttl(k.op('same'));
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(WINDOW);
+      });
+
+      it('refuses an op that was cancelled before it arrived', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '5');
+        expect(await cancel(k, 'late', 2)).toBe(0);
+        expect(await acquire(k, 'late', 2)).toEqual([-1]);
+        expect(await redis.get(k.permits)).toBe('5');
+      });
+
+      it('reports WRONGTYPE as an error reply and leaves the key alone', async () => {
+        const k = fresh();
+        await redis.hset(k.permits, 'owner', 'x');
+        await expect(acquire(k, 'a', 1)).rejects.toThrow(/WRONGTYPE/);
+      });
+    });
+
+    describe('cancel-2', () => {
+      it('gives a granted acquire\'s permits back once, announces the available count, and leaves a tombstone', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        await redis.set(k.permits, '3');
+        await acquire(k, 'a', 2);
+        expect(await cancel(k, 'a', 2)).toBe(1);
+        expect(await redis.get(k.permits)).toBe('3');
+        expect(await cancel(k, 'a', 2)).toBe(0);
+        expect(await redis.get(k.permits)).toBe('3');
+        expect(await acquire(k, 'a', 2)).toEqual([-1]);
+        await listener.flush();
+        expect(listener.messages).toEqual(['3']);
+      });
+    });
+
+    describe('release-2', () => {
+      it('adds the permits (creating the key), announces the available count, and counts a replay once', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        expect(await release(k, 'r', 2)).toEqual([2, 1]);
+        expect(await release(k, 'r', 2)).toEqual([2, 0]);
+        expect(await redis.get(k.permits)).toBe('2');
+        expect(await release(k, 'r2', 1)).toEqual([3, 1]);
+        await listener.flush();
+        expect(listener.messages).toEqual(['2', '3']);
+      });
+
+      it('announces nothing while the count stays at or below zero', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        await redis.set(k.permits, '-3');
+        expect(await release(k, 'r', 2)).toEqual([-1, 0]);
+        await listener.flush();
+        expect(listener.messages).toEqual([]);
+      });
+    });
+
+    describe('trySetPermits-2', () => {
+      it('sets only an unset semaphore and announces it; a replay answers its first outcome', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        expect(await trySet(k, 's1', 4)).toBe(1);
+        expect(await trySet(k, 's1', 4)).toBe(1);
+        expect(await trySet(k, 's2', 9)).toBe(0);
+        expect(await redis.get(k.permits)).toBe('4');
+        await listener.flush();
+        expect(listener.messages).toEqual(['4']);
+      });
+
+      it('counts a semaphore drained to zero as set', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '0');
+        expect(await trySet(k, 's', 4)).toBe(0);
+      });
+    });
+
+    describe('addPermits-2', () => {
+      it('adds and removes permits (below zero too), a replay counting once, and announces only additions', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        expect(await add(k, 'a1', 3)).toBe(3);
+        expect(await add(k, 'a1', 3)).toBe(3);
+        expect(await add(k, 'a2', -5)).toBe(-2);
+        expect(await add(k, 'a2', -5)).toBe(-2);
+        expect(await redis.get(k.permits)).toBe('-2');
+        expect(await add(k, 'a3', 1)).toBe(-1);
+        expect(await add(k, 'a4', 2)).toBe(1);
+        await listener.flush();
+        expect(listener.messages).toEqual(['3', '1']);
+      });
+    });
+
+    describe('drainPermits-2', () => {
+      it('takes every available permit, a replay answering the same count', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '7');
+        expect(await drain(k, 'd')).toBe(7);
+        expect(await drain(k, 'd')).toBe(7);
+        expect(await redis.get(k.permits)).toBe('0');
+        expect(await drain(k, 'd2')).toBe(0);
+      });
+
+      it('resets a negative count to zero taking nothing, and leaves an unset semaphore unset', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '-4');
+        expect(await drain(k, 'd')).toBe(0);
+        expect(await redis.get(k.permits)).toBe('0');
+        const unset = fresh();
+        expect(await drain(unset, 'd')).toBe(0);
+        expect(await redis.exists(unset.permits)).toBe(0);
+      });
+    });
+  });
+
+  describe('permit-expirable semaphore', () => {
+    const fresh = () => {
+      const prefix = uniquePrefix();
+      const permits = `${prefix}:{gpu}`;
+      return {
+        permits,
+        leases: `${permits}:leases`,
+        holders: `${permits}:holders`,
+        fence: fenceKey(prefix, permits),
+        channel: `${permits}:permits`,
+        marker: (id: string) => `${permits}:permit:${id}`,
+        op: (op: string) => `${permits}:op:client:${op}`,
+      };
+    };
+    type Keys = ReturnType<typeof fresh>;
+    const three = (k: Keys) => [k.permits, k.leases, k.holders];
+    const acquire = (k: Keys, id: string, leaseMs: number) =>
+      lua.permitSemaphoreAcquire(...three(k), k.fence, k.marker(id), id, leaseMs, '0') as Promise<unknown[]>;
+    const release = (k: Keys, id: string, token: string, op: string) =>
+      lua.permitSemaphoreRelease(...three(k), k.marker(id), id, token, op, WINDOW, '0') as Promise<number[]>;
+    const cancel = (k: Keys, id: string) => lua.permitSemaphoreCancel(...three(k), k.marker(id), id, WINDOW, '0');
+    const renew = (items: { k: Keys; id: string; token: string; leaseMs: number }[]) =>
+      lua.permitSemaphoreRenew(items.length * 3, ...items.flatMap((i) => three(i.k)), '0', ...items.flatMap((i) => [i.id, i.token, i.leaseMs])) as Promise<number[]>;
+    const trySet = (k: Keys, op: string, n: number) => lua.permitSemaphoreTrySetPermits(...three(k), k.op(op), n, WINDOW, '0');
+    const add = (k: Keys, op: string, n: number) => lua.permitSemaphoreAddPermits(...three(k), k.op(op), n, WINDOW, '0');
+    const available = (k: Keys) => lua.permitSemaphoreAvailable(...three(k), '0');
+    const serverMs = async () => {
+      const [seconds, micros] = await redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    /** Makes permit `id`'s lease lapse now, as the server's clock would. */
+    const lapse = async (k: Keys, id: string) => void (await redis.zadd(k.leases, 'XX', (await serverMs()) - 1, id));
+
+    describe('acquire-5', () => {
+      it('grants a permit with a token from the slot counter, a lease on the server clock and its holder entry', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '2');
+        const before = await serverMs();
+        const [code, token] = await acquire(k, 'p1', 10_000);
+        expect(code).toBe(1);
+        expect(token).toMatch(/^\d+$/);
+        expect(await redis.get(k.fence)).toBe(token);
+        expect(await redis.get(k.permits)).toBe('1');
+        expect(await redis.hgetall(k.holders)).toEqual({ p1: token });
+        const leaseEnd = Number(await redis.zscore(k.leases, 'p1'));
+        expect(leaseEnd).toBeGreaterThanOrEqual(before + 10_000);
+        expect(leaseEnd).toBeLessThanOrEqual((await serverMs()) + 10_000);
+        const [, second] = await acquire(k, 'p2', 10_000);
+        expect(BigInt(second as string) > BigInt(token as string)).toBe(true);
+      });
+
+      it('answers a replay of the same id with the same token without taking a second permit', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '2');
+        const first = await acquire(k, 'p', 10_000);
+        expect(await acquire(k, 'p', 10_000)).toEqual(first);
+        expect(await redis.get(k.permits)).toBe('1');
+        expect(await redis.zcard(k.leases)).toBe(1);
+      });
+
+      it('refuses when none is available with the time until the earliest lease ends, or -1 without leases', async () => {
+        const k = fresh();
+        expect(await acquire(k, 'x', 10_000)).toEqual([0, -1]);
+        await redis.set(k.permits, '2');
+        await acquire(k, 'long', 60_000);
+        await acquire(k, 'short', 5_000);
+        const [code, retryMs] = await acquire(k, 'p', 10_000);
+        expect(code).toBe(0);
+        expect(retryMs).toBeGreaterThan(4_000);
+        expect(retryMs).toBeLessThanOrEqual(5_000);
+        expect(await redis.hexists(k.holders, 'p')).toBe(0);
+      });
+
+      it('reclaims lapsed permits first: the lapsed holder is gone and its permit is granted again', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        await redis.set(k.permits, '2');
+        await acquire(k, 'crashed1', 10_000);
+        await acquire(k, 'crashed2', 10_000);
+        await lapse(k, 'crashed1');
+        await lapse(k, 'crashed2');
+        expect((await acquire(k, 'next', 10_000))[0]).toBe(1);
+        expect(await redis.hkeys(k.holders)).toEqual(['next']);
+        expect(await redis.zrange(k.leases, 0, -1)).toEqual(['next']);
+        expect(await redis.get(k.permits)).toBe('1');
+        await listener.flush();
+        // Two came back, one was taken: the one left is announced for other waiters.
+        expect(listener.messages).toEqual(['1']);
+      });
+
+      it('refuses an id that was cancelled before it arrived, and changes nothing', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '1');
+        expect(await cancel(k, 'late')).toBe(0);
+        expect(await acquire(k, 'late', 10_000)).toEqual([-1]);
+        expect(await redis.get(k.permits)).toBe('1');
+      });
+    });
+
+    describe('release-4', () => {
+      it('gives the permit back and announces the available count; a replay of the op never counts twice', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        await redis.set(k.permits, '1');
+        const [, token] = await acquire(k, 'p', 10_000);
+        expect(await release(k, 'p', token as string, 'c:r1')).toEqual([1, 1]);
+        expect(await release(k, 'p', token as string, 'c:r1')).toEqual([1, 0]);
+        expect(await redis.get(k.permits)).toBe('1');
+        expect(await redis.exists(k.holders, k.leases)).toBe(0);
+        // Another op releasing it again is told it is not held.
+        expect(await release(k, 'p', token as string, 'c:r2')).toEqual([-1, 0]);
+        expect(await redis.get(k.permits)).toBe('1');
+        await listener.flush();
+        expect(listener.messages).toEqual(['1']);
+      });
+
+      it('finds a lapsed permit gone (reclaimed first, its permit back once)', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '1');
+        const [, token] = await acquire(k, 'p', 10_000);
+        await lapse(k, 'p');
+        expect(await release(k, 'p', token as string, 'c:r')).toEqual([-1, 0]);
+        expect(await redis.get(k.permits)).toBe('1');
+      });
+
+      it('refuses another token and changes nothing; an empty token releases any', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '1');
+        await acquire(k, 'p', 10_000);
+        expect(await release(k, 'p', '42', 'c:r')).toEqual([-1, 1]);
+        expect(await redis.get(k.permits)).toBe('0');
+        expect(await release(k, 'p', '', 'c:r2')).toEqual([1, 0]);
+        expect(await redis.get(k.permits)).toBe('1');
+      });
+    });
+
+    describe('cancel-4', () => {
+      it('undoes a granted id once, announces it, and refuses the id afterwards', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        await redis.set(k.permits, '1');
+        await acquire(k, 'p', 10_000);
+        expect(await cancel(k, 'p')).toBe(1);
+        expect(await cancel(k, 'p')).toBe(0);
+        expect(await redis.get(k.permits)).toBe('1');
+        expect(await acquire(k, 'p', 10_000)).toEqual([-1]);
+        expect(await redis.get(k.marker('p'))).toBe('cancelled');
+        await listener.flush();
+        expect(listener.messages).toEqual(['1']);
+      });
+    });
+
+    describe('renew-n', () => {
+      it('renews a batch across semaphores, never shortens a lease, and reports gone and taken permits', async () => {
+        const a = fresh();
+        const b = fresh();
+        await redis.set(a.permits, '3');
+        await redis.set(b.permits, '1');
+        const [, t1] = (await acquire(a, 'p1', 5_000)) as [number, string];
+        const [, t2] = (await acquire(a, 'p2', 5_000)) as [number, string];
+        const [, t3] = (await acquire(b, 'p3', 60_000)) as [number, string];
+        await lapse(a, 'p2');
+        const before = Number(await redis.zscore(b.leases, 'p3'));
+        expect(
+          await renew([
+            { k: a, id: 'p1', token: t1, leaseMs: 30_000 },
+            { k: a, id: 'p2', token: t2, leaseMs: 30_000 },
+            { k: b, id: 'p3', token: t3, leaseMs: 1_000 },
+            { k: a, id: 'p1', token: '1', leaseMs: 30_000 },
+          ]),
+        ).toEqual([1, 0, 1, -1]);
+        expect(Number(await redis.zscore(a.leases, 'p1'))).toBeGreaterThan((await serverMs()) + 25_000);
+        expect(Number(await redis.zscore(b.leases, 'p3'))).toBe(before);
+        // p2 was reclaimed by the renewal, never revived.
+        expect(await redis.zscore(a.leases, 'p2')).toBeNull();
+        expect(await redis.get(a.permits)).toBe('2');
+      });
+    });
+
+    describe('trySetPermits-4, addPermits-4, available-3', () => {
+      it('sets only an unset semaphore; a replay answers its first outcome', async () => {
+        const k = fresh();
+        expect(await trySet(k, 's1', 3)).toBe(1);
+        expect(await trySet(k, 's1', 3)).toBe(1);
+        expect(await trySet(k, 's2', 3)).toBe(0);
+        expect(await redis.get(k.permits)).toBe('3');
+      });
+
+      it('adds and removes permits after reclaiming lapsed ones; a replay counts once', async () => {
+        const k = fresh();
+        await redis.set(k.permits, '1');
+        await acquire(k, 'p', 10_000);
+        await lapse(k, 'p');
+        expect(await add(k, 'a1', 2)).toBe(3);
+        expect(await add(k, 'a1', 2)).toBe(3);
+        expect(await add(k, 'a2', -4)).toBe(-1);
+        expect(await redis.hexists(k.holders, 'p')).toBe(0);
+      });
+
+      it('counts lapsed permits as available (reclaiming them), and announces them', async () => {
+        const k = fresh();
+        const listener = await listen(k.channel);
+        await redis.set(k.permits, '1');
+        await acquire(k, 'p', 10_000);
+        expect(await available(k)).toBe(0);
+        await lapse(k, 'p');
+        expect(await available(k)).toBe(1);
+        expect(await redis.zcard(k.leases)).toBe(0);
+        await listener.flush();
+        expect(listener.messages).toEqual(['1']);
+      });
+    });
+  });
+
+  describe('count-down latch', () => {
+    const fresh = () => {
+      const count = `${uniquePrefix()}:{batch}`;
+      return { count, channel: `${count}:zero`, op: (op: string) => `${count}:op:client:${op}` };
+    };
+    type Keys = ReturnType<typeof fresh>;
+    const trySet = (k: Keys, op: string, n: number) => lua.latchTrySetCount(k.count, k.op(op), n, WINDOW);
+    const countDown = (k: Keys, op: string) => lua.latchCountDown(k.count, k.op(op), WINDOW, '0');
+
+    it('trySetCount-2 sets the count only when zero or absent; a replay answers its first outcome', async () => {
+      const k = fresh();
+      expect(await trySet(k, 's1', 2)).toBe(1);
+      expect(await trySet(k, 's1', 2)).toBe(1);
+      expect(await trySet(k, 's2', 5)).toBe(0);
+      expect(await redis.get(k.count)).toBe('2');
+    });
+
+    it('countDown-2 counts down, deletes the key at zero and announces "zero" once; a replay never counts twice', async () => {
+      const k = fresh();
+      const listener = await listen(k.channel);
+      await trySet(k, 's', 2);
+      expect(await countDown(k, 'c1')).toBe(1);
+      expect(await countDown(k, 'c1')).toBe(1);
+      expect(await redis.get(k.count)).toBe('1');
+      expect(await countDown(k, 'c2')).toBe(0);
+      expect(await redis.exists(k.count)).toBe(0);
+      expect(await countDown(k, 'c2')).toBe(0);
+      expect(await countDown(k, 'c3')).toBe(0);
+      expect(await redis.exists(k.count)).toBe(0);
+      await listener.flush();
+      expect(listener.messages).toEqual(['zero']);
+      // At zero the latch can be set again.
+      expect(await trySet(k, 's2', 1)).toBe(1);
+    });
+  });
+});
