@@ -18,6 +18,8 @@ export type {
   LockRenewedEvent,
 } from './engine/client-events.js';
 export type { RLock, LockHandle, LockScope } from './objects/lock/types.js';
+export { MultiLock } from './objects/multi-lock/multi-lock.js';
+export type { MultiLockHandle, MultiLockScope } from './objects/multi-lock/multi-lock.js';
 export {
   RLockError,
   InvalidArgumentError,

@@ -8,6 +8,7 @@ import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptio
 import { ReentrantLock } from './objects/lock/reentrant-lock.js';
 import { ServerLockStore } from './objects/lock/server-lock-store.js';
 import { FairLockStore } from './objects/fair-lock/fair-lock-store.js';
+import { MultiLock } from './objects/multi-lock/multi-lock.js';
 import type { RLock } from './objects/lock/types.js';
 import { checkName } from './objects/names.js';
 
@@ -75,6 +76,16 @@ export class RLockClient extends EngineClient {
     checkName(name);
     this.assertOpen();
     return new ReentrantLock<string>(name, this.context, this.fairLocks);
+  }
+
+  /**
+   * One lock over several: all or nothing, taken in one global order (by full
+   * key) so two multi-locks over the same locks never deadlock. Members may be
+   * locks of any kind and of any client, Redlock included.
+   * @throws InvalidArgumentError (synchronously) for an empty list or a member that is not a lock.
+   */
+  getMultiLock(locks: readonly RLock[]): MultiLock {
+    return new MultiLock(locks);
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {

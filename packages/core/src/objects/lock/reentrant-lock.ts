@@ -10,6 +10,7 @@ import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError
 import { checkFunction } from '../../options/argument-checks.js';
 import { LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../../options/lock-options.js';
 import { currentTask, newTaskContext, ownerId, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
+import { ORDER_KEY } from '../multi-lock/multi-lock.js';
 import { lockKeys, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandle, LockScope, RLock } from './types.js';
@@ -39,6 +40,11 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   ) {
     this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? lockKeys(ctx.keyPrefix, name);
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
+  }
+
+  /** Where this lock sorts in a multi-lock's global order: its full key. */
+  get [ORDER_KEY](): string {
+    return this.keys.lock;
   }
 
   async lock(options?: LockOptions): Promise<void> {

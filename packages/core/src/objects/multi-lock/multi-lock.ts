@@ -1,0 +1,222 @@
+import { InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
+import { checkFunction, describeValue } from '../../options/argument-checks.js';
+import { parseLockOptions, requireTask, type LockOptions } from '../../options/lock-options.js';
+import { currentTask, newTaskContext, runInTask, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
+import { monotonicNow } from '../../engine/time.js';
+import type { LockHandle, LockScope, RLock } from '../lock/types.js';
+
+/** What a multi-lock's `withLock` hands to its function. */
+export interface MultiLockScope extends LockScope<undefined> {
+  /** Aborts (reason: the member's LockLostError) when any member's hold is lost. */
+  readonly signal: AbortSignal;
+  /** Each member's fencing token, in the order the locks were given (undefined for Redlock members). */
+  readonly tokens: readonly (string | undefined)[];
+}
+
+/** One acquisition of every member, as returned by a multi-lock's `acquire()`. */
+export interface MultiLockHandle extends LockHandle<undefined> {
+  /** Each member's fencing token, in the order the locks were given. */
+  readonly tokens: readonly (string | undefined)[];
+}
+
+/**
+ * Where a lock sorts in the global order of multi-locks: its full Redis key
+ * (`<prefix>:{<name>}`), which every process computes the same way.
+ */
+export const ORDER_KEY: unique symbol = Symbol.for('@org/rlock/order-key');
+
+/** A lock that can say where it sorts. */
+interface Ordered {
+  readonly [ORDER_KEY]?: string;
+}
+
+/**
+ * The RLock interface over several locks of any kind and either client
+ * (Redlock included): all or nothing. Members are taken in one global order,
+ * by full key, so two multi-locks over the same locks never deadlock whatever
+ * order their callers listed them in (Redisson #1160); on failure within
+ * `waitMs` what was taken is released, last first. Reentrant per task like
+ * each member. Its own token is undefined: `tokens` has each member's.
+ */
+export class MultiLock implements RLock<undefined> {
+  readonly name: string;
+  /** The members in acquisition order (by full key; ties keep the given order). */
+  private readonly ordered: readonly RLock[];
+
+  /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
+  constructor(private readonly members: readonly RLock[]) {
+    if (!Array.isArray(members) || members.length === 0) {
+      throw new InvalidArgumentError(`a multi-lock needs a non-empty array of locks, got ${describeValue(members)}`);
+    }
+    for (const [index, member] of members.entries()) {
+      if (member === null || typeof member !== 'object' || typeof (member as RLock).acquire !== 'function') {
+        throw new InvalidArgumentError(`multi-lock member ${index} must be a lock (an RLock), got ${describeValue(member)}`);
+      }
+    }
+    this.name = `multi(${members.map((member) => member.name).join(',')})`;
+    this.ordered = members
+      .map((member, index) => ({ member, index, key: (member as Ordered)[ORDER_KEY] ?? member.name }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
+      .map((entry) => entry.member);
+  }
+
+  async lock(options?: LockOptions): Promise<void> {
+    requireTask(this.name, 'lock');
+    if (!(await this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true)))) {
+      throw new LockAcquireTimeoutError(this.name, parseLockOptions(options, 'lock').waitMs ?? 0);
+    }
+  }
+
+  async tryLock(options?: LockOptions): Promise<boolean> {
+    requireTask(this.name, 'tryLock');
+    return this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
+  }
+
+  async unlock(): Promise<void> {
+    requireTask(this.name, 'unlock');
+    await releaseAll([...this.ordered].reverse().map((member) => () => member.unlock()));
+  }
+
+  async withLock<T>(fn: (scope: MultiLockScope) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    checkFunction(fn, 'withLock(fn)');
+    parseLockOptions(options, 'withLock');
+    return runInTaskOrNew(async () => {
+      const handle = await this.acquire(options);
+      let result: T;
+      try {
+        result = await fn({ signal: handle.signal, token: undefined, tokens: handle.tokens });
+      } catch (error) {
+        await handle.unlock().catch(() => undefined);
+        throw error;
+      }
+      await handle.unlock();
+      return result;
+    });
+  }
+
+  async acquire(options?: LockOptions): Promise<MultiLockHandle> {
+    const request = parseLockOptions(options, 'acquire');
+    const task = currentTask() ?? newTaskContext();
+    return runInTask(task, async () => {
+      const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
+      const taken: LockHandle[] = [];
+      try {
+        for (const member of this.ordered) {
+          const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
+          taken.push(await member.acquire({ ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }));
+        }
+      } catch (error) {
+        await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
+        if (error instanceof LockAcquireTimeoutError) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause });
+        throw error;
+      }
+      return new MultiHandle(this.name, task, this.members, this.ordered, taken);
+    });
+  }
+
+  async isLocked(): Promise<boolean> {
+    return (await Promise.all(this.members.map((member) => member.isLocked()))).every(Boolean);
+  }
+
+  async isHeldByCurrentTask(): Promise<boolean> {
+    return (await Promise.all(this.members.map((member) => member.isHeldByCurrentTask()))).every(Boolean);
+  }
+
+  async getHoldCount(): Promise<number> {
+    return Math.min(...(await Promise.all(this.members.map((member) => member.getHoldCount()))));
+  }
+
+  async remainTimeToLive(): Promise<number> {
+    return Math.min(...(await Promise.all(this.members.map((member) => member.remainTimeToLive()))));
+  }
+
+  async forceUnlock(): Promise<boolean> {
+    return (await Promise.all(this.members.map((member) => member.forceUnlock()))).some(Boolean);
+  }
+
+  async extend(leaseMs: number): Promise<void> {
+    await Promise.all(this.members.map((member) => member.extend(leaseMs)));
+  }
+
+  /**
+   * Takes every member for the current task in the global order, within one
+   * `waitMs` for all of them; on failure gives back what it took, last first.
+   */
+  private async takeAll(
+    options: LockOptions | undefined,
+    call: string,
+    take: (member: RLock, options: LockOptions) => Promise<boolean>,
+  ): Promise<boolean> {
+    const request = parseLockOptions(options, call);
+    const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
+    const taken: RLock[] = [];
+    try {
+      for (const member of this.ordered) {
+        const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
+        if (!(await take(member, { ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }))) {
+          await releaseAll(taken.reverse().map((lock) => () => lock.unlock()));
+          return false;
+        }
+        taken.push(member);
+      }
+      return true;
+    } catch (error) {
+      await releaseAll(taken.reverse().map((lock) => () => lock.unlock()));
+      if (error instanceof LockAcquireTimeoutError) return false;
+      throw error;
+    }
+  }
+}
+
+class MultiHandle implements MultiLockHandle {
+  readonly token = undefined;
+  readonly tokens: readonly (string | undefined)[];
+  readonly signal: AbortSignal;
+  private released = false;
+
+  constructor(
+    readonly name: string,
+    private readonly task: TaskContext,
+    members: readonly RLock[],
+    ordered: readonly RLock[],
+    private readonly handles: readonly LockHandle[],
+  ) {
+    const byMember = new Map(ordered.map((member, index) => [member, handles[index] as LockHandle]));
+    this.tokens = members.map((member) => byMember.get(member)?.token);
+    this.signal = AbortSignal.any(handles.map((handle) => handle.signal));
+  }
+
+  run<T>(fn: () => T | Promise<T>): Promise<T> {
+    return (this.handles[0] as LockHandle).run(() => runInTask(this.task, fn));
+  }
+
+  async unlock(): Promise<void> {
+    this.released = true;
+    await releaseAll([...this.handles].reverse().map((handle) => () => handle.unlock()));
+  }
+
+  async extend(leaseMs: number): Promise<void> {
+    await Promise.all(this.handles.map((handle) => handle.extend(leaseMs)));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.released) await this.unlock();
+  }
+}
+
+/** Runs every release (last taken first), each whatever the others did; rejects with the first failure. */
+async function releaseAll(releases: (() => Promise<unknown>)[]): Promise<void> {
+  let failure: unknown;
+  for (const release of releases) {
+    await release().catch((error: unknown) => {
+      failure ??= error;
+    });
+  }
+  if (failure !== undefined) throw failure;
+}
+
+/** The options for each member: the same lease and signal; the wait is what is left of the call's. */
+function withoutWait(options: LockOptions | undefined): LockOptions {
+  const { waitMs: _ignored, ...rest } = options ?? {};
+  return rest;
+}
