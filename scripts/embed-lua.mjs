@@ -46,11 +46,18 @@ const entries = readdirSync(objectsDir)
         if (!match) throw new Error(`objects/${dir}/${file}: expected <camelName>-<numKeys|n>.lua`);
         const [, name, keys] = match;
         const object = camel(dir);
+        const source = readFileSync(join(objectsDir, dir, file), 'utf8');
+        if (keys !== 'n') {
+          // The key count in the name is what EVALSHA is told: a script that
+          // reads more KEYS than that would read its arguments as keys.
+          const used = Math.max(0, ...[...source.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1])));
+          if (used !== Number(keys)) throw new Error(`objects/${dir}/${file}: uses KEYS[1..${used}] but its name says ${keys} keys`);
+        }
         return {
           id: `${object}${capital(name)}`,
           source: `objects/${dir}/${file}`,
           numberOfKeys: keys === 'n' ? null : Number(keys),
-          lua: resolveIncludes(readFileSync(join(objectsDir, dir, file), 'utf8'), `objects/${dir}/${file}`),
+          lua: resolveIncludes(source, `objects/${dir}/${file}`),
         };
       }),
   );

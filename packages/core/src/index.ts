@@ -19,6 +19,7 @@ export type {
 } from './engine/client-events.js';
 export type { RLock, LockHandle, LockScope } from './objects/lock/types.js';
 export { MultiLock } from './objects/multi-lock/multi-lock.js';
+export type { RReadWriteLock } from './objects/rw-lock/read-write-lock.js';
 export type { MultiLockHandle, MultiLockScope } from './objects/multi-lock/multi-lock.js';
 export {
   RLockError,

@@ -9,6 +9,8 @@ import { ReentrantLock } from './objects/lock/reentrant-lock.js';
 import { ServerLockStore } from './objects/lock/server-lock-store.js';
 import { FairLockStore } from './objects/fair-lock/fair-lock-store.js';
 import { MultiLock } from './objects/multi-lock/multi-lock.js';
+import { ReadWriteLock, type RReadWriteLock } from './objects/rw-lock/read-write-lock.js';
+import { RW_KIND, RwLockStore } from './objects/rw-lock/rw-lock-store.js';
 import type { RLock } from './objects/lock/types.js';
 import { checkName } from './objects/names.js';
 
@@ -27,6 +29,7 @@ export class RLockClient extends EngineClient {
   private readonly hub: ChannelHub;
   private readonly locks: ServerLockStore;
   private readonly fairLocks: FairLockStore;
+  private readonly rwLocks: { readonly read: RwLockStore; readonly write: RwLockStore };
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RLockClientOptions) {
@@ -44,6 +47,13 @@ export class RLockClient extends EngineClient {
     // tries (at least every third of it) renew it.
     this.fairLocks = new FairLockStore(this.deployment, commandTimeoutMs, resolved.watchdogTimeoutMs);
     this.context.kinds.register(this.locks.kind, this.locks);
+    // A refused writer holds new readers back for a watchdog lease, renewed by its tries.
+    this.rwLocks = {
+      read: new RwLockStore(this.deployment, 'read', commandTimeoutMs, resolved.watchdogTimeoutMs),
+      write: new RwLockStore(this.deployment, 'write', commandTimeoutMs, resolved.watchdogTimeoutMs),
+    };
+    // Either store renews and clears holds of both modes.
+    this.context.kinds.register(RW_KIND, this.rwLocks.read);
     this.startRenewer(resolved);
     // Back after a disconnect: the server may have lost holds (a restart
     // without persistence); check them now, not at their next renewal.
@@ -76,6 +86,17 @@ export class RLockClient extends EngineClient {
     checkName(name);
     this.assertOpen();
     return new ReentrantLock<string>(name, this.context, this.fairLocks);
+  }
+
+  /**
+   * The read-write lock `name`: `readLock()` shared, `writeLock()` exclusive,
+   * both reentrant per task (see the core README).
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
+   */
+  getReadWriteLock(name: string): RReadWriteLock {
+    checkName(name);
+    this.assertOpen();
+    return new ReadWriteLock(name, this.context, this.rwLocks);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
+import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../../options/lock-options.js';
@@ -38,6 +39,12 @@ export interface LockStore extends HoldKind {
   leaveQueue?(keys: LockKeys, owner: string): Promise<unknown>;
   /** The renewal kind of its holds. */
   readonly kind: string;
+  /** The registry mode of its holds ('' for a lock; 'read', 'write'). @default '' */
+  readonly mode?: string;
+  /** One owner at a time in its mode. @default true */
+  readonly exclusive?: boolean;
+  /** Refuses an acquisition before anything is sent (a reader asking for the write lock). */
+  beforeAcquire?(holds: HoldRegistry, keys: LockKeys, owner: string): void;
   /**
    * One try for `owner`. `request` carries the call's own state (`failFast`);
    * a store may answer a failure it expects to pass with a refusal to retry.

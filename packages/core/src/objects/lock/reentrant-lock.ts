@@ -21,8 +21,6 @@ import type { LockHandle, LockScope, RLock } from './types.js';
  */
 const HANDOFF_YIELD_MS = 2;
 
-/** The registry mode of a reentrant lock's holds: one mode, exclusive. */
-const MODE = '';
 
 /**
  * The reentrant lock (Redisson's RLock) on the engine: see {@link RLock}. The
@@ -31,6 +29,8 @@ const MODE = '';
  */
 export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLock<Token> {
   readonly keys: LockKeys;
+  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
+  private readonly mode: string;
   private readonly onMessage: (payload: string, queue: WaitQueue) => void;
 
   constructor(
@@ -39,6 +39,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     private readonly store: LockStore,
   ) {
     this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? lockKeys(ctx.keyPrefix, name);
+    this.mode = store.mode ?? '';
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
   }
 
@@ -108,14 +109,14 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     this.ctx.assertOpen();
     // A hold this client knows lost, or past its deadline, is not held,
     // whatever the server still says: safety before liveness.
-    if (this.ctx.holds.current(this.keys.lock, MODE, owner)?.certain !== true) return false;
+    if (this.ctx.holds.current(this.keys.lock, this.mode, owner)?.certain !== true) return false;
     return (await this.store.ownerHold(this.keys, this.name, owner)).held;
   }
 
   async getHoldCount(): Promise<number> {
     const owner = this.ownerOf(requireTask(this.name, 'getHoldCount'));
     this.ctx.assertOpen();
-    const hold = this.ctx.holds.current(this.keys.lock, MODE, owner);
+    const hold = this.ctx.holds.current(this.keys.lock, this.mode, owner);
     if (hold?.certain !== true) return 0;
     const read = await this.store.ownerHold(this.keys, this.name, owner);
     if (!read.held || !hold.certain) return 0;
@@ -130,14 +131,14 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   async forceUnlock(): Promise<boolean> {
     this.ctx.assertOpen();
     const released = await this.store.forceUnlock(this.keys, this.name);
-    for (const hold of this.ctx.holds.holdsOf(this.keys.lock, MODE)) hold.lose('forced');
+    for (const hold of this.ctx.holds.holdsOf(this.keys.lock, this.mode)) hold.lose('forced');
     return released;
   }
 
   async extend(leaseMs: number): Promise<void> {
     const checked = checkLease(leaseMs, 'extend');
     const owner = this.ownerOf(requireTask(this.name, 'extend'));
-    await this.extendHold(this.ctx.holds.current(this.keys.lock, MODE, owner), checked);
+    await this.extendHold(this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
   }
 
   /** Extends `hold` to `leaseMs` from now, in the owner's turn. */
@@ -173,10 +174,11 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
     }
     const owner = this.ownerOf(task);
-    const target: HoldTarget = { name: this.name, key: this.keys.lock, mode: MODE, kind: store.kind, owner, exclusive: true, driftFactor: store.driftFactor };
+    store.beforeAcquire?.(ctx.holds, this.keys, owner);
+    const target: HoldTarget = { name: this.name, key: this.keys.lock, mode: this.mode, kind: store.kind, owner, exclusive: store.exclusive ?? true, driftFactor: store.driftFactor };
     const tryOnce = async (signal: AbortSignal | undefined) => {
       if (store.counting === 'client') {
-        const current = ctx.holds.current(this.keys.lock, MODE, owner);
+        const current = ctx.holds.current(this.keys.lock, this.mode, owner);
         if (current?.active && (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request)))) return { hold: current };
       }
       return attempt(ctx, {
@@ -193,7 +195,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       id: owner,
       headOnly: store.headOnly,
       onMessage: this.onMessage,
-      reentry: ctx.holds.current(this.keys.lock, MODE, owner)?.active === true,
+      reentry: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true,
       queueLocally: store.queueLocally ?? true,
       leave: store.leaveQueue && (() => (store.leaveQueue as NonNullable<LockStore['leaveQueue']>)(this.keys, owner)),
       waitMs: request.waitMs,
@@ -248,7 +250,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    */
   private async releaseFor(owner: string, own?: Hold): Promise<void> {
     const { ctx, store, keys } = this;
-    const hold = own ?? ctx.holds.current(keys.lock, MODE, owner);
+    const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     const reply = await releaseHold(ctx, hold, this.name, {
       send: (op) =>
         // Where the client counts, a nested release never reaches the store.

@@ -1,0 +1,61 @@
+--[[
+cancel-5: undo an acquire of a read-write lock whose reply came too late, was
+aborted, or never came, and refuse it if it arrives after this.
+
+KEYS[1]  hash <prefix>:{<name>} (see the rw-state include)
+KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
+KEYS[4]  reader leases <prefix>:{<name>}:readers (zset)
+KEYS[5]  waiting writers <prefix>:{<name>}:writers (zset)
+ARGV[1]  owner: <clientId>:<taskId>
+ARGV[2]  op: operation id of this cancel
+ARGV[3]  acquireOp: the op of the acquire to undo
+ARGV[4]  mode: 'read' or 'write'
+ARGV[5]  replayWindowMs: how long KEYS[2] and KEYS[3] live after this call, ms
+ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns 1 if the acquire had run and is undone (one count), 0 if not.
+
+Publishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock
+for others (as release-4 does).
+]]
+--- @include "rw-state"
+--- @include "announce"
+
+local hash, readers = KEYS[1], KEYS[4]
+local owner, mode = ARGV[1], ARGV[4]
+redis.call('HSET', KEYS[3], owner .. ':' .. ARGV[3], '1')
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+purgeRw(hash, readers, KEYS[5], nowMs())
+local countField, opField, tokenField = 'r:' .. owner, 'ro:' .. owner, 'rt:' .. owner
+if mode == 'write' then
+  if redis.call('HGET', hash, 'w') ~= owner then
+    return 0
+  end
+  countField, opField, tokenField = 'wc', 'wo', 'wt'
+end
+local held = redis.call('HMGET', hash, countField, opField)
+if not held[1] or held[2] ~= ARGV[3] then
+  return 0
+end
+local count = tonumber(held[1]) - 1
+if count > 0 then
+  redis.call('HSET', hash, countField, count, opField, ARGV[2])
+  return 1
+end
+if mode == 'write' then
+  redis.call('HDEL', hash, 'w', 'wc', 'wt', 'wo')
+else
+  redis.call('HDEL', hash, countField, tokenField, opField)
+  redis.call('ZREM', readers, owner)
+end
+if redis.call('ZCARD', readers) == 0 and not redis.call('HGET', hash, 'w') then
+  redis.call('DEL', hash, readers)
+  redis.call('SET', KEYS[2], owner .. ':' .. ARGV[2], 'PX', ARGV[5])
+elseif mode == 'write' then
+  redis.call('HSET', hash, 'mode', 'read')
+else
+  return 1
+end
+announce(hash .. ':release', 'unlock', ARGV[6])
+return 1

@@ -1,0 +1,79 @@
+--[[
+release-4: release one hold (or all of an owner's holds) of the read or the
+write lock of a read-write lock.
+
+KEYS[1]  hash <prefix>:{<name>} (see the rw-state include)
+KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  reader leases <prefix>:{<name>}:readers (zset)
+KEYS[4]  waiting writers <prefix>:{<name>}:writers (zset)
+ARGV[1]  owner: <clientId>:<taskId>
+ARGV[2]  op: operation id of this call
+ARGV[3]  mode: 'read' or 'write'
+ARGV[4]  all: '1' releases every count of the owner in that mode, '0' one count
+ARGV[5]  token: release only the hold with this token; '' any
+ARGV[6]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
+ARGV[7]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns
+  {1, remaining, receivers}  released; remaining is the owner's count left in
+                             that mode; receivers counts the subscriber
+                             connections an announcement reached (0 if none)
+  {-1, exists}               not held by this owner in that mode (with that
+                             token): nothing changed
+
+Publishes 'unlock' on <prefix>:{<name>}:release when the owner's last hold in
+that mode goes and someone else may now enter: the write lock is given up, or
+the last reader left.
+]]
+--- @include "rw-state"
+--- @include "announce"
+
+local hash, readers = KEYS[1], KEYS[3]
+local owner, op, mode = ARGV[1], ARGV[2], ARGV[3]
+purgeRw(hash, readers, KEYS[4], nowMs())
+local countField, tokenField, opField
+if mode == 'write' then
+  if redis.call('HGET', hash, 'w') ~= owner then
+    countField = nil
+  else
+    countField, tokenField, opField = 'wc', 'wt', 'wo'
+  end
+else
+  countField, tokenField, opField = 'r:' .. owner, 'rt:' .. owner, 'ro:' .. owner
+end
+local held = countField and redis.call('HMGET', hash, countField, tokenField, opField) or {}
+
+if not held[1] or (ARGV[5] ~= '' and held[2] ~= ARGV[5]) then
+  if redis.call('GET', KEYS[2]) == owner .. ':' .. op then
+    return {1, 0, 0}
+  end
+  return {-1, redis.call('EXISTS', hash)}
+end
+if held[3] == op then
+  return {1, tonumber(held[1]), 0}
+end
+
+local count = tonumber(held[1]) - 1
+if count > 0 and ARGV[4] ~= '1' then
+  redis.call('HSET', hash, countField, count, opField, op)
+  return {1, count, 0}
+end
+
+redis.call('SET', KEYS[2], owner .. ':' .. op, 'PX', ARGV[6])
+if mode == 'write' then
+  redis.call('HDEL', hash, 'w', 'wc', 'wt', 'wo')
+else
+  redis.call('HDEL', hash, countField, tokenField, opField)
+  redis.call('ZREM', readers, owner)
+end
+local readersLeft = redis.call('ZCARD', readers)
+if readersLeft == 0 and not redis.call('HGET', hash, 'w') then
+  redis.call('DEL', hash, readers)
+  return {1, 0, announce(hash .. ':release', 'unlock', ARGV[7])}
+end
+if mode == 'write' then
+  -- Downgraded: readers (this owner among them) stay; waiting readers may enter.
+  redis.call('HSET', hash, 'mode', 'read')
+  return {1, 0, announce(hash .. ':release', 'unlock', ARGV[7])}
+end
+return {1, 0, 0}

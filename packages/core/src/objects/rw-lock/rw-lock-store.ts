@@ -1,0 +1,203 @@
+import type { Deployment } from '../../deployment/deployment.js';
+import type { AcquireReply } from '../../engine/acquire.js';
+import type { Hold } from '../../engine/hold.js';
+import type { HoldRegistry } from '../../engine/hold-registry.js';
+import type { ReleaseReply } from '../../engine/release.js';
+import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
+import { DEFAULT_DRIFT_FACTOR } from '../../engine/time.js';
+import type { Transport } from '../../engine/transport.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
+import { IllegalMonitorStateError } from '../../errors.js';
+import type { LockRequest } from '../../options/lock-options.js';
+import type { LockKeys } from '../lock/keys.js';
+import type { LockStore, OwnerHoldRead } from '../lock/lock-store.js';
+import { SCRIPTS } from '../scripts.generated.js';
+import { rwLockKeys, type RwLockKeys } from './keys.js';
+
+/** Renewal kind of read-write lock holds (either mode). */
+export const RW_KIND = 'rw-lock';
+
+export type RwMode = 'read' | 'write';
+
+const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
+const isOne = (reply: unknown): boolean => reply === 1;
+let clears = 0;
+
+function parseAcquire(reply: unknown): AcquireReply {
+  const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
+  if (code === 1) return { granted: true, token: String(second), count: Number(third) };
+  if (code === -3) throw new IllegalMonitorStateError('the write lock was asked by a task that holds only the read lock (it would wait for itself)');
+  if (code === -1) return { granted: false, retryInMs: 0 };
+  return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
+}
+
+function parseRelease(reply: unknown): ReleaseReply {
+  const [code, second, third] = reply as [number, number, number?];
+  if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
+  return { released: false, reason: second === 1 ? 'taken' : 'expired' };
+}
+
+/** One hold to renew, in either mode. */
+interface RenewItem {
+  readonly key: string;
+  readonly owner: string;
+  readonly token: string | undefined;
+  readonly leaseMs: number;
+  readonly mode: string;
+}
+
+/**
+ * One mode (read or write) of the read-write lock's protocol: the state hash
+ * with a writer and per-reader counts and tokens, every reader's own lease in
+ * a zset, and the waiting writers that hold new readers back. The two modes
+ * share the keys and the channel; `ReentrantLock` drives each as a lock.
+ */
+export class RwLockStore implements LockStore {
+  readonly counting = 'server';
+  readonly driftFactor = DEFAULT_DRIFT_FACTOR;
+  readonly headOnly = false;
+  readonly kind = RW_KIND;
+  readonly exclusive: boolean;
+  readonly transport: Transport;
+  private readonly sharded: string;
+
+  constructor(
+    readonly deployment: Deployment,
+    readonly mode: RwMode,
+    private readonly replayWindowMs: number,
+    /** How long a refused writer holds new readers back without trying again, ms. */
+    private readonly waiterLeaseMs: number,
+  ) {
+    this.exclusive = mode === 'write';
+    this.transport = deployment.transport;
+    this.sharded = deployment.sharded ? '1' : '0';
+  }
+
+  keysOf(prefix: string, name: string): RwLockKeys {
+    return rwLockKeys(prefix, name);
+  }
+
+  /** A task that holds only the read lock must not wait for the write lock: it would wait for itself. */
+  beforeAcquire(holds: HoldRegistry, keys: LockKeys, owner: string): void {
+    if (this.mode !== 'write' || holds.current(keys.lock, 'write', owner)?.active) return;
+    if (holds.current(keys.lock, 'read', owner)?.active) {
+      throw new IllegalMonitorStateError(
+        `the write lock of "${keys.lock}" was asked by a task that holds only its read lock: release the read lock first (waiting would deadlock)`,
+      );
+    }
+  }
+
+  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+    const rw = keys as RwLockKeys;
+    const join = request?.waitMs === 0 ? '0' : '1';
+    return this.transport.script(
+      SCRIPTS.rwLockAcquire,
+      [rw.lock, rw.fence, rw.cancelled, rw.readers, rw.writers, owner, leaseMs, op, this.mode, this.waiterLeaseMs, join],
+      'acquire',
+      rw.lock,
+      parseAcquire,
+    );
+  }
+
+  cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
+    const rw = keys as RwLockKeys;
+    return this.transport.script(
+      SCRIPTS.rwLockCancel,
+      [rw.lock, rw.released, rw.cancelled, rw.readers, rw.writers, owner, `${op}/cancel`, op, this.mode, this.replayWindowMs, this.sharded],
+      'cancel',
+      rw.lock,
+      isOne,
+    );
+  }
+
+  async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
+    const [outcome] = await this.renewItems([{ key: hold.key, owner: hold.owner, token: hold.token, leaseMs, mode: hold.mode }]);
+    return outcome ?? 'taken';
+  }
+
+  release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply> {
+    return this.releaseAs(keys, hold.owner, hold.token, op, false);
+  }
+
+  releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    const rw = keys as RwLockKeys;
+    return this.transport.script(
+      SCRIPTS.rwLockRelease,
+      [rw.lock, rw.released, rw.readers, rw.writers, owner, op, this.mode, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
+      'release',
+      rw.lock,
+      parseRelease,
+    );
+  }
+
+  async finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'> {
+    const reply = await this.releaseAs(keys, hold.owner, hold.token, op, true);
+    return reply.released ? 'released' : 'gone';
+  }
+
+  /** A writer leaving, or the last reader: every local waiter tries (readers may all enter). */
+  onMessage(_payload: string, queue: WaitQueue): void {
+    queue.wakeAll('released');
+  }
+
+  leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {
+    if (this.mode !== 'write') return Promise.resolve(false);
+    const rw = keys as RwLockKeys;
+    return this.transport.script(SCRIPTS.rwLockLeaveQueue, [rw.lock, rw.writers, rw.readers, owner, this.sharded], 'leaveQueue', rw.lock, isOne);
+  }
+
+  batchKey(hold: RenewableHold): string {
+    return this.deployment.batchKey(hold.key);
+  }
+
+  /** Renews holds of either mode (the store of one mode is the kind of both): one renew-n call. */
+  renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
+    return this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token, leaseMs: hold.leaseMs, mode: (hold as Hold).mode })));
+  }
+
+  private async renewItems(items: readonly RenewItem[]): Promise<RenewOutcome[]> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const item of items) keys.push(item.key, `${item.key}:readers`);
+    for (const item of items) args.push(item.owner, item.token ?? '', item.leaseMs, item.mode);
+    const codes = await this.transport.script(SCRIPTS.rwLockRenew, [keys.length, ...keys, ...args], `renew of ${items.length} holds`, items[0]?.key ?? '', (reply) => reply as number[]);
+    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+  }
+
+  /** Releases what is left of a hold of either mode (checked by owner and token). */
+  async clear(hold: Hold): Promise<boolean> {
+    const keys = rwLockKeys(hold.key.slice(0, hold.key.indexOf(':{')), hold.name);
+    const reply = await this.transport.script(
+      SCRIPTS.rwLockRelease,
+      [keys.lock, keys.released, keys.readers, keys.writers, hold.owner, `clear/${++clears}`, hold.mode, '1', hold.token ?? '', this.replayWindowMs, this.sharded],
+      'release',
+      keys.lock,
+      parseRelease,
+    );
+    return reply.released;
+  }
+
+  async isLocked(keys: LockKeys): Promise<boolean> {
+    const [mode, readers] = await Promise.all([
+      this.transport.call('hget', [keys.lock, 'mode'], 'a read', keys.lock, (reply) => reply as string | null),
+      this.transport.call('zcard', [(keys as RwLockKeys).readers], 'a read', keys.lock, Number),
+    ]);
+    return this.mode === 'write' ? mode === 'write' : readers > 0;
+  }
+
+  async ownerHold(keys: LockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
+    const fields = this.mode === 'write' ? ['w', 'wc'] : [`r:${owner}`, `r:${owner}`];
+    const [first, count] = await this.transport.call('hmget', [keys.lock, ...fields], 'a read', keys.lock, (reply) => reply as (string | null)[]);
+    const held = this.mode === 'write' ? first === owner : first !== null && first !== undefined;
+    return held ? { held: true, count: Number(count) } : { held: false, count: 0 };
+  }
+
+  pttl(keys: LockKeys): Promise<number> {
+    return this.transport.call('pttl', [keys.lock], 'PTTL', keys.lock, Number);
+  }
+
+  forceUnlock(keys: LockKeys): Promise<boolean> {
+    const rw = keys as RwLockKeys;
+    return this.transport.script(SCRIPTS.rwLockForceUnlock, [rw.lock, rw.readers, rw.writers, this.sharded], 'forceUnlock', rw.lock, isOne);
+  }
+}
