@@ -280,7 +280,7 @@ describe('coordination scripts', () => {
         await lapse(k, 'crashed2');
         expect((await acquire(k, 'next', 10_000))[0]).toBe(1);
         expect(await redis.hkeys(k.holders)).toEqual(['next']);
-        expect(await redis.zrange(k.leases, 0, -1)).toEqual(['next']);
+        expect(await redis.zrange(k.leases, '0', '-1')).toEqual(['next']);
         expect(await redis.get(k.permits)).toBe('1');
         await listener.flush();
         // Two came back, one was taken: the one left is announced for other waiters.

@@ -1,0 +1,233 @@
+import { ClientClosedError, InvalidArgumentError, LockAcquireTimeoutError, type RLockClient } from '@org/rlock-core';
+import { RedisFleet } from '@org/rlock-testing';
+import { fixture, runChild, startChild } from './child-processes.js';
+import { ClientPool, commandCalls, eventually, uniquePrefix } from './support.js';
+
+describe('RSemaphore', () => {
+  let fleet: RedisFleet;
+  const pool = new ClientPool();
+
+  beforeAll(async () => {
+    fleet = await RedisFleet.start({ size: 1 });
+  });
+  afterEach(() => pool.closeAll());
+  afterAll(() => fleet.stop());
+
+  const scriptCalls = async () => {
+    const redis = fleet.client(0);
+    return (await commandCalls(redis, 'evalsha')) + (await commandCalls(redis, 'eval'));
+  };
+
+  /** Resolves once `n` more script calls than `base` reached the server (each waiter's tries, say). */
+  const callsReach = (base: number, n: number) => eventually(async () => (await scriptCalls()) - base >= n, 5_000);
+
+  describe('arguments', () => {
+    it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, '1', null])(
+      'refuses the count %p with InvalidArgumentError before any command',
+      async (bad) => {
+        const semaphore = pool.make(fleet.url(0)).getSemaphore('args');
+        const before = await scriptCalls();
+        const count = bad as number;
+        await expect(semaphore.acquire(count)).rejects.toBeInstanceOf(InvalidArgumentError);
+        await expect(semaphore.tryAcquire(count)).rejects.toBeInstanceOf(InvalidArgumentError);
+        await expect(semaphore.release(count)).rejects.toBeInstanceOf(InvalidArgumentError);
+        await expect(semaphore.trySetPermits(count)).rejects.toBeInstanceOf(InvalidArgumentError);
+        if (bad !== -1) await expect(semaphore.addPermits(count)).rejects.toBeInstanceOf(InvalidArgumentError);
+        expect(await scriptCalls()).toBe(before);
+      },
+    );
+
+    it('takes negative deltas in addPermits only, and refuses unknown options and bad waits', async () => {
+      const semaphore = pool.make(fleet.url(0)).getSemaphore('args2');
+      await expect(semaphore.addPermits(-(2 ** 31))).rejects.toBeInstanceOf(InvalidArgumentError);
+      expect(await semaphore.addPermits(-2)).toBe(-2);
+      await expect(semaphore.acquire(1, { leaseMs: 1_000 } as never)).rejects.toThrow(/unknown option "leaseMs"/);
+      await expect(semaphore.acquire({ waitMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(semaphore.tryAcquire(1, { signal: 'no' } as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+    });
+
+    it('checks the name synchronously, and refuses calls once the client is closed', async () => {
+      const client = pool.make(fleet.url(0));
+      expect(() => client.getSemaphore('')).toThrow(InvalidArgumentError);
+      expect(() => client.getSemaphore('a{b}')).toThrow(InvalidArgumentError);
+      const semaphore = client.getSemaphore('closed');
+      await client.close();
+      expect(() => client.getSemaphore('x')).toThrow(ClientClosedError);
+      await expect(semaphore.acquire()).rejects.toBeInstanceOf(ClientClosedError);
+      await expect(semaphore.release()).rejects.toBeInstanceOf(ClientClosedError);
+    });
+  });
+
+  describe('permits', () => {
+    it('sets permits once, counts acquisitions and releases, and drains', async () => {
+      const client = pool.make(fleet.url(0));
+      const semaphore = client.getSemaphore('basic');
+      expect(await semaphore.availablePermits()).toBe(0);
+      expect(await semaphore.trySetPermits(5)).toBe(true);
+      expect(await semaphore.trySetPermits(9)).toBe(false);
+      await semaphore.acquire(2);
+      expect(await semaphore.tryAcquire(4)).toBe(false);
+      expect(await semaphore.tryAcquire({})).toBe(true);
+      expect(await semaphore.availablePermits()).toBe(2);
+      await semaphore.release(3);
+      expect(await semaphore.availablePermits()).toBe(5);
+      expect(await semaphore.addPermits(2)).toBe(7);
+      expect(await semaphore.drainPermits()).toBe(7);
+      expect(await semaphore.availablePermits()).toBe(0);
+      expect(await client.redis.get(`${client.options.keyPrefix}:{basic}`)).toBe('0');
+    });
+
+    it('lets anyone release: permits are not owned', async () => {
+      const a = pool.make(fleet.url(0));
+      const b = pool.make(fleet.url(0), { keyPrefix: a.options.keyPrefix });
+      await a.getSemaphore('owned').trySetPermits(1);
+      await a.getSemaphore('owned').acquire();
+      expect(await b.getSemaphore('owned').tryAcquire()).toBe(false);
+      await b.getSemaphore('owned').release();
+      expect(await b.getSemaphore('owned').tryAcquire()).toBe(true);
+    });
+
+    it('makes acquirers wait while addPermits keeps the count below zero', async () => {
+      const client = pool.make(fleet.url(0));
+      const semaphore = client.getSemaphore('negative');
+      await semaphore.trySetPermits(1);
+      expect(await semaphore.addPermits(-3)).toBe(-2);
+      expect(await semaphore.tryAcquire({ waitMs: 50 })).toBe(false);
+      await semaphore.release(3);
+      expect(await semaphore.tryAcquire()).toBe(true);
+    });
+  });
+
+  describe('waiting', () => {
+    it('rejects with LockAcquireTimeoutError at waitMs, and with the signal\'s reason on abort, taking nothing', async () => {
+      const client = pool.make(fleet.url(0));
+      const semaphore = client.getSemaphore('timeout');
+      await semaphore.trySetPermits(1);
+      await expect(semaphore.acquire(2, { waitMs: 100 })).rejects.toBeInstanceOf(LockAcquireTimeoutError);
+      const controller = new AbortController();
+      const waiting = semaphore.acquire(2, { signal: controller.signal });
+      const reason = new Error('stop');
+      setTimeout(() => controller.abort(reason), 50);
+      await expect(waiting).rejects.toBe(reason);
+      expect(await semaphore.availablePermits()).toBe(1);
+    });
+
+    it('wakes a waiter by the release message, with at most two script calls while it waits', async () => {
+      const holder = pool.make(fleet.url(0));
+      const waiter = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+      await holder.getSemaphore('wake').trySetPermits(1);
+      await holder.getSemaphore('wake').acquire();
+      const before = await scriptCalls();
+      let acquiredAt = 0;
+      const waiting = waiter
+        .getSemaphore('wake')
+        .acquire()
+        .then(() => (acquiredAt = performance.now()));
+      expect(await callsReach(before, 2)).toBe(true);
+      // The waiter's capped sleep is watchdogTimeoutMs / 3 = 10 s: only the
+      // release message can wake it within the bound below.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await scriptCalls()) - before).toBe(2); // the first try, and the try after the subscription
+      const releasedAt = performance.now();
+      await holder.getSemaphore('wake').release();
+      await waiting;
+      expect(acquiredAt - releasedAt).toBeLessThan(1_000);
+    });
+
+    it('wakes as many local waiters as the released permits let proceed: not all, not one', async () => {
+      const holder = pool.make(fleet.url(0));
+      const waiters = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+      const semaphore = waiters.getSemaphore('wakeN');
+      const before = await scriptCalls();
+      let acquired = 0;
+      const all = Array.from({ length: 5 }, () => semaphore.acquire().then(() => acquired++));
+      expect(await callsReach(before, 10)).toBe(true); // two tries each, then asleep
+      const beforeRelease = await scriptCalls();
+      await holder.getSemaphore('wakeN').release(3);
+      expect(await eventually(() => acquired === 3, 2_000)).toBe(true);
+      // Tries woken by the same message go out together: had more been woken,
+      // their tries would have reached the server by now.
+      await holder.redis.ping();
+      expect((await scriptCalls()) - beforeRelease).toBe(1 + 3);
+      expect(acquired).toBe(3);
+      await holder.getSemaphore('wakeN').release(2);
+      await Promise.all(all);
+      expect(await semaphore.availablePermits()).toBe(0);
+    });
+
+    it('wakes a waiter that wants fewer permits past one that wants more than came back', async () => {
+      const holder = pool.make(fleet.url(0));
+      const waiters = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+      const semaphore = waiters.getSemaphore('fit');
+      const before = await scriptCalls();
+      // Started together, both try, join the queue (the big one first) and try again.
+      const big = semaphore.acquire(5, { waitMs: 20_000 });
+      let small = false;
+      const smallOne = semaphore.acquire(2).then(() => (small = true));
+      expect(await callsReach(before, 4)).toBe(true);
+      const started = performance.now();
+      await holder.getSemaphore('fit').release(2);
+      await smallOne;
+      expect(small).toBe(true);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      await holder.getSemaphore('fit').release(5);
+      await big;
+    });
+
+    it('rejects waiters with ClientClosedError on close', async () => {
+      const client = pool.make(fleet.url(0));
+      const before = await scriptCalls();
+      const outcome = expect(client.getSemaphore('close').acquire()).rejects.toBeInstanceOf(ClientClosedError);
+      expect(await callsReach(before, 2)).toBe(true);
+      await client.close();
+      await outcome;
+    });
+  });
+
+  describe('across processes', () => {
+    it('never lets more holders in than there are permits (4 processes × 4 tasks, 3 permits)', async () => {
+      const prefix = uniquePrefix();
+      const setup = pool.make(fleet.url(0), { keyPrefix: prefix });
+      await setup.getSemaphore('pool').trySetPermits(3);
+      const workers = 4;
+      const tasks = 4;
+      const rounds = 25;
+      await Promise.all(
+        Array.from({ length: workers }, (_, i) =>
+          runChild(fixture('semaphore-worker.mjs'), {
+            REDIS_URL: fleet.url(0),
+            PREFIX: prefix,
+            KIND: 'semaphore',
+            TASKS: String(tasks),
+            ROUNDS: String(rounds),
+            PERMITS: '3',
+            WORKER: String(i),
+          }),
+        ),
+      );
+      const redis = fleet.client(0);
+      expect(Number(await redis.get(`${prefix}:data:total`))).toBe(workers * tasks * rounds);
+      expect(Number((await redis.get(`${prefix}:data:overflows`)) ?? 0)).toBe(0);
+      const max = Number(await redis.get(`${prefix}:data:max`));
+      expect(max).toBeGreaterThan(1); // the permits were shared
+      expect(max).toBeLessThanOrEqual(3);
+      expect(await setup.getSemaphore('pool').availablePermits()).toBe(3);
+    });
+
+    it('does not give a SIGKILLed holder\'s permit back (documented: use the permit-expirable semaphore)', async () => {
+      const prefix = uniquePrefix();
+      const client: RLockClient = pool.make(fleet.url(0), { keyPrefix: prefix });
+      const semaphore = client.getSemaphore('pool');
+      await semaphore.trySetPermits(1);
+      const holder = startChild(fixture('permit-holder.mjs'), { REDIS_URL: fleet.url(0), PREFIX: prefix, KIND: 'semaphore' });
+      await holder.line(/^acquired/);
+      holder.process.kill('SIGKILL');
+      expect(await holder.exited).toBeNull();
+      expect(await semaphore.tryAcquire({ waitMs: 500 })).toBe(false);
+      expect(await semaphore.availablePermits()).toBe(0);
+      // The way back: someone adds the lost permit.
+      await semaphore.addPermits(1);
+      expect(await semaphore.tryAcquire()).toBe(true);
+    });
+  });
+});
