@@ -18,6 +18,11 @@ export type {
   LockRenewedEvent,
 } from './engine/client-events.js';
 export type { RLock, LockHandle, LockScope } from './objects/lock/types.js';
+export type { RSemaphore } from './objects/semaphore/types.js';
+export type { RPermitExpirableSemaphore, PermitHandle, PermitOptions } from './objects/permit-semaphore/types.js';
+export type { RCountDownLatch } from './objects/latch/types.js';
+export type { WaitOptions } from './options/wait-options.js';
+export { MAX_COUNT } from './options/count-checks.js';
 export { MultiLock } from './objects/multi-lock/multi-lock.js';
 export type { RReadWriteLock } from './objects/rw-lock/read-write-lock.js';
 export type { MultiLockHandle, MultiLockScope } from './objects/multi-lock/multi-lock.js';

@@ -13,6 +13,15 @@ import { ReadWriteLock, type RReadWriteLock } from './objects/rw-lock/read-write
 import { RW_KIND, RwLockStore } from './objects/rw-lock/rw-lock-store.js';
 import type { RLock } from './objects/lock/types.js';
 import { checkName } from './objects/names.js';
+import { RedisSemaphore } from './objects/semaphore/semaphore.js';
+import { SemaphoreStore } from './objects/semaphore/semaphore-store.js';
+import type { RSemaphore } from './objects/semaphore/types.js';
+import { PermitExpirableSemaphore } from './objects/permit-semaphore/permit-semaphore.js';
+import { PERMIT_KIND, PermitStore } from './objects/permit-semaphore/permit-store.js';
+import type { RPermitExpirableSemaphore } from './objects/permit-semaphore/types.js';
+import { CountDownLatch } from './objects/latch/count-down-latch.js';
+import { LatchStore } from './objects/latch/latch-store.js';
+import type { RCountDownLatch } from './objects/latch/types.js';
 
 /**
  * A client of one Redis deployment: makes the coordination objects, runs
@@ -28,6 +37,7 @@ export class RLockClient extends EngineClient {
   private readonly deployment: Deployment;
   private readonly hub: ChannelHub;
   private readonly locks: ServerLockStore;
+  private readonly permits: PermitStore;
   private readonly fairLocks: FairLockStore;
   private readonly rwLocks: { readonly read: RwLockStore; readonly write: RwLockStore };
 
@@ -54,6 +64,9 @@ export class RLockClient extends EngineClient {
     };
     // Either store renews and clears holds of both modes.
     this.context.kinds.register(RW_KIND, this.rwLocks.read);
+    // Leased permits: the watchdog renews them in batches of their own kind.
+    this.permits = new PermitStore(this.deployment, commandTimeoutMs, this.clientId);
+    this.context.kinds.register(PERMIT_KIND, this.permits);
     this.startRenewer(resolved);
     // Back after a disconnect: the server may have lost holds (a restart
     // without persistence); check them now, not at their next renewal.
@@ -107,6 +120,37 @@ export class RLockClient extends EngineClient {
    */
   getMultiLock(locks: readonly RLock[]): MultiLock {
     return new MultiLock(locks);
+  }
+
+  /**
+   * The semaphore `name` (permits not owned; a crashed holder's permits are
+   * gone for good: see getPermitExpirableSemaphore).
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
+   */
+  getSemaphore(name: string): RSemaphore {
+    checkName(name, 'semaphore name');
+    this.assertOpen();
+    return new RedisSemaphore(name, this.context, new SemaphoreStore(this.deployment, this.options.commandTimeoutMs));
+  }
+
+  /**
+   * The permit-expirable semaphore `name`: leased permits with ids, tokens and signals.
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
+   */
+  getPermitExpirableSemaphore(name: string): RPermitExpirableSemaphore {
+    checkName(name, 'semaphore name');
+    this.assertOpen();
+    return new PermitExpirableSemaphore(name, this.context, this.permits);
+  }
+
+  /**
+   * The count-down latch `name`.
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
+   */
+  getCountDownLatch(name: string): RCountDownLatch {
+    checkName(name, 'latch name');
+    this.assertOpen();
+    return new CountDownLatch(name, this.context, new LatchStore(this.deployment, this.options.commandTimeoutMs));
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {

@@ -43,5 +43,7 @@ export type {
   RedisInput,
   CommonClientOptions,
 } from '@org/rlock-core';
+export { MAX_COUNT } from '@org/rlock-core';
+export type { RSemaphore, RPermitExpirableSemaphore, PermitHandle, PermitOptions, RCountDownLatch, WaitOptions } from '@org/rlock-core';
 export { WATCHDOG_DEFAULTS } from '@org/rlock-watchdog';
 export type { WatchdogOptions } from '@org/rlock-watchdog';
