@@ -59,7 +59,7 @@ export class IllegalMonitorStateError extends RLockError {
 }
 
 /** Why a hold was lost; mirrors the `lockLost` event. */
-export type LockLostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'closed';
+export type LockLostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'closed' | 'maxLease';
 
 /**
  * A hold the client had is gone: its lease expired, another owner took the lock,
@@ -92,6 +92,8 @@ function describeReason(reason: LockLostReason): string {
       return 'unreachable: the lease could not be renewed before it ran out';
     case 'closed':
       return 'closed: the client was closed while holding it';
+    case 'maxLease':
+      return 'maxLease: it was held for maxLeaseMs, and the watchdog renews a hold no longer than that';
   }
 }
 

@@ -224,6 +224,14 @@ export class Watchdog implements LeaseRenewer {
         this.#forget(entry);
         return;
       }
+      const cap = hold.maxLeaseAt;
+      if (cap !== undefined && !(now < cap)) {
+        // Held for its maxLeaseMs: never renewed past it, even when the hold's
+        // own timer is late (a stalled event loop that just woke up).
+        this.#forget(entry);
+        this.#lose(hold, 'maxLease');
+        return;
+      }
       const deadline = hold.deadline;
       // `!(now < deadline)` also loses a hold whose deadline is NaN: when in doubt, lost.
       if (!(now < deadline)) {

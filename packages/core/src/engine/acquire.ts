@@ -33,6 +33,8 @@ export interface AttemptSpec<G> {
   /** Fixed lease in ms; undefined: a watchdog lease. */
   readonly leaseMs: number | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Cap on renewal in ms from the send (`maxLeaseMs`); undefined: none. */
+  readonly maxLeaseMs?: number | undefined;
   send(op: string, leaseMs: number): Promise<AcquireReply<G>>;
   /** Cancels the acquire `op`, whether it ran, will run late, or never arrives. */
   undo(op: string): Promise<unknown>;
@@ -82,7 +84,7 @@ export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Prom
       await undo();
       outcome = 'undone';
     } else {
-      outcome = { hold: recordGrant(ctx, target, reply, sentAt, spec.leaseMs) };
+      outcome = { hold: recordGrant(ctx, target, reply, sentAt, spec.leaseMs, spec.maxLeaseMs) };
     }
   } finally {
     ctx.chains.leave(target.key, target.owner);
@@ -105,6 +107,8 @@ export function recordGrant<G>(
   reply: AcquireReply<G> & { granted: true },
   sentAt: number | undefined,
   fixedLeaseMs: number | undefined,
+  /** The acquisition's cap on renewal (`maxLeaseMs`), counted from `sentAt`; undefined: none. */
+  maxLeaseMs?: number,
 ): Hold {
   let hold = ctx.holds.current(target.key, target.mode, target.owner);
   if (hold?.active && reply.count !== undefined && hold.token !== reply.token) hold.lose('expired');
@@ -116,6 +120,7 @@ export function recordGrant<G>(
     hold = fresh;
   }
   hold.acquired(reply.count ?? hold.count + 1, sentAt, fixedLeaseMs);
+  if (maxLeaseMs !== undefined) hold.capLease((sentAt ?? monotonicNow()) + maxLeaseMs);
   ctx.acquired(hold);
   return hold;
 }

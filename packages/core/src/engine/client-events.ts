@@ -23,6 +23,12 @@ export interface LockReleasedEvent extends HoldEvent {
 }
 
 export interface LockLostEvent extends HoldEvent {
+  /**
+   * Why: `expired` (the key was found gone, or a fixed lease ran out), `taken`
+   * (another owner), `forced` (forceUnlock), `unreachable` (not renewed before
+   * the lease ran out), `closed` (client.close()), or `maxLease` (held for its
+   * `maxLeaseMs`: renewal stopped and the key was cleared).
+   */
   readonly reason: LockLostReason;
   readonly error: LockLostError;
 }

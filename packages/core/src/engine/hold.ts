@@ -56,6 +56,12 @@ export class Hold<G = unknown> implements RenewableHold {
   /** The release that takes the count to 0 went out: from then on it is released or lost, never held again. */
   releaseSent = false;
   grant: G | undefined;
+  /**
+   * Monotonic time (ms) past which the hold is neither renewed nor relied on
+   * (`maxLeaseMs`): then it is lost with reason `maxLease`. Undefined: no cap.
+   */
+  maxLeaseAt: number | undefined;
+  private maxLeaseTimer: NodeJS.Timeout | undefined;
   private readonly watchdogLeaseMs: number;
   private readonly driftFactor: number;
   private readonly observer: HoldObserver;
@@ -102,7 +108,7 @@ export class Hold<G = unknown> implements RenewableHold {
    * hold looking alive past its deadline.
    */
   get certain(): boolean {
-    return this.active && monotonicNow() < this.deadline;
+    return this.active && monotonicNow() < this.deadline && !(this.maxLeaseAt !== undefined && monotonicNow() >= this.maxLeaseAt);
   }
 
   get signal(): AbortSignal {
@@ -203,6 +209,22 @@ export class Hold<G = unknown> implements RenewableHold {
     this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, this.leaseMs, this.driftFactor));
   }
 
+  /**
+   * Caps the hold at monotonic time `at` (an acquisition's `maxLeaseMs` from
+   * its send): the earliest cap wins. At the cap the hold is lost (`maxLease`):
+   * renewal stops, the signal aborts, and the client clears its key. The
+   * watchdog also checks the cap before each renewal, so a late timer never
+   * lets a renewal through past it.
+   */
+  capLease(at: number): void {
+    if (!this.active || (this.maxLeaseAt !== undefined && this.maxLeaseAt <= at)) return;
+    this.maxLeaseAt = at;
+    if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
+    this.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow())));
+    // A cap nobody waits for must not keep the process alive (as the expiry timer).
+    this.maxLeaseTimer.unref();
+  }
+
   lose(reason: LockLostReason, cause?: unknown): void {
     if (!this.active) return;
     const error = new LockLostError(this.name, reason, { cause });
@@ -215,6 +237,7 @@ export class Hold<G = unknown> implements RenewableHold {
   private finish(state: HoldState): void {
     this.state = state;
     this.clearExpiryTimer();
+    if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
     this.stopRenewing();
   }
 

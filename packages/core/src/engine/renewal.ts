@@ -40,6 +40,12 @@ export interface RenewableHold {
   /** False once the hold is released or lost: the renewer must ignore it from then on. */
   readonly active: boolean;
   /**
+   * Monotonic time (ms) after which the hold must not be renewed (its
+   * `maxLeaseMs` cap): the renewer loses it with reason `maxLease` instead.
+   * Undefined: no cap.
+   */
+  readonly maxLeaseAt?: number | undefined;
+  /**
    * Record a successful renewal. `sentAt` is the monotonic time taken *before*
    * the renewal was sent; the new deadline is sentAt + leaseMs − drift.
    * Ignored when the hold is no longer active.

@@ -20,6 +20,28 @@ export interface LockOptions {
   readonly waitMs?: number;
   /** Aborts the wait; the call rejects with `signal.reason`. @default undefined */
   readonly signal?: AbortSignal;
+  /**
+   * A cap on renewal, in ms (1 to 2^31−1), counted from when the acquisition
+   * was sent: once the hold has lasted this long the watchdog stops renewing
+   * it, the client deletes its key (if still its own), its `signal` aborts
+   * with a LockLostError of reason `'maxLease'`, and the client emits
+   * `lockLost`. Without it a hold taken without `leaseMs` is renewed for as
+   * long as the process runs and never releases it (a forgotten `unlock()`,
+   * a promise that never settles).
+   *
+   * What it does not cover: a stalled event loop (a long synchronous
+   * computation, a GC pause, SIGSTOP) stops the watchdog and this cap's timer
+   * alike. Such a hold is not renewed meanwhile, so its lease lapses on the
+   * server after at most `watchdogTimeoutMs`; when the loop runs again the hold
+   * is reported lost (`'unreachable'`, or `'maxLease'` if the cap has passed
+   * by then), never renewed. On the server a capped hold lives at most
+   * `maxLeaseMs` + its lease (the last renewal before the cap).
+   *
+   * All nested acquisitions of one owner share one hold: the earliest cap any
+   * of them set applies to the hold until it ends.
+   * @default undefined (no cap)
+   */
+  readonly maxLeaseMs?: number;
 }
 
 /** The defaults of {@link LockOptions}, in one frozen object. */
@@ -30,6 +52,8 @@ export const LOCK_DEFAULTS = Object.freeze({
   waitMs: undefined,
   /** `tryLock()`: try once. */
   tryLockWaitMs: 0,
+  /** No cap on renewal. */
+  maxLeaseMs: undefined,
 });
 
 /** The checked options of one waiting call. */
@@ -39,6 +63,8 @@ export interface LockRequest {
   /** How long to wait in ms; undefined: without limit (0: try once). */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Cap on renewal in ms, counted from the send of the acquisition; undefined: none. */
+  readonly maxLeaseMs?: number | undefined;
   /** tryLock: give up at once when the outcome cannot be decided (Redlock: no quorum possible). */
   readonly failFast?: boolean;
 }
@@ -46,7 +72,7 @@ export interface LockRequest {
 /** Shortest lease accepted: lease − drift (lease × 1 % + 2 ms) must stay positive. */
 export const MIN_LEASE_MS = 3;
 
-const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal'] as const;
+const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal', 'maxLeaseMs'] as const;
 
 /**
  * Checks the options of a waiting call before anything is sent.
@@ -66,6 +92,7 @@ export function parseLockOptions(options: unknown, call: string): LockRequest {
     leaseMs,
     waitMs: raw.waitMs === undefined ? LOCK_DEFAULTS.waitMs : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
     signal: checkSignal(raw.signal, `${call}(): signal`),
+    maxLeaseMs: raw.maxLeaseMs === undefined ? LOCK_DEFAULTS.maxLeaseMs : checkDurationMs(raw.maxLeaseMs, `${call}(): maxLeaseMs`),
   };
 }
 

@@ -185,6 +185,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         target,
         leaseMs: request.leaseMs,
         signal,
+        maxLeaseMs: request.maxLeaseMs,
         send: (op, leaseMs) => store.acquire(this.keys, owner, leaseMs, op, request),
         undo: (op) => store.cancel(this.keys, owner, op),
       });
@@ -216,6 +217,11 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   private async reenterHere(hold: Hold, request: LockRequest): Promise<boolean> {
     const { ctx, store } = this;
     if (!hold.active) return false;
+    if (hold.maxLeaseAt !== undefined && monotonicNow() >= hold.maxLeaseAt) {
+      // Past its cap (a late timer has not said so yet): never counted on again.
+      hold.lose('maxLease');
+      return false;
+    }
     if (!hold.certain) {
       // Past its deadline the lease may have run out: counting a nested
       // acquisition here would answer "acquired" for a lock others may hold.
@@ -238,6 +244,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       request.signal?.throwIfAborted();
     }
     hold.acquired(hold.count + 1, sentAt, request.leaseMs);
+    if (request.maxLeaseMs !== undefined) hold.capLease((sentAt ?? monotonicNow()) + request.maxLeaseMs);
     ctx.acquired(hold);
     return true;
   }

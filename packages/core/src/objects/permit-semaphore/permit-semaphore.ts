@@ -130,6 +130,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
           target: this.target(id),
           leaseMs: request.leaseMs,
           signal,
+          maxLeaseMs: request.maxLeaseMs,
           send: (_op, leaseMs) => store.acquire(keys, id, leaseMs),
           undo: () => store.cancel(keys, id),
         });
