@@ -114,7 +114,7 @@ describe('coordination scripts', () => {
         expect(await redis.get(k.permits)).toBe('3');
         expect(await acquire(k, 'a', 2)).toEqual([-1]);
         await listener.flush();
-        expect(listener.messages).toEqual(['3']);
+        expect(listener.messages).toEqual(['2:3']);
       });
     });
 
@@ -127,7 +127,7 @@ describe('coordination scripts', () => {
         expect(await redis.get(k.permits)).toBe('2');
         expect(await release(k, 'r2', 1)).toEqual([3, 1]);
         await listener.flush();
-        expect(listener.messages).toEqual(['2', '3']);
+        expect(listener.messages).toEqual(['2:2', '1:3']);
       });
 
       it('announces nothing while the count stays at or below zero', async () => {
@@ -149,7 +149,7 @@ describe('coordination scripts', () => {
         expect(await trySet(k, 's2', 9)).toBe(0);
         expect(await redis.get(k.permits)).toBe('4');
         await listener.flush();
-        expect(listener.messages).toEqual(['4']);
+        expect(listener.messages).toEqual(['4:4']);
       });
 
       it('counts a semaphore drained to zero as set', async () => {
@@ -171,7 +171,7 @@ describe('coordination scripts', () => {
         expect(await add(k, 'a3', 1)).toBe(-1);
         expect(await add(k, 'a4', 2)).toBe(1);
         await listener.flush();
-        expect(listener.messages).toEqual(['3', '1']);
+        expect(listener.messages).toEqual(['3:3', '2:1']);
       });
     });
 
@@ -284,7 +284,7 @@ describe('coordination scripts', () => {
         expect(await redis.get(k.permits)).toBe('1');
         await listener.flush();
         // Two came back, one was taken: the one left is announced for other waiters.
-        expect(listener.messages).toEqual(['1']);
+        expect(listener.messages).toEqual(['1:1']);
       });
 
       it('refuses an id that was cancelled before it arrived, and changes nothing', async () => {
@@ -310,7 +310,7 @@ describe('coordination scripts', () => {
         expect(await release(k, 'p', token as string, 'c:r2')).toEqual([-1, 0]);
         expect(await redis.get(k.permits)).toBe('1');
         await listener.flush();
-        expect(listener.messages).toEqual(['1']);
+        expect(listener.messages).toEqual(['1:1']);
       });
 
       it('finds a lapsed permit gone (reclaimed first, its permit back once)', async () => {
@@ -345,7 +345,7 @@ describe('coordination scripts', () => {
         expect(await acquire(k, 'p', 10_000)).toEqual([-1]);
         expect(await redis.get(k.marker('p'))).toBe('cancelled');
         await listener.flush();
-        expect(listener.messages).toEqual(['1']);
+        expect(listener.messages).toEqual(['1:1']);
       });
     });
 
@@ -406,7 +406,7 @@ describe('coordination scripts', () => {
         expect(await available(k)).toBe(1);
         expect(await redis.zcard(k.leases)).toBe(0);
         await listener.flush();
-        expect(listener.messages).toEqual(['1']);
+        expect(listener.messages).toEqual(['1:1']);
       });
     });
   });

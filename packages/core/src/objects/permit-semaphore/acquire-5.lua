@@ -23,8 +23,9 @@ Returns
   {-1}          this id was cancelled (or released) before the call arrived:
                 nothing changed.
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when it
-reclaimed lapsed permits and some are still available after its own.
+Publishes '<came back>:<available>' on <prefix>:{<name>}:permits when it
+reclaimed lapsed permits and some are still available after its own (came
+back: at most the reclaimed ones, at most what is left).
 ]]
 --- @include "mint-token"
 --- @include "announce"
@@ -52,7 +53,8 @@ redis.call('DECR', KEYS[1])
 token = mintToken(KEYS[4])
 redis.call('ZADD', KEYS[2], nowMs + tonumber(ARGV[2]), ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], token)
-if reclaimed > 0 and available > 1 then
-  announce(KEYS[1] .. ':permits', tostring(available - 1), ARGV[3])
+local cameBack = math.min(reclaimed, available - 1)
+if cameBack > 0 then
+  announce(KEYS[1] .. ':permits', cameBack .. ':' .. (available - 1), ARGV[3])
 end
 return {1, token}

@@ -15,8 +15,9 @@ ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 Returns the available count after the call (a replay: the count the first call
 left, and nothing changes).
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when
-permits came back (added or reclaimed) and some are available.
+Publishes '<came back>:<available>' (permits added and reclaimed, and the
+available count after) on <prefix>:{<name>}:permits when permits came back
+and some are available.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"
@@ -29,6 +30,6 @@ local _, reclaimed = reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
 local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[4], available, 'PX', ARGV[2])
 if (tonumber(ARGV[1]) > 0 or reclaimed > 0) and available > 0 then
-  announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+  announce(KEYS[1] .. ':permits', (math.max(tonumber(ARGV[1]), 0) + reclaimed) .. ':' .. available, ARGV[3])
 end
 return available

@@ -11,7 +11,7 @@ ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 Returns the available count (0 when not set; negative after addPermits removed
 more than there was).
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when it
+Publishes '<reclaimed>:<available>' on <prefix>:{<name>}:permits when it
 reclaimed lapsed permits and some are available.
 ]]
 --- @include "announce"
@@ -20,6 +20,6 @@ reclaimed lapsed permits and some are available.
 local _, reclaimed = reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
 local available = tonumber(redis.call('GET', KEYS[1]) or '0')
 if reclaimed > 0 and available > 0 then
-  announce(KEYS[1] .. ':permits', tostring(available), ARGV[1])
+  announce(KEYS[1] .. ':permits', reclaimed .. ':' .. available, ARGV[1])
 end
 return available

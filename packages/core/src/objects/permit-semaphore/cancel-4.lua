@@ -16,8 +16,8 @@ ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 Returns 1 when the acquire had run and the permit is back, 0 when it had not
 (the marker refuses it). Lapsed permits are reclaimed first.
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when
-permits came back (this one, or lapsed ones) and some are available.
+Publishes '<came back>:<available>' on <prefix>:{<name>}:permits when permits
+came back (this one, or lapsed ones) and some are available.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"
@@ -33,7 +33,7 @@ redis.call('SET', KEYS[4], 'cancelled', 'PX', ARGV[2])
 if undone + reclaimed > 0 then
   local available = tonumber(redis.call('GET', KEYS[1]) or '0')
   if available > 0 then
-    announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+    announce(KEYS[1] .. ':permits', (undone + reclaimed) .. ':' .. available, ARGV[3])
   end
 end
 return undone

@@ -21,12 +21,14 @@ const MODE = 'permit';
 let calls = 0;
 
 /**
- * A release message carries the available count: wake that many local
- * waiters (each wants one permit), the queue's wakeN, capped by how many wait.
+ * A message is `<came back>:<available>`: every process with waiters hears
+ * it, so each wakes as many local waiters (each wants one permit) as permits
+ * came back and are available, the queue's wakeN, not one per available permit.
  */
 function wakePermits(payload: string, queue: WaitQueue): void {
-  const available = Number(payload);
-  if (available > 0) queue.wakeN(Math.min(available, queue.waiters.length));
+  const colon = payload.indexOf(':');
+  const wake = Math.min(Number(payload.slice(0, colon)), Number(payload.slice(colon + 1)), queue.waiters.length);
+  if (wake > 0) queue.wakeN(wake);
 }
 
 /**

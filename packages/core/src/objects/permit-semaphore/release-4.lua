@@ -21,8 +21,9 @@ Returns
                   nothing changed; exists is 1 when the id is held with
                   another token.
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when
-permits came back and some are available.
+Publishes '<came back>:<available>' (this permit and lapsed ones, and the
+available count after) on <prefix>:{<name>}:permits when permits came back and
+some are available.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"
@@ -40,7 +41,7 @@ local receivers = 0
 if released or reclaimed > 0 then
   local available = tonumber(redis.call('GET', KEYS[1]) or '0')
   if available > 0 then
-    receivers = announce(KEYS[1] .. ':permits', tostring(available), ARGV[5])
+    receivers = announce(KEYS[1] .. ':permits', ((released and 1 or 0) + reclaimed) .. ':' .. available, ARGV[5])
   end
 end
 if released then

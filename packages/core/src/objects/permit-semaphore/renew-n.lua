@@ -16,7 +16,7 @@ Returns one integer per permit, in order:
    0  gone: lapsed (reclaimed) or released
   -1  taken: the id is held with another token
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits of a
+Publishes '<reclaimed>:<available>' on <prefix>:{<name>}:permits of a
 semaphore where it reclaimed lapsed permits and some are available.
 ]]
 --- @include "announce"
@@ -30,7 +30,7 @@ for i = 1, #KEYS / 3 do
   if reclaimed > 0 then
     local available = tonumber(redis.call('GET', permits) or '0')
     if available > 0 then
-      announce(permits .. ':permits', tostring(available), ARGV[1])
+      announce(permits .. ':permits', reclaimed .. ':' .. available, ARGV[1])
     end
   end
   local held = redis.call('HGET', holders, id)

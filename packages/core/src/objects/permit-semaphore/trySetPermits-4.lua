@@ -14,8 +14,7 @@ ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 Returns 1 when it set the permits, 0 when the semaphore was set already.
 Lapsed permits are reclaimed first.
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when it
-set them.
+Publishes '<permits>:<permits>' on <prefix>:{<name>}:permits when it set them.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"
@@ -28,7 +27,7 @@ reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
 local set = 0
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   set = 1
-  announce(KEYS[1] .. ':permits', ARGV[1], ARGV[3])
+  announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. ARGV[1], ARGV[3])
 end
 redis.call('SET', KEYS[4], set, 'PX', ARGV[2])
 return set

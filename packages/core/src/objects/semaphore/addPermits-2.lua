@@ -12,8 +12,9 @@ ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 Returns the available count after the call (a replay: the count the first call
 left, and nothing changes).
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when
-permits were added and some are available.
+Publishes '<delta>:<available>' (the permits added, and the available count
+after) on <prefix>:{<name>}:permits when permits were added and some are
+available.
 ]]
 --- @include "announce"
 
@@ -24,6 +25,6 @@ end
 local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], available, 'PX', ARGV[2])
 if tonumber(ARGV[1]) > 0 and available > 0 then
-  announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+  announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. available, ARGV[3])
 end
 return available

@@ -15,8 +15,8 @@ Returns
   1  the acquire had run: its permits are back
   0  it had not run (or was cancelled already): the marker refuses it
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when
-permits came back and some are available.
+Publishes '<permits>:<available>' (the permits that came back, and the
+available count after) on <prefix>:{<name>}:permits when some are available.
 ]]
 --- @include "announce"
 
@@ -27,6 +27,6 @@ if done ~= 'acquired' then
 end
 local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 if available > 0 then
-  announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+  announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. available, ARGV[3])
 end
 return 1

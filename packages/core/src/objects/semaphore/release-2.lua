@@ -13,8 +13,9 @@ Returns {available, receivers}: the available count after the release, and how
 many subscriber connections the announcement reached (0 when nothing was
 announced, and on a replay, which changes nothing).
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when it is
-positive afterwards.
+Publishes '<permits>:<available>' (the permits that came back, and the
+available count after) on <prefix>:{<name>}:permits when the available count
+is positive afterwards.
 ]]
 --- @include "announce"
 
@@ -25,6 +26,6 @@ local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], 'released', 'PX', ARGV[2])
 local receivers = 0
 if available > 0 then
-  receivers = announce(KEYS[1] .. ':permits', tostring(available), ARGV[3])
+  receivers = announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. available, ARGV[3])
 end
 return {available, receivers}

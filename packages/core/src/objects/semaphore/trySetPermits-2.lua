@@ -12,8 +12,8 @@ ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 Returns 1 when it set the permits, 0 when the semaphore was set already
 (nothing changed).
 
-Publishes the available count (decimal) on <prefix>:{<name>}:permits when it
-set them (waiters may have been waiting for the semaphore to be set up).
+Publishes '<permits>:<permits>' on <prefix>:{<name>}:permits when it set them
+(waiters may have been waiting for the semaphore to be set up).
 ]]
 --- @include "announce"
 
@@ -24,7 +24,7 @@ end
 local set = 0
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   set = 1
-  announce(KEYS[1] .. ':permits', ARGV[1], ARGV[3])
+  announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. ARGV[1], ARGV[3])
 end
 redis.call('SET', KEYS[2], set, 'PX', ARGV[2])
 return set

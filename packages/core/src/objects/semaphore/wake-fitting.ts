@@ -13,28 +13,35 @@ function wantedBy(id: string): number {
 }
 
 /**
- * The semaphore's wake policy. The message is the available count after
- * permits came back; it wakes as many local waiters as that count lets
- * proceed, in arrival order, not all and not one: with waiters that each want
- * one permit, `available` of them (the queue's wakeN). A waiter that wants
- * more than is left is passed over for the ones behind it that fit.
+ * The semaphore's wake policy. A message is `<came back>:<available>`: the
+ * permits a release (or an addition) gave back, and the available count after
+ * it. Every process with waiters hears it, so each wakes only as many local
+ * waiters as the permits that came back can serve (the queue's wakeN when
+ * each wants one), not one per available permit: a herd of tries for the same
+ * permits costs script calls and gains nothing. In arrival order, a waiter
+ * that wants more than is available is passed over for the ones behind it
+ * that fit; one that fits in what is available may be woken by a smaller
+ * release (permits left over from earlier releases count too).
  */
 export function wakeFitting(payload: string, queue: WaitQueue): void {
-  let left = Number(payload);
-  if (!(left > 0)) return;
+  const colon = payload.indexOf(':');
+  let cameBack = Number(payload.slice(0, colon));
+  let available = Number(payload.slice(colon + 1));
+  if (!(cameBack > 0 && available > 0)) return;
   const ids: string[] = [];
   let inOrder = true;
   let skipped = false;
   for (const waiter of queue.waiters) {
     const wanted = wantedBy(waiter.id);
-    if (wanted > left) {
+    if (wanted > available) {
       skipped = true;
       continue;
     }
-    left -= wanted;
+    available -= wanted;
+    cameBack -= wanted;
     ids.push(waiter.id);
     if (skipped) inOrder = false;
-    if (left <= 0) break;
+    if (cameBack <= 0 || available <= 0) break;
   }
   // The common case (the first n waiters fit): wake n, and a wake that finds
   // its waiter busy trying is kept for its next sleep.
