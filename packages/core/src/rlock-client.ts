@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Deployment } from './deployment/deployment.js';
-import { StandaloneDeployment } from './deployment/standalone.js';
+import { createDeployment } from './deployment/create-deployment.js';
 import { ChannelHub } from './engine/channel-hub.js';
 import { EngineClient } from './engine/engine-client.js';
 import type { QueueSubscription, WaitQueue } from './engine/wait-queue.js';
@@ -46,7 +46,7 @@ export class RLockClient extends EngineClient {
     const resolved = resolveClientOptions(options);
     super(resolved);
     this.options = resolved;
-    this.deployment = new StandaloneDeployment(resolved.redis, resolved.commandTimeoutMs);
+    this.deployment = createDeployment(resolved.redis, resolved.commandTimeoutMs, resolved.syncReplicas);
     const { commandTimeoutMs } = resolved;
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),
@@ -73,8 +73,8 @@ export class RLockClient extends EngineClient {
     this.deployment.onReconnect(() => this.context.renewer?.renewNow?.());
   }
 
-  /** The command connection (given, or made from the options). */
-  get redis(): Redis {
+  /** The command connection (given, or made from the options): one Redis, or a Cluster. */
+  get redis(): Redis | Cluster {
     return this.deployment.redis;
   }
 

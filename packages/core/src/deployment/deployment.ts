@@ -1,5 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Transport } from '../engine/transport.js';
+import { RedisUnavailableError } from '../errors.js';
 
 /** What a subscriber connection reports. */
 export interface SubscriberHandlers {
@@ -29,8 +30,8 @@ export interface SubscriberConnection {
  * {@link StandaloneDeployment}; a Cluster plugs in here with sharded pub/sub.
  */
 export interface Deployment {
-  /** The command connection. */
-  readonly redis: Redis;
+  /** The command connection: one Redis, or a Cluster. */
+  readonly redis: Redis | Cluster;
   /** rlock's batched, time-bounded way to the command connection. */
   readonly transport: Transport;
   /** True when rlock created the connection, and so closes it. */
@@ -41,14 +42,44 @@ export interface Deployment {
   openSubscriber(handlers: SubscriberHandlers): SubscriberConnection;
   /** Holds whose keys share a batch key may be renewed by one script call (one server, one slot). */
   batchKey(key: string): string;
+  /** True when writes must reach replicas before they count (`syncReplicas`): then call {@link afterWrite}. */
+  readonly syncsReplicas: boolean;
   /**
    * Runs after each write that must be durable before it counts (an acquire,
    * a renewal): nothing on a plain deployment; `WAIT` with replica
    * acknowledgement when asked for. Rejects when the write cannot be counted on.
    */
-  afterWrite(): Promise<void>;
+  afterWrite(key: string): Promise<void>;
   /** Calls `listener` each time the command connection is ready again after it was lost. */
   onReconnect(listener: () => void): void;
   /** Closes what rlock created (QUIT, bounded by `deadline` in monotonic ms), leaves the rest open. */
   close(deadline: number): Promise<void>;
+}
+
+/** Replica acknowledgement of every acquire and renewal (opt-in; see the client's `syncReplicas`). */
+export interface SyncReplicas {
+  /** Replicas that must have the write before it counts. */
+  readonly replicas: number;
+  /** How long WAIT waits for them, ms (below commandTimeoutMs). */
+  readonly timeoutMs: number;
+}
+
+/**
+ * WAIT for `sync.replicas` acknowledgements of the writes sent before it on
+ * the connection that holds `key`; nothing when not asked for.
+ * @throws RedisUnavailableError when fewer replicas acknowledged in time: the
+ *   write must not count (a failover now could lose it)
+ */
+export async function waitForReplicas(
+  sync: SyncReplicas | undefined,
+  key: string,
+  wait: (args: (string | number)[]) => Promise<number>,
+): Promise<void> {
+  if (!sync) return;
+  const acknowledged = await wait([sync.replicas, sync.timeoutMs]);
+  if (acknowledged < sync.replicas) {
+    throw new RedisUnavailableError(
+      `only ${acknowledged} of ${sync.replicas} replicas acknowledged the write on "${key}" within ${sync.timeoutMs} ms (syncReplicas): it does not count`,
+    );
+  }
 }

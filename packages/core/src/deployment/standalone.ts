@@ -4,7 +4,7 @@ import { monotonicNow } from '../engine/time.js';
 import { Transport } from '../engine/transport.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
 import { resolveConnection } from './connection.js';
-import type { Deployment, SubscriberConnection, SubscriberHandlers } from './deployment.js';
+import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 import { openSubscriberConnection } from './subscriber-connection.js';
 
 /**
@@ -18,11 +18,20 @@ export class StandaloneDeployment implements Deployment {
   readonly owned: boolean;
   readonly sharded = false;
 
+  get syncsReplicas(): boolean {
+    return this.syncReplicas !== undefined;
+  }
+
   /**
    * @param commandTimeoutMs rlock's own bound on every call (see Transport).
+   * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT).
    * @throws InvalidArgumentError for a bad `redis` input (see resolveConnection).
    */
-  constructor(input: unknown, commandTimeoutMs: number) {
+  constructor(
+    input: unknown,
+    commandTimeoutMs: number,
+    private readonly syncReplicas?: SyncReplicas,
+  ) {
     const connection = resolveConnection(input);
     this.redis = connection.redis;
     this.transport = new Transport(this.redis, commandTimeoutMs, Object.values(SCRIPTS));
@@ -70,8 +79,8 @@ export class StandaloneDeployment implements Deployment {
     return 'server';
   }
 
-  afterWrite(): Promise<void> {
-    return Promise.resolve();
+  afterWrite(key: string): Promise<void> {
+    return waitForReplicas(this.syncReplicas, key, (args) => this.transport.call('wait', args, 'WAIT', key, Number));
   }
 
   /**

@@ -3,6 +3,7 @@ import type { EngineContext } from './engine-context.js';
 import { Hold, type HoldTarget } from './hold.js';
 import { leaseDeadline, monotonicNow } from './time.js';
 import { wasNotSent } from './transport.js';
+import { backoffDelayMs } from './backoff.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
 
 /** What one acquire call answered, as the object reads it. */
@@ -304,12 +305,31 @@ export async function acquireOrWait(ctx: EngineContext, spec: WaitSpec): Promise
 
 async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Promise<Hold | undefined> {
   const waitUntil = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
+  let failingSince: number | undefined;
+  let failures = 0;
+  // A waiting call rides out a short outage (a failover, a restart): a try
+  // that finds Redis unavailable is tried again, with jittered backoff, until
+  // Redis has been unavailable for commandTimeoutMs; then the call fails with
+  // it. A call that does not wait (waitMs 0) fails at once.
+  const tryOnce = async (): Promise<TryOutcome> => {
+    try {
+      const outcome = await call.tryOnce(ctx);
+      failingSince = undefined;
+      failures = 0;
+      return outcome;
+    } catch (error) {
+      if (!(error instanceof RedisUnavailableError) || spec.waitMs === 0) throw error;
+      failingSince ??= monotonicNow();
+      if (monotonicNow() - failingSince >= ctx.commandTimeoutMs) throw error;
+      return { retryInMs: backoffDelayMs(++failures, Math.min(50, ctx.commandTimeoutMs), ctx.commandTimeoutMs, Math.random()) };
+    }
+  };
   // Tasks of this process queue behind the ones already waiting (no barging):
   // a releasing task that locks again at once must not starve them.
   const queueBehind = spec.queueLocally && !spec.reentry && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
   let retryInMs = ctx.maxSleepMs;
   if (!queueBehind) {
-    const first = await call.tryOnce(ctx);
+    const first = await tryOnce();
     if ('hold' in first) return first.hold;
     if (spec.waitMs === 0) return undefined;
     retryInMs = first.retryInMs;
@@ -325,7 +345,7 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
     let tryNow = !queueBehind;
     for (;;) {
       if (tryNow && (!spec.headOnly || waiter.isHead)) {
-        const result = await call.tryOnce(ctx);
+        const result = await tryOnce();
         if ('hold' in result) {
           acquired = true;
           // Branches of one task share its ownership: those waiting beside this

@@ -1,4 +1,4 @@
-import { Command, type Redis } from 'ioredis';
+import { Command, type Cluster, type Redis } from 'ioredis';
 import { RedisUnavailableError } from '../errors.js';
 import type { EmbeddedScript } from './scripts.js';
 import { toRLockError } from './bounded-call.js';
@@ -55,7 +55,8 @@ export class Transport {
   private down: Error | undefined;
 
   constructor(
-    readonly redis: Redis,
+    /** One connection (corked per batch), or a Cluster (each command routed to its slot's node, unbatched). */
+    readonly redis: Redis | Cluster,
     readonly timeoutMs: number,
     /** Every script this connection may run: loaded on each connect, before anything else. */
     private readonly scripts: readonly EmbeddedScript[],
@@ -163,7 +164,8 @@ export class Transport {
 
   private cork(): void {
     if (this.corked !== undefined) return;
-    const stream = this.redis.stream;
+    // A Cluster has no one stream: its commands go to their nodes as they come.
+    const stream = 'stream' in this.redis ? this.redis.stream : undefined;
     // Not connected yet (or reconnecting): ioredis queues commands offline and
     // writes them in order once connected.
     if (this.redis.status !== 'ready' || !stream?.writable) return;

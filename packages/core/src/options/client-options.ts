@@ -1,7 +1,9 @@
 import type { LeaseRenewerFactory } from '../engine/renewal.js';
 import { checkKeyPrefix } from '../objects/names.js';
 import type { RedisInput } from '../deployment/connection.js';
-import { checkDurationMs, checkFunction } from './argument-checks.js';
+import { checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from './argument-checks.js';
+import type { SyncReplicas } from '../deployment/deployment.js';
+import type { ClusterInput } from '../deployment/create-deployment.js';
 import { OptionReader } from './option-reader.js';
 import { InvalidArgumentError } from '../errors.js';
 
@@ -41,10 +43,22 @@ export interface RLockClientOptions extends CommonClientOptions {
   /**
    * The Redis to use: a `redis://` URL or ioredis options (rlock then owns the
    * connection, pipelines automatically and closes it on `close()`), or an
-   * ioredis instance (used as is and left open). Instances and options with
-   * their own `keyPrefix` are refused. A Cluster is not supported yet.
+   * ioredis instance (used as is and left open); Sentinel through ioredis's
+   * `{ sentinels, name }` options; a Cluster as an ioredis `Cluster` instance
+   * or `{ cluster: [urls], ...clusterOptions }` (Redis ≥ 7.0: sharded pub/sub).
+   * Instances and options with their own `keyPrefix` are refused.
    */
-  readonly redis: RedisInput;
+  readonly redis: RedisInput | ClusterInput;
+  /**
+   * Replica acknowledgement (opt-in): after every acquire and renewal, WAIT
+   * for `replicas` replicas within `timeoutMs` (below commandTimeoutMs). Too
+   * few acknowledgements: the acquire counts as not acquired (its grant is
+   * released) and a renewal as failed (retried until the lease's deadline,
+   * then the hold is lost). Without it, an asynchronous failover can hand the
+   * same lock to two holders without either being told.
+   * @default undefined
+   */
+  readonly syncReplicas?: { readonly replicas: number; readonly timeoutMs: number };
 }
 
 /** The defaults of {@link CommonClientOptions}, in one frozen object. */
@@ -69,6 +83,7 @@ export interface ResolvedCommonOptions {
 
 export interface ResolvedClientOptions extends ResolvedCommonOptions {
   readonly redis: unknown;
+  readonly syncReplicas: SyncReplicas | undefined;
 }
 
 /** Names of the common options, for a reader's list of known ones. */
@@ -117,9 +132,26 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
 
 /** @throws InvalidArgumentError listing every bad option. */
 export function resolveClientOptions(options: unknown): ResolvedClientOptions {
-  const reader = new OptionReader(options, ['redis', ...COMMON_OPTION_NAMES], 'client options');
+  const reader = new OptionReader(options, ['redis', ...COMMON_OPTION_NAMES, 'syncReplicas'], 'client options');
   if (reader.raw.redis === undefined) reader.problem('redis is required (a URL, ioredis options or an ioredis instance)');
   const common = readCommonOptions(reader);
+  const syncReplicas = reader.read(
+    'syncReplicas',
+    (value) => {
+      const raw = checkOptionsObject(value, 'syncReplicas');
+      checkKnownKeys(raw, ['replicas', 'timeoutMs'], 'syncReplicas');
+      const replicas = raw.replicas;
+      if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1 || replicas > 64) {
+        throw new InvalidArgumentError(`syncReplicas.replicas must be an integer from 1 to 64, got ${describeValue(replicas)}`);
+      }
+      const timeoutMs = checkDurationMs(raw.timeoutMs, 'syncReplicas.timeoutMs');
+      if (timeoutMs >= common.commandTimeoutMs) {
+        throw new InvalidArgumentError(`syncReplicas.timeoutMs (${timeoutMs}) must be below commandTimeoutMs (${common.commandTimeoutMs})`);
+      }
+      return { replicas, timeoutMs };
+    },
+    undefined as SyncReplicas | undefined,
+  );
   reader.done();
-  return { redis: reader.raw.redis, ...common };
+  return { redis: reader.raw.redis, ...common, syncReplicas };
 }

@@ -51,13 +51,14 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     // tryLock({ waitMs: 0 }) never queues.
     const join = request?.waitMs === 0 ? '0' : '1';
-    return this.transport.script(
+    const reply = this.transport.script(
       SCRIPTS.fairLockAcquire,
       [fair.lock, fair.fence, fair.cancelled, fair.queue, fair.waiters, owner, leaseMs, op, this.waiterLeaseMs, join],
       'acquire',
       fair.lock,
       parseAcquire,
     );
+    return this.replicated(reply, fair.lock);
   }
 
   override releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {

@@ -60,7 +60,20 @@ export class ServerLockStore implements LockStore {
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
-    return this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op], 'acquire', keys.lock, parseAcquire);
+    const reply = this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op], 'acquire', keys.lock, parseAcquire);
+    return this.replicated(reply, keys.lock);
+  }
+
+  /**
+   * With `syncReplicas`, a grant counts once enough replicas have it: a
+   * rejection here makes the engine undo the grant (nothing is left).
+   */
+  protected replicated<T extends { readonly granted: boolean }>(reply: Promise<T>, key: string): Promise<T> {
+    if (!this.deployment.syncsReplicas) return reply;
+    return reply.then(async (value) => {
+      if (value.granted) await this.deployment.afterWrite(key);
+      return value;
+    });
   }
 
   /** Cancels acquire `op` of `owner` (one count, or all of them). */
@@ -106,6 +119,9 @@ export class ServerLockStore implements LockStore {
   /** Renews a batch of holds of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
+    // With syncReplicas a renewal counts once replicas have it: else it is
+    // retried (the watchdog), and the hold lost at its deadline.
+    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(holds[0]?.key ?? '');
     return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
   }
 

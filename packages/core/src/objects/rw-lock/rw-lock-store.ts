@@ -90,13 +90,19 @@ export class RwLockStore implements LockStore {
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
     const rw = keys as RwLockKeys;
     const join = request?.waitMs === 0 ? '0' : '1';
-    return this.transport.script(
+    const reply = this.transport.script(
       SCRIPTS.rwLockAcquire,
       [rw.lock, rw.fence, rw.cancelled, rw.readers, rw.writers, owner, leaseMs, op, this.mode, this.waiterLeaseMs, join],
       'acquire',
       rw.lock,
       parseAcquire,
     );
+    if (!this.deployment.syncsReplicas) return reply;
+    // With syncReplicas a grant counts once replicas have it (else the engine undoes it).
+    return reply.then(async (value) => {
+      if (value.granted) await this.deployment.afterWrite(rw.lock);
+      return value;
+    });
   }
 
   cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
@@ -161,6 +167,7 @@ export class RwLockStore implements LockStore {
     for (const item of items) keys.push(item.key, `${item.key}:readers`);
     for (const item of items) args.push(item.owner, item.token ?? '', item.leaseMs, item.mode);
     const codes = await this.transport.script(SCRIPTS.rwLockRenew, [keys.length, ...keys, ...args], `renew of ${items.length} holds`, items[0]?.key ?? '', (reply) => reply as number[]);
+    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(items[0]?.key ?? '');
     return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
   }
 

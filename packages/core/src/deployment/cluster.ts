@@ -1,0 +1,119 @@
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, Command, type Redis } from 'ioredis';
+import { boundedCall } from '../engine/bounded-call.js';
+import { monotonicNow } from '../engine/time.js';
+import { Transport } from '../engine/transport.js';
+import { SCRIPTS } from '../objects/scripts.generated.js';
+import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
+
+/**
+ * A Redis Cluster: every script touches one slot (all keys of an object share
+ * its hash tag, the fence counter a tag of the same slot), announcements use
+ * sharded pub/sub (SPUBLISH in the scripts; SSUBSCRIBE on the node that owns
+ * the channel's slot, one subscriber connection per master, resubscribed by
+ * ioredis after a MOVED, a resharding or a failover: every waiter then tries
+ * again), and renewal batches group holds by slot. Redis ≥ 7.0.
+ */
+export class ClusterDeployment implements Deployment {
+  readonly transport: Transport;
+  readonly sharded = true;
+
+  get syncsReplicas(): boolean {
+    return this.syncReplicas !== undefined;
+  }
+
+  /**
+   * @param redis the Cluster (rlock's when `owned`, else the caller's, left open on close)
+   * @param commandTimeoutMs rlock's own bound on every call
+   * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT on the slot's master)
+   */
+  constructor(
+    readonly redis: Cluster,
+    readonly owned: boolean,
+    commandTimeoutMs: number,
+    private readonly syncReplicas?: SyncReplicas,
+  ) {
+    // Scripts are loaded per node as each connects (below), not through the
+    // Cluster, which would load them on one random node.
+    this.transport = new Transport(redis, commandTimeoutMs, []);
+    if (owned) redis.on('error', () => undefined);
+    const scripts = Object.values(SCRIPTS);
+    const load = (node: Redis): void => {
+      for (const script of scripts) {
+        const command = new Command('script', ['LOAD', script.lua]);
+        command.promise.catch(() => undefined);
+        node.sendCommand(command);
+      }
+    };
+    // A node's `ready` comes before ioredis sends what it queued for it: the
+    // scripts are there before the first EVALSHA, after every reconnect too.
+    const watch = (node: Redis): void => {
+      node.on('ready', () => load(node));
+      if (node.status === 'ready') load(node);
+    };
+    redis.on('+node', watch);
+    for (const node of redis.nodes('all')) watch(node);
+  }
+
+  openSubscriber(handlers: SubscriberHandlers): SubscriberConnection {
+    const subscriber = this.redis.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false });
+    let ready = false;
+    subscriber.on('smessage', (channel: string, payload: string) => handlers.message(channel, payload));
+    // A subscriber connection (re)made or moved: whatever was published
+    // meanwhile on its slots is gone, so every waiter tries again.
+    const resubscribed = (): void => {
+      if (ready) handlers.resubscribed();
+    };
+    subscriber.on('subscribersReady', () => {
+      resubscribed();
+      ready = true;
+    });
+    subscriber.on('+subscriber', resubscribed);
+    subscriber.on('-node', resubscribed);
+    subscriber.on('error', (error: Error) => handlers.error(error));
+    return {
+      subscribe: (channel) => subscriber.ssubscribe(channel),
+      unsubscribe: (channel) => subscriber.sunsubscribe(channel),
+      close: () => {
+        subscriber.removeAllListeners('smessage');
+        subscriber.disconnect();
+      },
+    };
+  }
+
+  /** Holds of one slot may share a renewal (their keys must be on one node). */
+  batchKey(key: string): string {
+    return String(calculateSlot(key));
+  }
+
+  afterWrite(key: string): Promise<void> {
+    return waitForReplicas(this.syncReplicas, key, (args) => {
+      // WAIT has no key: it is sent to the master of the key's slot (ioredis
+      // routes a command to the node of the slot it is given).
+      const command = new Command('wait', args, { replyEncoding: 'utf8' });
+      (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, {
+        slot: calculateSlot(key),
+      });
+      return boundedCall(() => command.promise, this.transport.timeoutMs, 'WAIT', key).then(Number);
+    });
+  }
+
+  onReconnect(listener: () => void): void {
+    let wasReady = this.redis.status === 'ready';
+    this.redis.on('ready', () => {
+      if (wasReady) listener();
+      wasReady = true;
+    });
+    // A failover or a resharding: holds on the moved slots may be gone.
+    this.redis.on('-node', listener);
+  }
+
+  async close(deadline: number): Promise<void> {
+    if (!this.owned) return;
+    const remainingMs = deadline - monotonicNow();
+    if (this.redis.status === 'ready' && remainingMs > 0) {
+      await boundedCall(() => this.redis.quit(), Math.ceil(remainingMs), 'QUIT', '(cluster)').catch(() => undefined);
+    }
+    this.redis.disconnect();
+  }
+}

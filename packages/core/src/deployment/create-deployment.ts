@@ -1,0 +1,48 @@
+import { Cluster, type ClusterOptions } from 'ioredis';
+import { InvalidArgumentError } from '../errors.js';
+import { describeValue } from '../options/argument-checks.js';
+import { ClusterDeployment } from './cluster.js';
+import type { Deployment, SyncReplicas } from './deployment.js';
+import { StandaloneDeployment } from './standalone.js';
+
+/** Cluster options as `createClient` takes them: the nodes to start from, and ioredis's Cluster options. */
+export interface ClusterInput extends ClusterOptions {
+  /** Startup nodes: `redis://host:port` URLs (or `{ host, port }`); ioredis finds the rest. */
+  readonly cluster: readonly (string | { readonly host: string; readonly port: number })[];
+}
+
+/**
+ * The deployment for a client's `redis` input: a Cluster (an ioredis
+ * `Cluster` instance, or `{ cluster: [urls], ...clusterOptions }`), else one
+ * Redis (a URL, ioredis options, Sentinel options, or a `Redis` instance).
+ * @throws InvalidArgumentError for a bad input, or a connection with its own keyPrefix.
+ */
+export function createDeployment(input: unknown, commandTimeoutMs: number, syncReplicas?: SyncReplicas): Deployment {
+  if (input !== null && typeof input === 'object' && (input as { isCluster?: unknown }).isCluster === true) {
+    const cluster = input as Cluster;
+    checkNoKeyPrefix(cluster.options.keyPrefix);
+    return new ClusterDeployment(cluster, false, commandTimeoutMs, syncReplicas);
+  }
+  // Plain options with `cluster` (a Redis instance has a cluster() method: not this).
+  if (input !== null && typeof input === 'object' && 'cluster' in input && typeof (input as { defineCommand?: unknown }).defineCommand !== 'function') {
+    const { cluster: nodes, ...options } = input as ClusterInput;
+    if (!Array.isArray(nodes) || nodes.length === 0) {
+      throw new InvalidArgumentError(`redis.cluster must list at least one node (a redis:// URL or { host, port }), got ${describeValue(nodes)}`);
+    }
+    checkNoKeyPrefix(options.keyPrefix);
+    const startup = nodes.map((node) => {
+      if (typeof node !== 'string') return node;
+      if (!/^rediss?:\/\//.test(node)) throw new InvalidArgumentError(`redis.cluster: ${describeValue(node)} is not a redis:// or rediss:// URL`);
+      const url = new URL(node);
+      return { host: url.hostname, port: Number(url.port || 6379) };
+    });
+    return new ClusterDeployment(new Cluster(startup, { ...options }), true, commandTimeoutMs, syncReplicas);
+  }
+  return new StandaloneDeployment(input, commandTimeoutMs, syncReplicas);
+}
+
+function checkNoKeyPrefix(keyPrefix: unknown): void {
+  if (keyPrefix !== undefined && keyPrefix !== '') {
+    throw new InvalidArgumentError("redis: connections with their own keyPrefix are refused; use rlock's keyPrefix option instead");
+  }
+}
