@@ -44,3 +44,21 @@ export { currentTask } from './tasks/task-context.js';
 export type { TaskContext } from './tasks/task-context.js';
 export { MAX_NAME_BYTES } from './objects/names.js';
 export { LAYOUT_VERSION } from './objects/scripts.generated.js';
+export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT } from './ops/inspect-types.js';
+export type {
+  ObjectKind,
+  ObjectInfo,
+  ObjectInfoBase,
+  HolderInfo,
+  WaiterInfo,
+  LockInfo,
+  FairLockInfo,
+  ReadWriteLockInfo,
+  SemaphoreInfo,
+  PermitExpirableSemaphoreInfo,
+  CountDownLatchInfo,
+  SemaphoreOrLatchInfo,
+  UnknownObjectInfo,
+  InspectOptions,
+  ListOptions,
+} from './ops/inspect-types.js';

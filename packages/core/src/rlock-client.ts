@@ -22,6 +22,8 @@ import type { RPermitExpirableSemaphore } from './objects/permit-semaphore/types
 import { CountDownLatch } from './objects/latch/count-down-latch.js';
 import { LatchStore } from './objects/latch/latch-store.js';
 import type { RCountDownLatch } from './objects/latch/types.js';
+import { Inspector } from './ops/inspector.js';
+import type { InspectOptions, ListOptions, ObjectInfo } from './ops/inspect-types.js';
 
 /**
  * A client of one Redis deployment: makes the coordination objects, runs
@@ -40,6 +42,7 @@ export class RLockClient extends EngineClient {
   private readonly permits: PermitStore;
   private readonly fairLocks: FairLockStore;
   private readonly rwLocks: { readonly read: RwLockStore; readonly write: RwLockStore };
+  private inspectorCache: Inspector | undefined;
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RLockClientOptions) {
@@ -151,6 +154,42 @@ export class RLockClient extends EngineClient {
     checkName(name, 'latch name');
     this.assertOpen();
     return new CountDownLatch(name, this.context, new LatchStore(this.deployment, this.options.commandTimeoutMs));
+  }
+
+  /**
+   * The state of object `name` as Redis has it (any client's holds): its kind,
+   * holders with owner, hold count, token and lease left, waiters queued in
+   * Redis, permits, count. Read-only, one script call (a consistent snapshot),
+   * lists bounded by `limit`. Undefined when the object has no key (a free
+   * lock, a latch at zero).
+   * @throws InvalidArgumentError for a bad name or option, before any command.
+   * @throws ClientClosedError once the client is closed.
+   * @throws RedisUnavailableError, RedisCommandError
+   * @example
+   * const info = await client.inspect('order:42');
+   * if (info?.kind === 'lock') console.log(info.holders[0]?.owner, info.ttlMs);
+   */
+  inspect(name: string, options?: InspectOptions): Promise<ObjectInfo | undefined> {
+    return this.inspector.inspect(name, options);
+  }
+
+  /**
+   * The objects whose names match `match`, page by page (at most `limit` per
+   * page), found with SCAN (never KEYS; on a Cluster, on every master) and each
+   * read as by {@link RLockClient.inspect}. Stop iterating at any time.
+   * @throws InvalidArgumentError for a bad option (on the first page).
+   * @example
+   * for await (const page of client.list({ match: 'order:*', limit: 100 })) {
+   *   for (const info of page) console.log(info.name, info.kind, info.holderCount);
+   * }
+   */
+  list(options?: ListOptions): AsyncGenerator<ObjectInfo[], void, undefined> {
+    return this.inspector.list(options);
+  }
+
+  private get inspector(): Inspector {
+    this.inspectorCache ??= new Inspector(this.deployment.transport, this.options.keyPrefix, () => this.assertOpen());
+    return this.inspectorCache;
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {

@@ -1,0 +1,211 @@
+import { InvalidArgumentError, type ObjectInfo, type RLockClient } from '@org/rlock-core';
+import { RedisFleet } from '@org/rlock-testing';
+import { ClientPool, commandCalls, eventually } from './support.js';
+
+/**
+ * inspect() and list() read the public data layout of every kind of object,
+ * read-only and bounded; list() finds objects with SCAN, never KEYS.
+ */
+describe('inspect', () => {
+  let fleet: RedisFleet;
+  const pool = new ClientPool();
+  const aborts: AbortController[] = [];
+
+  beforeAll(async () => {
+    fleet = await RedisFleet.start({ size: 1 });
+  });
+  afterEach(async () => {
+    for (const controller of aborts.splice(0)) controller.abort();
+    await pool.closeAll();
+  });
+  afterAll(() => fleet.stop());
+
+  /** Starts a wait that the test ends in afterEach (its rejection is expected). */
+  function waitInBackground(start: (signal: AbortSignal) => Promise<unknown>): void {
+    const controller = new AbortController();
+    aborts.push(controller);
+    start(controller.signal).catch(() => undefined);
+  }
+
+  const ownerPattern = (client: RLockClient) => new RegExp(`^${client.clientId}:`);
+
+  describe('client.inspect()', () => {
+    it('reads a reentrant lock: owner, hold count, token, lease left, when it was taken', async () => {
+      const client = pool.make(fleet.url(0));
+      let token: string | undefined;
+      await client.task(async () => {
+        const lock = client.getLock('order:1');
+        await lock.lock({ leaseMs: 10_000 });
+        await lock.lock({ leaseMs: 10_000 });
+        token = (await client.inspect('order:1'))?.holders[0]?.token;
+      });
+      const info = await client.inspect('order:1');
+      expect(info).toMatchObject({ kind: 'lock', name: 'order:1', key: `${client.options.keyPrefix}:{order:1}`, holderCount: 1 });
+      const holder = info?.holders[0];
+      expect(holder?.owner).toMatch(ownerPattern(client));
+      expect(holder?.count).toBe(2);
+      expect(holder?.token).toBe(token);
+      expect(holder?.ttlMs).toBeGreaterThan(5_000);
+      expect(holder?.ttlMs).toBeLessThanOrEqual(10_000);
+      expect(Math.abs((holder?.acquiredAtMs ?? 0) - (info?.serverTimeMs ?? 0))).toBeLessThan(5_000);
+    });
+
+    it('answers undefined for an object without a key', async () => {
+      const client = pool.make(fleet.url(0));
+      expect(await client.inspect('nothing-here')).toBeUndefined();
+      expect(await client.inspect('nothing-here', { kind: 'countDownLatch' })).toBeUndefined();
+    });
+
+    it('reads a fair lock: its holder and the queue in arrival order', async () => {
+      const holderClient = pool.make(fleet.url(0));
+      const keyPrefix = holderClient.options.keyPrefix;
+      const first = pool.make(fleet.url(0), { keyPrefix });
+      const second = pool.make(fleet.url(0), { keyPrefix });
+      await holderClient.getFairLock('payout').acquire({ leaseMs: 20_000 });
+      waitInBackground((signal) => first.getFairLock('payout').acquire({ leaseMs: 1_000, signal }));
+      expect(await eventually(async () => (await holderClient.inspect('payout'))?.kind === 'fairLock', 5_000)).toBe(true);
+      waitInBackground((signal) => second.getFairLock('payout').acquire({ leaseMs: 1_000, signal }));
+      expect(await eventually(async () => waiterCount(await holderClient.inspect('payout')) === 2, 5_000)).toBe(true);
+      const info = await holderClient.inspect('payout');
+      if (info?.kind !== 'fairLock') throw new Error(`expected a fair lock, got ${info?.kind}`);
+      expect(info.holders[0]?.owner).toMatch(ownerPattern(holderClient));
+      expect(info.waiters.map((waiter) => waiter.owner.split(':')[0])).toEqual([first.clientId, second.clientId]);
+      for (const waiter of info.waiters) expect(waiter.ttlMs).toBeGreaterThan(0);
+      // A limit bounds the list, not the count.
+      const bounded = await holderClient.inspect('payout', { limit: 1 });
+      expect(bounded).toMatchObject({ kind: 'fairLock', waiterCount: 2 });
+      expect((bounded as { waiters: unknown[] }).waiters).toHaveLength(1);
+    });
+
+    it('tells a fair lock nobody waits for when asked for one', async () => {
+      const client = pool.make(fleet.url(0));
+      await client.getFairLock('quiet').acquire({ leaseMs: 10_000 });
+      expect((await client.inspect('quiet'))?.kind).toBe('lock');
+      expect(await client.inspect('quiet', { kind: 'fairLock' })).toMatchObject({ kind: 'fairLock', waiters: [], waiterCount: 0 });
+    });
+
+    it('reads a read-write lock: readers with their own leases and tokens, a waiting writer, then the writer', async () => {
+      const client = pool.make(fleet.url(0));
+      const other = pool.make(fleet.url(0), { keyPrefix: client.options.keyPrefix });
+      const rw = client.getReadWriteLock('doc');
+      const readers = [];
+      for (let i = 0; i < 3; i++) readers.push(await rw.readLock().acquire({ leaseMs: 10_000 + i * 1_000 }));
+      waitInBackground((signal) => other.getReadWriteLock('doc').writeLock().acquire({ leaseMs: 1_000, signal }));
+      expect(await eventually(async () => waiterCount(await client.inspect('doc')) === 1, 5_000)).toBe(true);
+      const info = await client.inspect('doc', { limit: 2 });
+      if (info?.kind !== 'readWriteLock') throw new Error(`expected a read-write lock, got ${info?.kind}`);
+      expect(info.mode).toBe('read');
+      expect(info.holderCount).toBe(3);
+      expect(info.holders).toHaveLength(2);
+      expect(info.holders.map((holder) => holder.mode)).toEqual(['read', 'read']);
+      // Soonest lease end first: the first reader's.
+      expect(info.holders[0]?.token).toBe(readers[0]?.token);
+      expect(info.holders[1]?.token).toBe(readers[1]?.token);
+      expect(info.holders[0]?.ttlMs).toBeLessThan(info.holders[1]?.ttlMs ?? 0);
+      expect(info.waiters[0]?.owner).toMatch(ownerPattern(other));
+      for (const reader of readers) await reader.unlock();
+
+      const writer = await rw.writeLock().acquire({ leaseMs: 10_000 });
+      const written = await client.inspect('doc');
+      expect(written).toMatchObject({ kind: 'readWriteLock', mode: 'write', holderCount: 1 });
+      expect(written?.holders[0]).toMatchObject({ mode: 'write', count: 1, token: writer.token });
+    });
+
+    it('reads a semaphore and a latch, which the layout stores alike, by the kind asked for', async () => {
+      const client = pool.make(fleet.url(0));
+      const semaphore = client.getSemaphore('quota');
+      await semaphore.trySetPermits(5);
+      await semaphore.acquire(2);
+      expect(await client.inspect('quota')).toMatchObject({ kind: 'semaphoreOrLatch', value: 3, holders: [], holderCount: 0 });
+      expect(await client.inspect('quota', { kind: 'semaphore' })).toMatchObject({ kind: 'semaphore', permits: 3 });
+
+      const latch = client.getCountDownLatch('batch');
+      await latch.trySetCount(3);
+      await latch.countDown();
+      expect(await client.inspect('batch', { kind: 'countDownLatch' })).toMatchObject({ kind: 'countDownLatch', count: 2 });
+      await latch.countDown();
+      await latch.countDown();
+      expect(await client.inspect('batch', { kind: 'countDownLatch' })).toBeUndefined();
+    });
+
+    it('reads a permit-expirable semaphore: available permits and each leased permit with its id and token', async () => {
+      const client = pool.make(fleet.url(0));
+      const semaphore = client.getPermitExpirableSemaphore('gpu');
+      await semaphore.trySetPermits(3);
+      const a = await semaphore.acquire({ leaseMs: 10_000 });
+      const b = await semaphore.acquire({ leaseMs: 20_000 });
+      const info = await client.inspect('gpu');
+      if (info?.kind !== 'permitExpirableSemaphore') throw new Error(`expected permits, got ${info?.kind}`);
+      expect(info.permits).toBe(1);
+      expect(info.holderCount).toBe(2);
+      expect(info.holders.map((holder) => [holder.id, holder.token, holder.owner, holder.count])).toEqual([
+        [a.id, a.token, client.clientId, 1],
+        [b.id, b.token, client.clientId, 1],
+      ]);
+      // A lapsed permit counts as available (the next call reclaims it), and is no longer listed.
+      const short = await semaphore.acquire({ leaseMs: 50 });
+      expect(await eventually(async () => ((await client.inspect('gpu')) as { permits: number }).permits === 1, 3_000)).toBe(true);
+      expect((await client.inspect('gpu'))?.holders.map((holder) => holder.id)).not.toContain(short.id);
+    });
+
+    it("reports another program's key under the prefix as unknown", async () => {
+      const client = pool.make(fleet.url(0));
+      await fleet.client(0).rpush(`${client.options.keyPrefix}:{foreign}`, 'x');
+      expect(await client.inspect('foreign')).toMatchObject({ kind: 'unknown', redisType: 'list' });
+    });
+
+    it('refuses a bad name or option before sending anything', async () => {
+      const client = pool.make(fleet.url(0));
+      await expect(client.inspect('a{b}')).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(client.inspect('a', { limit: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(client.inspect('a', { kind: 'mutex' as never })).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(client.inspect('a', { limt: 3 } as never)).rejects.toThrow(/unknown option "limt"/);
+    });
+  });
+
+  describe('client.list()', () => {
+    it('pages through the objects matching a glob with SCAN, never KEYS', async () => {
+      const client = pool.make(fleet.url(0));
+      for (let i = 1; i <= 5; i++) await client.getLock(`order:${i}`).acquire({ leaseMs: 10_000 });
+      await client.getLock('invoice:1').acquire({ leaseMs: 10_000 });
+      await client.getSemaphore('order:quota').trySetPermits(2);
+      const redis = fleet.client(0);
+      const keysBefore = await commandCalls(redis, 'keys');
+      const scansBefore = await commandCalls(redis, 'scan');
+
+      const pages: ObjectInfo[][] = [];
+      for await (const page of client.list({ match: 'order:*', limit: 2 })) pages.push(page);
+      const names = pages.flat().map((info) => info.name);
+      expect(new Set(names)).toEqual(new Set(['order:1', 'order:2', 'order:3', 'order:4', 'order:5', 'order:quota']));
+      for (const page of pages) expect(page.length).toBeLessThanOrEqual(2);
+      expect(pages.flat().find((info) => info.name === 'order:3')).toMatchObject({ kind: 'lock', holderCount: 1 });
+      expect(pages.flat().find((info) => info.name === 'order:quota')).toMatchObject({ kind: 'semaphoreOrLatch', value: 2 });
+      expect(await commandCalls(redis, 'keys')).toBe(keysBefore);
+      expect(await commandCalls(redis, 'scan')).toBeGreaterThan(scansBefore);
+    });
+
+    it('lists nothing but main keys (no queue, fence or marker keys), and stops on its signal', async () => {
+      const client = pool.make(fleet.url(0));
+      const held = await client.getLock('solo').acquire({ leaseMs: 10_000 });
+      await held.unlock();
+      await client.getFairLock('solo').acquire({ leaseMs: 10_000 });
+      const all: ObjectInfo[] = [];
+      for await (const page of client.list()) all.push(...page);
+      expect(all.map((info) => info.name)).toEqual(['solo']);
+
+      const controller = new AbortController();
+      controller.abort(new Error('stop'));
+      const iterator = client.list({ signal: controller.signal });
+      await expect(iterator.next()).rejects.toThrow('stop');
+    });
+
+    it('refuses a glob with braces', async () => {
+      const client = pool.make(fleet.url(0));
+      await expect(client.list({ match: 'a}*' }).next()).rejects.toBeInstanceOf(InvalidArgumentError);
+    });
+  });
+});
+
+function waiterCount(info: ObjectInfo | undefined): number {
+  return info && 'waiterCount' in info ? info.waiterCount : -1;
+}
