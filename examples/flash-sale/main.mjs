@@ -8,6 +8,8 @@
  *   npm run demo
  *   WORKERS=2 TASKS=16 ITEMS=5 STOCK=200 npm run demo
  *   REDIS_URL=redis://127.0.0.1:6390 npm run demo   # an existing server; only its own keys are touched
+ *   REDIS_CLUSTER=127.0.0.1:7101,127.0.0.1:7102 npm run demo      # a Redis Cluster (docker compose --profile cluster)
+ *   REDIS_SENTINELS=127.0.0.1:26380 npm run demo                # a Sentinel group (docker compose --profile sentinel)
  *   UNSAFE=1 npm run demo                           # no locks: watch it oversell (exits 1)
  *
  * Exit code 0 when every unit was sold exactly once, 1 otherwise.
@@ -19,11 +21,12 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RedisFleet } from '@org/rlock-testing';
 import { ShopKeys } from './services.mjs';
+import { externalTarget, targetFromEnv } from './target.mjs';
 
 /**
  * @typedef {object} WorkerConfig What main.mjs hands each worker (env FLASH_SALE_WORKER, JSON).
  * @property {number} index
- * @property {string} url
+ * @property {string} [url] the demo's own server (when no target is named in the environment)
  * @property {string} lockPrefix rlock keyPrefix
  * @property {string} dataPrefix prefix of the shop's own keys
  * @property {number} items
@@ -64,26 +67,32 @@ const options = {
 const wallStart = performance.now();
 const runId = randomBytes(6).toString('hex');
 const lockPrefix = `flash-sale-${runId}`;
-const keys = new ShopKeys(`flash-sale-${runId}-shop`);
+// The shop's keys share a hash tag: on a Cluster its MULTI stays in one slot.
+const keys = new ShopKeys(`flash-sale-${runId}-{shop}`);
 
 /** @type {RedisFleet | undefined} */
 let fleet;
-/** @type {Redis | undefined} */
+/** @type {import('ioredis').Redis | import('ioredis').Cluster | undefined} */
 let redis;
+/** @type {import('./target.mjs').Target | undefined} */
+let target;
 /** @type {import('node:child_process').ChildProcess[]} */
 const children = [];
 let cleanedUp = false;
 
 /** Deletes this run's keys on a server we do not own (SCAN, never FLUSH). */
-async function deleteRunKeys(/** @type {Redis} */ r) {
+async function deleteRunKeys(/** @type {import('ioredis').Redis | import('ioredis').Cluster} */ connection) {
   let deleted = 0;
-  for (const pattern of [`${lockPrefix}*`, `${keys.prefix}*`]) {
-    let cursor = '0';
-    do {
-      const [next, found] = await r.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-      cursor = next;
-      if (found.length > 0) deleted += await r.del(...found);
-    } while (cursor !== '0');
+  for (const node of target?.scanNodes(connection) ?? []) {
+    for (const pattern of [`${lockPrefix}*`, `${keys.prefix}*`]) {
+      let cursor = '0';
+      do {
+        const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        // One key at a time: on a Cluster the keys may sit in different slots.
+        for (const key of found) deleted += await node.del(key);
+      } while (cursor !== '0');
+    }
   }
   return deleted;
 }
@@ -145,12 +154,13 @@ function runWorker(config, startGate, onReady) {
 const fmt = (n) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
 
 async function main() {
-  let url = process.env.REDIS_URL;
-  if (!url) {
+  let url;
+  if (!externalTarget()) {
     fleet = await RedisFleet.start({ size: 1 });
     url = fleet.url(0);
   }
-  redis = new Redis(url);
+  target = /** @type {import('./target.mjs').Target} */ (targetFromEnv(url));
+  redis = target.connect();
   const totalStock = options.items * options.stock;
 
   // Seed the stock.
@@ -163,7 +173,7 @@ async function main() {
     `Flash sale: ${options.items} items × ${options.stock} units = ${totalStock} units, ` +
       `${options.workers} processes × ${options.tasks} tasks` +
       `${options.unsafe ? ' — UNSAFE: no locks' : ''}\n` +
-      `Redis: ${process.env.REDIS_URL ? `${url} (REDIS_URL, keys ${lockPrefix}*)` : `${url} (own RedisFleet)`}; ` +
+      `Redis: ${target.label}${fleet ? '' : `, keys ${lockPrefix}*`}; ` +
       `${cpus().length} cores, Node ${process.version}`,
   );
 

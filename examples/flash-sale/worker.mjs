@@ -5,9 +5,9 @@
  * worker has seen every item sold out. Talks to main.mjs over the fork IPC channel:
  * → { type: 'ready' }, ← { type: 'start' }, → { type: 'done', result }.
  */
-import { Redis } from 'ioredis';
 import { createClient } from '@org/rlock';
 import { InventoryService, OrderService, ShopKeys } from './services.mjs';
+import { targetFromEnv } from './target.mjs';
 
 /** @typedef {import('./main.mjs').WorkerConfig} WorkerConfig */
 /** @typedef {import('./main.mjs').WorkerResult} WorkerResult */
@@ -22,14 +22,15 @@ process.on('disconnect', () => {
 const config = JSON.parse(process.env.FLASH_SALE_WORKER ?? 'null');
 if (!config) throw new Error('worker.mjs is started by main.mjs');
 
-const client = createClient({ redis: config.url, keyPrefix: config.lockPrefix });
+const target = /** @type {import('./target.mjs').Target} */ (targetFromEnv(config.url));
+const client = createClient({ redis: /** @type {any} */ (target.rlock), keyPrefix: config.lockPrefix });
 client.on('lockLost', (event) => {
   console.error(`[worker ${config.index}] lock lost: ${event.name} (${event.reason})`);
 });
 client.on('error', (error) => {
   console.error(`[worker ${config.index}] background error:`, error);
 });
-const store = new Redis(config.url, { enableAutoPipelining: true });
+const store = target.connect();
 const keys = new ShopKeys(config.dataPrefix);
 const inventory = new InventoryService(client, store, keys, { unsafe: config.unsafe });
 const orders = new OrderService(client, store, keys, inventory, { unsafe: config.unsafe });
