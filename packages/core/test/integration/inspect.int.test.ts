@@ -74,7 +74,8 @@ describe('inspect', () => {
       // A limit bounds the list, not the count.
       const bounded = await holderClient.inspect('payout', { limit: 1 });
       expect(bounded).toMatchObject({ kind: 'fairLock', waiterCount: 2 });
-      expect((bounded as { waiters: unknown[] }).waiters).toHaveLength(1);
+      if (bounded?.kind !== 'fairLock') throw new Error(`expected a fair lock, got ${bounded?.kind}`);
+      expect(bounded.waiters).toHaveLength(1);
     });
 
     it('tells a fair lock nobody waits for when asked for one', async () => {
