@@ -203,6 +203,18 @@ describe('RPermitExpirableSemaphore', () => {
     });
   });
 
+  describe('syncReplicas', () => {
+    it('does not count a permit no replica acknowledged: the grant is undone and the pool stays full', async () => {
+      const setup = pool.make(fleet.url(0));
+      // A lone server has no replica: WAIT 1 gets 0 acknowledgements.
+      const client = pool.make(fleet.url(0), { keyPrefix: setup.options.keyPrefix, commandTimeoutMs: 500, syncReplicas: { replicas: 1, timeoutMs: 50 } });
+      await setup.getPermitExpirableSemaphore('sync').trySetPermits(1);
+      await expect(client.getPermitExpirableSemaphore('sync').acquire({ leaseMs: 10_000 })).rejects.toThrow(/replicas acknowledged/);
+      expect(await eventually(async () => (await setup.getPermitExpirableSemaphore('sync').availablePermits()) === 1, 2_000)).toBe(true);
+      expect(await setup.redis.hlen(`${setup.options.keyPrefix}:{sync}:holders`)).toBe(0);
+    });
+  });
+
   describe('waiting', () => {
     it('rejects with LockAcquireTimeoutError at waitMs; tryAcquire resolves undefined', async () => {
       const client = pool.make(fleet.url(0));

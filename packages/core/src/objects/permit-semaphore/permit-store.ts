@@ -54,13 +54,20 @@ export class PermitStore implements HoldKind {
   }
 
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
-    return this.transport.script(
+    const reply = this.transport.script(
       SCRIPTS.permitSemaphoreAcquire,
       [keys.permits, keys.leases, keys.holders, keys.fence, permitMarker(keys, id), id, leaseMs, this.sharded],
       'acquire',
       keys.permits,
       parseAcquire,
     );
+    if (!this.deployment.syncsReplicas) return reply;
+    // With syncReplicas a leased permit counts once enough replicas have it,
+    // as a lock's hold does: a rejection here makes the engine undo the grant.
+    return reply.then(async (value) => {
+      if (value.granted) await this.deployment.afterWrite(keys.permits);
+      return value;
+    });
   }
 
   /** Cancels the acquire of permit `id`: whether it ran, will run late, or never arrives, it leaves no permit. */
@@ -124,6 +131,9 @@ export class PermitStore implements HoldKind {
   /** Renews a batch of permits of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
+    // With syncReplicas a renewal counts once replicas have it: else it is
+    // retried (the watchdog), and the permit lost at its deadline.
+    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(holds[0]?.key ?? '');
     return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
   }
 
