@@ -45,6 +45,19 @@ export type { TaskContext } from './tasks/task-context.js';
 export { MAX_NAME_BYTES } from './objects/names.js';
 export { LAYOUT_VERSION } from './objects/scripts.generated.js';
 export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT } from './ops/inspect-types.js';
+export { LeaderElection } from './objects/leader/leader-election.js';
+export { CLOSE_ON_SIGNALS_DEFAULTS } from './ops/close-on-signals.js';
+export type { CloseOnSignalsOptions } from './ops/close-on-signals.js';
+export type {
+  ElectOptions,
+  LeadOptions,
+  LeadershipScope,
+  Leadership,
+  LeaderInfo,
+  LeadershipEvent,
+  LeadershipLostEvent,
+  LeaderElectionEvents,
+} from './objects/leader/types.js';
 export type {
   ObjectKind,
   ObjectInfo,

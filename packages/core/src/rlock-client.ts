@@ -23,6 +23,7 @@ import { CountDownLatch } from './objects/latch/count-down-latch.js';
 import { LatchStore } from './objects/latch/latch-store.js';
 import type { RCountDownLatch } from './objects/latch/types.js';
 import { Inspector } from './ops/inspector.js';
+import { LeaderElection } from './objects/leader/leader-election.js';
 import type { InspectOptions, ListOptions, ObjectInfo } from './ops/inspect-types.js';
 
 /**
@@ -185,6 +186,25 @@ export class RLockClient extends EngineClient {
    */
   list(options?: ListOptions): AsyncGenerator<ObjectInfo[], void, undefined> {
     return this.inspector.list(options);
+  }
+
+  /**
+   * The leader election `name`: one leader at a time across every process,
+   * the holder of the lock `name` under a watchdog lease; the leader's epoch
+   * is its fencing token (see {@link LeaderElection}).
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
+   * @example
+   * const leader = await client.getLeaderElection('scheduler').elect({ signal });
+   * leader.signal.addEventListener('abort', stopScheduling);
+   */
+  getLeaderElection(name: string): LeaderElection {
+    checkName(name, 'election name');
+    this.assertOpen();
+    return new LeaderElection(name, this.clientId, this.getLock(name), async () => {
+      const info = await this.inspect(name, { kind: 'lock', limit: 1 });
+      const holder = info?.kind === 'lock' || info?.kind === 'fairLock' ? info.holders[0] : undefined;
+      return holder?.token === undefined ? undefined : { owner: holder.owner, epoch: holder.token, ttlMs: holder.ttlMs };
+    });
   }
 
   private get inspector(): Inspector {

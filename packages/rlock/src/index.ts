@@ -47,3 +47,30 @@ export { MAX_COUNT } from '@org/rlock-core';
 export type { RSemaphore, RPermitExpirableSemaphore, PermitHandle, PermitOptions, RCountDownLatch, WaitOptions } from '@org/rlock-core';
 export { WATCHDOG_DEFAULTS } from '@org/rlock-watchdog';
 export type { WatchdogOptions } from '@org/rlock-watchdog';
+export { LeaderElection, INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, CLOSE_ON_SIGNALS_DEFAULTS } from '@org/rlock-core';
+export type {
+  ElectOptions,
+  LeadOptions,
+  LeadershipScope,
+  Leadership,
+  LeaderInfo,
+  LeadershipEvent,
+  LeadershipLostEvent,
+  LeaderElectionEvents,
+  ObjectKind,
+  ObjectInfo,
+  ObjectInfoBase,
+  HolderInfo,
+  WaiterInfo,
+  LockInfo,
+  FairLockInfo,
+  ReadWriteLockInfo,
+  SemaphoreInfo,
+  PermitExpirableSemaphoreInfo,
+  CountDownLatchInfo,
+  SemaphoreOrLatchInfo,
+  UnknownObjectInfo,
+  InspectOptions,
+  ListOptions,
+  CloseOnSignalsOptions,
+} from '@org/rlock-core';

@@ -10,6 +10,7 @@ import { EngineContext } from './engine-context.js';
 import type { Hold } from './hold.js';
 import { monotonicNow } from './time.js';
 import { WaitQueues, type QueueSubscription, type WaitQueue } from './wait-queue.js';
+import { closeOnSignals, type CloseOnSignalsOptions } from '../ops/close-on-signals.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -92,6 +93,23 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   close(): Promise<CloseReport> {
     this.closing ??= this.shutdown();
     return this.closing;
+  }
+
+  /**
+   * Closes the client on the first SIGTERM or SIGINT (or `signals`): every
+   * hold is released and renewal stops (`close()`), bounded by `timeoutMs`.
+   * The process's own listeners of the signal run as always; when the
+   * process has none, the signal is raised again once the holds are released,
+   * so the process still ends by it. Returns a function that removes the
+   * listeners.
+   * @throws InvalidArgumentError for a bad option.
+   * @example
+   * const server = app.listen(3000);
+   * client.closeOnSignals({ timeoutMs: 5_000 });
+   * process.on('SIGTERM', () => server.close()); // drains; rlock releases its locks meanwhile
+   */
+  closeOnSignals(options?: CloseOnSignalsOptions): () => void {
+    return closeOnSignals(() => this.close(), options);
   }
 
   private async shutdown(): Promise<CloseReport> {

@@ -1,0 +1,224 @@
+import { EventEmitter } from 'eventemitter3';
+import { backoffDelayMs } from '../../engine/backoff.js';
+import { LockLostError, RedisUnavailableError } from '../../errors.js';
+import { checkFunction, checkKnownKeys, checkOptionsObject, checkSignal } from '../../options/argument-checks.js';
+import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js';
+import type { LockHandle, RLock } from '../lock/types.js';
+import type {
+  ElectOptions,
+  LeadOptions,
+  LeaderElectionEvents,
+  LeaderInfo,
+  Leadership,
+  LeadershipEvent,
+  LeadershipScope,
+} from './types.js';
+
+/** Reads who holds the election's lock, with its token and lease. */
+export type LeaderReader = () => Promise<LeaderInfo | undefined>;
+
+/** Retries of `lead()` after Redis was unreachable: from this wait… */
+const MIN_RETRY_MS = 100;
+/** …up to this one. */
+const MAX_RETRY_MS = 5_000;
+
+/**
+ * Leader election on a lock (Curator's LeaderLatch / LeaderSelector, on
+ * Redis): one leader per name at a time, the holder of the lock `name`, kept by
+ * the watchdog's lease. The leader's epoch is its hold's fencing token, so it
+ * grows with every new leader; its signal aborts the moment the lease is known
+ * lost. A leader that stalls (GC, SIGSTOP) past its lease is replaced by a
+ * candidate whose epoch is larger, and learns it lost leadership as soon as it
+ * runs again: fence what it writes with the epoch.
+ *
+ * The election is the lock `name` of the same client (see the core README's
+ * layout): `rlock show <name>` shows the leader; use that name for nothing else.
+ *
+ * @example
+ * const election = client.getLeaderElection('scheduler');
+ * election.on('lost', ({ reason }) => log.warn(`no longer leader: ${reason}`));
+ * await election.lead(async ({ signal, epoch }) => {
+ *   while (!signal.aborted) await runScheduledJobs({ signal, fence: epoch });
+ * }, { signal: shutdown.signal });
+ */
+export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
+  constructor(
+    /** The election's name (the lock's). */
+    readonly name: string,
+    private readonly clientId: string,
+    private readonly lock: RLock<string>,
+    private readonly readLeader: LeaderReader,
+  ) {
+    super();
+  }
+
+  /**
+   * Waits until this process is elected (the lock is free and it is granted),
+   * as long as `waitMs` allows, and returns the term's handle. Each call is a
+   * candidate of its own: two calls in one process exclude each other.
+   * @throws InvalidArgumentError for a bad option, before any command
+   * @throws LockAcquireTimeoutError when `waitMs` ran out
+   * @throws the signal's reason when it aborts; ClientClosedError once the client closed
+   */
+  async elect(options?: ElectOptions): Promise<Leadership> {
+    const raw = checkOptionsObject(options, 'elect() options');
+    checkKnownKeys(raw, ['waitMs', 'signal'], 'elect() options');
+    const task = newTaskContext();
+    const owner = ownerId(this.clientId, task);
+    // Inside a task of its own, so the hold is this candidate's and its owner id known.
+    const handle = await runInTask(task, () => this.lock.acquire(raw as ElectOptions));
+    const term = new Term(this, owner, handle);
+    this.emitSafely('elected', term.event);
+    term.watch();
+    return term;
+  }
+
+  /**
+   * Leads while elected: enters the election, runs `fn` for the term, and when
+   * the term ends (leadership lost, or `fn` returned) gives leadership up and
+   * enters the election again, until `options.signal` aborts. `fn` should run
+   * as long as its signal has not aborted. Redis out of reach while
+   * campaigning is retried with backoff.
+   * @throws InvalidArgumentError for a bad argument, before any command
+   * @throws the signal's reason once it aborts (the normal way to stop)
+   * @throws what `fn` threw while still leading (leadership is given up first)
+   * @throws ClientClosedError once the client closed
+   */
+  async lead(fn: (scope: LeadershipScope) => unknown, options?: LeadOptions): Promise<void> {
+    checkFunction(fn, 'lead(fn)');
+    const raw = checkOptionsObject(options, 'lead() options');
+    checkKnownKeys(raw, ['signal'], 'lead() options');
+    const signal = checkSignal(raw.signal, 'lead(): signal');
+    let failures = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      let term: Leadership;
+      try {
+        term = await this.elect(signal ? { signal } : {});
+        failures = 0;
+      } catch (error) {
+        if (!(error instanceof RedisUnavailableError) || signal?.aborted) throw error;
+        await pause(backoffDelayMs(++failures, MIN_RETRY_MS, MAX_RETRY_MS, Math.random()), signal);
+        continue;
+      }
+      const scopeSignal = signal ? AbortSignal.any([term.signal, signal]) : term.signal;
+      try {
+        await fn({ signal: scopeSignal, epoch: term.epoch });
+      } catch (error) {
+        // An error of the term's end (its signal aborted) is the end of the
+        // term; any other is the caller's to see.
+        if (!scopeSignal.aborted) {
+          await term.resign().catch(() => undefined);
+          throw error;
+        }
+      }
+      await term.resign().catch(() => undefined);
+    }
+  }
+
+  /**
+   * The leader as Redis has it now (any process's), or undefined when nobody
+   * leads: its owner id, epoch and lease left. One read.
+   * @throws RedisUnavailableError, RedisCommandError; ClientClosedError once the client closed
+   */
+  currentLeader(): Promise<LeaderInfo | undefined> {
+    return this.readLeader();
+  }
+
+  /** @internal Emits without letting a throwing listener escape (abort handlers, releases). */
+  emitSafely(event: 'elected' | 'resigned' | 'lost', payload: Parameters<LeaderElectionEvents['lost']>[0] | LeadershipEvent): void {
+    try {
+      (this.emit as (event: string, payload: unknown) => boolean)(event, payload);
+    } catch (listenerError) {
+      try {
+        this.emit('error', listenerError instanceof Error ? listenerError : new Error(String(listenerError)));
+      } catch {
+        // An error listener that throws has nowhere left to report to.
+      }
+    }
+  }
+}
+
+/** One term: the lock handle of the elected candidate. */
+class Term implements Leadership {
+  private resigning: Promise<void> | undefined;
+
+  constructor(
+    private readonly election: LeaderElection,
+    readonly owner: string,
+    private readonly handle: LockHandle<string>,
+  ) {}
+
+  get name(): string {
+    return this.election.name;
+  }
+
+  get epoch(): string {
+    return this.handle.token;
+  }
+
+  get signal(): AbortSignal {
+    return this.handle.signal;
+  }
+
+  get isLeader(): boolean {
+    return this.resigning === undefined && !this.handle.signal.aborted;
+  }
+
+  get event(): LeadershipEvent {
+    return { name: this.name, owner: this.owner, epoch: this.epoch };
+  }
+
+  /** Reports the loss of this term as a `lost` event (a resignation is reported as such). */
+  watch(): void {
+    const signal = this.handle.signal;
+    const onAbort = (): void => {
+      if (this.resigning !== undefined) return;
+      const error = signal.reason instanceof LockLostError ? signal.reason : new LockLostError(this.name, 'expired', { cause: signal.reason });
+      this.election.emitSafely('lost', { ...this.event, reason: error.reason, error });
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
+
+  resign(): Promise<void> {
+    this.resigning ??= this.release();
+    return this.resigning;
+  }
+
+  private async release(): Promise<void> {
+    try {
+      await this.handle.unlock();
+    } catch (error) {
+      // Lost already: nothing to give up (the loss was reported as such).
+      if (error instanceof LockLostError) return;
+      // Given up all the same: the client finishes the release in the background.
+      this.election.emitSafely('resigned', this.event);
+      throw error;
+    }
+    this.election.emitSafely('resigned', this.event);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.resign();
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

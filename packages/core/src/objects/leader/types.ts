@@ -1,0 +1,101 @@
+import type { LockLostError, LockLostReason } from '../../errors.js';
+
+/** Options of `election.elect()`. */
+export interface ElectOptions {
+  /**
+   * How long to wait for leadership, in ms (0: try once). Without it `elect()`
+   * waits as long as another leader leads; when it runs out, it rejects with
+   * LockAcquireTimeoutError.
+   * @default undefined (without limit)
+   */
+  readonly waitMs?: number;
+  /** Aborts the wait; `elect()` rejects with `signal.reason`. @default undefined */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of `election.lead(fn, options)`. */
+export interface LeadOptions {
+  /**
+   * Stops leading: `fn`'s signal aborts, leadership is given up, the election
+   * is not entered again, and `lead()` rejects with `signal.reason`.
+   * @default undefined (leads until the client closes or `fn` throws)
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** What `lead(fn)` hands to `fn` for one term of leadership. */
+export interface LeadershipScope {
+  /** Aborts when this term ends: leadership lost (a LockLostError), or the caller's signal aborted. */
+  readonly signal: AbortSignal;
+  /** The term's epoch (its fencing token): larger than every earlier leader's. */
+  readonly epoch: string;
+}
+
+/**
+ * One term of leadership, as `elect()` gives it: held until `resign()` (or
+ * `await using` scope end), or lost, which aborts its `signal` at once.
+ */
+export interface Leadership extends AsyncDisposable {
+  /** The election's name. */
+  readonly name: string;
+  /** The leader's owner id (`<clientId>:<taskId>`), as `currentLeader()` reports it. */
+  readonly owner: string;
+  /**
+   * The term's epoch: the fencing token of the leader's hold, a decimal
+   * string of an integer that grows with every new leader. Pass it to what the
+   * leader writes, and have that refuse writes of an older epoch: a leader
+   * paused past its lease (GC, SIGSTOP) may still believe it leads.
+   */
+  readonly epoch: string;
+  /** Aborts with a LockLostError (reason on it) the moment leadership is known lost. */
+  readonly signal: AbortSignal;
+  /** True until leadership is lost or resigned (as this process knows it). */
+  readonly isLeader: boolean;
+  /**
+   * Gives leadership up (releases the lock; another candidate is elected).
+   * Resolves at once when it was lost already; idempotent.
+   * @throws RedisUnavailableError when the release did not reach Redis (the
+   *   client finishes it in the background; leadership is over either way)
+   */
+  resign(): Promise<void>;
+}
+
+/** The current leader, as Redis has it. */
+export interface LeaderInfo {
+  /** The leader's owner id `<clientId>:<taskId>` (see {@link Leadership.owner}). */
+  readonly owner: string;
+  /** Its epoch (fencing token). */
+  readonly epoch: string;
+  /** Its lease left in ms (renewed by its watchdog while it lives). */
+  readonly ttlMs: number;
+}
+
+/** A change of this process's leadership. */
+export interface LeadershipEvent {
+  /** The election's name. */
+  readonly name: string;
+  /** This candidate's owner id. */
+  readonly owner: string;
+  /** The term's epoch. */
+  readonly epoch: string;
+}
+
+/** Leadership was lost (not resigned). */
+export interface LeadershipLostEvent extends LeadershipEvent {
+  /** Why: `unreachable` (not renewed in time: a stalled process, Redis out of reach), `taken`, `forced`, `expired`, `closed`, `maxLease`. */
+  readonly reason: LockLostReason;
+  /** The error the term's signal aborted with. */
+  readonly error: LockLostError;
+}
+
+/** Typed events of a {@link LeaderElection} (eventemitter3). */
+export interface LeaderElectionEvents {
+  /** This process became leader. */
+  elected: (event: LeadershipEvent) => void;
+  /** This process's leadership was lost. */
+  lost: (event: LeadershipLostEvent) => void;
+  /** This process gave leadership up. */
+  resigned: (event: LeadershipEvent) => void;
+  /** A listener of the events above threw (the election goes on). */
+  error: (error: Error) => void;
+}

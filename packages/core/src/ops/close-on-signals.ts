@@ -1,0 +1,87 @@
+import { withinMs } from '../engine/bounded-call.js';
+import { InvalidArgumentError } from '../errors.js';
+import { checkDurationMs, checkKnownKeys, checkOptionsObject, describeValue } from '../options/argument-checks.js';
+
+/** Options of `client.closeOnSignals(options)`. */
+export interface CloseOnSignalsOptions {
+  /**
+   * The signals that close the client (each at most once: the first one that
+   * arrives does it). SIGKILL and SIGSTOP cannot be caught and are refused.
+   * @default ['SIGTERM', 'SIGINT']
+   */
+  readonly signals?: readonly NodeJS.Signals[];
+  /**
+   * How long the close may take before the signal is raised again all the
+   * same, in ms (holds not released by then expire with their lease). Keep it
+   * below your orchestrator's grace period (Kubernetes: 30 s by default).
+   * @default 10_000
+   */
+  readonly timeoutMs?: number;
+}
+
+/** The defaults of {@link CloseOnSignalsOptions}, in one frozen object. */
+export const CLOSE_ON_SIGNALS_DEFAULTS = Object.freeze({
+  /** What orchestrators (SIGTERM) and terminals (SIGINT, Ctrl-C) send. */
+  signals: Object.freeze(['SIGTERM', 'SIGINT'] as const),
+  /** Ten seconds: two command timeouts and then some, well within common grace periods. */
+  timeoutMs: 10_000,
+});
+
+/**
+ * On the first of `signals`, runs `close` (release every hold, stop renewal)
+ * bounded by `timeoutMs`, then lets the process go on as it would have without
+ * rlock: rlock's listeners are removed at once, and when rlock's was the only
+ * listener of that signal it raises the signal again, so the default action
+ * (the process ends by that signal) takes place. When the process has its own
+ * listeners for it, they ran when the signal arrived (rlock's listener is put
+ * first, so it sees them) and rlock does not raise it again: they decide what
+ * happens next. Returns a function that removes rlock's listeners.
+ * @throws InvalidArgumentError for a bad option, before any listener is added.
+ */
+export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnSignalsOptions): () => void {
+  const raw = checkOptionsObject(options, 'closeOnSignals() options');
+  checkKnownKeys(raw, ['signals', 'timeoutMs'], 'closeOnSignals() options');
+  const signals = checkSignals(raw.signals);
+  const timeoutMs = raw.timeoutMs === undefined ? CLOSE_ON_SIGNALS_DEFAULTS.timeoutMs : checkDurationMs(raw.timeoutMs, 'closeOnSignals(): timeoutMs');
+  let removed = false;
+  const remove = (): void => {
+    if (removed) return;
+    removed = true;
+    for (const signal of signals) process.removeListener(signal, onSignal);
+  };
+  function onSignal(signal: NodeJS.Signals): void {
+    if (removed) return;
+    // Listed before rlock's removal: the process's own listeners of this
+    // signal, which run now beside the close (rlock's listener was put first).
+    const others = process.listeners(signal).filter((listener) => listener !== onSignal).length;
+    remove();
+    let closing: Promise<unknown>;
+    try {
+      closing = close();
+    } catch (error) {
+      closing = Promise.reject(error);
+    }
+    void withinMs(closing, timeoutMs, () => undefined)
+      .catch(() => undefined)
+      .then(() => {
+        // Without a listener the default action runs: the process ends by this signal.
+        if (others === 0 && process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      });
+  }
+  for (const signal of signals) process.prependListener(signal, onSignal);
+  return remove;
+}
+
+function checkSignals(value: unknown): readonly NodeJS.Signals[] {
+  if (value === undefined) return CLOSE_ON_SIGNALS_DEFAULTS.signals;
+  const valid =
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((signal) => typeof signal === 'string' && /^SIG[A-Z0-9]+$/.test(signal) && signal !== 'SIGKILL' && signal !== 'SIGSTOP');
+  if (!valid) {
+    throw new InvalidArgumentError(
+      `closeOnSignals(): signals must be a non-empty array of signal names such as 'SIGTERM' (not SIGKILL or SIGSTOP), got ${describeValue(value)}`,
+    );
+  }
+  return [...new Set(value as NodeJS.Signals[])];
+}
