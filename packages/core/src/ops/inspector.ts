@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
-import { boundedCall } from '../engine/bounded-call.js';
+import { boundedCall, withinMs } from '../engine/bounded-call.js';
 import type { Transport } from '../engine/transport.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, RedisUnavailableError } from '../errors.js';
 import { checkKnownKeys, checkOptionsObject, checkSignal, describeValue } from '../options/argument-checks.js';
 import { checkName, objectKey } from '../objects/names.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
@@ -89,7 +89,7 @@ export class Inspector {
     // suffix key (`:queue`, `:fence`…) does, and names hold no braces.
     const pattern = `${escapeGlob(this.keyPrefix)}:{${match}}`;
     const pending: string[] = [];
-    for (const node of scanNodes(this.transport.redis)) {
+    for (const node of await this.scanNodes()) {
       let cursor = '0';
       do {
         signal?.throwIfAborted();
@@ -117,6 +117,13 @@ export class Inspector {
       signal?.throwIfAborted();
       if (page.length > 0) yield page;
     }
+  }
+
+  /** The servers to SCAN: the one Redis, or every master of a Cluster. */
+  private async scanNodes(): Promise<Redis[]> {
+    const redis = this.transport.redis;
+    if ((redis as { isCluster?: unknown }).isCluster === true) return clusterMasters(redis as Cluster, this.transport.timeoutMs);
+    return [redis as Redis];
   }
 
   private async readMany(names: readonly string[], limit: number): Promise<ObjectInfo[]> {
@@ -282,8 +289,16 @@ export function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
 }
 
-/** The servers to SCAN: the one Redis, or every master of a Cluster. */
-function scanNodes(redis: Redis | Cluster): Redis[] {
-  if ((redis as { isCluster?: unknown }).isCluster === true) return (redis as Cluster).nodes('master');
-  return [redis as Redis];
+/** A Cluster's masters once it knows them (its slots loaded), bounded by `timeoutMs`. */
+async function clusterMasters(cluster: Cluster, timeoutMs: number): Promise<Redis[]> {
+  if (cluster.status !== 'ready') {
+    const ready = new Promise<void>((resolve, reject) => {
+      cluster.once('ready', resolve);
+      cluster.once('end', () => reject(new RedisUnavailableError('the Cluster connection ended before it was ready')));
+    });
+    await withinMs(ready, timeoutMs, () => new RedisUnavailableError(`the Cluster was not ready within ${timeoutMs} ms (SCAN)`));
+  }
+  const masters = cluster.nodes('master');
+  if (masters.length === 0) throw new RedisUnavailableError('the Cluster has no master to SCAN');
+  return masters;
 }

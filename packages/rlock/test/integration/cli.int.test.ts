@@ -1,0 +1,282 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createClient, type ObjectInfo, type RLockClient } from '@org/rlock';
+import { RedisCluster, RedisFleet, RedisSentinelGroup, uniquePrefix } from '@org/rlock-testing';
+
+/** The built `rlock` binary, as package.json's `bin` names it (build before the tests). */
+const packageDir = fileURLToPath(new URL('../../', import.meta.url));
+const manifest = JSON.parse(readFileSync(`${packageDir}package.json`, 'utf8')) as { bin: { rlock: string } };
+const BIN = `${packageDir}${manifest.bin.rlock}`;
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly ms: number;
+}
+
+/** Runs the binary to its end (stdin closed unless `input`, or `tty` to give it a terminal through script(1)). */
+function rlock(args: readonly string[], options: { input?: string; tty?: boolean } = {}): Promise<Run> {
+  const startedAt = performance.now();
+  const quoted = [process.execPath, BIN, ...args].map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(' ');
+  const child = options.tty
+    ? spawn('script', ['-qec', quoted, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  if (options.input !== undefined) {
+    // On a terminal the answer must come once the question is asked.
+    const answer = options.input;
+    child.stdout.once('data', () => setTimeout(() => child.stdin.write(answer), 100));
+  } else {
+    child.stdin.end();
+  }
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: performance.now() - startedAt });
+    }),
+  );
+}
+
+describe('rlock CLI', () => {
+  describe('on one Redis', () => {
+    let fleet: RedisFleet;
+    let client: RLockClient;
+    let keyPrefix: string;
+    let flags: string[];
+
+    beforeAll(async () => {
+      // Server 1 is stopped by a test: its port then refuses connections.
+      fleet = await RedisFleet.start({ size: 2 });
+    });
+    beforeEach(() => {
+      keyPrefix = uniquePrefix();
+      client = createClient({ redis: fleet.url(0), keyPrefix, watchdogTimeoutMs: 30_000 });
+      client.on('error', () => undefined);
+      flags = ['--redis', fleet.url(0), '--prefix', keyPrefix];
+    });
+    afterEach(() => client.close());
+    afterAll(() => fleet.stop());
+
+    async function setUp(): Promise<{ token: string }> {
+      const held = await client.getLock('order:1').acquire({ leaseMs: 60_000 });
+      await held.run(() => client.getLock('order:1').lock({ leaseMs: 60_000 }));
+      await client.getLock('order:2').acquire({ leaseMs: 60_000 });
+      await client.getReadWriteLock('doc').readLock().acquire({ leaseMs: 60_000 });
+      await client.getSemaphore('quota').trySetPermits(3);
+      await client.getCountDownLatch('batch').trySetCount(2);
+      const permits = client.getPermitExpirableSemaphore('gpu');
+      await permits.trySetPermits(2);
+      await permits.acquire({ leaseMs: 60_000 });
+      return { token: held.token };
+    }
+
+    describe('ls', () => {
+      it('lists every object with its kind, as a table and as JSON', async () => {
+        await setUp();
+        const human = await rlock(['ls', ...flags]);
+        expect(human.code).toBe(0);
+        const rows = human.stdout.trim().split('\n');
+        expect(rows[0]).toMatch(/^NAME\s+KIND\s+HOLDERS\s+WAITERS\s+TTL\s+DETAIL$/);
+        expect(rows).toHaveLength(7);
+        expect(human.stdout).toMatch(/order:1\s+lock\s+1\s+-\s+\d+\.\ds\s+owner \S+ count 2/);
+        expect(human.stdout).toMatch(/gpu\s+permitExpirableSemaphore\s+1\s+-\s+-\s+permits 1/);
+
+        const json = await rlock(['ls', 'order:*', '--json', ...flags]);
+        expect(json.code).toBe(0);
+        const listed = JSON.parse(json.stdout) as ObjectInfo[];
+        expect(listed.map((info) => info.name).sort()).toEqual(['order:1', 'order:2']);
+        expect(listed.every((info) => info.kind === 'lock')).toBe(true);
+      });
+
+      it('stops at --max, and exits 1 when nothing matches', async () => {
+        await setUp();
+        const bounded = await rlock(['ls', '--max', '2', '--json', ...flags]);
+        expect(bounded.code).toBe(0);
+        expect(JSON.parse(bounded.stdout)).toHaveLength(2);
+        expect(bounded.stderr).toMatch(/stopped at --max 2/);
+        const none = await rlock(['ls', 'nothing:*', ...flags]);
+        expect(none.code).toBe(1);
+        expect(none.stderr).toMatch(/nothing matches "nothing:\*"/);
+      });
+    });
+
+    describe('show', () => {
+      it("prints an object's holders with owner, count, token and lease, or JSON", async () => {
+        const { token } = await setUp();
+        const human = await rlock(['show', 'order:1', ...flags]);
+        expect(human.code).toBe(0);
+        expect(human.stdout).toMatch(/kind\s+lock/);
+        expect(human.stdout).toMatch(new RegExp(`${client.clientId}:\\S+\\s+2\\s+${token}\\s+\\d+\\.\\ds`));
+        // Global flags work after the command too.
+        const json = await rlock(['show', 'order:1', '--json', ...flags]);
+        expect(JSON.parse(json.stdout)).toMatchObject({ kind: 'lock', holders: [{ count: 2, token }] });
+        const latch = await rlock(['show', 'batch', '--kind', 'countDownLatch', '--json', ...flags]);
+        expect(JSON.parse(latch.stdout)).toMatchObject({ kind: 'countDownLatch', count: 2 });
+      });
+
+      it('exits 1 for an object that does not exist', async () => {
+        const run = await rlock(['show', 'missing', ...flags]);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/no object named "missing"/);
+        expect(JSON.parse((await rlock(['show', 'missing', '--json', ...flags])).stdout)).toBeNull();
+      });
+    });
+
+    describe('unlock', () => {
+      it('refuses to act without --yes when stdin is not a terminal (exit 2), then releases with it', async () => {
+        await setUp();
+        const refused = await rlock(['unlock', 'order:2', ...flags]);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toMatch(/pass --yes/);
+        expect(await client.getLock('order:2').isLocked()).toBe(true);
+
+        const released = await rlock(['unlock', 'order:2', '--yes', ...flags]);
+        expect(released.code).toBe(0);
+        expect(released.stdout).toMatch(/released lock "order:2"/);
+        expect(await client.getLock('order:2').isLocked()).toBe(false);
+        const again = await rlock(['unlock', 'order:2', '--yes', '--json', ...flags]);
+        expect(again.code).toBe(1);
+        expect(JSON.parse(again.stdout)).toMatchObject({ name: 'order:2', released: false });
+      });
+
+      it('asks on a terminal, and releases only on yes', async () => {
+        await setUp();
+        const declined = await rlock(['unlock', 'order:2', ...flags], { tty: true, input: 'n\n' });
+        expect(declined.stdout).toMatch(/Force-unlock lock "order:2", held by/);
+        expect(declined.code).toBe(1);
+        expect(await client.getLock('order:2').isLocked()).toBe(true);
+        const accepted = await rlock(['unlock', 'order:2', ...flags], { tty: true, input: 'y\n' });
+        expect(accepted.code).toBe(0);
+        expect(await client.getLock('order:2').isLocked()).toBe(false);
+      });
+
+      it('releases a fair lock and a read-write lock, and wakes the waiter', async () => {
+        await setUp();
+        await client.getFairLock('payout').acquire({ leaseMs: 60_000 });
+        const waiter = client.getFairLock('payout').acquire({ leaseMs: 60_000, waitMs: 20_000 });
+        const run = await rlock(['unlock', 'payout', '--yes', ...flags]);
+        expect(run.code).toBe(0);
+        expect(run.stdout).toMatch(/released fairLock "payout"/);
+        await (await waiter).unlock();
+        expect((await rlock(['unlock', 'doc', '--yes', ...flags])).code).toBe(0);
+        expect(await client.inspect('doc')).toBeUndefined();
+      });
+
+      it('exits 1 for what is not a lock', async () => {
+        await setUp();
+        const run = await rlock(['unlock', 'quota', '--yes', ...flags]);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/not a lock: nothing released/);
+        expect(await client.getSemaphore('quota').availablePermits()).toBe(3);
+      });
+    });
+
+    describe('watch', () => {
+      it('prints --count frames every --interval, one JSON line each', async () => {
+        await setUp();
+        const run = await rlock(['watch', 'order:1', '--count', '3', '--interval', '100', '--json', ...flags]);
+        expect(run.code).toBe(0);
+        const frames = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as ObjectInfo);
+        expect(frames).toHaveLength(3);
+        expect(frames.every((frame) => frame.kind === 'lock')).toBe(true);
+        expect(frames[2]!.serverTimeMs - frames[0]!.serverTimeMs).toBeGreaterThanOrEqual(200);
+        const human = await rlock(['watch', 'order:1', '--count', '2', '--interval', '50', ...flags]);
+        expect(human.code).toBe(0);
+        expect(human.stdout.match(/^--- \d{4}-/gm)).toHaveLength(2);
+      });
+    });
+
+    describe('exit codes', () => {
+      it('exits 2 on bad usage', async () => {
+        expect((await rlock(['bogus'])).code).toBe(2);
+        expect((await rlock(['show'])).code).toBe(2);
+        expect((await rlock(['watch', 'x', '--interval', 'soon'])).code).toBe(2);
+        expect((await rlock(['show', 'x', '--kind', 'mutex'])).code).toBe(2);
+        expect((await rlock(['show', 'a{b}', ...flags])).code).toBe(2);
+        expect((await rlock(['show', 'x', '--redis', 'http://127.0.0.1'])).code).toBe(2);
+        expect((await rlock(['show', 'x', '--sentinels', '127.0.0.1:1'])).code).toBe(2);
+        expect((await rlock(['show', 'x', '--cluster', 'redis://127.0.0.1:1', '--redis', fleet.url(0)])).code).toBe(2);
+        const help = await rlock(['--help']);
+        expect(help.code).toBe(0);
+        expect(help.stdout).toMatch(/Exit codes:/);
+      });
+
+      it('exits 3 when Redis refuses the connection or does not answer in --timeout', async () => {
+        const refusedUrl = fleet.url(1);
+        await fleet.kill(1);
+        const refused = await rlock(['show', 'x', '--redis', refusedUrl]);
+        expect(refused.code).toBe(3);
+        expect(refused.stderr).toMatch(/Redis unreachable/);
+
+        await fleet.pause(0);
+        try {
+          const silent = await rlock(['ls', '--timeout', '300', ...flags]);
+          expect(silent.code).toBe(3);
+          expect(silent.ms).toBeLessThan(10_000);
+        } finally {
+          await fleet.resume(0);
+        }
+      });
+    });
+  });
+
+  describe('on a Cluster (--cluster)', () => {
+    let cluster: RedisCluster;
+
+    beforeAll(async () => {
+      cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
+    });
+    afterAll(() => cluster.stop());
+
+    it('lists objects on every master, shows and unlocks them', async () => {
+      const keyPrefix = uniquePrefix();
+      const urls = cluster.startupNodes.map(({ host, port }) => `redis://${host}:${port}`);
+      const client = createClient({ redis: { cluster: urls }, keyPrefix });
+      client.on('error', () => undefined);
+      try {
+        const names = Array.from({ length: 12 }, (_, i) => `job:${i}`);
+        for (const name of names) await client.getLock(name).acquire({ leaseMs: 60_000 });
+        const flags = ['--cluster', urls.join(','), '--prefix', keyPrefix];
+        const listed = await rlock(['ls', 'job:*', '--json', ...flags]);
+        expect(listed.code).toBe(0);
+        expect((JSON.parse(listed.stdout) as ObjectInfo[]).map((info) => info.name).sort()).toEqual([...names].sort());
+        const shown = await rlock(['show', 'job:3', '--json', ...flags]);
+        expect(JSON.parse(shown.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        expect((await rlock(['unlock', 'job:3', '--yes', ...flags])).code).toBe(0);
+        expect(await client.getLock('job:3').isLocked()).toBe(false);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('through Sentinel (--sentinels, --name)', () => {
+    let group: RedisSentinelGroup;
+
+    beforeAll(async () => {
+      group = await RedisSentinelGroup.start({ replicas: 0, sentinels: 1 });
+    });
+    afterAll(() => group.stop());
+
+    it('finds the master through the Sentinels and shows its objects', async () => {
+      const keyPrefix = uniquePrefix();
+      const client = createClient({ redis: { sentinels: [...group.sentinels], name: group.masterName }, keyPrefix });
+      client.on('error', () => undefined);
+      try {
+        await client.getLock('report').acquire({ leaseMs: 60_000 });
+        const sentinels = group.sentinels.map(({ host, port }) => `${host}:${port}`).join(',');
+        const run = await rlock(['show', 'report', '--json', '--sentinels', sentinels, '--name', group.masterName, '--prefix', keyPrefix]);
+        expect(run.code).toBe(0);
+        expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+      } finally {
+        await client.close();
+      }
+    });
+  });
+});
