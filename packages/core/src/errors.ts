@@ -23,7 +23,9 @@ const BRAND = Symbol.for('@org/rlock/error');
  * an error of the other copy is recognised by its brand and its `code`.
  */
 export abstract class RLockError extends Error {
+  /** The class name (`'LockLostError'`, …): stable across builds and minifiers. */
   abstract override readonly name: string;
+  /** The stable code of the error's class: branch on it across package versions and copies. */
   abstract readonly code: RLockErrorCode;
   /** @internal */
   readonly [BRAND] = true;
@@ -31,6 +33,10 @@ export abstract class RLockError extends Error {
     super(message, options);
   }
 
+  /**
+   * `instanceof` across module copies: true for an instance of this class,
+   * or for an rlock error of any copy (ESM or CJS build) with this class's `code`.
+   */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
     if (typeof value !== 'object' || value === null || (value as { [BRAND]?: unknown })[BRAND] !== true) return false;
@@ -43,7 +49,9 @@ export abstract class RLockError extends Error {
 export class InvalidArgumentError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
+  /** Always `'InvalidArgumentError'`. */
   override readonly name = 'InvalidArgumentError' as const;
+  /** Always `'ERR_RLOCK_INVALID_ARGUMENT'`. */
   readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
 }
 
@@ -54,7 +62,9 @@ export class InvalidArgumentError extends RLockError {
 export class IllegalMonitorStateError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
+  /** Always `'IllegalMonitorStateError'`. */
   override readonly name = 'IllegalMonitorStateError' as const;
+  /** Always `'ERR_RLOCK_ILLEGAL_MONITOR_STATE'`. */
   readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
 }
 
@@ -69,10 +79,14 @@ export type LockLostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'c
 export class LockLostError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
+  /** Always `'LockLostError'`. */
   override readonly name = 'LockLostError' as const;
+  /** Always `'ERR_RLOCK_LOCK_LOST'`. */
   readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
   constructor(
+    /** The name of the object whose hold was lost. */
     readonly lockName: string,
+    /** Why it was lost (see {@link LockLostReason}). */
     readonly reason: LockLostReason,
     options?: { cause?: unknown; message?: string },
   ) {
@@ -101,10 +115,14 @@ function describeReason(reason: LockLostReason): string {
 export class LockAcquireTimeoutError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;
+  /** Always `'LockAcquireTimeoutError'`. */
   override readonly name = 'LockAcquireTimeoutError' as const;
+  /** Always `'ERR_RLOCK_ACQUIRE_TIMEOUT'`. */
   readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;
   constructor(
+    /** The name of the object that was not acquired. */
     readonly lockName: string,
+    /** The `waitMs` that ran out. */
     readonly waitMs: number,
     options?: { cause?: unknown },
   ) {
@@ -116,7 +134,9 @@ export class LockAcquireTimeoutError extends RLockError {
 export class RedisUnavailableError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_REDIS_UNAVAILABLE' as const;
+  /** Always `'RedisUnavailableError'`. */
   override readonly name = 'RedisUnavailableError' as const;
+  /** Always `'ERR_RLOCK_REDIS_UNAVAILABLE'`. */
   readonly code = 'ERR_RLOCK_REDIS_UNAVAILABLE' as const;
 }
 
@@ -124,10 +144,13 @@ export class RedisUnavailableError extends RLockError {
 export class RedisCommandError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_REDIS_COMMAND' as const;
+  /** Always `'RedisCommandError'`. */
   override readonly name = 'RedisCommandError' as const;
+  /** Always `'ERR_RLOCK_REDIS_COMMAND'`. */
   readonly code = 'ERR_RLOCK_REDIS_COMMAND' as const;
   constructor(
     message: string,
+    /** The full Redis key the command was about. */
     readonly key: string,
     options?: { cause?: unknown },
   ) {
@@ -139,7 +162,9 @@ export class RedisCommandError extends RLockError {
 export class ClientClosedError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
+  /** Always `'ClientClosedError'`. */
   override readonly name = 'ClientClosedError' as const;
+  /** Always `'ERR_RLOCK_CLIENT_CLOSED'`. */
   readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
   constructor(message = 'the rlock client is closed', options?: { cause?: unknown }) {
     super(message, options);

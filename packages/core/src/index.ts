@@ -2,6 +2,8 @@
  * `@org/rlock-core`: the public API of rlock's core (most users import it from
  * `@org/rlock`). What the watchdog and Redlock build on is the internal
  * subpath `@org/rlock-core/engine`.
+ *
+ * @module @org/rlock-core
  */
 export { RLockClient } from './rlock-client.js';
 export type { CloseReport } from './engine/engine-client.js';

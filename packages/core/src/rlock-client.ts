@@ -36,6 +36,7 @@ import type { InspectOptions, ListOptions, ObjectInfo } from './ops/inspect-type
  * await client.getLock('order:42').withLock(async ({ token }) => { … });
  */
 export class RLockClient extends EngineClient {
+  /** The client's options, checked, with every default filled in. */
   readonly options: ResolvedClientOptions;
   private readonly deployment: Deployment;
   private readonly hub: ChannelHub;

@@ -69,7 +69,14 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   /** @see RedlockClientOptions.perNodeTimeoutMs (capped by commandTimeoutMs) */
   perNodeTimeoutMs: 50,
   /** @see RedlockClientOptions.retry */
-  retry: Object.freeze({ minDelayMs: 5, maxDelayMs: 200, factor: 2 }),
+  retry: Object.freeze({
+    /** Shortest wait before a retry, in ms. */
+    minDelayMs: 5,
+    /** Longest wait before a retry, in ms. */
+    maxDelayMs: 200,
+    /** Growth of the wait per failed round. */
+    factor: 2,
+  }),
 });
 
 export interface ResolvedRetryOptions {

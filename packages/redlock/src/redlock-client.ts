@@ -18,6 +18,7 @@ import { QuorumLockStore } from './quorum-lock-store.js';
  * await redlock.close();
  */
 export class RedlockClient extends EngineClient {
+  /** The client's options, checked, with every default filled in. */
   readonly options: ResolvedRedlockOptions;
   /** Votes a round needs: ⌊N/2⌋ + 1. */
   readonly quorum: number;

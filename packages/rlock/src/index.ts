@@ -2,6 +2,8 @@
  * `@org/rlock`: Redisson-style distributed locks for Node.js on Redis.
  * What users install: `createClient` wires the core lock and the watchdog;
  * `createRedlock` does the same across N independent masters (Redlock).
+ *
+ * @module @org/rlock
  */
 export { createClient } from './create-client.js';
 export type { ClientOptions } from './create-client.js';

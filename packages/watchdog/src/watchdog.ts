@@ -35,15 +35,15 @@ interface Entry extends DueItem {
 /**
  * The renewal scheduler: keeps every watchdog lease of one client alive with a
  * single unref'd timer, renewing each hold every `hold.leaseMs / 3` and sending the
- * renewals due in the same tick together, grouped by {@link RenewalBackend.batchKey}
- * and chunked into batches of at most {@link RenewalBackend.maxBatch} holds, one
+ * renewals due in the same tick together, grouped by `RenewalBackend.batchKey`
+ * and chunked into batches of at most `RenewalBackend.maxBatch` holds, one
  * `renew` call per batch, all batches in parallel.
  *
- * A hold is lost (through {@link RenewableHold.lose}) when a renewal finds its key
+ * A hold is lost (through `RenewableHold.lose`) when a renewal finds its key
  * gone (`expired`) or owned by another owner or token (`taken`), or when its
  * deadline passes without a successful renewal (`unreachable`), which is detected by
  * the same timer, on time, even while a renew call hangs. A failed renew call is
- * reported through {@link RenewalReporter.error} and retried with jittered
+ * reported through `RenewalReporter.error` and retried with jittered
  * exponential backoff until the deadline.
  *
  * Nothing it does in a timer or promise callback throws: a failing backend, hold or

@@ -2,16 +2,21 @@ import type { LockLostError, LockLostReason } from '../errors.js';
 
 /** A hold, as events describe it. */
 export interface HoldEvent {
+  /** The object's name. */
   readonly name: string;
+  /** The owner id `<clientId>:<taskId>` of the hold. */
   readonly owner: string;
+  /** The hold's fencing token (undefined on Redlock). */
   readonly token: string | undefined;
 }
 
+/** Payload of `lockAcquired`: one acquisition was granted. */
 export interface LockAcquiredEvent extends HoldEvent {
   /** The owner's hold count after this acquisition (1: first acquisition). */
   readonly count: number;
 }
 
+/** Payload of `lockReleased`: an owner's last hold ended. */
 export interface LockReleasedEvent extends HoldEvent {
   /**
    * How the hold ended: `unlock` (the release was confirmed), `retry` (the
@@ -22,6 +27,7 @@ export interface LockReleasedEvent extends HoldEvent {
   readonly via: 'unlock' | 'retry' | 'expiry';
 }
 
+/** Payload of `lockLost`: a hold the client had is gone. */
 export interface LockLostEvent extends HoldEvent {
   /**
    * Why: `expired` (the key was found gone, or a fixed lease ran out), `taken`
@@ -30,9 +36,11 @@ export interface LockLostEvent extends HoldEvent {
    * `maxLeaseMs`: renewal stopped and the key was cleared).
    */
   readonly reason: LockLostReason;
+  /** The error the hold's signal aborted with. */
   readonly error: LockLostError;
 }
 
+/** Payload of `lockRenewed`: one renewal call succeeded. */
 export interface LockRenewedEvent {
   /** Holds renewed by one script call. */
   readonly count: number;
@@ -40,10 +48,13 @@ export interface LockRenewedEvent {
 
 /** Typed events of a client (eventemitter3: an `error` without listeners is dropped, never thrown). */
 export interface RLockClientEvents {
+  /** An acquisition was granted (first or reentrant). */
   lockAcquired: (event: LockAcquiredEvent) => void;
   /** The owner's last hold was released (count reached 0), or a failed release was finished. */
   lockReleased: (event: LockReleasedEvent) => void;
+  /** The watchdog renewed a batch of leases. */
   lockRenewed: (event: LockRenewedEvent) => void;
+  /** A hold was lost: its signal aborted (see {@link LockLostEvent.reason}). */
   lockLost: (event: LockLostEvent) => void;
   /** A failure in the background (a renewal to retry, a best-effort cleanup). */
   error: (error: Error) => void;

@@ -58,6 +58,7 @@ export interface ObjectInfoBase {
 
 /** A reentrant lock (`getLock`): a hash with its owner, count and token. */
 export interface LockInfo extends ObjectInfoBase {
+  /** The kind: a reentrant lock. */
   readonly kind: 'lock';
   /** PTTL of the main key: lease left in ms, -1 without TTL. */
   readonly ttlMs: number;
@@ -65,6 +66,7 @@ export interface LockInfo extends ObjectInfoBase {
 
 /** A fair lock (`getFairLock`): a lock with a queue of waiters in Redis. */
 export interface FairLockInfo extends ObjectInfoBase {
+  /** The kind: a fair lock. */
   readonly kind: 'fairLock';
   /** PTTL of the main key (-2 when free with waiters queued). */
   readonly ttlMs: number;
@@ -76,6 +78,7 @@ export interface FairLockInfo extends ObjectInfoBase {
 
 /** A read-write lock (`getReadWriteLock`): one writer or many readers, and waiting writers. */
 export interface ReadWriteLockInfo extends ObjectInfoBase {
+  /** The kind: a read-write lock. */
   readonly kind: 'readWriteLock';
   /** `write` while a writer holds it (readers of the same owner may too), `read` while only readers do. */
   readonly mode: 'read' | 'write' | undefined;
@@ -89,6 +92,7 @@ export interface ReadWriteLockInfo extends ObjectInfoBase {
 
 /** A semaphore (`getSemaphore`): available permits, owned by nobody. */
 export interface SemaphoreInfo extends ObjectInfoBase {
+  /** The kind: a semaphore. */
   readonly kind: 'semaphore';
   /** Available permits (negative after `addPermits` took more than there were). */
   readonly permits: number;
@@ -96,6 +100,7 @@ export interface SemaphoreInfo extends ObjectInfoBase {
 
 /** A permit-expirable semaphore (`getPermitExpirableSemaphore`): available permits and leased ones. */
 export interface PermitExpirableSemaphoreInfo extends ObjectInfoBase {
+  /** The kind: a permit-expirable semaphore. */
   readonly kind: 'permitExpirableSemaphore';
   /** Available permits, counting those whose lease has lapsed (the next call gives them back). */
   readonly permits: number;
@@ -103,6 +108,7 @@ export interface PermitExpirableSemaphoreInfo extends ObjectInfoBase {
 
 /** A count-down latch (`getCountDownLatch`): its remaining count. A latch at zero has no key. */
 export interface CountDownLatchInfo extends ObjectInfoBase {
+  /** The kind: a count-down latch. */
   readonly kind: 'countDownLatch';
   /** The remaining count. */
   readonly count: number;
@@ -114,6 +120,7 @@ export interface CountDownLatchInfo extends ObjectInfoBase {
  * or `{ kind: 'countDownLatch' }` to `inspect` to read it as one.
  */
 export interface SemaphoreOrLatchInfo extends ObjectInfoBase {
+  /** The kind: a bare integer: a semaphore's permits or a latch's count. */
   readonly kind: 'semaphoreOrLatch';
   /** The integer stored. */
   readonly value: number;
@@ -121,6 +128,7 @@ export interface SemaphoreOrLatchInfo extends ObjectInfoBase {
 
 /** A key under the prefix that is none of rlock's objects (another program's key). */
 export interface UnknownObjectInfo extends ObjectInfoBase {
+  /** The kind: not one of rlock's objects. */
   readonly kind: 'unknown';
   /** Its Redis type (`TYPE`). */
   readonly redisType: string;

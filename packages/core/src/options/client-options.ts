@@ -58,7 +58,12 @@ export interface RLockClientOptions extends CommonClientOptions {
    * same lock to two holders without either being told.
    * @default undefined
    */
-  readonly syncReplicas?: { readonly replicas: number; readonly timeoutMs: number };
+  readonly syncReplicas?: {
+    /** Replicas that must acknowledge each write (at least 1). */
+    readonly replicas: number;
+    /** How long WAIT waits for them, in ms (below commandTimeoutMs). */
+    readonly timeoutMs: number;
+  };
 }
 
 /** The defaults of {@link CommonClientOptions}, in one frozen object. */

@@ -5,6 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * carried through async calls. Owners are `<clientId>:<taskId>`.
  */
 export interface TaskContext {
+  /** The task's id, unique in the process: the second half of its owner ids. */
   readonly taskId: string;
 }
 

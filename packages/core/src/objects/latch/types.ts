@@ -15,6 +15,7 @@ import type { WaitOptions } from '../../options/wait-options.js';
  * const done = await batch.await({ waitMs: 60_000 }); // anyone: true at zero
  */
 export interface RCountDownLatch {
+  /** The latch's name. */
   readonly name: string;
   /**
    * Sets the count (1 to 2^31 − 1), only when it is zero (or was never set).

@@ -21,6 +21,7 @@ export interface LockScope<Token extends string | undefined = string | undefined
  * Released by `unlock()` or, with `await using`, when the scope ends.
  */
 export interface LockHandle<Token extends string | undefined = string | undefined> extends AsyncDisposable {
+  /** The lock's name. */
   readonly name: string;
   /** See {@link LockScope.token}. */
   readonly token: Token;
@@ -54,6 +55,7 @@ export interface LockHandle<Token extends string | undefined = string | undefine
  * run them inside `client.task(fn)`, `withLock`, or a request middleware.
  */
 export interface RLock<Token extends string | undefined = string | undefined> {
+  /** The lock's name, as given to `getLock(name)` and the like. */
   readonly name: string;
   /**
    * Acquires the lock for the current task, waiting as long as needed (or

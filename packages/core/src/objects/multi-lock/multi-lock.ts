@@ -39,6 +39,7 @@ interface Ordered {
  * each member. Its own token is undefined: `tokens` has each member's.
  */
 export class MultiLock implements RLock<undefined> {
+  /** `multi(<member names>)`, for errors and events. */
   readonly name: string;
   /** The members in acquisition order (by full key; ties keep the given order). */
   private readonly ordered: readonly RLock[];
@@ -175,6 +176,7 @@ class MultiHandle implements MultiLockHandle {
   private released = false;
 
   constructor(
+    /** The multi-lock's name. */
     readonly name: string,
     private readonly task: TaskContext,
     members: readonly RLock[],

@@ -54,6 +54,7 @@ export interface PermitHandle extends AsyncDisposable {
  * await train(model, { signal: gpu.signal, fence: gpu.token });
  */
 export interface RPermitExpirableSemaphore {
+  /** The semaphore's name. */
   readonly name: string;
   /** Sets the number of permits, only when the semaphore is not set yet; true when it set them. */
   trySetPermits(permits: number): Promise<boolean>;

@@ -5,6 +5,7 @@ import type { RwLockStore } from './rw-lock-store.js';
 
 /** A read-write lock: shared reads, exclusive writes (Redisson's RReadWriteLock). */
 export interface RReadWriteLock {
+  /** The read-write lock's name. */
   readonly name: string;
   /**
    * The shared lock: any number of tasks read at once, each with its own

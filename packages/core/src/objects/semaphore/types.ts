@@ -24,6 +24,7 @@ import type { WaitOptions } from '../../options/wait-options.js';
  * try { await callTheApi(); } finally { await quota.release(); }
  */
 export interface RSemaphore {
+  /** The semaphore's name. */
   readonly name: string;
   /**
    * Sets the number of permits, only when the semaphore is not set yet.
@@ -44,12 +45,14 @@ export interface RSemaphore {
    * @throws LockAcquireTimeoutError when `waitMs` runs out
    */
   acquire(options?: WaitOptions): Promise<void>;
+  /** Takes `permits` permits: as `acquire(options)`, with a count (1 to 2^31−1). */
   acquire(permits: number, options?: WaitOptions): Promise<void>;
   /**
    * Like `acquire`, but resolves false when the permits were not available
    * within `waitMs` (default 0: one try).
    */
   tryAcquire(options?: WaitOptions): Promise<boolean>;
+  /** Tries to take `permits` permits: as `tryAcquire(options)`, with a count (1 to 2^31−1). */
   tryAcquire(permits: number, options?: WaitOptions): Promise<boolean>;
   /** Gives `permits` (default 1) back and wakes waiters. Anyone may release. */
   release(permits?: number): Promise<void>;
