@@ -184,6 +184,76 @@ describe('RSemaphore', () => {
     });
   });
 
+  describe('hand-off between tasks of one client', () => {
+    it('hands a released permit to a waiting task of the same client without a script call', async () => {
+      const client = pool.make(fleet.url(0));
+      const semaphore = client.getSemaphore('local');
+      await semaphore.trySetPermits(1);
+      await semaphore.acquire();
+      const before = await scriptCalls();
+      let acquired = false;
+      const waiting = semaphore.acquire().then(() => (acquired = true));
+      expect(await callsReach(before, 2)).toBe(true); // its try, and the try after the subscription
+      await semaphore.release();
+      await waiting;
+      expect(acquired).toBe(true);
+      expect((await scriptCalls()) - before).toBe(2); // the hand-off itself sent nothing
+      expect(await semaphore.availablePermits()).toBe(0);
+      await semaphore.release();
+      expect(await semaphore.availablePermits()).toBe(1);
+    });
+
+    it('sends every fourth release in a row back through Redis, so another client\'s waiter is served', async () => {
+      const busy = pool.make(fleet.url(0));
+      const other = pool.make(fleet.url(0), { keyPrefix: busy.options.keyPrefix });
+      const semaphore = busy.getSemaphore('streak');
+      await semaphore.trySetPermits(1);
+      let stop = false;
+      let rounds = 0;
+      // Three tasks of one client pass the only permit among themselves, as fast as they can.
+      const loops = Array.from({ length: 3 }, async () => {
+        while (!stop) {
+          await semaphore.acquire();
+          rounds++;
+          await new Promise((resolve) => setImmediate(resolve));
+          await semaphore.release();
+        }
+      });
+      expect(await eventually(() => rounds > 20, 5_000)).toBe(true);
+      const started = rounds;
+      await other.getSemaphore('streak').acquire({ waitMs: 5_000 });
+      // Served within a few hand-offs of the busy client, not after it stopped.
+      expect(rounds - started).toBeLessThan(50);
+      stop = true;
+      await other.getSemaphore('streak').release();
+      await Promise.all(loops);
+      expect(await semaphore.availablePermits()).toBe(1);
+    });
+
+    it('gives a permit handed to a waiter back to Redis when the client closes before the waiter took it', async () => {
+      const client = pool.make(fleet.url(0));
+      const observer = pool.make(fleet.url(0), { keyPrefix: client.options.keyPrefix });
+      const semaphore = client.getSemaphore('closing');
+      await semaphore.trySetPermits(1);
+      await semaphore.acquire();
+      const before = await scriptCalls();
+      const waiting = semaphore.acquire();
+      const outcome = waiting.then(
+        () => 'acquired',
+        (error: unknown) => (error instanceof ClientClosedError ? 'closed' : String(error)),
+      );
+      expect(await callsReach(before, 2)).toBe(true);
+      // The release hands the permit to the waiter; the close, in the same
+      // turn, ends the waiter before it takes it.
+      const released = semaphore.release();
+      const closed = client.close();
+      await released;
+      await closed;
+      expect(await outcome).toBe('closed');
+      expect(await observer.getSemaphore('closing').availablePermits()).toBe(1);
+    });
+  });
+
   describe('across processes', () => {
     it('never lets more holders in than there are permits (4 processes × 4 tasks, 3 permits)', async () => {
       const prefix = uniquePrefix();

@@ -13,7 +13,16 @@ function parseAcquire(reply: unknown): SemaphoreAcquireReply {
 
 const isOne = (reply: unknown): boolean => reply === 1;
 const asNumber = (reply: unknown): number => Number(reply);
-const availableOf = (reply: unknown): number => Number((reply as [number, number])[0]);
+/** What a release answered: the available count after it, and the subscriber connections its announcement reached. */
+export interface SemaphoreReleaseReply {
+  readonly available: number;
+  readonly receivers: number;
+}
+
+function parseRelease(reply: unknown): SemaphoreReleaseReply {
+  const [available, receivers] = reply as [number, number];
+  return { available: Number(available), receivers: Number(receivers) };
+}
 
 /**
  * The semaphore's protocol on one deployment: its scripts (one per state
@@ -49,14 +58,14 @@ export class SemaphoreStore {
     );
   }
 
-  /** Gives `permits` back; resolves the available count after. */
-  release(keys: SemaphoreKeys, marker: string, permits: number): Promise<number> {
+  /** Gives `permits` back. */
+  release(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreReleaseReply> {
     return this.transport.script(
       SCRIPTS.semaphoreRelease,
       [keys.permits, marker, permits, this.replayWindowMs, this.sharded],
       'release',
       keys.permits,
-      availableOf,
+      parseRelease,
     );
   }
 

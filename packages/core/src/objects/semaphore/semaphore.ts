@@ -1,14 +1,16 @@
 import { acquireOrWait, type TryOutcome } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { Hold, type HoldObserver, type HoldTarget } from '../../engine/hold.js';
+import { monotonicNow } from '../../engine/time.js';
 import { wasNotSent } from '../../engine/transport.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
 import { ClientClosedError, LockAcquireTimeoutError, RedisUnavailableError } from '../../errors.js';
 import { checkCount } from '../../options/count-checks.js';
 import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../../options/wait-options.js';
 import { opMarker, semaphoreKeys, type SemaphoreKeys } from './keys.js';
 import type { SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
-import { waiterId, wakeFitting } from './wake-fitting.js';
+import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
 
 /**
  * A grant of permits is not a hold (nothing is owned, leased or renewed), but
@@ -26,12 +28,64 @@ const INERT: HoldObserver = {
 let calls = 0;
 
 /**
+ * How many releases in a row a client may hand to its own waiting tasks
+ * before the next one goes back through Redis, where other clients' waiters
+ * can win it: the bound on how long permits stay with one process while
+ * others wait.
+ */
+const MAX_LOCAL_STREAK = 3;
+
+/**
+ * How long a client whose release went back through Redis while other
+ * clients listened holds back its own waiters (ms): its event loop is awake,
+ * so without this it would win the permit back far more often than its share
+ * (the lock's hand-off yield, see WaitQueue.yieldFor).
+ */
+const HANDOFF_YIELD_MS = 2;
+
+/**
+ * What one client knows of one semaphore between its own tasks: permits
+ * handed from a releasing task straight to a waiting one (no Redis call: the
+ * count in Redis already has them taken), and the streak and yield that keep
+ * other clients from being starved by it.
+ */
+interface LocalState {
+  /** Waiter id → permits handed to it by a local release, not taken yet. */
+  readonly grants: Map<string, number>;
+  /** Releases handed to local waiters since permits last went back through Redis. */
+  streak: number;
+  /** Until then (monotonic ms) a message wakes no local waiter: other clients' waiters go first. */
+  yieldUntil: number;
+  yieldTimer: NodeJS.Timeout | undefined;
+  /** Messages heard while yielding: the permits that came back, summed, and the latest available count. */
+  heldBack: { cameBack: number; available: number };
+}
+
+const states = new WeakMap<EngineContext, Map<string, LocalState>>();
+
+function localState(ctx: EngineContext, channel: string): LocalState {
+  let byChannel = states.get(ctx);
+  if (!byChannel) {
+    byChannel = new Map();
+    states.set(ctx, byChannel);
+  }
+  let state = byChannel.get(channel);
+  if (!state) {
+    state = { grants: new Map(), streak: 0, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
+    byChannel.set(channel, state);
+  }
+  return state;
+}
+
+/**
  * The semaphore (Redisson's RSemaphore) on the engine: see {@link RSemaphore}.
  * Its waiting is the engine's (one try, subscribe, try again, sleep until a
  * release message or the capped sleep); its protocol is {@link SemaphoreStore}.
  */
 export class RedisSemaphore implements RSemaphore {
   readonly keys: SemaphoreKeys;
+  private readonly local: LocalState;
+  private readonly onMessage: (payload: string, queue: WaitQueue) => void;
 
   constructor(
     readonly name: string,
@@ -39,6 +93,8 @@ export class RedisSemaphore implements RSemaphore {
     private readonly store: SemaphoreStore,
   ) {
     this.keys = semaphoreKeys(ctx.keyPrefix, name);
+    this.local = localState(ctx, this.keys.channel);
+    this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
   async trySetPermits(permits: number): Promise<boolean> {
@@ -76,7 +132,7 @@ export class RedisSemaphore implements RSemaphore {
   async release(permits: number = 1): Promise<void> {
     const checked = checkCount(permits, 'release(): permits');
     this.ctx.assertOpen();
-    await this.store.release(this.keys, this.newMarker(), checked);
+    await this.giveBack(checked);
   }
 
   async availablePermits(): Promise<number> {
@@ -96,21 +152,90 @@ export class RedisSemaphore implements RSemaphore {
     const { ctx } = this;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
-    const hold = await acquireOrWait(ctx, {
-      name: this.name,
-      channel: this.keys.channel,
-      id: waiterId(++calls, permits),
-      headOnly: false,
-      queueLocally: true,
-      onMessage: wakeFitting,
-      reentry: false,
-      waitMs: request.waitMs,
-      signal: request.signal,
-      tryOnce: (signal) => this.tryOnce(permits, signal),
-      // Granted just as the caller gave up: nobody will release them, so they go back now.
-      giveBack: () => this.store.release(this.keys, this.newMarker(), permits),
-    });
+    const id = waiterId(++calls, permits);
+    let hold;
+    try {
+      hold = await acquireOrWait(ctx, {
+        name: this.name,
+        channel: this.keys.channel,
+        id,
+        headOnly: false,
+        queueLocally: true,
+        onMessage: this.onMessage,
+        reentry: false,
+        waitMs: request.waitMs,
+        signal: request.signal,
+        tryOnce: (signal) => this.tryOnce(id, permits, signal),
+        // Granted just as the caller gave up: nobody will release them, so they go back now.
+        giveBack: () => this.giveBack(permits),
+      });
+    } finally {
+      // Permits a local release handed to this call that it did not take
+      // (it timed out, aborted, was closed, or took others from Redis): on
+      // to the next local waiter, or back to Redis.
+      const unused = this.local.grants.get(id);
+      if (unused !== undefined) {
+        this.local.grants.delete(id);
+        const work = this.giveBack(unused).catch((error: unknown) => ctx.backgroundError(error));
+        ctx.background.track(work);
+      }
+    }
     return hold !== undefined;
+  }
+
+  // ---- release: to a local waiter, or back to Redis -------------------------
+
+  /**
+   * Gives `permits` back: first to this client's own waiting tasks (in
+   * arrival order, each as many as it wants), with no Redis call at all, since
+   * the count in Redis has them taken already; the rest, and every release
+   * after MAX_LOCAL_STREAK of those in a row, back through Redis, where every
+   * client's waiters are woken. Then, when other clients listened, this
+   * client's own waiters hold back for a moment so one of theirs wins.
+   */
+  private async giveBack(permits: number): Promise<void> {
+    const { local, ctx, keys } = this;
+    let rest = permits;
+    const queue = ctx.queues.get(keys.channel);
+    if (queue && local.streak < MAX_LOCAL_STREAK && !ctx.closed) {
+      for (const waiter of queue.waiters) {
+        if (local.grants.has(waiter.id)) continue;
+        const wanted = wantedBy(waiter.id);
+        if (wanted > rest) continue;
+        local.grants.set(waiter.id, wanted);
+        queue.wakeId(waiter.id);
+        rest -= wanted;
+        if (rest === 0) break;
+      }
+      if (rest < permits) local.streak++;
+    }
+    if (rest === 0) return;
+    local.streak = 0;
+    const reply = await this.store.release(keys, this.newMarker(), rest);
+    if (reply.receivers > 1 && queue && queue.waiters.length > 0) local.yieldUntil = monotonicNow() + HANDOFF_YIELD_MS;
+  }
+
+  /** A message on the channel: wake the local waiters it can serve, after this client's yield. */
+  private heard(payload: string, queue: WaitQueue): void {
+    const { local } = this;
+    const served = (id: string): boolean => local.grants.has(id);
+    const waitMs = local.yieldUntil - monotonicNow();
+    if (waitMs <= 0 && !local.yieldTimer) {
+      wakeFitting(payload, queue, served);
+      return;
+    }
+    // Yielding: what the messages gave back is woken for once the yield is over.
+    const colon = payload.indexOf(':');
+    local.heldBack.cameBack += Number(payload.slice(0, colon));
+    local.heldBack.available = Number(payload.slice(colon + 1));
+    if (local.yieldTimer) return;
+    local.yieldTimer = setTimeout(() => {
+      local.yieldTimer = undefined;
+      const { cameBack, available } = local.heldBack;
+      local.heldBack = { cameBack: 0, available: 0 };
+      wakeFitting(`${cameBack}:${available}`, queue, served);
+    }, Math.max(1, Math.ceil(waitMs)));
+    local.yieldTimer.unref();
   }
 
   /**
@@ -120,10 +245,15 @@ export class RedisSemaphore implements RSemaphore {
    * run: the undo goes out behind it on the same connection and leaves a
    * tombstone). Permits do not expire, so a late grant is still a grant.
    */
-  private async tryOnce(permits: number, signal: AbortSignal | undefined): Promise<TryOutcome> {
+  private async tryOnce(id: string, permits: number, signal: AbortSignal | undefined): Promise<TryOutcome> {
     const { ctx, store, keys } = this;
     ctx.assertOpen();
     signal?.throwIfAborted();
+    // Handed over by a local release: taken without a Redis call.
+    if (this.local.grants.get(id) === permits) {
+      this.local.grants.delete(id);
+      return { hold: this.carrier(permits) };
+    }
     const marker = this.newMarker();
     const undo = (): Promise<void> => {
       const work = store.cancel(keys, marker, permits).then(

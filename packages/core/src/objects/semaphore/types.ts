@@ -54,7 +54,13 @@ export interface RSemaphore {
   tryAcquire(options?: WaitOptions): Promise<boolean>;
   /** Tries to take `permits` permits: as `tryAcquire(options)`, with a count (1 to 2^31−1). */
   tryAcquire(permits: number, options?: WaitOptions): Promise<boolean>;
-  /** Gives `permits` (default 1) back and wakes waiters. Anyone may release. */
+  /**
+   * Gives `permits` (default 1) back and wakes waiters. Anyone may release.
+   * When tasks of this client wait, the permits go straight to them (in
+   * arrival order) with no Redis call, since Redis counts them taken already;
+   * every fourth such release in a row goes back through Redis instead, so
+   * other clients' waiters get their turn.
+   */
   release(permits?: number): Promise<void>;
   /** The available count (0 when not set; negative after `addPermits` removed more than there was). */
   availablePermits(): Promise<number>;

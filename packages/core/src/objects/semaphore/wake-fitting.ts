@@ -8,7 +8,8 @@ export function waiterId(call: number, permits: number): string {
   return `${call.toString(36)}:${permits}`;
 }
 
-function wantedBy(id: string): number {
+/** The permits the waiter `id` wants. */
+export function wantedBy(id: string): number {
   return Number(id.slice(id.lastIndexOf(':') + 1));
 }
 
@@ -23,7 +24,7 @@ function wantedBy(id: string): number {
  * that fit; one that fits in what is available may be woken by a smaller
  * release (permits left over from earlier releases count too).
  */
-export function wakeFitting(payload: string, queue: WaitQueue): void {
+export function wakeFitting(payload: string, queue: WaitQueue, served?: (id: string) => boolean): void {
   const colon = payload.indexOf(':');
   let cameBack = Number(payload.slice(0, colon));
   let available = Number(payload.slice(colon + 1));
@@ -32,6 +33,11 @@ export function wakeFitting(payload: string, queue: WaitQueue): void {
   let inOrder = true;
   let skipped = false;
   for (const waiter of queue.waiters) {
+    // Handed permits by a task of this process already: it needs no wake.
+    if (served?.(waiter.id)) {
+      skipped = true;
+      continue;
+    }
     const wanted = wantedBy(waiter.id);
     if (wanted > available) {
       skipped = true;
