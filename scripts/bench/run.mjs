@@ -51,6 +51,8 @@ import { markdownTable } from './table.mjs';
 
 /** The peer comparison, in report order. */
 const PEER_FILES = ['peers/s1.mjs', 'peers/s2.mjs', 'peers/s3.mjs', 'peers/limits.mjs'];
+// S2's shape with a semaphore (8 permits): rlock's two semaphores beside redis-semaphore's.
+PEER_FILES.push('peers/semaphore.mjs');
 
 /** @param {string} name @param {number} fallback @param {number} [min] */
 function intFromEnv(name, fallback, min = 1) {
