@@ -44,14 +44,28 @@ const MAX_LOCAL_STREAK = 3;
 const HANDOFF_YIELD_MS = 2;
 
 /**
- * What one client knows of one semaphore between its own tasks: permits
- * handed from a releasing task straight to a waiting one (no Redis call: the
- * count in Redis already has them taken), and the streak and yield that keep
- * other clients from being starved by it.
+ * Permits a releasing task handed straight to a waiting task of the same
+ * client (no Redis call: the count in Redis has them taken already), by the
+ * waiter's id (unique in the process), until the waiter takes them. Entries
+ * live only while their call does.
  */
-interface LocalState {
-  /** Waiter id → permits handed to it by a local release, not taken yet. */
-  readonly grants: Map<string, number>;
+const handedByContext = new WeakMap<EngineContext, Map<string, number>>();
+
+function handedPermits(ctx: EngineContext): Map<string, number> {
+  let handed = handedByContext.get(ctx);
+  if (!handed) {
+    handed = new Map();
+    handedByContext.set(ctx, handed);
+  }
+  return handed;
+}
+
+/**
+ * What keeps one client's hand-offs from starving other clients, per wait
+ * queue (one per semaphore with local waiters; it goes when they do, and so
+ * does this).
+ */
+interface Turns {
   /** Releases handed to local waiters since permits last went back through Redis. */
   streak: number;
   /** Until then (monotonic ms) a message wakes no local waiter: other clients' waiters go first. */
@@ -61,20 +75,15 @@ interface LocalState {
   heldBack: { cameBack: number; available: number };
 }
 
-const states = new WeakMap<EngineContext, Map<string, LocalState>>();
+const turnsByQueue = new WeakMap<WaitQueue, Turns>();
 
-function localState(ctx: EngineContext, channel: string): LocalState {
-  let byChannel = states.get(ctx);
-  if (!byChannel) {
-    byChannel = new Map();
-    states.set(ctx, byChannel);
+function turnsOf(queue: WaitQueue): Turns {
+  let turns = turnsByQueue.get(queue);
+  if (!turns) {
+    turns = { streak: 0, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
+    turnsByQueue.set(queue, turns);
   }
-  let state = byChannel.get(channel);
-  if (!state) {
-    state = { grants: new Map(), streak: 0, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
-    byChannel.set(channel, state);
-  }
-  return state;
+  return turns;
 }
 
 /**
@@ -84,7 +93,8 @@ function localState(ctx: EngineContext, channel: string): LocalState {
  */
 export class RedisSemaphore implements RSemaphore {
   readonly keys: SemaphoreKeys;
-  private readonly local: LocalState;
+  /** Permits handed to this client's waiting calls, by waiter id. */
+  private readonly handed: Map<string, number>;
   private readonly onMessage: (payload: string, queue: WaitQueue) => void;
 
   constructor(
@@ -93,7 +103,7 @@ export class RedisSemaphore implements RSemaphore {
     private readonly store: SemaphoreStore,
   ) {
     this.keys = semaphoreKeys(ctx.keyPrefix, name);
-    this.local = localState(ctx, this.keys.channel);
+    this.handed = handedPermits(ctx);
     this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
@@ -173,9 +183,9 @@ export class RedisSemaphore implements RSemaphore {
       // Permits a local release handed to this call that it did not take
       // (it timed out, aborted, was closed, or took others from Redis): on
       // to the next local waiter, or back to Redis.
-      const unused = this.local.grants.get(id);
+      const unused = this.handed.get(id);
       if (unused !== undefined) {
-        this.local.grants.delete(id);
+        this.handed.delete(id);
         const work = this.giveBack(unused).catch((error: unknown) => ctx.backgroundError(error));
         ctx.background.track(work);
       }
@@ -194,48 +204,50 @@ export class RedisSemaphore implements RSemaphore {
    * client's own waiters hold back for a moment so one of theirs wins.
    */
   private async giveBack(permits: number): Promise<void> {
-    const { local, ctx, keys } = this;
+    const { handed, ctx, keys } = this;
     let rest = permits;
     const queue = ctx.queues.get(keys.channel);
-    if (queue && local.streak < MAX_LOCAL_STREAK && !ctx.closed) {
+    const turns = queue && turnsOf(queue);
+    if (queue && turns && turns.streak < MAX_LOCAL_STREAK && !ctx.closed) {
       for (const waiter of queue.waiters) {
-        if (local.grants.has(waiter.id)) continue;
+        if (handed.has(waiter.id)) continue;
         const wanted = wantedBy(waiter.id);
         if (wanted > rest) continue;
-        local.grants.set(waiter.id, wanted);
+        handed.set(waiter.id, wanted);
         queue.wakeId(waiter.id);
         rest -= wanted;
         if (rest === 0) break;
       }
-      if (rest < permits) local.streak++;
+      if (rest < permits) turns.streak++;
     }
     if (rest === 0) return;
-    local.streak = 0;
+    if (turns) turns.streak = 0;
     const reply = await this.store.release(keys, this.newMarker(), rest);
-    if (reply.receivers > 1 && queue && queue.waiters.length > 0) local.yieldUntil = monotonicNow() + HANDOFF_YIELD_MS;
+    if (turns && reply.receivers > 1 && queue.waiters.length > 0) turns.yieldUntil = monotonicNow() + HANDOFF_YIELD_MS;
   }
 
   /** A message on the channel: wake the local waiters it can serve, after this client's yield. */
   private heard(payload: string, queue: WaitQueue): void {
-    const { local } = this;
-    const served = (id: string): boolean => local.grants.has(id);
-    const waitMs = local.yieldUntil - monotonicNow();
-    if (waitMs <= 0 && !local.yieldTimer) {
+    const { handed } = this;
+    const served = (id: string): boolean => handed.has(id);
+    const turns = turnsOf(queue);
+    const waitMs = turns.yieldUntil - monotonicNow();
+    if (waitMs <= 0 && !turns.yieldTimer) {
       wakeFitting(payload, queue, served);
       return;
     }
     // Yielding: what the messages gave back is woken for once the yield is over.
     const colon = payload.indexOf(':');
-    local.heldBack.cameBack += Number(payload.slice(0, colon));
-    local.heldBack.available = Number(payload.slice(colon + 1));
-    if (local.yieldTimer) return;
-    local.yieldTimer = setTimeout(() => {
-      local.yieldTimer = undefined;
-      const { cameBack, available } = local.heldBack;
-      local.heldBack = { cameBack: 0, available: 0 };
+    turns.heldBack.cameBack += Number(payload.slice(0, colon));
+    turns.heldBack.available = Number(payload.slice(colon + 1));
+    if (turns.yieldTimer) return;
+    turns.yieldTimer = setTimeout(() => {
+      turns.yieldTimer = undefined;
+      const { cameBack, available } = turns.heldBack;
+      turns.heldBack = { cameBack: 0, available: 0 };
       wakeFitting(`${cameBack}:${available}`, queue, served);
     }, Math.max(1, Math.ceil(waitMs)));
-    local.yieldTimer.unref();
+    turns.yieldTimer.unref();
   }
 
   /**
@@ -250,8 +262,8 @@ export class RedisSemaphore implements RSemaphore {
     ctx.assertOpen();
     signal?.throwIfAborted();
     // Handed over by a local release: taken without a Redis call.
-    if (this.local.grants.get(id) === permits) {
-      this.local.grants.delete(id);
+    if (this.handed.get(id) === permits) {
+      this.handed.delete(id);
       return { hold: this.carrier(permits) };
     }
     const marker = this.newMarker();
