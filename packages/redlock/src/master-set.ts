@@ -1,48 +1,69 @@
 import { nanoid } from 'nanoid';
-import { monotonicNow, withinMs, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply } from '@org/rlock-core/engine';
+import { RedisUnavailableError } from '@org/rlock-core';
+import { gather, leaseDeadline, monotonicNow, withinMs, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/engine';
 import { QuorumError, type MasterVote } from './errors.js';
-import { gather, type Settled } from './gather.js';
-import { wasNotSent, type Master } from './master.js';
-import {
-  decideAcquire,
-  decideLocked,
-  decideRenewal,
-  quorumOf,
-  quorumOwnerPttl,
-  toleratedFailures,
-  validityMs,
-  type AcquireTally,
-  type AcquireVerdict,
-  type LeaseRead,
-  type RenewVerdict,
-} from './quorum.js';
+import type { Master } from './master.js';
+import * as Q from './quorum.js';
 
-/** What a Redlock hold keeps per master: the token each master gave (undefined where it has no grant). */
-export type MasterTokens = (string | undefined)[];
+/** Tries of a spread to one master, 2, 4 … 64 ms apart: others' failed partial grants go within a round trip or two. */
+const SPREAD_TRIES = 7;
+
+/** What a Redlock hold keeps (its `grant`): the token each master gave, and whether more may join. */
+export class Grants {
+  /** Per master: its token, undefined where the hold has no grant. */
+  readonly tokens: (string | undefined)[];
+  /** Released, lost or undone: nothing joins any more. */
+  done = false;
+  /** Done by a call to every master behind the round's acquires (a release, an undo), which sweeps a late grant. */
+  swept = false;
+  /** Local hand-offs in a row (QuorumLockStore.release). */
+  handoffs = 0;
+  /** Won by a call that had lost to other clients: they wait too. */
+  contended = false;
+
+  constructor(
+    size: number,
+    readonly keys: LockKeys,
+    /** The owner on the masters: the task that won the round (a hand-off keeps it). */
+    readonly owner: string,
+    /** When its keys expire on the masters (monotonic, nominal): a spread grant's lease ends with them. */
+    public expiresAt: number,
+    /** Until when a grant counts: lease − drift from the send. */
+    public deadline: number,
+  ) {
+    this.tokens = new Array<undefined>(size).fill(undefined);
+  }
+}
 
 /** One master's answer to the acquire of a round. */
 export interface AcquireVote {
   readonly master: Master;
   readonly kind: 'granted' | 'refused' | 'failed';
-  /** The token this master gave (granted). */
   readonly token?: string;
-  /** Remaining TTL of the lock on this master (refused; −1: no TTL). */
+  /** Refused: the lock's TTL there (−1: none) and its holder. */
   readonly ttlMs?: number;
-  /** Who holds it on this master (refused). */
   readonly holder?: string;
   readonly error?: Error;
+  /** Failed after it was sent: it may still run, so it is cancelled. */
+  readonly sent?: boolean;
+  /** Failed by the per-node timeout: its outcome comes later (see late). */
+  readonly late?: boolean;
 }
 
-/** One round: the acquire script on every master at once. */
+/** One round: the acquire script on every master at once, or on its gate first. */
 export interface Round {
-  readonly votes: readonly AcquireVote[];
-  readonly tally: AcquireTally;
-  readonly verdict: AcquireVerdict;
+  /** Per master; undefined where nothing was sent or no answer came before the verdict. */
+  readonly votes: readonly (AcquireVote | undefined)[];
+  readonly tally: Q.AcquireTally;
+  readonly verdict: Q.AcquireVerdict;
+  readonly grants: Grants;
+  /** The gate's refusal, when the round stopped there. */
+  readonly gateRefusal?: AcquireVote;
 }
 
 /** What a renewal (or lease extension) of one hold found. */
 export interface RenewResult {
-  readonly verdict: Exclude<RenewVerdict, 'pending'>;
+  readonly verdict: 'renewed' | 'gone' | 'taken' | 'undecided';
   readonly votes: readonly MasterVote[];
 }
 
@@ -53,101 +74,177 @@ export interface RenewResult {
  */
 export class MasterSet {
   readonly quorum: number;
+  private readonly started: Promise<unknown>;
+  private ready = false;
+  /** Won grants, by op, until the engine recorded their hold (or undid it: see undoRound). */
+  private readonly won = new Map<string, Grants>();
+  private spreads = 0;
 
   constructor(
     readonly masters: readonly Master[],
     private readonly driftFactor: number,
-    /** Where leftovers are released in the background (the client's, so close() waits for them). */
+    readonly perNodeTimeoutMs: number,
+    /** Where leftovers are released in the background (the client's: close() waits for them). */
     private readonly background: BackgroundWork,
-    /** Longest wait between two tries of a background release, in ms. */
     private readonly commandTimeoutMs: number,
+    private readonly quarantineMs: number,
     /** Reports a failure in the background; never throws. */
     private readonly onError: (error: Error) => void,
   ) {
-    this.quorum = quorumOf(masters.length);
+    this.quorum = Q.quorumOf(masters.length);
+    // A master whose connection (or run) is still being read must not count as failed.
+    this.started = Promise.all(masters.map((master) => master.firstConnect)).then(() => (this.ready = true));
   }
 
   get size(): number {
     return this.masters.length;
   }
 
-  /**
-   * Settles once every master's first connection attempt has: calls bounded by
-   * the per-node timeout must not count a master as failed only because its
-   * connection is still being set up.
-   */
-  ready(): Promise<unknown> {
-    return Promise.all(this.masters.map((master) => master.firstConnect));
+  /** A master's run was read: every quarantine is worked out again. */
+  identified(): void {
+    const ends = Q.quarantineEnds(this.masters.map((master) => master.run), this.quarantineMs, Q.STARTED_TOGETHER_MS);
+    this.masters.forEach((master, index) => (master.quarantinedUntil = ends[index] as number));
   }
 
   // ---- acquire -----------------------------------------------------------
 
   /**
-   * Runs the acquire script on every master at once, each bounded by the
-   * per-node timeout, and applies the rule: acquired iff ≥ Q granted and
-   * lease − elapsed − drift > 0, elapsed measured from before the sends.
+   * Runs the acquire script on every master at once (on `gate` first, then on
+   * the others unless it refused), each bounded by the per-node timeout. Won as
+   * soon as ≥ Q granted with lease − elapsed − drift > 0, elapsed measured from
+   * before the first send; answers after that join the hold (see late).
+   * Otherwise decided once every master answered or timed out.
    */
-  async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<Round> {
-    await this.ready();
+  async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string, gate: Master | undefined): Promise<Round> {
+    if (!this.ready) await this.started;
     const sentAt = monotonicNow();
-    const votes = await Promise.all(
-      this.masters.map(async (master): Promise<AcquireVote> => {
-        try {
-          const reply = await master.quick('acquire', keys.lock, (store) => store.acquire(keys, owner, leaseMs, op));
-          if (reply.granted) return { master, kind: 'granted', token: reply.token as string };
-          return { master, kind: 'refused', ttlMs: reply.retryInMs, holder: reply.holder };
-        } catch (error) {
-          return { master, kind: 'failed', error: asError(error) };
-        }
-      }),
+    const grants = new Grants(this.size, keys, owner, sentAt + leaseMs, leaseDeadline(sentAt, leaseMs, this.driftFactor));
+    let verdict: Q.AcquireVerdict | undefined;
+    const late = (index: number, result: Settled<AcquireVote>): void => this.late(op, grants, verdict, this.voteOf(index, result));
+    const call = (master: Master) => () => this.vote(master, keys, owner, leaseMs, op);
+    const timeout = { ms: this.perNodeTimeoutMs, error: () => new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`) };
+    let first: AcquireVote | undefined;
+    if (gate) {
+      const { results } = await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result));
+      first = this.voteOf(gate.index, results[0]);
+      const votes = this.masters.map((master) => (master === gate ? first : undefined));
+      if (first.kind === 'refused') return { votes, tally: { granted: 0, refused: 1, failed: 0 }, verdict: 'not-acquired', grants, gateRefusal: first };
+    }
+    let tally: Q.AcquireTally = { granted: 0, refused: 0, failed: 0 };
+    const { results } = await gather(
+      this.masters.map((master) => (master === gate ? () => Promise.resolve(first as AcquireVote) : call(master))),
+      (results, settled) => {
+        tally = tallyOf(results.map((result, index) => result && this.voteOf(index, result)));
+        const validity = Q.validityMs(leaseMs, monotonicNow() - sentAt, this.driftFactor);
+        if (tally.granted >= this.quorum && validity > 0) return (verdict = 'acquired');
+        return settled === this.size ? (verdict = Q.decideAcquire(tally, this.size, validity)) : undefined;
+      },
+      timeout,
+      late,
     );
-    const tally: AcquireTally = {
-      granted: votes.filter((v) => v.kind === 'granted').length,
-      refused: votes.filter((v) => v.kind === 'refused').length,
-      failed: votes.filter((v) => v.kind === 'failed').length,
-    };
-    const validity = validityMs(leaseMs, monotonicNow() - sentAt, this.driftFactor);
-    return { votes, tally, verdict: decideAcquire(tally, this.size, validity) };
+    const votes = results.map((result, index) => result && this.voteOf(index, result));
+    if (verdict === 'acquired') {
+      for (const vote of votes) {
+        if (vote?.kind === 'granted') grants.tokens[vote.master.index] = vote.token;
+        else if (vote?.kind === 'refused') this.spread(grants, vote.master, SPREAD_TRIES);
+        else if (vote?.sent && !vote.late) void this.cancel(vote.master, keys, owner, op, false);
+      }
+      this.granted(op, grants);
+    }
+    return { votes, tally, verdict: verdict ?? 'not-acquired', grants };
+  }
+
+  /** A vote is not sent while the master does not vote; a grant read after it stopped voting (it restarted) does not count. */
+  private vote(master: Master, keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireVote> {
+    if (!master.voting) return Promise.resolve({ master, kind: 'failed', error: master.notVoting('acquire', keys.lock) });
+    return master.store.acquire(keys, owner, leaseMs, op).then(
+      (reply): AcquireVote => {
+        if (!reply.granted) return { master, kind: 'refused', ttlMs: reply.retryInMs, holder: reply.holder };
+        if (master.voting) return { master, kind: 'granted', token: reply.token as string };
+        return { master, kind: 'failed', sent: true, error: master.notVoting('a grant', keys.lock) };
+      },
+      (error: unknown) => ({ master, kind: 'failed', sent: true, error: error as Error }),
+    );
+  }
+
+  private voteOf(index: number, result: Settled<AcquireVote> | undefined): AcquireVote {
+    return result?.ok ? result.value : { master: this.masters[index] as Master, kind: 'failed', sent: true, late: true, error: result?.error };
   }
 
   /**
-   * Clears what a lost round left: cancels the round's acquire (by its op, so
-   * nothing else of the owner is touched) on every master that granted it or
-   * failed to answer (its acquire may still run: the cancel's tombstone
-   * refuses it). Resolves once the masters that granted answered (bounded by
-   * the per-node timeout), so a caller told "not acquired" finds no key of its
-   * own on a live master; the cancels to failed masters go on in the
-   * background. Cancels go through the connection's normal command path: a
-   * connection that blips right after granting queues the cancel and sends it
-   * on reconnect, behind the acquire it cancels.
+   * An answer after its round was decided. A won round takes a grant within
+   * validity (else cancels it, unless a release swept it) and spreads to a
+   * master that refused; a failure that was sent is cancelled. A lost round's
+   * undoRound cancels its own; an undecided one (a late gate) cancels here.
+   */
+  private late(op: string, grants: Grants, verdict: Q.AcquireVerdict | undefined, vote: AcquireVote): void {
+    const { master } = vote;
+    const won = verdict === 'acquired';
+    if (won && vote.kind === 'granted' && !grants.done && master.voting && monotonicNow() < grants.deadline) grants.tokens[master.index] = vote.token;
+    else if (won && vote.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
+    else if ((won || verdict === undefined) && (vote.kind === 'granted' || vote.sent) && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
+  }
+
+  /** `grants` were granted to acquire `op`: kept by op until the engine recorded the hold or undid it. */
+  granted(op: string, grants: Grants): void {
+    this.won.set(op, grants);
+    setImmediate(() => this.won.delete(op));
+  }
+
+  /**
+   * Spreads a held lock to `master`, which it lacks (others' failed partial
+   * grants held it, or it came back empty): the acquire script as the hold's
+   * owner with what is left of its lease, up to `tries` times while the hold
+   * stands. A grant counts within the hold's validity (else it is cancelled);
+   * its token joins the hold, so renewal and release go there too.
+   */
+  spread(grants: Grants, master: Master, tries: number): void {
+    const op = `spread/${++this.spreads}`;
+    let tried = 0;
+    const attempt = (): void => {
+      if (grants.done || !master.voting || grants.tokens[master.index] !== undefined || monotonicNow() >= grants.deadline) return;
+      const work = master.store.acquire(grants.keys, grants.owner, Math.ceil(grants.expiresAt - monotonicNow()), op).then(
+        (reply) => {
+          if (reply.granted && !grants.done && monotonicNow() < grants.deadline) grants.tokens[master.index] = reply.token;
+          else if (reply.granted && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
+          else if (!reply.granted && ++tried < tries) setTimeout(attempt, 2 ** tried).unref();
+        },
+        () => this.cancel(master, grants.keys, grants.owner, op, false),
+      );
+      this.background.track(work);
+    };
+    setTimeout(attempt, 1).unref();
+  }
+
+  /**
+   * Clears what a lost round left: cancels its acquire (by op, so nothing else
+   * of the owner is touched) where it was granted or sent and failed (its
+   * tombstone refuses an acquire still on its way), or on every master when
+   * `round` is undefined (the engine undoes a round it won). Resolves once
+   * the masters that granted answered (bounded by the per-node timeout), so a
+   * caller told "not acquired" finds no key of its own on a live master.
+   * Cancels take the connection's command path: after a blip, they go out
+   * on reconnect, behind the acquire they cancel.
    */
   async undoRound(keys: LockKeys, owner: string, op: string, round: Round | undefined): Promise<void> {
+    const grants = this.won.get(op);
+    if (grants?.handoffs && !grants.done) this.drop(grants); // an undone hand-off: nobody's now
+    if (grants) grants.done = grants.swept = true;
     const granted: Promise<unknown>[] = [];
-    for (const master of this.masters) {
-      const vote = round?.votes[master.index];
-      if (vote?.kind === 'granted') {
-        const cancel = this.cancel(master, keys, owner, op, true);
-        granted.push(withinMs(cancel, master.perNodeTimeoutMs, () => new Error('cancel still running')).catch(() => undefined));
-      } else if (vote === undefined || (vote.kind === 'failed' && !wasNotSent(vote.error))) {
-        void this.cancel(master, keys, owner, op, false);
-      }
-    }
+    this.masters.forEach((master, index) => {
+      const vote = round?.votes[index];
+      if (vote?.kind === 'granted') granted.push(withinMs(this.cancel(master, keys, owner, op, true), this.perNodeTimeoutMs, () => undefined).catch(() => undefined));
+      else if (round === undefined || vote?.sent) void this.cancel(master, keys, owner, op, false);
+    });
     await Promise.all(granted);
   }
 
-  /** After a won round: cancels the grant a failed or late master may still make, so the hold is exactly on the masters that answered in time. */
-  cancelStragglers(keys: LockKeys, owner: string, op: string, round: Round): void {
-    for (const vote of round.votes) {
-      if (vote.kind === 'failed' && !wasNotSent(vote.error)) void this.cancel(vote.master, keys, owner, op, false);
-    }
-  }
-
-  /** Cancels acquire `op` on `master`, in the background; a failure is reported when `report` (the master had granted: its grant stays until its TTL). */
+  /** Cancels acquire `op` on `master` (tracked); a failure is reported when `report` (its grant then stays until its TTL). */
   private cancel(master: Master, keys: LockKeys, owner: string, op: string, report: boolean): Promise<void> {
     const work = master.store.cancel(keys, owner, op, true).then(
       () => undefined,
       (error: unknown) => {
-        if (report && !this.background.stopped) this.onError(asError(error));
+        if (report && !this.background.stopped) this.onError(error as Error);
       },
     );
     this.background.track(work);
@@ -156,8 +253,8 @@ export class MasterSet {
 
   roundError(name: string, round: Round): QuorumError {
     return new QuorumError(
-      `lock "${name}": ${round.tally.failed} of ${this.size} masters failed or timed out; a majority (${this.quorum}) was not possible`,
-      round.votes.map((vote) => toMasterVote(vote.master, vote.kind === 'granted', vote.error)),
+      `lock "${name}": ${round.tally.failed} of ${this.size} masters failed, timed out or sit out a quarantine; a majority (${this.quorum}) was not possible`,
+      this.masters.map((master, index) => toMasterVote(master, round.votes[index]?.kind === 'granted', round.votes[index]?.error)),
       this.quorum,
     );
   }
@@ -165,138 +262,120 @@ export class MasterSet {
   // ---- renew -------------------------------------------------------------
 
   /**
-   * Renews holds on every master where each has a grant: one renew-n call per
-   * master for the whole batch, each with `commandTimeoutMs`. Resolves once
-   * every hold is decided (see decideRenewal) or every call settled.
+   * Renews grants on every master where each has a token: one renew-n call per
+   * master for the batch. Resolves once each is decided (decideRenewal) or
+   * every call settled; `renewed` only within validity. A renewed hold forgets
+   * grants found gone and spreads to each voting master where it has none (one
+   * that came back empty).
    */
-  async renew(items: readonly { readonly hold: Hold; readonly leaseMs: number }[]): Promise<RenewResult[]> {
-    type Codes = number[] | undefined;
-    const tokensOf = (index: number): MasterTokens => (items[index] as { hold: Hold }).hold.grant as MasterTokens;
-    // positions[m][k] = index in `items` of the k-th item sent to master m
-    const positions = this.masters.map((master) => items.flatMap((_, index) => (tokensOf(index)[master.index] !== undefined ? [index] : [])));
-    const calls = this.masters.map((master) => async (): Promise<Codes> => {
-      const mine = positions[master.index] as number[];
-      if (mine.length === 0) return undefined;
-      return master.store.renewItems(
-        mine.map((index) => {
-          const { hold, leaseMs } = items[index] as { hold: Hold; leaseMs: number };
-          return { key: hold.key, owner: hold.owner, token: tokensOf(index)[master.index] as string, leaseMs };
-        }),
-      );
+  async renew(items: readonly { readonly grants: Grants; readonly leaseMs: number }[]): Promise<RenewResult[]> {
+    const sentAt = monotonicNow();
+    const sent = this.masters.map((master) => items.filter((item) => item.grants.tokens[master.index] !== undefined));
+    const calls = this.masters.map((master) => (): Promise<number[]> => {
+      const mine = sent[master.index] as typeof items;
+      if (mine.length === 0) return Promise.resolve([]);
+      const token = (grants: Grants): string => grants.tokens[master.index] as string;
+      return master.store.renewItems(mine.map(({ grants, leaseMs }) => ({ key: grants.keys.lock, owner: grants.owner, token: token(grants), leaseMs })));
     });
-    const codeOf = (results: readonly (Settled<Codes> | undefined)[], master: number, index: number): number | 'pending' | 'failed' | 'none' => {
-      const k = (positions[master] as number[]).indexOf(index);
-      if (k === -1) return 'none';
-      const result = results[master];
-      if (result === undefined) return 'pending';
-      return result.ok ? (result.value?.[k] ?? 'failed') : 'failed';
+    type Results = readonly (Settled<number[]> | undefined)[];
+    const codeOf = (results: Results, index: number, item: (typeof items)[number]): number | 'none' | 'pending' | 'failed' => {
+      const k = (sent[index] as typeof items).indexOf(item);
+      const result = results[index];
+      return k === -1 ? 'none' : result === undefined ? 'pending' : result.ok ? (result.value[k] ?? 'failed') : 'failed';
     };
-    const verdictOf = (results: readonly (Settled<Codes> | undefined)[], index: number): RenewVerdict => {
+    const verdictOf = (results: Results, item: (typeof items)[number]): Q.RenewVerdict => {
       const tally = { holding: 0, renewed: 0, gone: 0, taken: 0, failed: 0, pending: 0 };
-      for (const master of this.masters) {
-        const code = codeOf(results, master.index, index);
+      for (const code of this.masters.map((_, index) => codeOf(results, index, item))) {
         if (code === 'none') continue;
         tally.holding++;
-        if (code === 'pending') tally.pending++;
-        else if (code === 1) tally.renewed++;
-        else if (code === 0) tally.gone++;
-        else if (code === -1) tally.taken++;
-        else tally.failed++;
+        tally[code === 'pending' ? 'pending' : code === 1 ? 'renewed' : code === 0 ? 'gone' : code === -1 ? 'taken' : 'failed']++;
       }
-      return decideRenewal(tally, this.size);
+      return Q.decideRenewal(tally, this.size);
     };
-    const gathered = await gather(calls, (results) => (items.every((_, index) => verdictOf(results, index) !== 'pending') ? true : undefined));
-    return items.map((_, index) => {
-      const verdict = verdictOf(gathered.results, index);
-      return {
-        verdict: verdict === 'pending' ? 'undecided' : verdict,
-        votes: this.masters.map((master) => {
-          const code = codeOf(gathered.results, master.index, index);
-          const result = gathered.results[master.index];
-          if (code === 'none') return toMasterVote(master, false);
-          if (code === 'pending') return toMasterVote(master, false, new Error('no answer yet'));
-          return toMasterVote(master, code === 1, result && !result.ok ? result.error : undefined);
-        }),
-      };
+    const { results } = await gather(calls, (results) => (items.every((item) => verdictOf(results, item) !== 'pending') ? true : undefined));
+    const elapsedMs = monotonicNow() - sentAt;
+    return items.map((item) => {
+      const { grants, leaseMs } = item;
+      let verdict = verdictOf(results, item);
+      if (verdict === 'pending' || (verdict === 'renewed' && Q.validityMs(leaseMs, elapsedMs, this.driftFactor) <= 0)) verdict = 'undecided';
+      const codes = this.masters.map((_, index) => codeOf(results, index, item));
+      if (verdict === 'renewed' && !grants.done) {
+        grants.expiresAt = Math.max(grants.expiresAt, sentAt + leaseMs);
+        grants.deadline = Math.max(grants.deadline, leaseDeadline(sentAt, leaseMs, this.driftFactor));
+        for (const master of this.masters) {
+          if (codes[master.index] === 0) grants.tokens[master.index] = undefined;
+          if (grants.tokens[master.index] === undefined && master.voting) this.spread(grants, master, 1);
+        }
+      }
+      const votes = this.masters.map((master, index) => {
+        const code = codes[index];
+        const result = results[index];
+        return toMasterVote(master, code === 1, code === 'pending' ? new Error('no answer yet') : result && !result.ok ? result.error : undefined);
+      });
+      return { verdict, votes };
     });
   }
 
   // ---- release -----------------------------------------------------------
 
   /**
-   * The final release of a hold: the release script on every master (with the
-   * master's token where the hold has a grant, so it never deletes a newer
-   * hold; by owner elsewhere, to sweep a late grant). Released iff a majority
-   * released it; lost iff so many masters holding it answered "not held" that
-   * fewer than Q can still have had it; otherwise it rejects with a
-   * QuorumError (the engine gives the hold up and finishes the release with
-   * {@link releaseRest}). When it is decided, masters that have not answered
-   * or failed keep being released in the background until they answer or the
-   * hold's lease is over: a key must not sit out its TTL on a minority.
+   * The final release of a hold: the release script on every master (with its
+   * token where the hold has one, so it never deletes a newer hold; by owner
+   * elsewhere, to sweep a grant still on its way). Released iff a majority
+   * released it; lost iff so many holding masters answered "not held" that
+   * fewer than Q can still have had it; otherwise a QuorumError (the engine
+   * gives the hold up and finishes with releaseRest). Once decided, masters
+   * that did not answer keep being released in the background until they do
+   * or the lease is over: a key must not sit out its TTL on a minority.
    */
   async release(hold: Hold, keys: LockKeys, op: string): Promise<ReleaseReply> {
-    const tokens = hold.grant as MasterTokens;
+    const grants = hold.grant as Grants;
+    const { tokens } = grants;
+    grants.done = grants.swept = true;
     const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
-    const sent = this.masters.map((master): Promise<ReleaseReply> | undefined => {
-      const call = master.store.releaseAs(keys, hold.owner, tokens[master.index], op, true);
-      if (tokens[master.index] !== undefined) return call;
-      // Not one of the hold's masters: a late grant there was cancelled, so
-      // this only sweeps leftovers; its answer does not count.
-      this.background.track(call);
-      return undefined;
-    });
-    const decide = (results: readonly (Settled<ReleaseReply | undefined> | undefined)[]): ReleaseReply | undefined => {
-      let released = 0;
-      let notHeld = 0;
-      let taken = false;
-      for (const index of holding) {
-        const value = results[index]?.ok ? (results[index] as { value: ReleaseReply }).value : undefined;
-        if (value?.released) released++;
-        else if (value) {
-          notHeld++;
-          taken ||= value.reason === 'taken';
-        }
-      }
-      if (released >= this.quorum) return { released: true, remaining: 0 };
-      if (holding.length - notHeld < this.quorum) return { released: false, reason: taken ? 'taken' : 'expired' };
-      return undefined;
-    };
+    const sent = this.masters.map((master) => master.store.releaseAs(keys, grants.owner, tokens[master.index], op, true));
+    // A master without a token only gets a sweep: its answer does not count.
+    sent.forEach((call, index) => tokens[index] === undefined && this.background.track(call));
     const gathered = await gather(
-      sent.map((call) => () => call ?? Promise.resolve(undefined)),
-      decide,
+      holding.map((index) => () => sent[index] as Promise<ReleaseReply>),
+      (results) => {
+        const released = results.filter((result) => result?.ok && result.value.released);
+        const notHeld = results.filter((result) => result?.ok && !result.value.released);
+        // receivers > 1: other clients wait too, and the engine lets them go first.
+        const receivers = Math.max(0, ...released.map((result) => (result?.ok && result.value.released && result.value.receivers) || 0));
+        if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
+        if (holding.length - notHeld.length < this.quorum) {
+          const taken = notHeld.some((result) => result?.ok && !result.value.released && result.value.reason === 'taken');
+          return { released: false, reason: taken ? 'taken' : 'expired' } as const;
+        }
+        return undefined;
+      },
     );
-    for (const index of holding) {
-      const result = gathered.results[index];
-      if (result?.ok) tokens[index] = undefined; // answered: nothing of this hold is left there
-      else if (gathered.verdict) this.releaseInBackground(hold, keys, this.masters[index] as Master, sent[index] as Promise<ReleaseReply>);
-    }
+    holding.forEach((index, k) => {
+      if (gathered.results[k]?.ok) tokens[index] = undefined; // answered: nothing of this hold is left there
+      else if (gathered.verdict) this.releaseInBackground(hold, this.masters[index] as Master, sent[index] as Promise<ReleaseReply>);
+    });
     if (gathered.verdict) return gathered.verdict;
-    const released = holding.filter((index) => gathered.results[index]?.ok).length;
     throw new QuorumError(
-      `lock "${hold.name}": the release was confirmed by ${released} of ${this.size} masters, fewer than a majority ` +
-        `(${this.quorum}), and the others did not answer; the hold is given up (lost, reason "unreachable") and the ` +
-        'release is retried in the background until its lease is over',
+      `lock "${hold.name}": fewer than a majority (${this.quorum} of ${this.size}) confirmed the release and the others did not answer; ` +
+        'the hold is given up (lost, reason "unreachable") and the release is retried in the background until its lease is over',
       this.masters.map((master) => {
-        const result = gathered.results[master.index];
-        return toMasterVote(master, result?.ok === true && result.value?.released === true, result && !result.ok ? result.error : undefined);
+        const result = gathered.results[holding.indexOf(master.index)];
+        return toMasterVote(master, result?.ok === true && result.value.released, result && !result.ok ? result.error : undefined);
       }),
       this.quorum,
     );
   }
 
-  /**
-   * Releases `hold` (token-checked) on every master where it may still be:
-   * resolves 'released' once each answered, rejects when one did not (to be
-   * tried again). What answered is forgotten, so a retry goes only where needed.
-   */
-  async releaseRest(hold: Hold, keys: LockKeys): Promise<'released' | 'gone'> {
-    const tokens = hold.grant as MasterTokens;
+  /** Releases `grants` (token-checked) wherever they may still be; rejects while a master did not answer (what answered is forgotten). */
+  async releaseRest(grants: Grants): Promise<'released' | 'gone'> {
+    grants.done = true;
     const results = await Promise.allSettled(
       this.masters
-        .filter((master) => tokens[master.index] !== undefined)
+        .filter((master) => grants.tokens[master.index] !== undefined)
         .map(async (master) => {
-          await master.store.releaseAs(keys, hold.owner, tokens[master.index], nanoid(), true);
-          tokens[master.index] = undefined;
+          await master.store.releaseAs(grants.keys, grants.owner, grants.tokens[master.index], nanoid(), true);
+          grants.tokens[master.index] = undefined;
         }),
     );
     const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
@@ -304,74 +383,62 @@ export class MasterSet {
     return 'released';
   }
 
+  /** Releases `grants` in the background (token-checked; a failure is reported): a hand-off nobody took. */
+  drop(grants: Grants): void {
+    this.background.track(this.releaseRest(grants).catch((error: unknown) => this.onError(error as Error)));
+  }
+
   /** Keeps releasing `hold` on `master` after `first` failed, until it answers or the lease is over. */
-  private releaseInBackground(hold: Hold, keys: LockKeys, master: Master, first: Promise<ReleaseReply>): void {
-    const tokens = hold.grant as MasterTokens;
+  private releaseInBackground(hold: Hold, master: Master, first: Promise<ReleaseReply>): void {
+    const { tokens, owner, keys } = hold.grant as Grants;
     const token = tokens[master.index];
-    let next = (): Promise<ReleaseReply> => first;
-    void this.background
-      .retry(
-        async () => {
-          const call = next();
-          next = () => master.store.releaseAs(keys, hold.owner, token, nanoid(), true);
-          await call;
-          if (tokens[master.index] === token) tokens[master.index] = undefined;
-          return true;
-        },
-        { until: hold.deadline, minDelayMs: master.perNodeTimeoutMs, maxDelayMs: this.commandTimeoutMs },
-      )
-      .then((done) => {
-        // Its lease is over: the key expires on its own. Worth knowing, never thrown.
-        if (!done && !this.background.stopped) this.onError(new Error(`master ${master.name}: the release of "${hold.name}" did not get through before its lease ran out`));
-      });
+    let call = (): Promise<ReleaseReply> => first;
+    const plan = { until: hold.deadline, minDelayMs: this.perNodeTimeoutMs, maxDelayMs: this.commandTimeoutMs };
+    const retried = this.background.retry(async () => {
+      const pending = call();
+      call = () => master.store.releaseAs(keys, owner, token, nanoid(), true);
+      await pending;
+      if (tokens[master.index] === token) tokens[master.index] = undefined;
+      return true;
+    }, plan);
+    // Its lease is over: the key expires on its own. Worth knowing, never thrown.
+    void retried.then((done) => {
+      if (!done && !this.background.stopped) this.onError(new Error(`master ${master.name}: the release of "${hold.name}" did not get through before its lease ran out`));
+    });
   }
 
   // ---- reads and admin -----------------------------------------------------
 
-  /** True iff one owner holds the lock on a majority; false once no owner can (partial grants of different owners are not a lock). */
-  async isLockedOnMajority(name: string, keys: LockKeys): Promise<boolean> {
-    return this.readLeases(name, keys, 'isLocked', (answered, unknown) => decideLocked(answered.map((read) => read.owner), unknown, this.size));
+  /** True iff one owner holds the lock on a majority (partial grants of different owners are not a lock). */
+  isLockedOnMajority(name: string, keys: LockKeys): Promise<boolean> {
+    return this.readLeases(name, keys, 'isLocked', (answered, unknown) => Q.decideLocked(answered.map((read) => read.owner), unknown, this.size));
   }
 
-  /** Whether `owner` holds the lock on a majority; false iff more than N − Q masters show it free or held by someone else. */
-  async heldOnMajority(name: string, keys: LockKeys, owner: string): Promise<boolean> {
+  /** Whether `owner` holds the lock on a majority; false once more than N − Q masters show it free or someone else's. */
+  heldOnMajority(name: string, keys: LockKeys, owner: string): Promise<boolean> {
     return this.readLeases(name, keys, 'a read of the holder', (answered) => {
       const mine = answered.filter((read) => read.owner === owner).length;
-      if (mine >= this.quorum) return true;
-      return answered.length - mine > toleratedFailures(this.size) ? false : undefined;
+      return mine >= this.quorum ? true : answered.length - mine > Q.toleratedFailures(this.size) ? false : undefined;
     });
   }
 
-  /**
-   * How long the owner that holds the lock on a majority still has it there:
-   * the Q-th largest PTTL among its keys (−2 when no owner holds a majority,
-   * −1 no TTL). Keys of other owners never count; a master that did not answer
-   * counts as free: the answer can only be lower, never an overstated lease.
-   */
-  async quorumTtl(name: string, keys: LockKeys): Promise<number> {
+  /** The Q-th largest PTTL among the keys of the owner holding a majority (−2: none does); a master that did not answer counts as free. */
+  quorumTtl(name: string, keys: LockKeys): Promise<number> {
     return this.readLeases(name, keys, 'PTTL', (answered, unknown, settled) =>
-      settled === this.size && unknown <= toleratedFailures(this.size) ? quorumOwnerPttl(answered, this.quorum) : undefined,
+      settled === this.size && unknown <= Q.toleratedFailures(this.size) ? Q.quorumOwnerPttl(answered, this.quorum) : undefined,
     );
   }
 
-  /**
-   * Reads who holds the lock and its PTTL on every master (bounded by the
-   * per-node timeout) until `decide` answers from the reads so far.
-   * @throws QuorumError when every master settled and it could not
-   */
-  private async readLeases<V>(
-    name: string,
-    keys: LockKeys,
-    what: string,
-    decide: (answered: LeaseRead[], unknown: number, settled: number) => V | undefined,
-  ): Promise<V> {
-    await this.ready();
+  /** Reads holder and PTTL on every voting master (per-node timeout) until `decide` answers. @throws QuorumError when it never does */
+  private async readLeases<V>(name: string, keys: LockKeys, what: string, decide: (answered: Q.LeaseRead[], unknown: number, settled: number) => V | undefined): Promise<V> {
+    if (!this.ready) await this.started;
     const gathered = await gather(
-      this.masters.map((master) => () => master.quick('a read', keys.lock, (store) => store.readLease(keys))),
+      this.masters.map((master) => () => (master.voting ? master.store.readLease(keys) : Promise.reject(master.notVoting('a read', keys.lock)))),
       (results, settled) => {
         const answered = results.flatMap((result) => (result?.ok ? [result.value] : []));
         return decide(answered, this.size - answered.length, settled);
       },
+      { ms: this.perNodeTimeoutMs, error: () => new RedisUnavailableError(`no answer to a read of "${keys.lock}" within ${this.perNodeTimeoutMs} ms`) },
     );
     if (gathered.verdict !== undefined) return gathered.verdict;
     throw this.readError(name, what, gathered.results, (read) => read.owner !== undefined);
@@ -379,37 +446,35 @@ export class MasterSet {
 
   /** Deletes the lock on every master whoever holds it; true if it released it on any. */
   async forceUnlock(name: string, keys: LockKeys): Promise<boolean> {
-    const gathered = await gather(
+    const { results } = await gather(
       this.masters.map((master) => () => master.store.forceUnlock(keys)),
       () => undefined,
     );
-    const released = gathered.results.some((r) => r?.ok && r.value);
-    const failures = gathered.results.filter((r) => !r?.ok);
-    if (!released && failures.length > toleratedFailures(this.size)) {
-      throw this.readError(name, 'forceUnlock', gathered.results, (value) => value === true);
-    }
-    for (const failure of failures) if (failure && !failure.ok) this.onError(failure.error);
+    const released = results.some((result) => result?.ok && result.value);
+    const failures = results.flatMap((result) => (result && !result.ok ? [result.error] : []));
+    if (!released && failures.length > Q.toleratedFailures(this.size)) throw this.readError(name, 'forceUnlock', results, (value) => value);
+    for (const failure of failures) this.onError(failure);
     return released;
   }
 
   private readError<T>(name: string, what: string, results: readonly (Settled<T> | undefined)[], granted: (value: T) => boolean): QuorumError {
-    const failed = results.filter((r) => !r?.ok).length;
     return new QuorumError(
-      `lock "${name}": ${what} failed or timed out on ${failed} of ${this.size} masters; no majority (${this.quorum}) answered alike`,
-      this.masters.map((master) => {
-        const result = results[master.index];
-        if (result === undefined) return toMasterVote(master, false, new Error('no answer'));
-        return result.ok ? toMasterVote(master, granted(result.value)) : toMasterVote(master, false, result.error);
+      `lock "${name}": ${what} failed or timed out on ${results.filter((r) => !r?.ok).length} of ${this.size} masters; no majority (${this.quorum}) answered alike`,
+      this.masters.map((master, index) => {
+        const result = results[index];
+        return toMasterVote(master, result?.ok === true && granted(result.value), result?.ok ? undefined : (result?.error ?? new Error('no answer')));
       }),
       this.quorum,
     );
   }
 }
 
-function toMasterVote(master: Master, granted: boolean, error?: Error): MasterVote {
-  return error ? { master: master.name, granted, error } : { master: master.name, granted };
+function tallyOf(votes: readonly (AcquireVote | undefined)[]): Q.AcquireTally {
+  const tally = { granted: 0, refused: 0, failed: 0 };
+  for (const vote of votes) if (vote) tally[vote.kind]++;
+  return tally;
 }
 
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
+function toMasterVote(master: Master, granted: boolean, error?: Error): MasterVote {
+  return error ? { master: master.name, granted, error } : { master: master.name, granted };
 }

@@ -1,75 +1,103 @@
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { ChannelHub, ServerLockStore, StandaloneDeployment, withinMs } from '@org/rlock-core/engine';
+import { ChannelHub, ServerLockStore, StandaloneDeployment, monotonicNow, withinMs } from '@org/rlock-core/engine';
+
+/** A master's run as `INFO server` tells it: `run_id`, and its start on this client's monotonic clock (the latest it can be). */
+export interface MasterRun {
+  readonly runId: string;
+  readonly startedAt: number;
+  /** This client saw the master's run_id change: it restarted while watched. */
+  readonly restarted: boolean;
+}
 
 /**
  * One independent master: core's standalone deployment, the lock's scripts on
- * it (core's store: every call bounded by commandTimeoutMs) and its subscriber
- * hub. {@link quick} bounds a call further by the per-node timeout (a round's
- * acquire and the quorum reads, where one slow master must not hold up the rest).
+ * it (every call bounded by commandTimeoutMs), its subscriber hub, and its run:
+ * `INFO server` is read on every (re)connect, before any vote counts, so a
+ * restart (a new run_id, a short uptime) is known before the master votes again.
  */
 export class Master {
   readonly deployment: StandaloneDeployment;
   readonly store: ServerLockStore;
   readonly hub: ChannelHub;
-  /** Settles once the first connection attempt has (ready, failed, or timed out). */
+  /** Settles once the first connection attempt has (and the run was read, if it connected), or timed out. */
   readonly firstConnect: Promise<void>;
+  /** The last run read (kept while disconnected: other masters' quarantines compare with it). */
+  run: MasterRun | undefined;
+  /** Until when (monotonic ms) its votes do not count after a restart (see quarantineEnds). */
+  quarantinedUntil = 0;
+  /** The run was read on the current connection. */
+  private known = false;
+  private identifying: Promise<void> = Promise.resolve();
 
   constructor(
     readonly index: number,
     /** Printable name: the URL without credentials, or host:port. */
     readonly name: string,
     input: unknown,
-    /** How long a round's acquire or a quorum read may take on this master, in ms. */
-    readonly perNodeTimeoutMs: number,
-    commandTimeoutMs: number,
-    hubEvents: { resubscribed(): void },
+    private readonly commandTimeoutMs: number,
+    events: { resubscribed(): void; identified(): void },
   ) {
     this.deployment = new StandaloneDeployment(input, commandTimeoutMs);
     this.store = new ServerLockStore(this.deployment, commandTimeoutMs);
     // A dead master is an expected state: waiters fall back to their timers.
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
-      resubscribed: () => hubEvents.resubscribed(),
+      resubscribed: () => events.resubscribed(),
       error: () => undefined,
     });
-    this.firstConnect = this.deployment.firstConnect(commandTimeoutMs);
+    // Each connect reads the run first (ioredis emits ready before it resends
+    // anything), so a reply to an acquire is never read before the restart is known.
+    this.redis.on('ready', () => (this.identifying = this.identify(events.identified)));
+    if (this.redis.status === 'ready') this.identifying = this.identify(events.identified);
+    else if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
+    this.firstConnect = this.deployment
+      .firstConnect(commandTimeoutMs)
+      .then(() => withinMs(this.identifying, commandTimeoutMs, () => undefined))
+      .catch(() => undefined);
     // A master whose command connection comes back may make a majority
     // possible again: nothing announces that, so every waiter tries again.
-    this.deployment.onReconnect(() => hubEvents.resubscribed());
+    this.deployment.onReconnect(() => events.resubscribed());
   }
 
   get redis(): Redis {
     return this.deployment.redis;
   }
 
-  /** True while the command connection is up (or has not tried yet). */
   get connected(): boolean {
-    return this.redis.status === 'ready' || this.redis.status === 'wait';
+    return this.redis.status === 'ready';
   }
 
-  /**
-   * Runs `call` on this master bounded by the per-node timeout: past it the
-   * master counts as failed (RedisUnavailableError). The call itself goes on
-   * (bounded by commandTimeoutMs), so callers that change state cancel it.
-   * While the connection is down (reconnecting after it was up) nothing is sent
-   * and the call fails at once: a dead master costs a round nothing, and no
-   * acquire waits in ioredis's offline queue to run long after its round.
-   */
-  quick<T>(what: string, key: string, call: (store: ServerLockStore) => Promise<T>): Promise<T> {
-    if (!this.connected) {
-      const error = new RedisUnavailableError(`master ${this.name} is not connected (${this.redis.status}): ${what} on "${key}" not sent`);
-      notSent.add(error);
-      return Promise.reject(error);
+  /** Connected, its run read on this connection, and out of quarantine: its votes count. */
+  get voting(): boolean {
+    return this.known && this.connected && monotonicNow() >= this.quarantinedUntil;
+  }
+
+  /** Why it does not vote now (for a vote that was not sent). */
+  notVoting(what: string, key: string): RedisUnavailableError {
+    const why =
+      this.redis.status !== 'ready'
+        ? `is not connected (${this.redis.status})`
+        : this.known
+          ? `restarted and sits out its quarantine for ${Math.ceil(this.quarantinedUntil - monotonicNow())} ms more`
+          : 'has not told its run yet';
+    return new RedisUnavailableError(`master ${this.name} ${why}: ${what} on "${key}" not sent`);
+  }
+
+  private async identify(identified: () => void): Promise<void> {
+    this.known = false;
+    try {
+      const info = await this.deployment.transport.call('info', ['server'], 'INFO server', '(server)', String);
+      const runId = /^run_id:(\w+)/m.exec(info)?.[1];
+      const uptimeS = Number(/^uptime_in_seconds:(\d+)/m.exec(info)?.[1]);
+      if (runId === undefined || !Number.isFinite(uptimeS)) throw new Error(`master ${this.name}: INFO server lacks run_id or uptime`);
+      const restarted = this.run !== undefined && (this.run.restarted || this.run.runId !== runId);
+      // Uptime counts whole seconds: now − uptime is the latest the run can have started.
+      this.run = runId === this.run?.runId ? this.run : { runId, startedAt: monotonicNow() - uptimeS * 1_000, restarted };
+      this.known = true;
+      identified();
+    } catch {
+      // Not known, so not voting: try again while connected.
+      if (this.redis.status === 'ready') setTimeout(() => void this.identify(identified), this.commandTimeoutMs).unref();
     }
-    return withinMs(call(this.store), this.perNodeTimeoutMs, () => {
-      return new RedisUnavailableError(`master ${this.name} did not answer ${what} on "${key}" within ${this.perNodeTimeoutMs} ms`);
-    });
   }
-}
-
-const notSent = new WeakSet<Error>();
-
-/** True for the failure of a {@link Master.quick} call that was never sent (the master was down): nothing to cancel. */
-export function wasNotSent(error: Error | undefined): boolean {
-  return error !== undefined && notSent.has(error);
 }

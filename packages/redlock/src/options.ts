@@ -59,6 +59,18 @@ export interface RedlockClientOptions extends CommonClientOptions {
   readonly perNodeTimeoutMs?: number;
   /** Jittered backoff after split votes. @default { minDelayMs: 5, maxDelayMs: 200, factor: 2 } */
   readonly retry?: RedlockRetryOptions;
+  /**
+   * How long a master that restarted does not vote, in ms: one whose run_id
+   * changed while this client watched it, or whose uptime is below this while
+   * another master's is above it (or ≥ 2 s longer). Without persistence a
+   * restarted master forgot its grants, and another client could win a
+   * majority beside a holder; this must cover the longest lease any client
+   * uses. The cost: fewer voters for that long (with more than N − Q of them
+   * sitting out, no lock can be taken). 0 turns it off (masters with
+   * `appendfsync always`). An integer from 0 to 2^31 − 1.
+   * @default watchdogTimeoutMs
+   */
+  readonly restartQuarantineMs?: number;
 }
 
 /** The defaults of {@link RedlockClientOptions}, in one frozen object. */
@@ -92,6 +104,7 @@ export interface ResolvedRedlockOptions extends ResolvedCommonOptions {
   readonly driftFactor: number;
   readonly perNodeTimeoutMs: number;
   readonly retry: ResolvedRetryOptions;
+  readonly restartQuarantineMs: number;
 }
 
 const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
@@ -103,7 +116,7 @@ const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
  * @throws InvalidArgumentError listing every bad option.
  */
 export function resolveRedlockOptions(options: unknown, what = 'createRedlock'): ResolvedRedlockOptions {
-  const reader = new OptionReader(options, ['masters', ...COMMON_OPTION_NAMES, 'driftFactor', 'perNodeTimeoutMs', 'retry'], what);
+  const reader = new OptionReader(options, ['masters', ...COMMON_OPTION_NAMES, 'driftFactor', 'perNodeTimeoutMs', 'retry', 'restartQuarantineMs'], what);
   const masters = reader.check(() => checkMasters(reader.raw.masters), [] as { input: RedisInput; name: string }[]);
   const common = readCommonOptions(reader);
   const driftFactor = reader.read(
@@ -128,8 +141,14 @@ export function resolveRedlockOptions(options: unknown, what = 'createRedlock'):
     Math.min(REDLOCK_DEFAULTS.perNodeTimeoutMs, common.commandTimeoutMs),
   );
   const retry = reader.read('retry', checkRetry, REDLOCK_DEFAULTS.retry);
+  const restartQuarantineMs = reader.read(
+    'restartQuarantineMs',
+    (value) => (value === 0 ? 0 : checkDurationMs(value, 'restartQuarantineMs')),
+    common.watchdogTimeoutMs,
+  );
   reader.done();
-  return { ...common, masters: masters.map((m) => m.input), masterNames: masters.map((m) => m.name), driftFactor, perNodeTimeoutMs, retry };
+  const resolved = { masters: masters.map((m) => m.input), masterNames: masters.map((m) => m.name), driftFactor, perNodeTimeoutMs, retry, restartQuarantineMs };
+  return { ...common, ...resolved };
 }
 
 function checkMasters(value: unknown): { input: RedisInput; name: string }[] {

@@ -1,7 +1,5 @@
 import {
   backoffDelayMs,
-  keysOfHold,
-  leaseDeadline,
   monotonicNow,
   type AcquireReply,
   type Hold,
@@ -17,30 +15,34 @@ import {
   type WaitQueue,
 } from '@org/rlock-core/engine';
 import { QuorumError } from './errors.js';
-import type { MasterSet, MasterTokens } from './master-set.js';
+import type { Master } from './master.js';
+import type { AcquireVote, Grants, MasterSet } from './master-set.js';
 import type { ResolvedRetryOptions } from './options.js';
-import { classifyLoss, expiryWaitMs, leadsSplit, releasesNeeded, toleratedFailures, validityMs } from './quorum.js';
+import { classifyLoss, expiryWaitMs, gateOf, releasesNeeded, toleratedFailures } from './quorum.js';
 
 /** Renewal kind of Redlock holds. */
 export const REDLOCK_KIND = 'redlock';
+/** Local hand-offs of one lock in a row before a release lets other clients in. */
+const MAX_HANDOFFS = 8;
+/** How long this client's waiters hold back after such a release, so that other clients' go first. */
+const YIELD_MS = 2;
 
 /** What one acquisition call keeps between its rounds. */
 interface CallState {
+  /** It lost a round: its next rounds go to the gate first. */
+  lost: boolean;
   /** When rounds without a possible majority began, while they go on. */
   failingSince: number | undefined;
-  /** Collisions in a row (split votes, rounds without a quorum): the backoff grows with it. */
+  /** Losses in a row without a clear holder: the backoff grows with it. */
   streak: number;
-  /** The leader of a split retries at once, once per streak. */
-  led: boolean;
 }
 
 /**
- * The reentrant lock's protocol across N independent masters: a try is a
- * round of core's acquire script on every master, acquired iff a majority
- * granted it within its validity; reentrancy is counted in the client (only
- * the first acquire and the last release reach the masters); the engine's
- * loop, hold, renewal and release do the rest. What only Redlock has lives
- * here and in MasterSet: rounds, quorum, drift, per-master timeouts, retries.
+ * The reentrant lock's protocol across N independent masters, driven by the
+ * engine: a try is a round of core's acquire script on the masters, acquired
+ * iff a majority granted it within its validity; reentrancy is counted in the
+ * client; a release may hand the hold to a local waiter. What only Redlock
+ * has lives here and in MasterSet.
  */
 export class QuorumLockStore implements LockStore {
   readonly counting = 'client';
@@ -48,6 +50,10 @@ export class QuorumLockStore implements LockStore {
   readonly kind = REDLOCK_KIND;
   private readonly calls = new WeakMap<LockRequest, CallState>();
   private readonly wakes = new Map<string, QuorumWake>();
+  /** Per lock: the grants a task of this client holds, and which task (the masters show the owner that won them). */
+  private readonly live = new Map<string, { grants: Grants; holder: string }>();
+  /** Per lock: grants a release handed off, until the next local waiter takes them. */
+  private readonly parked = new Map<string, { grants: Grants; timer: NodeJS.Timeout }>();
 
   constructor(
     private readonly masters: MasterSet,
@@ -60,63 +66,83 @@ export class QuorumLockStore implements LockStore {
   ) {}
 
   /**
-   * One round. Won: the hold's grant is each master's token (stragglers are
-   * cancelled). Lost: every grant it made is cleared before this returns, and
-   * the refusal says how long to wait: after a loss to a clear holder, until
-   * enough of the refusing masters announce a release (or their TTLs run
-   * out); after a split vote, a random, growing delay, so contenders stop
-   * colliding (the leader of the split retries at once).
+   * One try. A hand-off waiting for this client's tasks is extended to the
+   * lease on a majority (a renewal) and taken. Otherwise a round; a contended
+   * lock (local waiters, or this call lost before) asks its gate first, and a
+   * refusal there waits for the gate's announcement. Lost: every grant is
+   * cleared before this returns; after a loss to a clear holder it waits until
+   * enough refusing masters announce a release (or their TTLs run out); when
+   * nobody won, it goes to the gate at once, then backs off at random.
    * @throws QuorumError when more than N − Q masters failed: at once for
    *   tryLock, after `unavailableAfterMs` of such rounds for a waiting call
    */
   async acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply> {
     const { masters } = this;
-    const state = this.callState(request);
-    const round = await masters.acquireRound(keys, owner, leaseMs, op);
-    if (round.verdict === 'acquired') {
-      state.failingSince = undefined;
-      masters.cancelStragglers(keys, owner, op, round);
-      const tokens: MasterTokens = round.votes.map((vote) => (vote.kind === 'granted' ? vote.token : undefined));
-      return { granted: true, token: undefined, count: undefined, grant: tokens };
+    const state = this.calls.get(request) ?? { lost: false, failingSince: undefined, streak: 0 };
+    this.calls.set(request, state);
+    const wake = this.wakes.get(keys.channel);
+    // Held by a task of this client: a round could only lose (and, with that
+    // task's owner on the masters, must not reenter): wait for its release.
+    if (this.live.get(keys.lock)?.grants.done === false) {
+      wake?.expect([], 0);
+      return { granted: false, retryInMs: this.retry.maxDelayMs };
     }
+    const parked = this.parked.get(keys.lock);
+    if (parked) {
+      this.parked.delete(keys.lock);
+      clearTimeout(parked.timer);
+      const [result] = await masters.renew([{ grants: parked.grants, leaseMs }]);
+      if (result?.verdict === 'renewed') return this.granted(keys, owner, op, parked.grants);
+      masters.drop(parked.grants);
+    }
+    wake?.begin();
+    const round = await masters.acquireRound(keys, owner, leaseMs, op, state.lost || wake ? this.gateOf(keys) : undefined);
+    if (round.verdict === 'acquired') {
+      wake?.expect([], 0);
+      round.grants.contended = state.lost;
+      return this.granted(keys, owner, op, round.grants);
+    }
+    const lostBefore = state.lost;
+    state.lost = true;
     // Partial grants are cleared at once, or they would block every contender (split-vote livelock).
     await masters.undoRound(keys, owner, op, round);
-    const wake = this.wakes.get(keys.channel);
     if (round.verdict === 'no-quorum') {
-      const error = masters.roundError(nameOf(keys), round);
       state.failingSince ??= monotonicNow();
-      if (request.failFast || monotonicNow() - state.failingSince >= this.unavailableAfterMs) throw error;
+      if (request.failFast || monotonicNow() - state.failingSince >= this.unavailableAfterMs) throw masters.roundError(nameOf(keys), round);
       wake?.expectNothing();
       return { granted: false, retryInMs: this.backoff(++state.streak) };
     }
     state.failingSince = undefined;
-    const refused = round.votes.filter((vote) => vote.kind === 'refused');
-    const holders = refused.map((vote) => vote.holder);
-    // A majority that came too late is a split too: nobody else holds it.
-    if (round.tally.granted >= masters.quorum || classifyLoss(holders, masters.size) === 'split') {
+    const refused = round.gateRefusal ? [round.gateRefusal] : round.votes.filter((vote): vote is AcquireVote => vote?.kind === 'refused');
+    // Nobody won (a split vote, or a majority too late): the gate settles the next round.
+    if (!round.gateRefusal && (round.tally.granted >= masters.quorum || classifyLoss(refused.map((vote) => vote.holder), masters.size) === 'split')) {
       wake?.expectNothing();
-      state.streak++;
-      if (!state.led && leadsSplit(round.tally.granted, holders)) {
-        state.led = true;
-        return { granted: false, retryInMs: 0 };
-      }
-      return { granted: false, retryInMs: this.backoff(state.streak) };
+      return { granted: false, retryInMs: lostBefore ? this.backoff(++state.streak) : 0 };
     }
-    // Lost to a clear holder: a new streak starts after it.
     state.streak = 0;
-    state.led = false;
-    const needed = releasesNeeded(round.tally.granted, masters.size);
-    let sleepMs = Math.min(expiryWaitMs(refused.map((vote) => vote.ttlMs ?? -1), needed), this.maxSleepMs);
-    // A refusing master whose announcements cannot be heard, or a failed
-    // master that may come back: do not rely on announcements alone.
-    if (round.tally.failed > 0 || !wake || refused.some((vote) => !wake.isAcked(vote.master.index))) {
-      sleepMs = Math.min(sleepMs, this.retry.maxDelayMs);
-    }
-    wake?.expect(
-      refused.map((vote) => vote.master.index),
-      needed,
-    );
-    return { granted: false, retryInMs: sleepMs };
+    const needed = round.gateRefusal ? 1 : releasesNeeded(round.tally.granted, masters.size);
+    if (wake?.expect(refused.map((vote) => vote.master.index), needed)) return { granted: false, retryInMs: 0 };
+    const sleepMs = Math.min(expiryWaitMs(refused.map((vote) => vote.ttlMs ?? -1), needed), this.maxSleepMs);
+    // A refusing master whose announcements cannot be heard, or a failed master that may come back: do not rely on announcements alone.
+    const deaf = round.tally.failed > 0 || !wake || refused.some((vote) => !wake.isAcked(vote.master.index));
+    return { granted: false, retryInMs: deaf ? Math.min(sleepMs, this.retry.maxDelayMs) : sleepMs };
+  }
+
+  private granted(keys: LockKeys, holder: string, op: string, grants: Grants): AcquireReply {
+    this.live.set(keys.lock, { grants, holder });
+    this.masters.granted(op, grants);
+    return { granted: true, token: undefined, count: undefined, grant: grants };
+  }
+
+  /** The voting master a contended round asks first (see gateOf). */
+  private gateOf(keys: LockKeys): Master | undefined {
+    const all = this.masters.masters;
+    const index = gateOf(all.map((master) => (master.voting ? master.run?.runId : undefined)), keys.lock);
+    return index === undefined ? undefined : all[index];
+  }
+
+  private backoff(streak: number): number {
+    return backoffDelayMs(streak, this.retry.minDelayMs, this.retry.maxDelayMs, Math.random(), this.retry.factor);
   }
 
   cancel(keys: LockKeys, owner: string, op: string): Promise<void> {
@@ -124,23 +150,51 @@ export class QuorumLockStore implements LockStore {
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
-    const sentAt = monotonicNow();
-    const [result] = await this.masters.renew([{ hold, leaseMs }]);
-    if (result?.verdict === 'renewed' && monotonicNow() < leaseDeadline(sentAt, leaseMs, this.driftFactor)) return 'renewed';
-    if (result?.verdict === 'gone' || result?.verdict === 'taken') return result.verdict;
-    throw new QuorumError(
-      `lock "${hold.name}": the lease could not be extended to ${leaseMs} ms on a majority (${this.masters.quorum} of ${this.masters.size}) within its validity`,
-      result?.votes ?? [],
-      this.masters.quorum,
-    );
+    const [result] = await this.masters.renew([{ grants: hold.grant as Grants, leaseMs }]);
+    if (result && result.verdict !== 'undecided') return result.verdict;
+    throw new QuorumError(`lock "${hold.name}": the lease could not be extended to ${leaseMs} ms on a majority within its validity`, result?.votes ?? [], this.masters.quorum);
   }
 
+  /**
+   * The last release of a hold. While tasks of this client wait for the lock
+   * (and fewer than MAX_HANDOFFS came in a row, with validity to spare), its
+   * grants stay on the masters for the next local waiter, who extends them to
+   * its lease on a majority: one renewal instead of a release and a race of
+   * every waiting client. The masters keep the first holder's owner; this
+   * client keeps its tasks apart. A hand-off nobody takes within
+   * commandTimeoutMs (its waiter gave up) is released.
+   */
   release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply> {
-    return this.masters.release(hold, keys, op);
+    const grants = hold.grant as Grants;
+    const wake = this.wakes.get(keys.channel);
+    if (this.live.get(keys.lock)?.grants === grants) this.live.delete(keys.lock);
+    if (!wake?.waiting || grants.handoffs >= MAX_HANDOFFS || monotonicNow() >= grants.deadline - this.masters.perNodeTimeoutMs) {
+      // Other clients wait too: their turn first (held back before the announcements come).
+      if (wake?.waiting && grants.contended) wake.queue.yieldFor(YIELD_MS);
+      return this.masters.release(hold, keys, op);
+    }
+    grants.handoffs++;
+    const timer = setTimeout(() => {
+      if (this.parked.get(keys.lock)?.grants !== grants) return;
+      this.parked.delete(keys.lock);
+      this.masters.drop(grants);
+    }, this.unavailableAfterMs);
+    this.parked.set(keys.lock, { grants, timer: timer.unref() });
+    wake.handOff();
+    return Promise.resolve({ released: true, remaining: 0 });
   }
 
-  finishRelease(keys: LockKeys, hold: Hold): Promise<'released' | 'gone'> {
-    return this.masters.releaseRest(hold, keys);
+  /** Releases every hand-off still waiting for its taker (on close). */
+  dropParked(): void {
+    for (const { grants, timer } of this.parked.values()) {
+      clearTimeout(timer);
+      this.masters.drop(grants);
+    }
+    this.parked.clear();
+  }
+
+  finishRelease(_keys: LockKeys, hold: Hold): Promise<'released' | 'gone'> {
+    return this.masters.releaseRest(hold.grant as Grants);
   }
 
   onMessage(_payload: string, queue: WaitQueue): void {
@@ -148,39 +202,29 @@ export class QuorumLockStore implements LockStore {
   }
 
   /**
-   * Subscribes a lock's channel on every master and resolves once enough of
-   * them acknowledged (N − Q + 1: one of any majority then announces to this
-   * client), or every subscription settled. A master that is down does not
-   * hold the waiter up; its subscription is acknowledged when it is back.
+   * Subscribes a lock's channel on every master; ready once N − Q + 1 of them
+   * acknowledged (one of any majority then announces to this client) or every
+   * subscription settled. A master that is down does not hold waiters up.
    */
   subscribe(queue: WaitQueue): QueueSubscription {
     const wake = new QuorumWake(queue);
     this.wakes.set(queue.channel, wake);
-    const needed = toleratedFailures(this.masters.size) + 1;
     let acked = 0;
     let settled = 0;
-    let resolveReady: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => (resolveReady = resolve));
-    const check = (): void => {
-      if (acked >= needed || settled >= this.masters.size) resolveReady();
+    let markReady: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    const settle = (master: Master, ok: boolean): void => {
+      acked += ok ? 1 : 0;
+      settled += master.connected ? 1 : 0;
+      if (acked > toleratedFailures(this.masters.size) || settled >= this.masters.size) markReady();
     };
     wake.subscriptions = this.masters.masters.map((master) => {
       const subscription = master.hub.subscribe(queue.channel, () => wake.announced(master.index));
       if (!master.connected) settled++;
-      subscription.ready.then(
-        () => {
-          acked++;
-          if (master.connected) settled++;
-          check();
-        },
-        () => {
-          if (master.connected) settled++;
-          check();
-        },
-      );
+      subscription.ready.then(() => settle(master, true), () => settle(master, false));
       return subscription;
     });
-    check();
+    if (settled >= this.masters.size) markReady();
     return {
       ready,
       close: () => {
@@ -191,36 +235,25 @@ export class QuorumLockStore implements LockStore {
   }
 
   batchKey(): string {
-    // Every hold lives on the same masters.
-    return 'masters';
+    return 'masters'; // every hold lives on the same masters
   }
 
   /**
-   * A batch renewed with one renew-n call per master: `renewed` iff a majority
-   * renewed it within its validity (lease − elapsed − drift > 0); `gone` or
-   * `taken` iff fewer than a majority can still have it. When failures leave a
-   * hold undecided the call rejects with a QuorumError: the watchdog retries,
-   * and loses the hold as `unreachable` if its deadline passes first.
+   * A watchdog batch: one renew-n call per master. When failures leave a hold
+   * undecided the call rejects with a QuorumError: the watchdog retries, and
+   * loses the hold as `unreachable` if its deadline passes first.
    */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
-    const items = holds.map((hold) => ({ hold: hold as Hold, leaseMs: hold.leaseMs }));
-    const startedAt = monotonicNow();
-    const results = await this.masters.renew(items);
-    const elapsed = monotonicNow() - startedAt;
+    const results = await this.masters.renew(holds.map((hold) => ({ grants: (hold as Hold).grant as Grants, leaseMs: hold.leaseMs })));
     return results.map((result, index) => {
-      const { hold, leaseMs } = items[index] as { hold: Hold; leaseMs: number };
-      if (result.verdict === 'renewed' && validityMs(leaseMs, elapsed, this.driftFactor) > 0) return 'renewed';
-      if (result.verdict === 'gone' || result.verdict === 'taken') return result.verdict;
-      throw new QuorumError(
-        `lock "${hold.name}": the lease could not be renewed on a majority (${this.masters.quorum} of ${this.masters.size}) within its validity`,
-        result.votes,
-        this.masters.quorum,
-      );
+      if (result.verdict !== 'undecided') return result.verdict;
+      const name = (holds[index] as Hold).name;
+      throw new QuorumError(`lock "${name}": the lease could not be renewed on a majority within its validity`, result.votes, this.masters.quorum);
     });
   }
 
   async clear(hold: Hold): Promise<boolean> {
-    return (await this.masters.releaseRest(hold, keysOfHold(hold))) === 'released';
+    return (await this.masters.releaseRest(hold.grant as Grants)) === 'released';
   }
 
   isLocked(keys: LockKeys, name: string): Promise<boolean> {
@@ -228,8 +261,9 @@ export class QuorumLockStore implements LockStore {
   }
 
   async ownerHold(keys: LockKeys, name: string, owner: string): Promise<OwnerHoldRead> {
-    // The count is the client's: the masters count each hold once.
-    return { held: await this.masters.heldOnMajority(name, keys, owner), count: 0 };
+    // The count is the client's; the masters show the owner that won the grants.
+    const live = this.live.get(keys.lock);
+    return { held: await this.masters.heldOnMajority(name, keys, live?.holder === owner ? live.grants.owner : owner), count: 0 };
   }
 
   pttl(keys: LockKeys, name: string): Promise<number> {
@@ -239,45 +273,49 @@ export class QuorumLockStore implements LockStore {
   forceUnlock(keys: LockKeys, name: string): Promise<boolean> {
     return this.masters.forceUnlock(name, keys);
   }
-
-  private callState(request: LockRequest): CallState {
-    let state = this.calls.get(request);
-    if (!state) {
-      state = { failingSince: undefined, streak: 0, led: false };
-      this.calls.set(request, state);
-    }
-    return state;
-  }
-
-  private backoff(streak: number): number {
-    return backoffDelayMs(streak, this.retry.minDelayMs, this.retry.maxDelayMs, Math.random(), this.retry.factor);
-  }
 }
 
 /**
- * When announcements on a lock's channel wake its local head: after a loss to
- * a clear holder, once `needed` of the masters that refused announced a
- * release (a majority may be free again); during a split's backoff, not at
- * all; otherwise at the first one.
+ * When announcements on a lock's channel wake its local head. During a round
+ * they are only noted; after a loss, the head wakes once `needed` of the
+ * masters it lost to announced a release (those noted during the round count:
+ * a release is never missed); during a backoff, not at all; otherwise at once.
  */
 class QuorumWake {
   subscriptions: HubSubscription[] = [];
-  private mode: 'any' | 'some' | 'none' = 'any';
-  private expected = new Set<number>();
+  private mode: 'any' | 'round' | 'some' | 'none' = 'any';
+  private expected: readonly number[] = [];
   private readonly seen = new Set<number>();
   private needed = 0;
 
-  constructor(private readonly queue: WaitQueue) {}
+  constructor(readonly queue: WaitQueue) {}
 
   isAcked(index: number): boolean {
     return this.subscriptions[index]?.acked === true;
   }
 
-  expect(masters: readonly number[], needed: number): void {
-    this.mode = 'some';
-    this.expected = new Set(masters);
+  /** Tasks of this client wait for the lock. */
+  get waiting(): boolean {
+    return this.queue.waiters.length > 0;
+  }
+
+  /** A release handed the lock to this client's next waiter. */
+  handOff(): void {
+    this.mode = 'any';
+    this.queue.wakeOne();
+  }
+
+  begin(): void {
+    this.mode = 'round';
     this.seen.clear();
+  }
+
+  /** Wakes once `needed` of `masters` announced; true when they already did. */
+  expect(masters: readonly number[], needed: number): boolean {
+    this.expected = masters;
     this.needed = needed;
+    this.mode = this.heard() ? 'any' : 'some';
+    return this.mode === 'any';
   }
 
   expectNothing(): void {
@@ -286,13 +324,14 @@ class QuorumWake {
 
   announced(index: number): void {
     if (this.mode === 'none') return;
-    if (this.mode === 'some') {
-      if (!this.expected.has(index)) return;
-      this.seen.add(index);
-      if (this.seen.size < this.needed) return;
-    }
+    this.seen.add(index);
+    if (this.mode === 'round' || (this.mode === 'some' && !this.heard())) return;
     this.mode = 'any';
     this.queue.released();
+  }
+
+  private heard(): boolean {
+    return this.expected.filter((index) => this.seen.has(index)).length >= this.needed;
   }
 }
 

@@ -32,17 +32,26 @@ export class RedlockClient extends EngineClient {
     this.options = resolved;
     const { commandTimeoutMs, perNodeTimeoutMs, driftFactor, watchdogTimeoutMs } = resolved;
     const wakeAll = (): void => this.context.queues.wakeAll('resubscribed');
+    let set: MasterSet | undefined;
+    // A master's run was read: quarantines change, and it may vote again.
+    const identified = (): void => {
+      set?.identified();
+      wakeAll();
+    };
     const created: Master[] = [];
     try {
       resolved.masters.forEach((input, index) => {
-        created.push(new Master(index, resolved.masterNames[index] as string, input, perNodeTimeoutMs, commandTimeoutMs, { resubscribed: wakeAll }));
+        created.push(new Master(index, resolved.masterNames[index] as string, input, commandTimeoutMs, { resubscribed: wakeAll, identified }));
       });
     } catch (error) {
       for (const master of created) if (master.deployment.owned) master.redis.disconnect();
       throw error;
     }
     this.masters = created;
-    const set = new MasterSet(created, driftFactor, this.context.background, commandTimeoutMs, (error) => this.reportError(error));
+    set = new MasterSet(created, driftFactor, perNodeTimeoutMs, this.context.background, commandTimeoutMs, resolved.restartQuarantineMs, (error) =>
+      this.reportError(error),
+    );
+    set.identified();
     this.quorum = set.quorum;
     this.store = new QuorumLockStore(set, driftFactor, resolved.retry, commandTimeoutMs, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
     this.context.kinds.register(this.store.kind, this.store);
@@ -72,6 +81,7 @@ export class RedlockClient extends EngineClient {
   }
 
   protected closeSubscribers(): void {
+    this.store.dropParked();
     for (const master of this.masters) master.hub.close();
   }
 

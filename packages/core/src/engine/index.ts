@@ -26,6 +26,8 @@ export type { EmbeddedScript } from './scripts.js';
 export { Transport } from './transport.js';
 export { backoffDelayMs } from './backoff.js';
 export { boundedCall, toRLockError, withinMs } from './bounded-call.js';
+export { gather } from './gather.js';
+export type { Gathered, GatherTimeout, Settled } from './gather.js';
 export { DEFAULT_DRIFT_FACTOR, driftMs, leaseDeadline, monotonicNow } from './time.js';
 export type {
   LeaseRenewer,

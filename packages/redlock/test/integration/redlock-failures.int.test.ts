@@ -114,9 +114,11 @@ describe('Redlock', () => {
         });
       }
       await first.task(async () => {
-        await (fleet as RedisFleet).pause(2);
-        const handle = await lock.acquire({ leaseMs: 20_000 }); // granted by masters 0 and 1
-        await (fleet as RedisFleet).resume(2);
+        // Another owner's key on master 2: the hold is on masters 0 and 1 only.
+        const admin = (fleet as RedisFleet).client(2);
+        await admin.hset(key, 'owner', 'other:1', 'count', '1', 'token', '1', 'op', 'planted');
+        await admin.pexpire(key, 60_000);
+        const handle = await lock.acquire({ leaseMs: 20_000 });
         await (fleet as RedisFleet).pause(1);
         // Released on master 0; master 1 does not answer.
         const error = await handle.unlock().catch((caught: unknown) => caught);
@@ -126,6 +128,8 @@ describe('Redlock', () => {
         expect(reason).toBeInstanceOf(LockLostError);
         expect((reason as LockLostError).reason).toBe('unreachable');
         expect(lost.map((event) => event.reason)).toEqual(['unreachable']);
+        await admin.del(key);
+        admin.disconnect();
         // Another client takes masters 0 and 2 ...
         expect(await second.task(() => second.getLock('undecided').tryLock({ leaseMs: 5_000 }))).toBe(true);
         // ... and this task's next acquisition goes to the masters instead of counting itself in.
@@ -150,21 +154,20 @@ describe('Redlock', () => {
         await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
         await lock.unlock();
       });
+      await fleet.pause(1);
       await fleet.pause(2);
       const trying = redlock.task(() => lock.tryLock({ leaseMs: 30_000 })).catch((caught: unknown) => caught);
-      // Masters 0 and 1 granted; the round still waits for the frozen master 2.
-      expect(
-        await eventually(async () => (await lockOnMasters(fleet as RedisFleet, key, [0, 1])).every((hash) => hash.owner !== undefined), 250),
-      ).toBe(true);
+      // Master 0 granted; the round still waits for the frozen masters 1 and 2.
+      expect(await eventually(async () => (await lockOnMasters(fleet as RedisFleet, key, [0]))[0]?.owner !== undefined, 250)).toBe(true);
       const started = performance.now();
       const report = await redlock.close();
       expect(performance.now() - started).toBeLessThan(1_000 + 500); // one commandTimeoutMs, with a frozen master
       expect(await trying).toBeInstanceOf(ClientClosedError);
       expect(report).toEqual({ released: [], failed: [] });
-      // The masters that answered are clean before close resolves. (The frozen
-      // one keeps its grant until its TTL: its cancel waits in ioredis behind
-      // the unanswered acquire, past close's bound. See the README.)
-      expect(await lockOnMasters(fleet, key, [0, 1])).toEqual([{}, {}]);
+      // The master that answered is clean before close resolves. (The frozen
+      // ones keep their grants until their TTL: their cancels wait in ioredis
+      // behind the unanswered acquires, past close's bound. See the README.)
+      expect(await lockOnMasters(fleet, key, [0])).toEqual([{}]);
     });
 
     it('takes about one commandTimeoutMs in all with a renewal in flight to frozen masters', async () => {
@@ -213,61 +216,6 @@ describe('Redlock', () => {
       expect(await trying).toBe(false);
       // The cancel waited in the offline queue and ran on reconnect, instead of being dropped.
       expect(await eventually(async () => (await lockOnMasters(started, key, [0]))[0]?.owner === undefined, 3_000)).toBe(true);
-    });
-  });
-
-  describe('safety across a master restart', () => {
-    /**
-     * Three masters, A B C. The first client holds the lock on A and B only (C
-     * is down when it acquires). Returns the first client's handle.
-     */
-    async function holdOnAB(started: RedisFleet, leaseMs: number) {
-      const first = pool.make(started);
-      const second = pool.make(started, { keyPrefix: first.options.keyPrefix });
-      await started.kill(2);
-      const handle = await first.getLock('report').acquire({ leaseMs });
-      await started.restart(2);
-      return { first, second, handle };
-    }
-
-    it('lets a second holder in when a master restarts empty during the hold (no persistence): two holders', async () => {
-      fleet = await RedisFleet.start({ size: 3 }); // appendonly no, save '': a restart starts empty
-      const { second, handle } = await holdOnAB(fleet, 30_000);
-      await fleet.restart(1); // B crashes and comes back without the lock
-      const intruder: LockHandle = await second.getLock('report').acquire({ waitMs: 2_000, leaseMs: 30_000 });
-      // Redlock's safety argument needs every master to remember its grants:
-      // here both believe they hold the lock, on {A, B} and {B, C}.
-      expect(handle.signal.aborted).toBe(false);
-      expect(intruder.signal.aborted).toBe(false);
-      await intruder.unlock();
-    });
-
-    it('keeps exclusion when the crashed master restarts only after the longest lease (delayed restart)', async () => {
-      fleet = await RedisFleet.start({ size: 3 });
-      const leaseMs = 800;
-      const { second, handle } = await holdOnAB(fleet, leaseMs);
-      await fleet.kill(1);
-      // While B is down and the lease runs, the second client gets C only (once
-      // its connection to the restarted C is back: until then, no quorum at all).
-      const outcome = await second.task(async () => {
-        for (const until = performance.now() + 3_000; performance.now() < until; ) {
-          try {
-            return await second.getLock('report').tryLock({ leaseMs: 30_000 });
-          } catch (error) {
-            if (!(error instanceof QuorumError)) throw error;
-          }
-        }
-        return 'no answer';
-      });
-      expect(outcome).toBe(false);
-      await aborted(handle.signal, 5_000); // the first client's lease is over
-      expect(
-        await eventually(async () => (await lockOnMasters(fleet as RedisFleet, `${second.options.keyPrefix}:{report}`, [0]))[0]?.owner === undefined, 2_000),
-      ).toBe(true);
-      await fleet.restart(1); // only now, empty
-      const next = await second.getLock('report').acquire({ waitMs: 2_000, leaseMs: 30_000 });
-      expect(handle.signal.aborted).toBe(true); // never two holders at once
-      await next.unlock();
     });
   });
 });

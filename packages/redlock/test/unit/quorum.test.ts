@@ -4,7 +4,8 @@ import {
   decideLocked,
   decideRenewal,
   expiryWaitMs,
-  leadsSplit,
+  gateOf,
+  quarantineEnds,
   quorumOf,
   quorumOwnerPttl,
   quorumPttl,
@@ -81,12 +82,50 @@ describe('Redlock quorum arithmetic', () => {
     });
   });
 
-  describe('leadsSplit', () => {
-    it('leads a split only with strictly more grants than any other owner seen', () => {
-      expect(leadsSplit(2, ['a', 'b', 'c'])).toBe(true);
-      expect(leadsSplit(2, ['a', 'a', 'b'])).toBe(false);
-      expect(leadsSplit(1, ['a', 'b', undefined, 'c'])).toBe(false);
-      expect(leadsSplit(0, ['a'])).toBe(false);
+  describe('quarantineEnds', () => {
+    const run = (startedAt: number, restarted = false) => ({ startedAt, restarted });
+
+    it('lets masters that started together vote at once: a fresh fleet forgot nothing', () => {
+      expect(quarantineEnds([run(10_000), run(10_400), run(11_900), undefined], 30_000, 2_000)).toEqual([0, 0, 0, 0]);
+    });
+
+    it('keeps a master out for the quarantine from its start when another started at least 2 s before it', () => {
+      expect(quarantineEnds([run(0), run(0), run(5_000)], 30_000, 2_000)).toEqual([0, 0, 35_000]);
+      // A master known only from before it went down still dates the fleet.
+      expect(quarantineEnds([run(0), run(2_000), run(1_000)], 3_000, 2_000)).toEqual([0, 5_000, 0]);
+    });
+
+    it('keeps out a master seen to restart (its run_id changed), even when every master restarted', () => {
+      expect(quarantineEnds([run(7_000, true), run(7_000, true), run(7_000)], 30_000, 2_000)).toEqual([37_000, 37_000, 0]);
+    });
+
+    it('is over at once with a quarantine of 0 (turned off)', () => {
+      expect(quarantineEnds([run(0), run(9_000, true)], 0, 2_000)).toEqual([0, 9_000]);
+    });
+  });
+
+  describe('gateOf', () => {
+    const ids = ['a1', 'b2', 'c3', 'd4', 'e5'];
+
+    it('picks the same voting master for a key whatever the order the masters are listed in', () => {
+      for (const key of ['rlock:{x}', 'rlock:{y}', 'p:{order:42}']) {
+        const gate = gateOf(ids, key) as number;
+        const reversed = [...ids].reverse();
+        expect(reversed[gateOf(reversed, key) as number]).toBe(ids[gate]);
+      }
+    });
+
+    it('moves only the keys whose gate stopped voting, and spreads keys over the masters', () => {
+      const keys = Array.from({ length: 200 }, (_, i) => `p:{k${i}}`);
+      const gates = keys.map((key) => gateOf(ids, key) as number);
+      expect(new Set(gates).size).toBe(5);
+      const without2 = ids.map((id, index) => (index === 2 ? undefined : id));
+      keys.forEach((key, i) => {
+        const moved = gateOf(without2, key);
+        if (gates[i] !== 2) expect(moved).toBe(gates[i]);
+        else expect(moved).not.toBe(2);
+      });
+      expect(gateOf([undefined, undefined], 'k')).toBeUndefined();
     });
   });
 

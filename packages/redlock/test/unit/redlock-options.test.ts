@@ -16,7 +16,14 @@ describe('Redlock options', () => {
       expect(resolved.perNodeTimeoutMs).toBe(50);
       expect(resolved.retry).toEqual({ minDelayMs: 5, maxDelayMs: 200, factor: 2 });
       expect(resolved.masterNames).toEqual(masters);
+      expect(resolved.restartQuarantineMs).toBe(30_000);
       expect(Object.isFrozen(REDLOCK_DEFAULTS)).toBe(true);
+    });
+
+    it('quarantines a restarted master for the watchdog lease unless told otherwise, and takes 0 to turn it off', () => {
+      expect(resolveRedlockOptions({ masters, watchdogTimeoutMs: 90_000 }).restartQuarantineMs).toBe(90_000);
+      expect(resolveRedlockOptions({ masters, restartQuarantineMs: 120_000 }).restartQuarantineMs).toBe(120_000);
+      expect(resolveRedlockOptions({ masters, restartQuarantineMs: 0 }).restartQuarantineMs).toBe(0);
     });
 
     it('derives commandTimeoutMs and perNodeTimeoutMs from a short watchdog lease', () => {
@@ -71,6 +78,9 @@ describe('Redlock options', () => {
       ['a negative driftFactor', { masters, driftFactor: -0.1 }],
       ['a retry factor below 1', { masters, retry: { factor: 0.5 } }],
       ['a renewer that is not a function', { masters, renewer: 3 }],
+      ['a negative restartQuarantineMs', { masters, restartQuarantineMs: -1 }],
+      ['a fractional restartQuarantineMs', { masters, restartQuarantineMs: 1.5 }],
+      ['a restartQuarantineMs that is not a number', { masters, restartQuarantineMs: '30s' }],
     ])('refuses %s', (_, options) => {
       expect(() => resolveRedlockOptions(options)).toThrow(InvalidArgumentError);
     });

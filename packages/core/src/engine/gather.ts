@@ -1,0 +1,64 @@
+/** The outcome of one call of a {@link gather}: its value or its error. */
+export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Error };
+
+export interface Gathered<T, V> {
+  /** What `decide` answered, or undefined if it never did before every call settled. */
+  readonly verdict: V | undefined;
+  /** One entry per call, undefined for calls still running when the verdict came. */
+  readonly results: readonly (Settled<T> | undefined)[];
+}
+
+/** A per-call bound on a gather: past `ms`, calls still out count as failed with `error(index)`. */
+export interface GatherTimeout {
+  readonly ms: number;
+  readonly error: (index: number) => Error;
+}
+
+/**
+ * A fan-out to several servers (Redlock's masters) decided as soon as the
+ * answers so far settle it: starts every call at once and resolves when
+ * `decide` reaches a verdict on the results so far (so a frozen server does
+ * not hold up an answer the others already settle), when every call has
+ * settled, or when `timeout` passed (one timer for all calls: they start
+ * together). Calls still running go on; `late` hears how each of them ended.
+ */
+export function gather<T, V>(
+  calls: readonly (() => Promise<T>)[],
+  decide: (results: readonly (Settled<T> | undefined)[], settled: number) => V | undefined,
+  timeout?: GatherTimeout,
+  late?: (index: number, result: Settled<T>) => void,
+): Promise<Gathered<T, V>> {
+  const results: (Settled<T> | undefined)[] = new Array<undefined>(calls.length).fill(undefined);
+  let settled = 0;
+  let done = false;
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (verdict: V | undefined): void => {
+      done = true;
+      if (timer) clearTimeout(timer);
+      resolve({ verdict, results: [...results] });
+    };
+    const record = (index: number, result: Settled<T>): void => {
+      if (done) return late?.(index, result);
+      results[index] = result;
+      const verdict = decide(results, ++settled);
+      if (verdict !== undefined || settled === calls.length) finish(verdict);
+    };
+    calls.forEach((call, index) => {
+      call().then(
+        (value) => record(index, { ok: true, value }),
+        (error: unknown) => record(index, { ok: false, error: error instanceof Error ? error : new Error(String(error)) }),
+      );
+    });
+    if (calls.length === 0) finish(decide(results, 0));
+    else if (timeout && !done) {
+      // Deferred a turn of the loop: a reply already read wins (see withinMs).
+      timer = setTimeout(() => setImmediate(() => {
+        if (done) return;
+        results.forEach((result, index) => (results[index] = result ?? { ok: false, error: timeout.error(index) }));
+        finish(decide(results, (settled = calls.length)));
+      }), timeout.ms);
+      timer.unref();
+    }
+  });
+}

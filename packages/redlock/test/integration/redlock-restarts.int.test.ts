@@ -1,0 +1,239 @@
+import type { LockHandle } from '@org/rlock-core';
+import { QuorumError, type RedlockClient } from '@org/rlock-redlock';
+import { RedisFleet } from '@org/rlock-testing';
+import { RedlockPool, eventually, lockOnMasters, uniquePrefix } from './support.js';
+
+const ALL = [0, 1, 2, 3, 4];
+
+describe('Redlock', () => {
+  describe('across master restarts without persistence (quarantine)', () => {
+    let fleet: RedisFleet;
+    const pool = new RedlockPool();
+
+    beforeAll(async () => {
+      fleet = await RedisFleet.start({ size: 5 }); // appendonly no, save '': a restart comes back empty
+    });
+    afterEach(async () => {
+      await pool.closeAll();
+      for (let i = 0; i < fleet.size; i++) if (!fleet.isRunning(i)) await fleet.restart(i);
+    });
+    afterAll(() => fleet.stop());
+
+    /** Uptime of master `i` in whole seconds (INFO server). */
+    async function uptimeS(i: number): Promise<number> {
+      const redis = fleet.client(i);
+      try {
+        return Number(/uptime_in_seconds:(\d+)/.exec(await redis.info('server'))?.[1]);
+      } finally {
+        redis.disconnect();
+      }
+    }
+
+    /** A client whose connections are up and whose masters' runs are read (one lock taken and released). */
+    async function ready(client: RedlockClient): Promise<RedlockClient> {
+      await client.task(async () => {
+        const warm = client.getLock('warm-up');
+        if (await warm.tryLock({ leaseMs: 1_000 })) await warm.unlock();
+      });
+      return client;
+    }
+
+    /** Tries `tryLock` in a loop until `until()`; counts the tries and every success (released at once). */
+    async function tryUntil(client: RedlockClient, name: string, until: () => boolean): Promise<{ tries: number; won: number }> {
+      const outcome = { tries: 0, won: 0 };
+      await client.task(async () => {
+        const lock = client.getLock(name);
+        while (!until()) {
+          outcome.tries++;
+          const got = await lock.tryLock({ leaseMs: 30_000 }).catch((error: unknown) => {
+            if (error instanceof QuorumError) return false;
+            throw error;
+          });
+          if (got) {
+            outcome.won++;
+            await lock.unlock();
+          }
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      });
+      return outcome;
+    }
+
+    it('works at once on a fresh set of masters started together: every master votes', async () => {
+      const redlock = pool.make(fleet); // quarantine: the default watchdogTimeoutMs, 30 s
+      const key = `${redlock.options.keyPrefix}:{fresh}`;
+      await redlock.task(async () => {
+        const lock = redlock.getLock('fresh');
+        expect(await lock.tryLock({ leaseMs: 5_000 })).toBe(true);
+        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner !== undefined), 2_000)).toBe(true);
+        await lock.unlock();
+      });
+    });
+
+    it('never lets a second client in beside a hold granted by exactly {m0, m1, m2} when m2 restarts empty and m3, m4 come back empty', async () => {
+      // Clients that start after the restarts date them by uptime: the fleet must be older than 2 s.
+      expect(await eventually(async () => (await uptimeS(0)) >= 3, 5_000)).toBe(true);
+      for (let round = 0; round < 3; round++) {
+        const options = { keyPrefix: uniquePrefix(), watchdogTimeoutMs: 3_000 }; // quarantine 3 s, above the 2.5 s lease
+        const first = await ready(pool.make(fleet, options));
+        const watcher = await ready(pool.make(fleet, options)); // saw every master's run before the restarts
+        await fleet.kill(3);
+        await fleet.kill(4);
+        const hold: LockHandle = await first.getLock('report').acquire({ leaseMs: 2_500 });
+        const key = `${options.keyPrefix}:{report}`;
+        expect((await lockOnMasters(fleet, key, [0, 1, 2])).every((hash) => hash.owner !== undefined)).toBe(true);
+        await fleet.kill(2);
+        await fleet.restart(2);
+        await fleet.restart(3);
+        await fleet.restart(4);
+        const fresh = pool.make(fleet, options); // started after the restarts
+        // Every client tries while the hold lasts (its signal aborts at its deadline): none may get it.
+        const over = (): boolean => hold.signal.aborted;
+        const outcomes = await Promise.all([tryUntil(watcher, 'report', over), tryUntil(fresh, 'report', over)]);
+        expect(outcomes.map((outcome) => outcome.won)).toEqual([0, 0]);
+        expect(outcomes.every((outcome) => outcome.tries >= 10)).toBe(true);
+        // Once the quarantine is over, the lock works again.
+        const tryOnce = (): Promise<boolean> => fresh.task(() => fresh.getLock('report').tryLock({ leaseMs: 1_000 }).catch(() => false));
+        expect(await eventually(tryOnce, 10_000)).toBe(true);
+        await pool.closeAll();
+      }
+    });
+
+    it('lets a second holder in when the quarantine is turned off (restartQuarantineMs: 0): what it guards against', async () => {
+      const options = { keyPrefix: uniquePrefix(), restartQuarantineMs: 0 };
+      const first = await ready(pool.make(fleet, options));
+      const second = await ready(pool.make(fleet, options));
+      await fleet.kill(3);
+      await fleet.kill(4);
+      const hold = await first.getLock('report').acquire({ leaseMs: 30_000 });
+      await fleet.kill(2);
+      await fleet.restart(2);
+      await fleet.restart(3);
+      await fleet.restart(4);
+      const intruder = await eventually(() => second.task(() => second.getLock('report').tryLock({ leaseMs: 30_000 }).catch(() => false)), 5_000);
+      // Redlock's safety argument needs every master to remember its grants: two holders.
+      expect(intruder).toBe(true);
+      expect(hold.signal.aborted).toBe(false);
+    });
+  });
+
+  describe('spread over every master that is up', () => {
+    let fleet: RedisFleet;
+    const pool = new RedlockPool();
+
+    beforeAll(async () => {
+      fleet = await RedisFleet.start({ size: 5 });
+    });
+    afterEach(() => pool.closeAll());
+    afterAll(() => fleet.stop());
+
+    /** How many masters hold the lock for its most frequent owner. */
+    async function heldOn(key: string): Promise<number> {
+      const owners = (await lockOnMasters(fleet, key, ALL)).map((hash) => hash.owner);
+      return Math.max(0, ...owners.map((owner) => (owner === undefined ? 0 : owners.filter((other) => other === owner).length)));
+    }
+
+    it('takes a master that another owner held once it frees up, and releases it there too', async () => {
+      const redlock = pool.make(fleet);
+      const key = `${redlock.options.keyPrefix}:{spread}`;
+      const admin = fleet.client(4);
+      await admin.hset(key, 'owner', 'other:1', 'count', '1', 'token', '1', 'op', 'planted');
+      await admin.pexpire(key, 60); // a failed partial grant, gone soon
+      admin.disconnect();
+      const hold = await redlock.getLock('spread').acquire({ leaseMs: 10_000 });
+      expect(await eventually(async () => (await heldOn(key)) === 5, 2_000)).toBe(true);
+      await hold.unlock();
+      expect(await lockOnMasters(fleet, key, ALL)).toEqual([{}, {}, {}, {}, {}]);
+    });
+
+    it('takes a master that came back empty on the next renewal', async () => {
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: 600, restartQuarantineMs: 300 }); // renewed every 200 ms
+      const key = `${redlock.options.keyPrefix}:{renewed}`;
+      const hold = await redlock.getLock('renewed').acquire();
+      await fleet.kill(4);
+      await fleet.restart(4);
+      expect(await heldOn(key)).toBe(4);
+      // Once its quarantine is over, a renewal takes it.
+      expect(await eventually(async () => (await heldOn(key)) === 5, 3_000)).toBe(true);
+      expect(hold.signal.aborted).toBe(false);
+      await hold.unlock();
+      expect(await lockOnMasters(fleet, key, ALL)).toEqual([{}, {}, {}, {}, {}]);
+    });
+
+    it('holds sit on at least 4 of 5 masters 50 ms into a hold, under contention of 4 clients on one name', async () => {
+      const keyPrefix = uniquePrefix();
+      const key = `${keyPrefix}:{hot}`;
+      const clients = Array.from({ length: 4 }, () => pool.make(fleet, { keyPrefix }));
+      const spreads: number[] = [];
+      let inside = 0;
+      let overlaps = 0;
+      await Promise.all(
+        clients.flatMap((client) =>
+          Array.from({ length: 2 }, () =>
+            client.task(async () => {
+              const lock = client.getLock('hot');
+              for (let i = 0; i < 4; i++) {
+                await lock.lock({ leaseMs: 10_000 });
+                if (++inside > 1) overlaps++;
+                await new Promise((resolve) => setTimeout(resolve, 50));
+                spreads.push(await heldOn(key));
+                inside--;
+                await lock.unlock();
+              }
+            }),
+          ),
+        ),
+      );
+      expect(overlaps).toBe(0);
+      expect(spreads).toHaveLength(32);
+      // The bench measures the share over many holds; here a sanity bound.
+      expect(spreads.filter((count) => count >= 4).length).toBeGreaterThanOrEqual(28);
+    });
+  });
+
+  describe('local hand-off', () => {
+    let fleet: RedisFleet;
+    const pool = new RedlockPool();
+
+    beforeAll(async () => {
+      fleet = await RedisFleet.start({ size: 3 });
+    });
+    afterEach(() => pool.closeAll());
+    afterAll(() => fleet.stop());
+
+    it('hands the hold to the next waiting task, which holds it on a majority; the first task cannot take it back meanwhile', async () => {
+      const redlock = pool.make(fleet);
+      const lock = redlock.getLock('handoff');
+      const key = `${redlock.options.keyPrefix}:{handoff}`;
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let secondHolds: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (secondHolds = resolve));
+      const first = redlock.task(async () => {
+        await lock.lock({ leaseMs: 10_000 });
+        const owner = (await lockOnMasters(fleet, key, [0]))[0]?.owner;
+        await released;
+        await lock.unlock(); // a task waits: handed off, the masters keep this task's owner
+        await held;
+        expect((await lockOnMasters(fleet, key, [0, 1, 2])).map((hash) => hash.owner)).toEqual([owner, owner, owner]);
+        // The masters would let this owner reenter: the client must not.
+        expect(await lock.tryLock({ leaseMs: 1_000 })).toBe(false);
+        expect(await lock.isHeldByCurrentTask()).toBe(false);
+      });
+      const second = redlock.task(async () => {
+        const waiting = lock.lock({ leaseMs: 10_000 });
+        await new Promise((resolve) => setImmediate(resolve));
+        release();
+        await waiting;
+        expect(await lock.isHeldByCurrentTask()).toBe(true);
+        expect(await lock.isLocked()).toBe(true);
+        secondHolds();
+      });
+      await Promise.all([first, second]);
+      await redlock.task(async () => {
+        // Still the second task's: a third task waits for its release.
+        expect(await lock.tryLock({ leaseMs: 1_000 })).toBe(false);
+      });
+    });
+  });
+});
