@@ -203,7 +203,7 @@ describe('RSemaphore', () => {
       expect(await semaphore.availablePermits()).toBe(1);
     });
 
-    it('sends every eighth release in a row back through Redis, so another client\'s waiter is served', async () => {
+    it('sends every sixteenth release in a row back through Redis, so another client\'s waiter is served', async () => {
       const busy = pool.make(fleet.url(0));
       const other = pool.make(fleet.url(0), { keyPrefix: busy.options.keyPrefix });
       const semaphore = busy.getSemaphore('streak');

@@ -33,7 +33,7 @@ let calls = 0;
  * can win it: the bound on how long permits stay with one process while
  * others wait.
  */
-const MAX_LOCAL_STREAK = 7;
+const MAX_LOCAL_STREAK = 15;
 
 /**
  * How long a client whose release went back through Redis while other

@@ -58,7 +58,7 @@ export interface RSemaphore {
    * Gives `permits` (default 1) back and wakes waiters. Anyone may release.
    * When tasks of this client wait, the permits go straight to them (in
    * arrival order) with no Redis call, since Redis counts them taken already;
-   * every eighth such release in a row goes back through Redis instead, so
+   * every sixteenth such release in a row goes back through Redis instead, so
    * other clients' waiters get their turn.
    */
   release(permits?: number): Promise<void>;
