@@ -8,9 +8,8 @@ import * as Q from './quorum.js';
 /** Tries of a spread to one master, 2, 4 … 64 ms apart: others' failed partial grants go within a round trip or two. */
 const SPREAD_TRIES = 7;
 
-/** What a Redlock hold keeps (its `grant`): the token each master gave, and whether more may join. */
+/** What a Redlock hold keeps (its `grant`): the token each master gave (undefined: none), and whether more may join. */
 export class Grants {
-  /** Per master: its token, undefined where the hold has no grant. */
   readonly tokens: (string | undefined)[];
   /** Released, lost or undone: nothing joins any more. */
   done = false;
@@ -20,6 +19,8 @@ export class Grants {
   handoffs = 0;
   /** Won by a call that had lost to other clients: they wait too. */
   contended = false;
+  /** Masters whose answer to the round is still out: a spread there would count twice. */
+  readonly pending = new Set<number>();
 
   constructor(
     size: number,
@@ -35,7 +36,7 @@ export class Grants {
   }
 }
 
-/** One master's answer to the acquire of a round. */
+/** One master's answer to a round's acquire. */
 export interface AcquireVote {
   readonly master: Master;
   readonly kind: 'granted' | 'refused' | 'failed';
@@ -61,20 +62,16 @@ export interface Round {
   readonly gateRefusal?: AcquireVote;
 }
 
-/** What a renewal (or lease extension) of one hold found. */
+/** What a renewal (or an extension) of one hold found. */
 export interface RenewResult {
   readonly verdict: 'renewed' | 'gone' | 'taken' | 'undecided';
   readonly votes: readonly MasterVote[];
 }
 
-/**
- * The N independent masters and the quorum rule applied to every script call:
- * each call goes to every master in parallel, bounded per master, and the
- * answer is decided as soon as the replies so far settle it.
- */
+/** The N masters and the quorum rule: each call goes to all at once, decided as soon as the replies so far settle it. */
 export class MasterSet {
   readonly quorum: number;
-  private readonly started: Promise<unknown>;
+  private readonly started: Promise<unknown>; // every master's first connect (ready: it settled)
   private ready = false;
   /** Won grants, by op, until the engine recorded their hold (or undid it: see undoRound). */
   private readonly won = new Map<string, Grants>();
@@ -92,7 +89,6 @@ export class MasterSet {
     private readonly onError: (error: Error) => void,
   ) {
     this.quorum = Q.quorumOf(masters.length);
-    // A master whose connection (or run) is still being read must not count as failed.
     this.started = Promise.all(masters.map((master) => master.firstConnect)).then(() => (this.ready = true));
   }
 
@@ -105,8 +101,6 @@ export class MasterSet {
     const ends = Q.quarantineEnds(this.masters.map((master) => master.run), this.quarantineMs, Q.STARTED_TOGETHER_MS);
     this.masters.forEach((master, index) => (master.quarantinedUntil = ends[index] as number));
   }
-
-  // ---- acquire -----------------------------------------------------------
 
   /**
    * Runs the acquire script on every master at once (on `gate` first, then on
@@ -144,17 +138,18 @@ export class MasterSet {
     );
     const votes = results.map((result, index) => result && this.voteOf(index, result));
     if (verdict === 'acquired') {
-      for (const vote of votes) {
-        if (vote?.kind === 'granted') grants.tokens[vote.master.index] = vote.token;
+      votes.forEach((vote, index) => {
+        if (vote?.kind === 'granted') grants.tokens[index] = vote.token;
         else if (vote?.kind === 'refused') this.spread(grants, vote.master, SPREAD_TRIES);
-        else if (vote?.sent && !vote.late) void this.cancel(vote.master, keys, owner, op, false);
-      }
+        else if (!vote || vote.late) grants.pending.add(index);
+        else if (vote.sent) void this.cancel(vote.master, keys, owner, op, false);
+      });
       this.granted(op, grants);
     }
     return { votes, tally, verdict: verdict ?? 'not-acquired', grants };
   }
 
-  /** A vote is not sent while the master does not vote; a grant read after it stopped voting (it restarted) does not count. */
+  /** Not sent while the master does not vote; a grant read once it stopped voting (it restarted) does not count. */
   private vote(master: Master, keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireVote> {
     if (!master.voting) return Promise.resolve({ master, kind: 'failed', error: master.notVoting('acquire', keys.lock) });
     return master.store.acquire(keys, owner, leaseMs, op).then(
@@ -172,37 +167,36 @@ export class MasterSet {
   }
 
   /**
-   * An answer after its round was decided. A won round takes a grant within
-   * validity (else cancels it, unless a release swept it) and spreads to a
-   * master that refused; a failure that was sent is cancelled. A lost round's
-   * undoRound cancels its own; an undecided one (a late gate) cancels here.
+   * An answer after its round was decided: a won round takes a grant within
+   * validity and spreads to a master that refused; what may stay is cancelled
+   * (a lost round's undoRound cancels its own).
    */
   private late(op: string, grants: Grants, verdict: Q.AcquireVerdict | undefined, vote: AcquireVote): void {
     const { master } = vote;
     const won = verdict === 'acquired';
+    grants.pending.delete(master.index);
     if (won && vote.kind === 'granted' && !grants.done && master.voting && monotonicNow() < grants.deadline) grants.tokens[master.index] = vote.token;
     else if (won && vote.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
     else if ((won || verdict === undefined) && (vote.kind === 'granted' || vote.sent) && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
   }
 
-  /** `grants` were granted to acquire `op`: kept by op until the engine recorded the hold or undid it. */
+  /** Kept by op until the engine recorded the hold or undid it (undoRound). */
   granted(op: string, grants: Grants): void {
     this.won.set(op, grants);
     setImmediate(() => this.won.delete(op));
   }
 
   /**
-   * Spreads a held lock to `master`, which it lacks (others' failed partial
-   * grants held it, or it came back empty): the acquire script as the hold's
-   * owner with what is left of its lease, up to `tries` times while the hold
-   * stands. A grant counts within the hold's validity (else it is cancelled);
-   * its token joins the hold, so renewal and release go there too.
+   * Spreads a held lock to `master` where others' failed partial grants were,
+   * or that came back empty: the acquire script as the hold's owner for the
+   * rest of its lease, up to `tries` times while the hold stands. A grant
+   * within validity joins the hold (renewal and release go there); else it is cancelled.
    */
   spread(grants: Grants, master: Master, tries: number): void {
     const op = `spread/${++this.spreads}`;
     let tried = 0;
     const attempt = (): void => {
-      if (grants.done || !master.voting || grants.tokens[master.index] !== undefined || monotonicNow() >= grants.deadline) return;
+      if (grants.done || !master.voting || grants.tokens[master.index] !== undefined || grants.pending.has(master.index) || monotonicNow() >= grants.deadline) return;
       const work = master.store.acquire(grants.keys, grants.owner, Math.ceil(grants.expiresAt - monotonicNow()), op).then(
         (reply) => {
           if (reply.granted && !grants.done && monotonicNow() < grants.deadline) grants.tokens[master.index] = reply.token;
@@ -217,14 +211,12 @@ export class MasterSet {
   }
 
   /**
-   * Clears what a lost round left: cancels its acquire (by op, so nothing else
-   * of the owner is touched) where it was granted or sent and failed (its
-   * tombstone refuses an acquire still on its way), or on every master when
-   * `round` is undefined (the engine undoes a round it won). Resolves once
-   * the masters that granted answered (bounded by the per-node timeout), so a
-   * caller told "not acquired" finds no key of its own on a live master.
-   * Cancels take the connection's command path: after a blip, they go out
-   * on reconnect, behind the acquire they cancel.
+   * Cancels a lost round's acquire by op (nothing else of the owner is touched)
+   * where it granted or failed after the send (the tombstone refuses it late),
+   * or everywhere when `round` is undefined (the engine undoes a won round).
+   * Resolves once the granting masters answered (bounded per node): "not
+   * acquired" leaves no key on a live master. A cancel to a connection that
+   * blips goes out on reconnect, behind the acquire it cancels.
    */
   async undoRound(keys: LockKeys, owner: string, op: string, round: Round | undefined): Promise<void> {
     const grants = this.won.get(op);
@@ -239,7 +231,7 @@ export class MasterSet {
     await Promise.all(granted);
   }
 
-  /** Cancels acquire `op` on `master` (tracked); a failure is reported when `report` (its grant then stays until its TTL). */
+  /** Cancels acquire `op` on `master` (tracked); a failure is reported when `report` (a grant then stays until its TTL). */
   private cancel(master: Master, keys: LockKeys, owner: string, op: string, report: boolean): Promise<void> {
     const work = master.store.cancel(keys, owner, op, true).then(
       () => undefined,
@@ -252,14 +244,24 @@ export class MasterSet {
   }
 
   roundError(name: string, round: Round): QuorumError {
-    return new QuorumError(
-      `lock "${name}": ${round.tally.failed} of ${this.size} masters failed, timed out or sit out a quarantine; a majority (${this.quorum}) was not possible`,
-      this.masters.map((master, index) => toMasterVote(master, round.votes[index]?.kind === 'granted', round.votes[index]?.error)),
-      this.quorum,
-    );
+    const { failed } = round.tally;
+    return this.error(`lock "${name}": ${failed} of ${this.size} masters failed, timed out or sit out a quarantine; no majority was possible`, (index) => [
+      round.votes[index]?.kind === 'granted',
+      round.votes[index]?.error,
+    ]);
   }
 
-  // ---- renew -------------------------------------------------------------
+  /** A QuorumError with every master's vote: `vote(index)` is [granted, error]. */
+  private error(message: string, vote: (index: number) => [boolean, Error | undefined]): QuorumError {
+    return new QuorumError(message, this.votes(vote), this.quorum);
+  }
+
+  private votes(vote: (index: number) => [boolean, Error | undefined]): MasterVote[] {
+    return this.masters.map((master, index) => {
+      const [granted, error] = vote(index);
+      return error ? { master: master.name, granted, error } : { master: master.name, granted };
+    });
+  }
 
   /**
    * Renews grants on every master where each has a token: one renew-n call per
@@ -307,16 +309,13 @@ export class MasterSet {
           if (grants.tokens[master.index] === undefined && master.voting) this.spread(grants, master, 1);
         }
       }
-      const votes = this.masters.map((master, index) => {
-        const code = codes[index];
+      const votes = this.votes((index) => {
         const result = results[index];
-        return toMasterVote(master, code === 1, code === 'pending' ? new Error('no answer yet') : result && !result.ok ? result.error : undefined);
+        return [codes[index] === 1, codes[index] === 'pending' ? new Error('no answer yet') : result?.ok === false ? result.error : undefined];
       });
       return { verdict, votes };
     });
   }
-
-  // ---- release -----------------------------------------------------------
 
   /**
    * The final release of a hold: the release script on every master (with its
@@ -356,15 +355,11 @@ export class MasterSet {
       else if (gathered.verdict) this.releaseInBackground(hold, this.masters[index] as Master, sent[index] as Promise<ReleaseReply>);
     });
     if (gathered.verdict) return gathered.verdict;
-    throw new QuorumError(
-      `lock "${hold.name}": fewer than a majority (${this.quorum} of ${this.size}) confirmed the release and the others did not answer; ` +
-        'the hold is given up (lost, reason "unreachable") and the release is retried in the background until its lease is over',
-      this.masters.map((master) => {
-        const result = gathered.results[holding.indexOf(master.index)];
-        return toMasterVote(master, result?.ok === true && result.value.released, result && !result.ok ? result.error : undefined);
-      }),
-      this.quorum,
-    );
+    const message = `lock "${hold.name}": fewer than a majority (${this.quorum} of ${this.size}) confirmed the release and the others did not answer`;
+    throw this.error(`${message}; the hold is given up (lost, "unreachable") and the release is retried in the background until its lease is over`, (index) => {
+      const result = gathered.results[holding.indexOf(index)];
+      return [result?.ok === true && result.value.released, result?.ok === false ? result.error : undefined];
+    });
   }
 
   /** Releases `grants` (token-checked) wherever they may still be; rejects while a master did not answer (what answered is forgotten). */
@@ -383,7 +378,7 @@ export class MasterSet {
     return 'released';
   }
 
-  /** Releases `grants` in the background (token-checked; a failure is reported): a hand-off nobody took. */
+  /** Releases `grants` in the background (a hand-off nobody took); a failure is reported. */
   drop(grants: Grants): void {
     this.background.track(this.releaseRest(grants).catch((error: unknown) => this.onError(error as Error)));
   }
@@ -406,8 +401,6 @@ export class MasterSet {
       if (!done && !this.background.stopped) this.onError(new Error(`master ${master.name}: the release of "${hold.name}" did not get through before its lease ran out`));
     });
   }
-
-  // ---- reads and admin -----------------------------------------------------
 
   /** True iff one owner holds the lock on a majority (partial grants of different owners are not a lock). */
   isLockedOnMajority(name: string, keys: LockKeys): Promise<boolean> {
@@ -458,14 +451,11 @@ export class MasterSet {
   }
 
   private readError<T>(name: string, what: string, results: readonly (Settled<T> | undefined)[], granted: (value: T) => boolean): QuorumError {
-    return new QuorumError(
-      `lock "${name}": ${what} failed or timed out on ${results.filter((r) => !r?.ok).length} of ${this.size} masters; no majority (${this.quorum}) answered alike`,
-      this.masters.map((master, index) => {
-        const result = results[index];
-        return toMasterVote(master, result?.ok === true && granted(result.value), result?.ok ? undefined : (result?.error ?? new Error('no answer')));
-      }),
-      this.quorum,
-    );
+    const failed = results.filter((result) => !result?.ok).length;
+    return this.error(`lock "${name}": ${what} failed or timed out on ${failed} of ${this.size} masters; no majority answered alike`, (index) => {
+      const result = results[index];
+      return result?.ok ? [granted(result.value), undefined] : [false, result?.error ?? new Error('no answer')];
+    });
   }
 }
 
@@ -473,8 +463,4 @@ function tallyOf(votes: readonly (AcquireVote | undefined)[]): Q.AcquireTally {
   const tally = { granted: 0, refused: 0, failed: 0 };
   for (const vote of votes) if (vote) tally[vote.kind]++;
   return tally;
-}
-
-function toMasterVote(master: Master, granted: boolean, error?: Error): MasterVote {
-  return error ? { master: master.name, granted, error } : { master: master.name, granted };
 }

@@ -9,65 +9,42 @@ import {
   type ResolvedCommonOptions,
 } from '@org/rlock-core/engine';
 
-/** How a waiter retries after a split vote (jittered exponential backoff). */
+/** How a waiter backs off after rounds nobody won, or without a possible majority (jittered, exponential). */
 export interface RedlockRetryOptions {
-  /**
-   * Shortest wait before retrying after a round in which nobody won a majority
-   * (a split vote), in ms. Retry n after such rounds waits a random time in
-   * [d, 2d) with d = min(maxDelayMs, minDelayMs · factor^(n−1)).
-   * An integer from 1 to 2^31 − 1.
-   * @default 5
-   */
+  /** Shortest wait, in ms: retry n waits a random time in [d/2, d], d = min(maxDelayMs, minDelayMs · factor^n). @default 5 */
   readonly minDelayMs?: number;
-  /**
-   * Longest wait before retrying after a split vote, in ms; at least `minDelayMs`.
-   * @default 200
-   */
+  /** Longest wait, in ms (≥ minDelayMs); also the longest sleep while announcements may not come. @default 200 */
   readonly maxDelayMs?: number;
-  /**
-   * Growth of the wait from one split vote to the next within one call: a finite
-   * number from 1 to 10.
-   * @default 2
-   */
+  /** Growth of the wait from one such round to the next: 1 to 10. @default 2 */
   readonly factor?: number;
 }
 
 /** Options of a Redlock client. Checked once, when it is created, all at once. */
 export interface RedlockClientOptions extends CommonClientOptions {
   /**
-   * The independent masters: each a `redis://`/`rediss://` URL or ioredis options
-   * (rlock then owns the connection and closes it on `close()`), or an ioredis
-   * `Redis` instance (used as is and left open). At least one, all distinct;
-   * use an odd number (3 or 5): an even one tolerates no more failures than the
-   * odd number below it. No Cluster, no connection with its own `keyPrefix`.
+   * The independent masters: `redis://`/`rediss://` URLs or ioredis options
+   * (rlock owns the connection and closes it on `close()`), or ioredis `Redis`
+   * instances (used as they are, left open). At least one, all distinct; use 3
+   * or 5. No Cluster, no connection with its own `keyPrefix`.
    */
   readonly masters: readonly RedisInput[];
-  /**
-   * Clock drift allowed per ms of lease: drift = leaseMs × driftFactor + 2 ms.
-   * A hold is acquired only if lease − elapsed − drift > 0, and is certain until
-   * start + lease − drift. A finite number from 0 to 0.5.
-   * @default 0.01
-   */
+  /** Clock drift allowed per ms of lease: drift = leaseMs × driftFactor + 2 ms; from 0 to 0.5. @default 0.01 */
   readonly driftFactor?: number;
   /**
-   * How long one master may take to answer an acquire (and the reads of
-   * `isLocked`, `remainTimeToLive`, …), in ms. A master that does not answer in
-   * time counts as failed for that round, so a frozen master costs each round at
-   * most this long. At most `commandTimeoutMs`.
+   * How long one master may take to answer an acquire or a read, in ms: past
+   * it, it counts as failed for that round. At most `commandTimeoutMs`.
    * @default min(50, commandTimeoutMs)
    */
   readonly perNodeTimeoutMs?: number;
-  /** Jittered backoff after split votes. @default { minDelayMs: 5, maxDelayMs: 200, factor: 2 } */
+  /** Backoff after rounds nobody won. @default { minDelayMs: 5, maxDelayMs: 200, factor: 2 } */
   readonly retry?: RedlockRetryOptions;
   /**
-   * How long a master that restarted does not vote, in ms: one whose run_id
-   * changed while this client watched it, or whose uptime is below this while
-   * another master's is above it (or ≥ 2 s longer). Without persistence a
-   * restarted master forgot its grants, and another client could win a
-   * majority beside a holder; this must cover the longest lease any client
-   * uses. The cost: fewer voters for that long (with more than N − Q of them
-   * sitting out, no lock can be taken). 0 turns it off (masters with
-   * `appendfsync always`). An integer from 0 to 2^31 − 1.
+   * How long a restarted master does not vote, in ms from its start: one whose
+   * run_id changed while this client watched it, or that started ≥ 2 s after
+   * another master (uptime, read on every connect). Restarted without
+   * persistence it forgot its grants, so it must sit out the longest lease any
+   * client uses. The cost: fewer voters for that long (no lock at all while
+   * more than N − Q sit out). 0 turns it off (masters with `appendfsync always`).
    * @default watchdogTimeoutMs
    */
   readonly restartQuarantineMs?: number;
@@ -81,14 +58,7 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   /** @see RedlockClientOptions.perNodeTimeoutMs (capped by commandTimeoutMs) */
   perNodeTimeoutMs: 50,
   /** @see RedlockClientOptions.retry */
-  retry: Object.freeze({
-    /** Shortest wait before a retry, in ms. */
-    minDelayMs: 5,
-    /** Longest wait before a retry, in ms. */
-    maxDelayMs: 200,
-    /** Growth of the wait per failed round. */
-    factor: 2,
-  }),
+  retry: Object.freeze({ minDelayMs: 5, maxDelayMs: 200, factor: 2 }),
 });
 
 export interface ResolvedRetryOptions {
@@ -110,42 +80,27 @@ export interface ResolvedRedlockOptions extends ResolvedCommonOptions {
 const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
 
 /**
- * Fills in the defaults and checks every option: the client options every rlock
- * client takes (core's reader) and Redlock's own. All problems are reported
- * together in one InvalidArgumentError, before any connection is made.
+ * Fills in the defaults and checks every option (core's reader for the common
+ * ones), reporting all problems in one InvalidArgumentError before connecting.
  * @throws InvalidArgumentError listing every bad option.
  */
 export function resolveRedlockOptions(options: unknown, what = 'createRedlock'): ResolvedRedlockOptions {
   const reader = new OptionReader(options, ['masters', ...COMMON_OPTION_NAMES, 'driftFactor', 'perNodeTimeoutMs', 'retry', 'restartQuarantineMs'], what);
   const masters = reader.check(() => checkMasters(reader.raw.masters), [] as { input: RedisInput; name: string }[]);
   const common = readCommonOptions(reader);
-  const driftFactor = reader.read(
-    'driftFactor',
-    (value) => {
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 0.5) {
-        throw new InvalidArgumentError(`driftFactor must be a finite number from 0 to 0.5, got ${describeValue(value)}`);
-      }
-      return value;
-    },
-    REDLOCK_DEFAULTS.driftFactor,
-  );
+  const driftFactor = reader.read('driftFactor', (value) => checkNumber(value, 'driftFactor', 0, 0.5), REDLOCK_DEFAULTS.driftFactor);
   const perNodeTimeoutMs = reader.read(
     'perNodeTimeoutMs',
     (value) => {
       const ms = checkDurationMs(value, 'perNodeTimeoutMs');
-      if (ms > common.commandTimeoutMs) {
-        throw new InvalidArgumentError(`perNodeTimeoutMs (${ms}) must not exceed commandTimeoutMs (${common.commandTimeoutMs})`);
-      }
-      return ms;
+      if (ms <= common.commandTimeoutMs) return ms;
+      throw new InvalidArgumentError(`perNodeTimeoutMs (${ms}) must not exceed commandTimeoutMs (${common.commandTimeoutMs})`);
     },
     Math.min(REDLOCK_DEFAULTS.perNodeTimeoutMs, common.commandTimeoutMs),
   );
   const retry = reader.read('retry', checkRetry, REDLOCK_DEFAULTS.retry);
-  const restartQuarantineMs = reader.read(
-    'restartQuarantineMs',
-    (value) => (value === 0 ? 0 : checkDurationMs(value, 'restartQuarantineMs')),
-    common.watchdogTimeoutMs,
-  );
+  const quarantine = (value: unknown): number => (value === 0 ? 0 : checkDurationMs(value, 'restartQuarantineMs'));
+  const restartQuarantineMs = reader.read('restartQuarantineMs', quarantine, common.watchdogTimeoutMs);
   reader.done();
   const resolved = { masters: masters.map((m) => m.input), masterNames: masters.map((m) => m.name), driftFactor, perNodeTimeoutMs, retry, restartQuarantineMs };
   return { ...common, ...resolved };
@@ -184,14 +139,12 @@ function checkRetry(value: unknown): ResolvedRetryOptions {
   const minDelayMs = reader.read('minDelayMs', (ms) => checkDurationMs(ms, 'retry.minDelayMs'), defaults.minDelayMs);
   const maxDelayMs = reader.read('maxDelayMs', (ms) => checkDurationMs(ms, 'retry.maxDelayMs'), defaults.maxDelayMs);
   if (minDelayMs > maxDelayMs) reader.problem(`retry.minDelayMs (${minDelayMs}) must not exceed retry.maxDelayMs (${maxDelayMs})`);
-  const factor = reader.read(
-    'factor',
-    (factor) => {
-      if (typeof factor === 'number' && Number.isFinite(factor) && factor >= 1 && factor <= 10) return factor;
-      throw new InvalidArgumentError(`retry.factor must be a finite number from 1 to 10, got ${describeValue(factor)}`);
-    },
-    defaults.factor,
-  );
+  const factor = reader.read('factor', (value) => checkNumber(value, 'retry.factor', 1, 10), defaults.factor);
   reader.done();
   return Object.freeze({ minDelayMs, maxDelayMs, factor });
+}
+
+function checkNumber(value: unknown, what: string, min: number, max: number): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max) return value;
+  throw new InvalidArgumentError(`${what} must be a finite number from ${min} to ${max}, got ${describeValue(value)}`);
 }

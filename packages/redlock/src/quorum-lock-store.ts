@@ -1,19 +1,5 @@
-import {
-  backoffDelayMs,
-  monotonicNow,
-  type AcquireReply,
-  type Hold,
-  type HubSubscription,
-  type LockKeys,
-  type LockRequest,
-  type LockStore,
-  type OwnerHoldRead,
-  type QueueSubscription,
-  type ReleaseReply,
-  type RenewableHold,
-  type RenewOutcome,
-  type WaitQueue,
-} from '@org/rlock-core/engine';
+import { backoffDelayMs, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/engine';
+import type { LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/engine';
 import { QuorumError } from './errors.js';
 import type { Master } from './master.js';
 import type { AcquireVote, Grants, MasterSet } from './master-set.js';
@@ -27,22 +13,17 @@ const MAX_HANDOFFS = 8;
 /** How long this client's waiters hold back after such a release, so that other clients' go first. */
 const YIELD_MS = 2;
 
-/** What one acquisition call keeps between its rounds. */
+/** What one acquisition call keeps between its rounds: it lost one (its next go to the gate first), since when no majority is possible, losses in a row without a clear holder. */
 interface CallState {
-  /** It lost a round: its next rounds go to the gate first. */
   lost: boolean;
-  /** When rounds without a possible majority began, while they go on. */
   failingSince: number | undefined;
-  /** Losses in a row without a clear holder: the backoff grows with it. */
   streak: number;
 }
 
 /**
- * The reentrant lock's protocol across N independent masters, driven by the
- * engine: a try is a round of core's acquire script on the masters, acquired
- * iff a majority granted it within its validity; reentrancy is counted in the
- * client; a release may hand the hold to a local waiter. What only Redlock
- * has lives here and in MasterSet.
+ * The reentrant lock's protocol across N masters, driven by the engine: a try
+ * is a round, acquired iff a majority granted within validity; reentrancy is
+ * counted in the client. What only Redlock has lives here and in MasterSet.
  */
 export class QuorumLockStore implements LockStore {
   readonly counting = 'client';
@@ -66,13 +47,12 @@ export class QuorumLockStore implements LockStore {
   ) {}
 
   /**
-   * One try. A hand-off waiting for this client's tasks is extended to the
-   * lease on a majority (a renewal) and taken. Otherwise a round; a contended
-   * lock (local waiters, or this call lost before) asks its gate first, and a
-   * refusal there waits for the gate's announcement. Lost: every grant is
-   * cleared before this returns; after a loss to a clear holder it waits until
-   * enough refusing masters announce a release (or their TTLs run out); when
-   * nobody won, it goes to the gate at once, then backs off at random.
+   * One try: a hand-off parked for this client's tasks is extended to the
+   * lease on a majority and taken; else a round, gate first when contended
+   * (local waiters, or this call lost before). Lost: every grant is cleared
+   * before this returns, then it waits for the announcements of enough
+   * refusing masters (the gate's, if it refused), or their TTLs; when nobody
+   * won, it goes to the gate at once, then backs off at random.
    * @throws QuorumError when more than N − Q masters failed: at once for
    *   tryLock, after `unavailableAfterMs` of such rounds for a waiting call
    */
@@ -81,8 +61,7 @@ export class QuorumLockStore implements LockStore {
     const state = this.calls.get(request) ?? { lost: false, failingSince: undefined, streak: 0 };
     this.calls.set(request, state);
     const wake = this.wakes.get(keys.channel);
-    // Held by a task of this client: a round could only lose (and, with that
-    // task's owner on the masters, must not reenter): wait for its release.
+    // Held by a task of this client: a round could only lose, and must not reenter under that task's owner.
     if (this.live.get(keys.lock)?.grants.done === false) {
       wake?.expect([], 0);
       return { granted: false, retryInMs: this.retry.maxDelayMs };
@@ -209,22 +188,23 @@ export class QuorumLockStore implements LockStore {
   subscribe(queue: WaitQueue): QueueSubscription {
     const wake = new QuorumWake(queue);
     this.wakes.set(queue.channel, wake);
+    const { masters } = this.masters;
     let acked = 0;
-    let settled = 0;
+    let settled = masters.filter((master) => !master.connected).length; // down: never holds waiters up
     let markReady: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
-    const settle = (master: Master, ok: boolean): void => {
-      acked += ok ? 1 : 0;
-      settled += master.connected ? 1 : 0;
-      if (acked > toleratedFailures(this.masters.size) || settled >= this.masters.size) markReady();
-    };
-    wake.subscriptions = this.masters.masters.map((master) => {
+    wake.subscriptions = masters.map((master) => {
       const subscription = master.hub.subscribe(queue.channel, () => wake.announced(master.index));
-      if (!master.connected) settled++;
-      subscription.ready.then(() => settle(master, true), () => settle(master, false));
+      const counted = master.connected;
+      const settle = (ok: boolean): void => {
+        acked += ok ? 1 : 0;
+        settled += counted ? 1 : 0;
+        if (acked > toleratedFailures(masters.length) || settled >= masters.length) markReady();
+      };
+      subscription.ready.then(() => settle(true), () => settle(false));
       return subscription;
     });
-    if (settled >= this.masters.size) markReady();
+    if (settled >= masters.length) markReady();
     return {
       ready,
       close: () => {
@@ -238,11 +218,7 @@ export class QuorumLockStore implements LockStore {
     return 'masters'; // every hold lives on the same masters
   }
 
-  /**
-   * A watchdog batch: one renew-n call per master. When failures leave a hold
-   * undecided the call rejects with a QuorumError: the watchdog retries, and
-   * loses the hold as `unreachable` if its deadline passes first.
-   */
+  /** A watchdog batch, one renew-n per master; an undecided hold rejects (QuorumError): the watchdog retries until its deadline. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const results = await this.masters.renew(holds.map((hold) => ({ grants: (hold as Hold).grant as Grants, leaseMs: hold.leaseMs })));
     return results.map((result, index) => {

@@ -56,11 +56,7 @@ export function gateOf(runIds: readonly (string | undefined)[], key: string): nu
 }
 
 /** How one round of acquire scripts went, counted over all masters. */
-export interface AcquireTally {
-  readonly granted: number;
-  readonly refused: number;
-  readonly failed: number;
-}
+export type AcquireTally = { readonly granted: number; readonly refused: number; readonly failed: number };
 
 /** acquired: a majority granted in time; no-quorum: more than N − Q failed; not-acquired: others hold it, votes split, or too late. */
 export type AcquireVerdict = 'acquired' | 'no-quorum' | 'not-acquired';
@@ -95,10 +91,7 @@ export function quorumPttl(pttls: readonly number[], quorum: number): number {
 }
 
 /** What one master answered to a read of the lock: who holds it there (undefined: free) and its PTTL. */
-export interface LeaseRead {
-  readonly owner: string | undefined;
-  readonly pttlMs: number;
-}
+export type LeaseRead = { readonly owner: string | undefined; readonly pttlMs: number };
 
 /**
  * Whether one owner holds the lock on a majority, counted per owner (partial
@@ -127,14 +120,7 @@ function countOwners(owners: readonly (string | undefined)[]): Map<string, numbe
 }
 
 /** A renewal's count over the masters where the hold has a grant (`holding`); `pending`: not answered yet. */
-export interface RenewTally {
-  readonly holding: number;
-  readonly renewed: number;
-  readonly gone: number;
-  readonly taken: number;
-  readonly failed: number;
-  readonly pending: number;
-}
+export type RenewTally = Readonly<Record<'holding' | 'renewed' | 'gone' | 'taken' | 'failed' | 'pending', number>>;
 
 export type RenewVerdict = 'renewed' | 'gone' | 'taken' | 'undecided' | 'pending';
 

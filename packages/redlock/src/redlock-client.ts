@@ -6,11 +6,9 @@ import { resolveRedlockOptions, type RedlockClientOptions, type ResolvedRedlockO
 import { QuorumLockStore } from './quorum-lock-store.js';
 
 /**
- * A Redlock client: the reentrant lock composed across N independent Redis
- * masters with a majority quorum. Its locks are core's `ReentrantLock` with
- * the same interface, task semantics and events as the single-server client;
- * they run core's scripts unchanged on every master, with the same key names
- * everywhere. What Redlock adds is its store: rounds, quorum, drift.
+ * A Redlock client: core's `ReentrantLock` (the single-server client's
+ * interface, tasks and events) over a quorum store that runs core's scripts
+ * unchanged on N independent masters, with the same key names everywhere.
  *
  * @example
  * const redlock = new RedlockClient({ masters: [url1, url2, url3], renewer: createWatchdog() });
@@ -33,9 +31,8 @@ export class RedlockClient extends EngineClient {
     const { commandTimeoutMs, perNodeTimeoutMs, driftFactor, watchdogTimeoutMs } = resolved;
     const wakeAll = (): void => this.context.queues.wakeAll('resubscribed');
     let set: MasterSet | undefined;
-    // A master's run was read: quarantines change, and it may vote again.
     const identified = (): void => {
-      set?.identified();
+      set?.identified(); // quarantines change, and the master may vote again
       wakeAll();
     };
     const created: Master[] = [];
