@@ -50,7 +50,7 @@ import { markdownTable } from './table.mjs';
  */
 
 /** The peer comparison, in report order. */
-const PEER_FILES = ['peers/s1.mjs', 'peers/s2.mjs', 'peers/s3.mjs', 'peers/limits.mjs'];
+const PEER_FILES = ['peers/s1.mjs', 'peers/s2.mjs', 'peers/s3.mjs', 'peers/s4.mjs', 'peers/limits.mjs'];
 // S2's shape with a semaphore (8 permits): rlock's two semaphores beside redis-semaphore's.
 PEER_FILES.push('peers/semaphore.mjs');
 

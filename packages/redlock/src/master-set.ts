@@ -15,8 +15,9 @@ export class Grants {
   done = false;
   /** Done by a call to every master behind the round's acquires (a release, an undo), which sweeps a late grant. */
   swept = false;
-  /** Local hand-offs in a row (QuorumLockStore.release). */
+  /** Local hand-offs in a row (QuorumLockStore.release), and when the round that began them was won. */
   handoffs = 0;
+  readonly wonAt = monotonicNow();
   /** Won by a call that had lost to other clients: they wait too. */
   contended = false;
   /** Masters whose answer to the round is still out: a spread there would count twice. */

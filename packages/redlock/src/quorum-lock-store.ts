@@ -8,8 +8,9 @@ import { classifyLoss, expiryWaitMs, gateOf, releasesNeeded, toleratedFailures }
 
 /** Renewal kind of Redlock holds. */
 export const REDLOCK_KIND = 'redlock';
-/** Local hand-offs of one lock in a row before a release lets other clients in. */
-const MAX_HANDOFFS = 8;
+/** Local hand-offs of one lock in a row, and for how long (ms), before a release lets other clients in. */
+const MAX_HANDOFFS = 32;
+const HANDOFF_WINDOW_MS = 100;
 /** How long this client's waiters hold back after such a release, so that other clients' go first. */
 const YIELD_MS = 2;
 
@@ -136,7 +137,7 @@ export class QuorumLockStore implements LockStore {
 
   /**
    * The last release of a hold. While tasks of this client wait for the lock
-   * (and fewer than MAX_HANDOFFS came in a row, with validity to spare), its
+   * (within MAX_HANDOFFS and HANDOFF_WINDOW_MS, with validity to spare), its
    * grants stay on the masters for the next local waiter, who extends them to
    * its lease on a majority: one renewal instead of a release and a race of
    * every waiting client. The masters keep the first holder's owner; this
@@ -147,7 +148,8 @@ export class QuorumLockStore implements LockStore {
     const grants = hold.grant as Grants;
     const wake = this.wakes.get(keys.channel);
     if (this.live.get(keys.lock)?.grants === grants) this.live.delete(keys.lock);
-    if (!wake?.waiting || grants.handoffs >= MAX_HANDOFFS || monotonicNow() >= grants.deadline - this.masters.perNodeTimeoutMs) {
+    const now = monotonicNow();
+    if (!wake?.waiting || grants.handoffs >= MAX_HANDOFFS || now - grants.wonAt >= HANDOFF_WINDOW_MS || now >= grants.deadline - this.masters.perNodeTimeoutMs) {
       // Other clients wait too: their turn first (held back before the announcements come).
       if (wake?.waiting && grants.contended) wake.queue.yieldFor(YIELD_MS);
       return this.masters.release(hold, keys, op);

@@ -1,0 +1,204 @@
+// @ts-check
+/**
+ * Peer S4 — Redlock contended. 4 forked worker processes × 8 tasks, all on ONE
+ * lock name, over 5 independent masters (a RedisFleet of its own). The
+ * critical section proves exclusion through a separate connection to the
+ * bench's main server: `SET inside 1 NX` (must be OK, else a violation),
+ * `INCR counter`, `DEL inside`. Per library and round: acquisitions/s, wait
+ * p50/p99/max (lock call → acquired), violations, per-worker shares, and the
+ * tasks still waiting 2 s after the window (a stall: must be 0).
+ */
+import { Redis } from 'ioredis';
+import { percentile } from '../stats.mjs';
+import { ms, num } from '../table.mjs';
+import { startFleet } from '../servers.mjs';
+import { comparisonTable, errorNotes, runRounds } from './compare.mjs';
+import { LIBRARIES, libraryById } from './libraries.mjs';
+import { runWorkers } from './workers.mjs';
+
+export const id = 'peers-s4';
+export const title = 'S4 — Redlock contended: 4 processes × 8 tasks on ONE name over 5 masters, acquisitions/s';
+
+const MASTERS = Number(process.env.BENCH_PEERS_MASTERS ?? 5);
+const PROCESSES = Number(process.env.BENCH_S4_PROCESSES ?? 4);
+const TASKS = Number(process.env.BENCH_S4_TASKS ?? 8);
+const LEASE_MS = 10_000;
+/** After the window, how long waiters get to finish before they count as still waiting. */
+const DRAIN_MS = 2_000;
+
+/**
+ * @typedef {object} JobConfig
+ * @property {string} lib
+ * @property {string[]} urls the masters
+ * @property {string} guardUrl the server the critical section checks exclusion on
+ * @property {string} keyPrefix
+ * @property {number} tasks
+ * @property {number} warmupMs
+ * @property {number} durationMs
+ */
+
+/**
+ * Worker side: one process of one library, one round (as peer S2, on Redlock).
+ * @param {JobConfig} config @param {number} _index @param {() => Promise<unknown>} ready
+ */
+export async function job(config, _index, ready) {
+  const library = libraryById(config.lib);
+  if (!library.redlock) throw new Error(`${library.id} has no Redlock`);
+  const driver = await library.redlock({ urls: config.urls, leaseMs: LEASE_MS, keyPrefix: `${config.keyPrefix}-lib` });
+  const guard = new Redis(config.guardUrl);
+  const hot = `${config.keyPrefix}:hot`;
+  const insideKey = `${config.keyPrefix}:inside`;
+  const counterKey = `${config.keyPrefix}:counter`;
+  const holders = Array.from({ length: config.tasks }, () => driver.holder(hot));
+  await guard.ping();
+  await driver.task(async () => {
+    const first = /** @type {import('./libraries.mjs').Holder} */ (holders[0]);
+    await first.lock();
+    await first.unlock();
+  });
+  await ready();
+
+  const windowStart = performance.now() + config.warmupMs;
+  const end = windowStart + config.durationMs;
+  /** @type {number[]} */
+  const waitsMs = [];
+  const perTask = new Array(config.tasks).fill(0);
+  const waiting = new Array(config.tasks).fill(false);
+  let allAcquisitions = 0;
+  let violations = 0;
+  let failures = 0;
+  /** @type {string | undefined} */
+  let firstError;
+  const fail = (/** @type {unknown} */ error) => {
+    failures++;
+    firstError ??= error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  };
+  const loops = holders.map((holder, task) =>
+    driver.task(async () => {
+      for (let t0 = performance.now(); t0 < end && failures < 10_000; t0 = performance.now()) {
+        waiting[task] = true;
+        try {
+          await holder.lock();
+        } catch (error) {
+          fail(error);
+          continue;
+        } finally {
+          waiting[task] = false;
+        }
+        const t1 = performance.now();
+        allAcquisitions++;
+        if (t0 >= windowStart) waitsMs.push(t1 - t0);
+        if (t1 >= windowStart && t1 <= end) perTask[task]++;
+        try {
+          if ((await guard.set(insideKey, '1', 'NX')) !== 'OK') violations++;
+          await guard.incr(counterKey);
+          await guard.del(insideKey);
+        } catch (error) {
+          fail(error);
+        }
+        try {
+          await holder.unlock();
+        } catch (error) {
+          fail(error);
+        }
+      }
+    }),
+  );
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  const drained = await Promise.race([
+    Promise.all(loops).then(() => true),
+    new Promise((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, end + DRAIN_MS - performance.now()));
+    }),
+  ]);
+  clearTimeout(timer);
+  const stillWaiting = drained ? 0 : waiting.filter(Boolean).length;
+  if (drained) await driver.close();
+  else driver.close().catch(() => undefined); // a library may not close while a waiter hangs
+  guard.disconnect();
+  return { acquisitions: perTask.reduce((a, b) => a + b, 0), allAcquisitions, waitsMs, perTask, violations, stillWaiting, failures, firstError };
+}
+
+/** @param {import('../run.mjs').BenchContext} ctx */
+export async function run(ctx) {
+  const libraries = LIBRARIES.filter((l) => l.redlock);
+  ctx.log(`${id}: starting ${MASTERS} masters`);
+  const fleet = await startFleet(MASTERS);
+  const guard = new Redis(ctx.url);
+  /** @type {string[]} */
+  const counterMismatches = [];
+  try {
+    const urls = Array.from({ length: MASTERS }, (_, i) => fleet.url(i));
+    const outcome = await runRounds({
+      libraries,
+      rounds: ctx.rounds,
+      log: ctx.log,
+      tag: id,
+      measureOnce: async (library, round) => {
+        const keyPrefix = `${ctx.keyPrefix}:p4:${library.id}:r${round}`;
+        const reports = await runWorkers({
+          count: PROCESSES,
+          module: import.meta.url,
+          fn: 'job',
+          timeoutMs: 60_000 + ctx.warmupMs + ctx.durationMs + DRAIN_MS,
+          config: /** @type {JobConfig} */ ({ lib: library.id, urls, guardUrl: ctx.url, keyPrefix, tasks: TASKS, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs }),
+        });
+        const total = reports.reduce((sum, r) => sum + r.acquisitions, 0);
+        const all = reports.reduce((sum, r) => sum + r.allAcquisitions, 0);
+        const counter = Number((await guard.get(`${keyPrefix}:counter`)) ?? 0);
+        if (counter !== all) counterMismatches.push(`${library.id} round ${round}: counter ${counter}, critical sections ${all}`);
+        const waits = Float64Array.from(reports.flatMap((r) => r.waitsMs)).sort();
+        const perTask = reports.flatMap((r) => r.perTask);
+        return {
+          rate: total / (ctx.durationMs / 1000),
+          p50: percentile(waits, 50),
+          p99: percentile(waits, 99),
+          max: waits.length ? /** @type {number} */ (waits[waits.length - 1]) : Number.NaN,
+          violations: reports.reduce((sum, r) => sum + r.violations, 0),
+          stillWaiting: reports.reduce((sum, r) => sum + r.stillWaiting, 0),
+          failures: reports.reduce((sum, r) => sum + r.failures, 0),
+          shares: reports.map((r) => Math.round((100 * r.acquisitions) / (total || 1))).join('/'),
+          taskMin: Math.min(...perTask),
+          taskMax: Math.max(...perTask),
+          firstError: reports.find((r) => r.firstError)?.firstError,
+        };
+      },
+    });
+    const { table, notes } = comparisonTable({
+      libraries,
+      outcome,
+      headline: { header: 'acquisitions/s', key: 'rate', format: (v) => num(v), higherIsBetter: true },
+      columns: [
+        { header: 'wait p50', key: 'p50', format: ms },
+        { header: 'wait p99', key: 'p99', format: ms },
+        { header: 'wait max', key: 'max', format: ms },
+        { header: 'violations', key: 'violations', format: (v) => num(v), over: 'sum' },
+        { header: 'still waiting', key: 'stillWaiting', format: (v) => num(v), over: 'sum' },
+        { header: 'failures', key: 'failures', format: (v) => num(v), over: 'sum' },
+      ],
+      textHeaders: ['worker shares (median round)', 'per task min–max'],
+      textColumns: (runs) => {
+        const sorted = [...runs].sort((a, b) => Number(a.rate) - Number(b.rate));
+        const mid = /** @type {import('./compare.mjs').Figures} */ (sorted[Math.floor((sorted.length - 1) / 2)]);
+        return [`${mid.shares} %`, `${Math.min(...runs.map((r) => Number(r.taskMin)))}–${Math.max(...runs.map((r) => Number(r.taskMax)))}`];
+      },
+    });
+    return [
+      table,
+      '',
+      `${PROCESSES} forked processes × ${TASKS} tasks on one name over ${MASTERS} independent masters (quorum ${Math.floor(MASTERS / 2) + 1}); ` +
+        'each acquisition runs the critical section through a separate connection to the main server (`SET inside 1 NX` must be OK, else a ' +
+        `violation; \`INCR counter\`; \`DEL inside\`), then unlocks. Lease ${LEASE_MS / 1000} s; ${ctx.warmupMs} ms warm-up then ` +
+        `${ctx.durationMs} ms measured; ${ctx.rounds} round(s), libraries interleaved. Wait = lock call → acquired, over the calls started in ` +
+        `the window; "still waiting" = tasks still inside lock() ${DRAIN_MS / 1000} s after the window (a stall), summed over rounds, as are ` +
+        'violations and failures. node-redisson has no Redlock and is not in this table.',
+      ...notes.map((n) => `\n${n}`),
+      ...errorNotes(libraries, outcome).map((n) => `\n${n}`),
+      ...(counterMismatches.length ? [`\nCounter check (INCR count = critical sections run): ${counterMismatches.join('; ')}.`] : ['\nCounter check: every critical section\'s INCR is on the server (counter = acquisitions, every run).']),
+    ].join('\n');
+  } finally {
+    await guard.quit();
+    await fleet.stop();
+  }
+}
