@@ -1,6 +1,6 @@
 import { nanoid } from 'nanoid';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { gather, leaseDeadline, monotonicNow, withinMs, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/engine';
+import { gather, leaseDeadline, monotonicNow, withinMs, type AcquireReply, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/engine';
 import { QuorumError, type MasterVote } from './errors.js';
 import type { Master } from './master.js';
 import * as Q from './quorum.js';
@@ -114,22 +114,31 @@ export class MasterSet {
     if (!this.ready) await this.started;
     const sentAt = monotonicNow();
     const grants = new Grants(this.size, keys, owner, sentAt + leaseMs, leaseDeadline(sentAt, leaseMs, this.driftFactor));
+    let timedOut: Error | undefined; // made when the timer fires: an Error costs its stack trace
+    const sent: boolean[] = [];
+    const votes: (AcquireVote | undefined)[] = [];
+    // A vote is read once, when it comes: a grant read after its master stopped voting (it restarted) does not count.
+    const voteOf = (index: number, result: Settled<AcquireReply>): AcquireVote => (votes[index] ??= this.voteOf(index, result, timedOut, sent));
     let verdict: Q.AcquireVerdict | undefined;
-    const late = (index: number, result: Settled<AcquireVote>): void => this.late(op, grants, verdict, this.voteOf(index, result));
-    const call = (master: Master) => () => this.vote(master, keys, owner, leaseMs, op);
-    const timeout = { ms: this.perNodeTimeoutMs, error: () => new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`) };
-    let first: AcquireVote | undefined;
+    const late = (index: number, result: Settled<AcquireReply>): void => this.late(op, grants, verdict, this.voteOf(index, result, timedOut, sent));
+    const call = (master: Master) => (): Promise<AcquireReply> => {
+      if (!master.voting) return Promise.reject(master.notVoting('acquire', keys.lock));
+      sent[master.index] = true;
+      return master.store.acquire(keys, owner, leaseMs, op);
+    };
+    const timeout = { ms: this.perNodeTimeoutMs, error: () => (timedOut ??= new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`)) };
+    let first: Settled<AcquireReply> | undefined;
     if (gate) {
-      const { results } = await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result));
-      first = this.voteOf(gate.index, results[0]);
-      const votes = this.masters.map((master) => (master === gate ? first : undefined));
-      if (first.kind === 'refused') return { votes, tally: { granted: 0, refused: 1, failed: 0 }, verdict: 'not-acquired', grants, gateRefusal: first };
+      first = (await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result))).results[0];
+      const vote = voteOf(gate.index, first as Settled<AcquireReply>);
+      if (vote.kind === 'refused') return { votes, tally: { granted: 0, refused: 1, failed: 0 }, verdict: 'not-acquired', grants, gateRefusal: vote };
     }
-    let tally: Q.AcquireTally = { granted: 0, refused: 0, failed: 0 };
-    const { results } = await gather(
-      this.masters.map((master) => (master === gate ? () => Promise.resolve(first as AcquireVote) : call(master))),
+    let tally = { granted: 0, refused: 0, failed: 0 };
+    await gather(
+      this.masters.map((master) => (master === gate ? () => Promise.resolve(null as never) : call(master))),
       (results, settled) => {
-        tally = tallyOf(results.map((result, index) => result && this.voteOf(index, result)));
+        tally = { granted: 0, refused: 0, failed: 0 };
+        results.forEach((result, index) => result && tally[voteOf(index, result).kind]++);
         const validity = Q.validityMs(leaseMs, monotonicNow() - sentAt, this.driftFactor);
         if (tally.granted >= this.quorum && validity > 0) return (verdict = 'acquired');
         return settled === this.size ? (verdict = Q.decideAcquire(tally, this.size, validity)) : undefined;
@@ -137,34 +146,26 @@ export class MasterSet {
       timeout,
       late,
     );
-    const votes = results.map((result, index) => result && this.voteOf(index, result));
     if (verdict === 'acquired') {
-      votes.forEach((vote, index) => {
+      this.masters.forEach((master, index) => {
+        const vote = votes[index];
         if (vote?.kind === 'granted') grants.tokens[index] = vote.token;
-        else if (vote?.kind === 'refused') this.spread(grants, vote.master, SPREAD_TRIES);
+        else if (vote?.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
         else if (!vote || vote.late) grants.pending.add(index);
-        else if (vote.sent) void this.cancel(vote.master, keys, owner, op, false);
+        else if (vote.sent) void this.cancel(master, keys, owner, op, false);
       });
       this.granted(op, grants);
     }
     return { votes, tally, verdict: verdict ?? 'not-acquired', grants };
   }
 
-  /** Not sent while the master does not vote; a grant read once it stopped voting (it restarted) does not count. */
-  private vote(master: Master, keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireVote> {
-    if (!master.voting) return Promise.resolve({ master, kind: 'failed', error: master.notVoting('acquire', keys.lock) });
-    return master.store.acquire(keys, owner, leaseMs, op).then(
-      (reply): AcquireVote => {
-        if (!reply.granted) return { master, kind: 'refused', ttlMs: reply.retryInMs, holder: reply.holder };
-        if (master.voting) return { master, kind: 'granted', token: reply.token as string };
-        return { master, kind: 'failed', sent: true, error: master.notVoting('a grant', keys.lock) };
-      },
-      (error: unknown) => ({ master, kind: 'failed', sent: true, error: error as Error }),
-    );
-  }
-
-  private voteOf(index: number, result: Settled<AcquireVote> | undefined): AcquireVote {
-    return result?.ok ? result.value : { master: this.masters[index] as Master, kind: 'failed', sent: true, late: true, error: result?.error };
+  private voteOf(index: number, result: Settled<AcquireReply>, timedOut: Error | undefined, sent: boolean[]): AcquireVote {
+    const master = this.masters[index] as Master;
+    if (!result.ok) return { master, kind: 'failed', sent: sent[index] === true, late: result.error === timedOut, error: result.error };
+    const reply = result.value;
+    if (!reply.granted) return { master, kind: 'refused', ttlMs: reply.retryInMs, holder: reply.holder };
+    if (master.voting) return { master, kind: 'granted', token: reply.token as string };
+    return { master, kind: 'failed', sent: true, error: master.notVoting('a grant', master.name) };
   }
 
   /**
@@ -352,8 +353,10 @@ export class MasterSet {
       },
     );
     holding.forEach((index, k) => {
-      if (gathered.results[k]?.ok) tokens[index] = undefined; // answered: nothing of this hold is left there
-      else if (gathered.verdict) this.releaseInBackground(hold, this.masters[index] as Master, sent[index] as Promise<ReleaseReply>);
+      const token = tokens[index];
+      const forget = (): void => void (tokens[index] === token && (tokens[index] = undefined)); // nothing of this hold is left there
+      if (gathered.results[k]?.ok) forget();
+      else if (gathered.verdict) this.background.track((sent[index] as Promise<unknown>).then(forget, () => this.releaseInBackground(hold, this.masters[index] as Master)));
     });
     if (gathered.verdict) return gathered.verdict;
     const message = `lock "${hold.name}": fewer than a majority (${this.quorum} of ${this.size}) confirmed the release and the others did not answer`;
@@ -384,16 +387,13 @@ export class MasterSet {
     this.background.track(this.releaseRest(grants).catch((error: unknown) => this.onError(error as Error)));
   }
 
-  /** Keeps releasing `hold` on `master` after `first` failed, until it answers or the lease is over. */
-  private releaseInBackground(hold: Hold, master: Master, first: Promise<ReleaseReply>): void {
+  /** Keeps releasing `hold` on `master` after its release failed, until it answers or the lease is over. */
+  private releaseInBackground(hold: Hold, master: Master): void {
     const { tokens, owner, keys } = hold.grant as Grants;
     const token = tokens[master.index];
-    let call = (): Promise<ReleaseReply> => first;
     const plan = { until: hold.deadline, minDelayMs: this.perNodeTimeoutMs, maxDelayMs: this.commandTimeoutMs };
     const retried = this.background.retry(async () => {
-      const pending = call();
-      call = () => master.store.releaseAs(keys, owner, token, nanoid(), true);
-      await pending;
+      await master.store.releaseAs(keys, owner, token, nanoid(), true);
       if (tokens[master.index] === token) tokens[master.index] = undefined;
       return true;
     }, plan);
@@ -458,10 +458,4 @@ export class MasterSet {
       return result?.ok ? [granted(result.value), undefined] : [false, result?.error ?? new Error('no answer')];
     });
   }
-}
-
-function tallyOf(votes: readonly (AcquireVote | undefined)[]): Q.AcquireTally {
-  const tally = { granted: 0, refused: 0, failed: 0 };
-  for (const vote of votes) if (vote) tally[vote.kind]++;
-  return tally;
 }
