@@ -1,4 +1,4 @@
-import { backoffDelayMs, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/engine';
+import { backoffDelayMs, driftMs, leaseDeadline, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/engine';
 import type { LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/engine';
 import { QuorumError } from './errors.js';
 import type { Master } from './master.js';
@@ -71,9 +71,14 @@ export class QuorumLockStore implements LockStore {
     if (parked) {
       this.parked.delete(keys.lock);
       clearTimeout(parked.timer);
-      const [result] = await masters.renew([{ grants: parked.grants, leaseMs }]);
-      if (result?.verdict === 'renewed') return this.granted(keys, owner, op, parked.grants);
-      masters.drop(parked.grants);
+      // Taken as it is while a majority's lease covers this one from now; else extended by
+      // its drift allowance beyond it, so the next hand-offs (≈ lease × driftFactor later) need no round trip.
+      const { grants } = parked;
+      const covered = leaseDeadline(monotonicNow(), leaseMs, this.driftFactor) <= grants.deadline;
+      if (covered || (await masters.renew([{ grants, leaseMs: Math.ceil(leaseMs + driftMs(leaseMs, this.driftFactor)) }]))[0]?.verdict === 'renewed') {
+        return this.granted(keys, owner, op, grants);
+      }
+      masters.drop(grants);
     }
     wake?.begin();
     const round = await masters.acquireRound(keys, owner, leaseMs, op, state.lost || wake ? this.gateOf(keys) : undefined);

@@ -6,19 +6,19 @@ import { RedlockPool, eventually, lockOnMasters, uniquePrefix } from './support.
 const ALL = [0, 1, 2, 3, 4];
 
 describe('Redlock', () => {
+  let fleet: RedisFleet;
+  const pool = new RedlockPool();
+
+  beforeAll(async () => {
+    fleet = await RedisFleet.start({ size: 5 }); // appendonly no, save '': a restart comes back empty
+  });
+  afterEach(async () => {
+    await pool.closeAll();
+    for (let i = 0; i < fleet.size; i++) if (!fleet.isRunning(i)) await fleet.restart(i);
+  });
+  afterAll(() => fleet.stop());
+
   describe('across master restarts without persistence (quarantine)', () => {
-    let fleet: RedisFleet;
-    const pool = new RedlockPool();
-
-    beforeAll(async () => {
-      fleet = await RedisFleet.start({ size: 5 }); // appendonly no, save '': a restart comes back empty
-    });
-    afterEach(async () => {
-      await pool.closeAll();
-      for (let i = 0; i < fleet.size; i++) if (!fleet.isRunning(i)) await fleet.restart(i);
-    });
-    afterAll(() => fleet.stop());
-
     /** Uptime of master `i` in whole seconds (INFO server). */
     async function uptimeS(i: number): Promise<number> {
       const redis = fleet.client(i);
@@ -117,16 +117,8 @@ describe('Redlock', () => {
     });
   });
 
+  // Masters restarted by the tests above sit out no quarantine here (0), unless a test says otherwise.
   describe('spread over every master that is up', () => {
-    let fleet: RedisFleet;
-    const pool = new RedlockPool();
-
-    beforeAll(async () => {
-      fleet = await RedisFleet.start({ size: 5 });
-    });
-    afterEach(() => pool.closeAll());
-    afterAll(() => fleet.stop());
-
     /** How many masters hold the lock for its most frequent owner. */
     async function heldOn(key: string): Promise<number> {
       const owners = (await lockOnMasters(fleet, key, ALL)).map((hash) => hash.owner);
@@ -134,7 +126,7 @@ describe('Redlock', () => {
     }
 
     it('takes a master that another owner held once it frees up, and releases it there too', async () => {
-      const redlock = pool.make(fleet);
+      const redlock = pool.make(fleet, { restartQuarantineMs: 0 });
       const key = `${redlock.options.keyPrefix}:{spread}`;
       const admin = fleet.client(4);
       await admin.hset(key, 'owner', 'other:1', 'count', '1', 'token', '1', 'op', 'planted');
@@ -163,7 +155,7 @@ describe('Redlock', () => {
     it('holds sit on at least 4 of 5 masters 50 ms into a hold, under contention of 4 clients on one name', async () => {
       const keyPrefix = uniquePrefix();
       const key = `${keyPrefix}:{hot}`;
-      const clients = Array.from({ length: 4 }, () => pool.make(fleet, { keyPrefix }));
+      const clients = Array.from({ length: 4 }, () => pool.make(fleet, { keyPrefix, restartQuarantineMs: 0 }));
       const spreads: number[] = [];
       let inside = 0;
       let overlaps = 0;
@@ -192,17 +184,8 @@ describe('Redlock', () => {
   });
 
   describe('local hand-off', () => {
-    let fleet: RedisFleet;
-    const pool = new RedlockPool();
-
-    beforeAll(async () => {
-      fleet = await RedisFleet.start({ size: 3 });
-    });
-    afterEach(() => pool.closeAll());
-    afterAll(() => fleet.stop());
-
     it('hands the hold to the next waiting task, which holds it on a majority; the first task cannot take it back meanwhile', async () => {
-      const redlock = pool.make(fleet);
+      const redlock = pool.make(fleet, { restartQuarantineMs: 0 });
       const lock = redlock.getLock('handoff');
       const key = `${redlock.options.keyPrefix}:{handoff}`;
       let release: () => void = () => undefined;
@@ -211,11 +194,12 @@ describe('Redlock', () => {
       const held = new Promise<void>((resolve) => (secondHolds = resolve));
       const first = redlock.task(async () => {
         await lock.lock({ leaseMs: 10_000 });
+        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner !== undefined), 2_000)).toBe(true);
         const owner = (await lockOnMasters(fleet, key, [0]))[0]?.owner;
         await released;
         await lock.unlock(); // a task waits: handed off, the masters keep this task's owner
         await held;
-        expect((await lockOnMasters(fleet, key, [0, 1, 2])).map((hash) => hash.owner)).toEqual([owner, owner, owner]);
+        expect((await lockOnMasters(fleet, key, ALL)).map((hash) => hash.owner)).toEqual([owner, owner, owner, owner, owner]);
         // The masters would let this owner reenter: the client must not.
         expect(await lock.tryLock({ leaseMs: 1_000 })).toBe(false);
         expect(await lock.isHeldByCurrentTask()).toBe(false);
