@@ -5,7 +5,7 @@
  *
  *   npm run bench                 # the peer comparison, then the rlock-only scenarios
  *   npm run bench -- peers        # only the peer comparison (peers-s1, peers-s2, peers-s3, peers-limits)
- *   npm run bench -- rlock        # only the rlock-only scenarios (s1 … s4)
+ *   npm run bench -- rlock        # only the rlock-only scenarios (s1 … s5)
  *   npm run bench -- peers-s2 s3  # the ones named
  *   npm run bench -- --list
  *   BENCH_DURATION_MS=10000 BENCH_WARMUP_MS=2000 BENCH_ROUNDS=5 npm run bench
