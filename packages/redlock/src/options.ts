@@ -58,7 +58,7 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   /** @see RedlockClientOptions.perNodeTimeoutMs (capped by commandTimeoutMs) */
   perNodeTimeoutMs: 50,
   /** @see RedlockClientOptions.retry */
-  retry: Object.freeze({ minDelayMs: 5, maxDelayMs: 200, factor: 2 }),
+  retry: Object.freeze<Required<RedlockRetryOptions>>({ minDelayMs: 5, maxDelayMs: 200, factor: 2 }),
 });
 
 export interface ResolvedRetryOptions {
