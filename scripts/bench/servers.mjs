@@ -71,8 +71,18 @@ export async function pinFleet(fleet) {
     pinning = { ok: false, why: `servers run in containers (${fleet.backend} backend): not pinned` };
     return;
   }
-  for (let i = 0; i < fleet.size; i++) {
-    const redis = new Redis(fleet.url(i), { lazyConnect: false, maxRetriesPerRequest: 1 });
+  await pinUrls(fleet.urls());
+}
+
+/**
+ * Pins the redis-servers at `urls` (local ones this process started) to the
+ * server core, by the process id each reports in INFO server.
+ * @param {readonly string[]} urls
+ */
+export async function pinUrls(urls) {
+  if (!pinningState().ok) return;
+  for (const url of urls) {
+    const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
     try {
       const pid = Number(parseInfo(await redis.info('server')).process_id);
       const error = Number.isInteger(pid) && pid > 0 ? pin(pid, SERVER_CPU) : 'no process_id in INFO server';
