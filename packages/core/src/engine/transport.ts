@@ -10,6 +10,21 @@ const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
 /** Commands written together at most; a larger batch is flushed at once, so the server starts on it. */
 const MAX_BATCH = 16;
 
+/** What the transport corks: a socket. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+  readonly writable: boolean;
+}
+
+/** The writable streams of a ready connection, or of a Cluster's ready masters; none while connecting. */
+function streamsOf(redis: Redis | Cluster): readonly Corkable[] {
+  if (redis.status !== 'ready') return [];
+  if (!redis.isCluster) return (redis as Redis).stream?.writable ? [(redis as Redis).stream] : [];
+  return (redis as Cluster)
+    .nodes('master').flatMap((node) => (node.status === 'ready' && node.stream?.writable ? [node.stream] : []));
+}
+
 interface Pending {
   readonly command: Command;
   readonly deadline: number;
@@ -23,7 +38,8 @@ interface Pending {
  *
  * - **Batches.** Commands issued in one turn of the event loop are written
  *   together (the socket is corked from the first and uncorked after 16, or at
- *   the end of the turn), and a batch goes out while the replies to the last
+ *   the end of the turn; on a Cluster, every master's socket, after 16 per
+ *   master), and a batch goes out while the replies to the last
  *   are still being turned into new commands. ioredis's auto-pipelining keeps
  *   one batch in flight per connection, so many tasks would move in lockstep,
  *   client and server taking turns; here they overlap.
@@ -45,7 +61,9 @@ interface Pending {
  * an operation id, so a late or replayed call cannot count twice.
  */
 export class Transport {
-  private corked: { uncork(): void } | undefined;
+  /** The streams corked for this turn's batch: the connection's, or each ready master's of a Cluster. */
+  private corked: readonly Corkable[] | undefined;
+  private batchLimit = MAX_BATCH;
   private batched = 0;
   private flushScheduled = false;
   private readonly pending: Pending[] = [];
@@ -55,7 +73,7 @@ export class Transport {
   private down: Error | undefined;
 
   constructor(
-    /** One connection (corked per batch), or a Cluster (each command routed to its slot's node, unbatched). */
+    /** One connection, or a Cluster (each command routed to its slot's node): corked per batch either way. */
     readonly redis: Redis | Cluster,
     readonly timeoutMs: number,
     /** Every script this connection may run: loaded on each connect, before anything else. */
@@ -158,20 +176,22 @@ export class Transport {
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
     this.cork();
     this.redis.sendCommand(command);
-    if (++this.batched >= MAX_BATCH) this.flush();
+    if (++this.batched >= this.batchLimit) this.flush();
     return entry;
   }
 
   private cork(): void {
     if (this.corked !== undefined) return;
-    // A Cluster has no one stream: its commands go to their nodes as they come.
-    const stream = 'stream' in this.redis ? this.redis.stream : undefined;
     // Not connected yet (or reconnecting): ioredis queues commands offline and
-    // writes them in order once connected.
-    if (this.redis.status !== 'ready' || !stream?.writable) return;
-    stream.cork();
-    this.corked = stream;
+    // writes them in order once connected. A Cluster's commands go to their
+    // slots' masters: each ready master's stream is corked, so every node gets
+    // the turn's commands for it in one write.
+    const streams = streamsOf(this.redis);
+    if (streams.length === 0) return;
+    for (const stream of streams) stream.cork();
+    this.corked = streams;
     this.batched = 0;
+    this.batchLimit = MAX_BATCH * streams.length;
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.onImmediate);
@@ -184,10 +204,10 @@ export class Transport {
   };
 
   private flush(): void {
-    const stream = this.corked;
+    const streams = this.corked;
     this.corked = undefined;
     this.batched = 0;
-    stream?.uncork();
+    if (streams) for (const stream of streams) stream.uncork();
   }
 
   private armTimer(delayMs: number): void {
