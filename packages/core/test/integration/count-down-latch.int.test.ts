@@ -47,6 +47,20 @@ describe('RCountDownLatch', () => {
     });
   });
 
+  describe('syncReplicas', () => {
+    it('rejects a count-down no replica acknowledged, naming it, and counts it once when done again', async () => {
+      const setup = pool.make(fleet.url(0));
+      // A lone server has no replica: WAIT 1 gets 0 acknowledgements.
+      const client = pool.make(fleet.url(0), { keyPrefix: setup.options.keyPrefix, commandTimeoutMs: 500, syncReplicas: { replicas: 1, timeoutMs: 50 } });
+      await expect(client.getCountDownLatch('sync').trySetCount(2)).rejects.toThrow(/replicas acknowledged/);
+      // The write happened (it cannot be undone: waiters may have seen it); the caller was told it could be lost.
+      expect(await setup.getCountDownLatch('sync').getCount()).toBe(2);
+      await expect(client.getCountDownLatch('sync').countDown()).rejects.toThrow(/replicas acknowledged/);
+      expect(await setup.getCountDownLatch('sync').getCount()).toBe(1);
+      expect(await setup.getCountDownLatch('sync').countDown()).toBe(0);
+    });
+  });
+
   describe('await', () => {
     it('returns true at once at zero, and false when waitMs runs out first', async () => {
       const client = pool.make(fleet.url(0));

@@ -98,6 +98,20 @@ describe('RSemaphore', () => {
     });
   });
 
+  describe('syncReplicas', () => {
+    it('does not count permits no replica acknowledged: the grant is undone and the pool stays full', async () => {
+      const setup = pool.make(fleet.url(0));
+      // A lone server has no replica: WAIT 1 gets 0 acknowledgements.
+      const client = pool.make(fleet.url(0), { keyPrefix: setup.options.keyPrefix, commandTimeoutMs: 500, syncReplicas: { replicas: 1, timeoutMs: 50 } });
+      await setup.getSemaphore('sync').trySetPermits(2);
+      await expect(client.getSemaphore('sync').acquire(2)).rejects.toThrow(/replicas acknowledged/);
+      await expect(client.getSemaphore('sync').tryAcquire(1)).rejects.toThrow(/replicas acknowledged/);
+      expect(await eventually(async () => (await setup.getSemaphore('sync').availablePermits()) === 2, 2_000)).toBe(true);
+      // Without syncReplicas the same permits are there to take.
+      expect(await setup.getSemaphore('sync').tryAcquire(2)).toBe(true);
+    });
+  });
+
   describe('waiting', () => {
     it('rejects with LockAcquireTimeoutError at waitMs, and with the signal\'s reason on abort, taking nothing', async () => {
       const client = pool.make(fleet.url(0));

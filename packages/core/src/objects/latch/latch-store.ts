@@ -12,7 +12,7 @@ export class LatchStore {
   private readonly sharded: string;
 
   constructor(
-    deployment: Deployment,
+    private readonly deployment: Deployment,
     /** How long an operation's marker lives, in ms (a replay arrives within it). */
     private readonly replayWindowMs: number,
   ) {
@@ -21,12 +21,26 @@ export class LatchStore {
   }
 
   trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
-    return this.transport.script(SCRIPTS.latchTrySetCount, [keys.count, marker, count, this.replayWindowMs], 'trySetCount', keys.count, isOne);
+    return this.synced(keys, this.transport.script(SCRIPTS.latchTrySetCount, [keys.count, marker, count, this.replayWindowMs], 'trySetCount', keys.count, isOne));
   }
 
   /** Counts down once; resolves the count left. */
   countDown(keys: LatchKeys, marker: string): Promise<number> {
-    return this.transport.script(SCRIPTS.latchCountDown, [keys.count, marker, this.replayWindowMs, this.sharded], 'countDown', keys.count, asNumber);
+    return this.synced(keys, this.transport.script(SCRIPTS.latchCountDown, [keys.count, marker, this.replayWindowMs, this.sharded], 'countDown', keys.count, asNumber));
+  }
+
+  /**
+   * With syncReplicas a write resolves once enough replicas have it. It
+   * cannot be undone (waiters may already have seen it), so too few
+   * acknowledgements reject with RedisUnavailableError: the caller learns
+   * that a failover now could lose it, and may do it again (another marker).
+   */
+  private synced<T>(keys: LatchKeys, reply: Promise<T>): Promise<T> {
+    if (!this.deployment.syncsReplicas) return reply;
+    return reply.then(async (value) => {
+      await this.deployment.afterWrite(keys.count);
+      return value;
+    });
   }
 
   count(keys: LatchKeys): Promise<number> {

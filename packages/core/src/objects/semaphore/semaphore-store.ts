@@ -35,7 +35,7 @@ export class SemaphoreStore {
   private readonly sharded: string;
 
   constructor(
-    deployment: Deployment,
+    private readonly deployment: Deployment,
     /** How long an operation's marker lives, in ms (a replay arrives within it). */
     private readonly replayWindowMs: number,
   ) {
@@ -44,7 +44,14 @@ export class SemaphoreStore {
   }
 
   acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
-    return this.transport.script(SCRIPTS.semaphoreAcquire, [keys.permits, marker, permits, this.replayWindowMs], 'acquire', keys.permits, parseAcquire);
+    const reply = this.transport.script(SCRIPTS.semaphoreAcquire, [keys.permits, marker, permits, this.replayWindowMs], 'acquire', keys.permits, parseAcquire);
+    if (!this.deployment.syncsReplicas) return reply;
+    // With syncReplicas permits count once enough replicas have them, as a
+    // lock's hold does: a rejection here makes the caller undo the grant.
+    return reply.then(async (value) => {
+      if (value === 'granted') await this.deployment.afterWrite(keys.permits);
+      return value;
+    });
   }
 
   /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
