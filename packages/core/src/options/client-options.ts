@@ -55,7 +55,9 @@ export interface RLockClientOptions extends CommonClientOptions {
    * few acknowledgements: the acquire counts as not acquired (its grant is
    * released) and a renewal as failed (retried until the lease's deadline,
    * then the hold is lost). Without it, an asynchronous failover can hand the
-   * same lock to two holders without either being told.
+   * same lock to two holders without either being told. A semaphore's acquire
+   * is undone the same way; a latch's `trySetCount` and `countDown` cannot be
+   * undone and reject after the write instead.
    * @default undefined
    */
   readonly syncReplicas?: {
