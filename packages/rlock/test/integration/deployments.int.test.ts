@@ -125,6 +125,41 @@ describe.each(topologies)('on $name', (topology) => {
     await Promise.all(reads.map((read) => read.unlock()));
   });
 
+  it('counts semaphore permits across clients, returns a lapsed expirable permit, and opens a latch for another client', async () => {
+    const one = make();
+    const two = make({ keyPrefix: one.options.keyPrefix });
+    // Semaphore: no more permits than set, across clients; a release wakes the other client's waiter.
+    expect(await one.getSemaphore('pool').trySetPermits(2)).toBe(true);
+    await one.getSemaphore('pool').acquire(2);
+    expect(await two.getSemaphore('pool').tryAcquire(1)).toBe(false);
+    const started = performance.now();
+    const waiting = two.getSemaphore('pool').acquire(1, { waitMs: 30_000 }).then(() => performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // refused once and subscribed
+    await one.getSemaphore('pool').release(1);
+    // A lost announcement would cost it a third of the 30 s watchdog lease.
+    expect(await waiting).toBeLessThan(3_000);
+    expect(await one.getSemaphore('pool').availablePermits()).toBe(0);
+    await one.getSemaphore('pool').release(1);
+    await two.getSemaphore('pool').release(1);
+    expect(await two.getSemaphore('pool').availablePermits()).toBe(2);
+
+    // Expirable permit: a holder that never releases loses it at its lease, and the permit comes back.
+    expect(await one.getPermitExpirableSemaphore('gpu').trySetPermits(1)).toBe(true);
+    const lapsing = await one.getPermitExpirableSemaphore('gpu').acquire({ leaseMs: 300 });
+    const { signal } = lapsing;
+    expect(await two.getPermitExpirableSemaphore('gpu').tryAcquire({ leaseMs: 1_000 })).toBeUndefined();
+    const next = await two.getPermitExpirableSemaphore('gpu').acquire({ leaseMs: 5_000, waitMs: 10_000 });
+    expect(signal.aborted).toBe(true);
+    await next.release();
+
+    // Latch: the other client's awaiter wakes when the count reaches zero.
+    expect(await one.getCountDownLatch('jobs').trySetCount(2)).toBe(true);
+    const opened = two.getCountDownLatch('jobs').await({ waitMs: 10_000 });
+    expect(await one.getCountDownLatch('jobs').countDown()).toBe(1);
+    expect(await one.getCountDownLatch('jobs').countDown()).toBe(0);
+    expect(await opened).toBe(true);
+  });
+
   if (topology.name !== 'standalone') {
     it('refuses an acquire that too few replicas acknowledged (syncReplicas), leaving nothing behind', async () => {
       const client = make({ syncReplicas: { replicas: 5, timeoutMs: 100 } });
@@ -135,6 +170,12 @@ describe.each(topologies)('on $name', (topology) => {
       expect(await eventually(async () => !(await plain.getLock('sync').isLocked()), 2_000)).toBe(true);
       const synced = make({ keyPrefix: client.options.keyPrefix, syncReplicas: { replicas: 1, timeoutMs: 1_000 } });
       expect(await synced.task(() => synced.getLock('sync').tryLock({ leaseMs: 5_000 }))).toBe(true);
+      // The semaphore and the latch wait for the replica the same way, and go on when it has the write.
+      expect(await synced.getSemaphore('sync-pool').trySetPermits(1)).toBe(true);
+      expect(await synced.getSemaphore('sync-pool').tryAcquire(1)).toBe(true);
+      await expect(client.getSemaphore('sync-pool').tryAcquire(1)).resolves.toBe(false);
+      expect(await synced.getCountDownLatch('sync-latch').trySetCount(1)).toBe(true);
+      expect(await synced.getCountDownLatch('sync-latch').countDown()).toBe(0);
     });
   }
 });
