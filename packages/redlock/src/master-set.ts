@@ -333,10 +333,12 @@ export class MasterSet {
     const grants = hold.grant as Grants;
     const { tokens } = grants;
     grants.done = grants.swept = true;
-    const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
+    // A master whose acquire is still unanswered counts too: the release runs after it on the same connection, so its
+    // answer is the truth about that grant (an unlock right after the lock need not wait for the first three).
+    const holding = this.masters.filter((master) => tokens[master.index] !== undefined || grants.pending.has(master.index)).map((master) => master.index);
     const sent = this.masters.map((master) => master.store.releaseAs(keys, grants.owner, tokens[master.index], op, true));
-    // A master without a token only gets a sweep: its answer does not count.
-    sent.forEach((call, index) => tokens[index] === undefined && this.background.track(call));
+    // A master without a token or a pending acquire only gets a sweep: its answer does not count.
+    sent.forEach((call, index) => !holding.includes(index) && this.background.track(call));
     const gathered = await gather(
       holding.map((index) => () => sent[index] as Promise<ReleaseReply>),
       (results) => {
@@ -346,7 +348,8 @@ export class MasterSet {
         const receivers = Math.max(0, ...released.map((result) => (result?.ok && result.value.released && result.value.receivers) || 0));
         if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
         if (holding.length - notHeld.length < this.quorum) {
-          const taken = notHeld.some((result) => result?.ok && !result.value.released && result.value.reason === 'taken');
+          // Taken where the hold had a grant; a pending acquire that found another owner there was never ours.
+          const taken = results.some((result, k) => tokens[holding[k] as number] !== undefined && result?.ok && !result.value.released && result.value.reason === 'taken');
           return { released: false, reason: taken ? 'taken' : 'expired' } as const;
         }
         return undefined;

@@ -188,6 +188,29 @@ describe('Redlock', () => {
     });
   });
 
+  describe('an unlock while grants are still on their way', () => {
+    it('counts masters whose acquire answered after the lock, so a frozen early granter does not hold the unlock up', async () => {
+      fleet = await RedisFleet.start({ size: 5 });
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: 3_000 }); // commandTimeoutMs 1 000
+      const lock = redlock.getLock('late');
+      const key = `${redlock.options.keyPrefix}:{late}`;
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
+        await lock.unlock();
+      });
+      await fleet.debugSleep(3, 0.3);
+      await fleet.debugSleep(4, 0.3);
+      await redlock.task(async () => {
+        // Granted by masters 0, 1 and 2; 3 and 4 answer once their sleep is over.
+        await lock.lock({ leaseMs: 10_000 });
+        await (fleet as RedisFleet).pause(0);
+        // Released by 1 and 2 at once and by 3 and 4 when they wake: a majority without the frozen master 0.
+        await lock.unlock();
+      });
+      expect(await lockOnMasters(fleet, key, [1, 2, 3, 4])).toEqual([{}, {}, {}, {}]);
+    });
+  });
+
   describe('a connection that blips during a round', () => {
     it('still cancels the grant of a master whose connection dropped after granting', async () => {
       fleet = await RedisFleet.start({ size: 3 });
