@@ -46,11 +46,32 @@ const DRAIN_MS = 2_000;
  * @typedef {import('./libraries.mjs').Library & { semaphore: (options: { url: string, keyPrefix: string }) => Promise<SemaphoreDriver> }} SemaphoreLibrary
  */
 
-/** @param {string} keyPrefix */
-async function rlockClient(keyPrefix, /** @type {string} */ url) {
-  const { createClient } = await import('@org/rlock');
+/**
+ * rlock from this checkout, or (`fromBaseline`) from the checkout named by
+ * BENCH_RLOCK_BASELINE, for a before/after in one sitting.
+ * @param {string} keyPrefix @param {string} url
+ */
+async function rlockClient(keyPrefix, url, fromBaseline = false) {
+  const entry = fromBaseline ? `file://${(process.env.BENCH_RLOCK_BASELINE ?? '').replace(/\/$/, '')}/packages/rlock/dist/esm/index.js` : '@org/rlock';
+  const { createClient } = await import(entry);
   return createClient({ redis: url, keyPrefix });
 }
+
+/**
+ * The plain semaphore's driver, from this checkout or the baseline's.
+ * @param {boolean} fromBaseline @returns {SemaphoreLibrary['semaphore']}
+ */
+const rlockSemaphore = (fromBaseline) => async ({ url, keyPrefix }) => {
+  const client = await rlockClient(keyPrefix, url, fromBaseline);
+  return {
+    holder(key) {
+      const semaphore = client.getSemaphore(key);
+      return { acquire: () => semaphore.acquire(), release: () => semaphore.release() };
+    },
+    setUp: async (key) => void (await client.getSemaphore(key).trySetPermits(PERMITS)),
+    close: async () => void (await client.close()),
+  };
+};
 
 /** @type {SemaphoreLibrary[]} */
 const LIBRARIES = [
@@ -60,17 +81,7 @@ const LIBRARIES = [
     kind: 'rlock',
     pkg: '@org/rlock',
     driven: '`createClient({ redis })`, `getSemaphore(name)`: `trySetPermits(8)` once, `acquire()` / `release()`; no setting changed (waits on pub/sub)',
-    async semaphore({ url, keyPrefix }) {
-      const client = await rlockClient(keyPrefix, url);
-      return {
-        holder(key) {
-          const semaphore = client.getSemaphore(key);
-          return { acquire: () => semaphore.acquire(), release: () => semaphore.release() };
-        },
-        setUp: async (key) => void (await client.getSemaphore(key).trySetPermits(PERMITS)),
-        close: async () => void (await client.close()),
-      };
-    },
+    semaphore: rlockSemaphore(false),
   },
   {
     id: 'rlock-pes',
@@ -123,6 +134,17 @@ const LIBRARIES = [
     },
   },
 ];
+
+if (process.env.BENCH_RLOCK_BASELINE) {
+  LIBRARIES.splice(1, 0, {
+    id: 'rlock-baseline',
+    name: `rlock Semaphore baseline (${process.env.BENCH_RLOCK_BASELINE})`,
+    kind: 'rlock',
+    pkg: '@org/rlock',
+    driven: 'as rlock Semaphore, from the BENCH_RLOCK_BASELINE checkout',
+    semaphore: rlockSemaphore(true),
+  });
+}
 
 /** The libraries of this run (`BENCH_LIBRARIES=rlock,redis-semaphore` picks rows, as in the other scenarios). */
 const SELECTED = process.env.BENCH_LIBRARIES ? LIBRARIES.filter((l) => (process.env.BENCH_LIBRARIES ?? '').split(',').includes(l.id)) : LIBRARIES;
