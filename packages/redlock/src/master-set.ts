@@ -359,6 +359,8 @@ export class MasterSet {
       const token = tokens[index];
       const forget = (): void => void (tokens[index] === token && (tokens[index] = undefined)); // nothing of this hold is left there
       if (gathered.results[k]?.ok) forget();
+      // No token (its acquire was pending): no retries, as a late owner-wide release could delete the task's newer hold.
+      else if (gathered.verdict && token === undefined) this.background.track(sent[index] as Promise<unknown>);
       else if (gathered.verdict) this.background.track((sent[index] as Promise<unknown>).then(forget, () => this.releaseInBackground(hold, this.masters[index] as Master)));
     });
     if (gathered.verdict) return gathered.verdict;

@@ -7,7 +7,7 @@ import {
   type LockLostEvent,
 } from '@org/rlock-core';
 import { QuorumError } from '@org/rlock-redlock';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, commandCalls } from '@org/rlock-testing';
 import { RedlockPool, aborted, eventually, lockOnMasters } from './support.js';
 
 describe('Redlock', () => {
@@ -208,6 +208,30 @@ describe('Redlock', () => {
         await lock.unlock();
       });
       expect(await lockOnMasters(fleet, key, [1, 2, 3, 4])).toEqual([{}, {}, {}, {}]);
+    });
+
+    it('sends a master whose acquire was pending one release, never owner-wide retries that could hit a newer hold', async () => {
+      fleet = await RedisFleet.start({ size: 5 });
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: 3_000 }); // commandTimeoutMs 1 000
+      const lock = redlock.getLock('pending');
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
+        await lock.unlock();
+      });
+      const admins = [3, 4].map((index) => (fleet as RedisFleet).client(index));
+      await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
+      // Asleep past one commandTimeoutMs: the release to them times out before they answer.
+      await fleet.debugSleep(3, 2);
+      await fleet.debugSleep(4, 2);
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 10_000 }); // granted by 0, 1, 2; 3 and 4 pending
+        await lock.unlock(); // released by 0, 1, 2
+      });
+      // close() waits for the background work, retries included, to end.
+      await redlock.close();
+      // Each sleeper ran the acquire and one release (by owner, behind it), nothing more.
+      for (const admin of admins) expect(await commandCalls(admin, 'evalsha')).toBe(2);
+      admins.forEach((admin) => admin.disconnect());
     });
   });
 
