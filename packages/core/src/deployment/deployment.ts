@@ -56,6 +56,21 @@ export interface Deployment {
   close(deadline: number): Promise<void>;
 }
 
+/**
+ * `reply`, resolved only once replicas have the write when the deployment
+ * syncs replicas and `wrote(value)` says the call changed something (a
+ * grant, a count-down): the one place every object's `syncReplicas` goes
+ * through. A rejection (too few acknowledgements) makes the caller undo a
+ * grant, or report a write it cannot undo.
+ */
+export function replicated<T>(deployment: Deployment, key: string, reply: Promise<T>, wrote: (value: T) => boolean): Promise<T> {
+  if (!deployment.syncsReplicas) return reply;
+  return reply.then(async (value) => {
+    if (wrote(value)) await deployment.afterWrite(key);
+    return value;
+  });
+}
+
 /** Replica acknowledgement of every acquire and renewal (opt-in; see the client's `syncReplicas`). */
 export interface SyncReplicas {
   /** Replicas that must have the write before it counts. */

@@ -1,10 +1,17 @@
-import type { Deployment } from '../../deployment/deployment.js';
+import { replicated, type Deployment } from '../../deployment/deployment.js';
 import type { Transport } from '../../engine/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LatchKeys } from './keys.js';
 
 const isOne = (reply: unknown): boolean => reply === 1;
 const asNumber = (reply: unknown): number => Number(reply ?? 0);
+/**
+ * With syncReplicas both writes resolve once enough replicas have them. They
+ * cannot be undone (awaiters may already have seen them), so too few
+ * acknowledgements reject with RedisUnavailableError after the write: the
+ * caller learns that a failover now could lose it.
+ */
+const always = (): boolean => true;
 
 /** The latch's protocol on one deployment: two scripts (each with its op's marker) and one read. */
 export class LatchStore {
@@ -21,26 +28,14 @@ export class LatchStore {
   }
 
   trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
-    return this.synced(keys, this.transport.script(SCRIPTS.latchTrySetCount, [keys.count, marker, count, this.replayWindowMs], 'trySetCount', keys.count, isOne));
+    const reply = this.transport.script(SCRIPTS.latchTrySetCount, [keys.count, marker, count, this.replayWindowMs], 'trySetCount', keys.count, isOne);
+    return replicated(this.deployment, keys.count, reply, always);
   }
 
   /** Counts down once; resolves the count left. */
   countDown(keys: LatchKeys, marker: string): Promise<number> {
-    return this.synced(keys, this.transport.script(SCRIPTS.latchCountDown, [keys.count, marker, this.replayWindowMs, this.sharded], 'countDown', keys.count, asNumber));
-  }
-
-  /**
-   * With syncReplicas a write resolves once enough replicas have it. It
-   * cannot be undone (waiters may already have seen it), so too few
-   * acknowledgements reject with RedisUnavailableError: the caller learns
-   * that a failover now could lose it, and may do it again (another marker).
-   */
-  private synced<T>(keys: LatchKeys, reply: Promise<T>): Promise<T> {
-    if (!this.deployment.syncsReplicas) return reply;
-    return reply.then(async (value) => {
-      await this.deployment.afterWrite(keys.count);
-      return value;
-    });
+    const reply = this.transport.script(SCRIPTS.latchCountDown, [keys.count, marker, this.replayWindowMs, this.sharded], 'countDown', keys.count, asNumber);
+    return replicated(this.deployment, keys.count, reply, always);
   }
 
   count(keys: LatchKeys): Promise<number> {

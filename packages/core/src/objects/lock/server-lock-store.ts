@@ -1,4 +1,4 @@
-import type { Deployment } from '../../deployment/deployment.js';
+import { replicated, type Deployment } from '../../deployment/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
@@ -11,6 +11,8 @@ import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
+
+const isGranted = (reply: { readonly granted: boolean }): boolean => reply.granted;
 
 /** Renewal kind of a reentrant lock's holds on one deployment. */
 export const LOCK_KIND = 'lock';
@@ -69,11 +71,7 @@ export class ServerLockStore implements LockStore {
    * rejection here makes the engine undo the grant (nothing is left).
    */
   protected replicated<T extends { readonly granted: boolean }>(reply: Promise<T>, key: string): Promise<T> {
-    if (!this.deployment.syncsReplicas) return reply;
-    return reply.then(async (value) => {
-      if (value.granted) await this.deployment.afterWrite(key);
-      return value;
-    });
+    return replicated(this.deployment, key, reply, isGranted);
   }
 
   /** Cancels acquire `op` of `owner` (one count, or all of them). */

@@ -1,4 +1,4 @@
-import type { Deployment } from '../../deployment/deployment.js';
+import { replicated, type Deployment } from '../../deployment/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
@@ -61,13 +61,9 @@ export class PermitStore implements HoldKind {
       keys.permits,
       parseAcquire,
     );
-    if (!this.deployment.syncsReplicas) return reply;
     // With syncReplicas a leased permit counts once enough replicas have it,
     // as a lock's hold does: a rejection here makes the engine undo the grant.
-    return reply.then(async (value) => {
-      if (value.granted) await this.deployment.afterWrite(keys.permits);
-      return value;
-    });
+    return replicated(this.deployment, keys.permits, reply, (value) => value.granted);
   }
 
   /** Cancels the acquire of permit `id`: whether it ran, will run late, or never arrives, it leaves no permit. */

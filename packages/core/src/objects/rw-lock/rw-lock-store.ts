@@ -1,4 +1,4 @@
-import type { Deployment } from '../../deployment/deployment.js';
+import { replicated, type Deployment } from '../../deployment/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
@@ -97,12 +97,8 @@ export class RwLockStore implements LockStore {
       rw.lock,
       parseAcquire,
     );
-    if (!this.deployment.syncsReplicas) return reply;
     // With syncReplicas a grant counts once replicas have it (else the engine undoes it).
-    return reply.then(async (value) => {
-      if (value.granted) await this.deployment.afterWrite(rw.lock);
-      return value;
-    });
+    return replicated(this.deployment, rw.lock, reply, (value) => value.granted);
   }
 
   cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {

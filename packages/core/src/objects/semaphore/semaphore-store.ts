@@ -1,4 +1,4 @@
-import type { Deployment } from '../../deployment/deployment.js';
+import { replicated, type Deployment } from '../../deployment/deployment.js';
 import type { Transport } from '../../engine/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { SemaphoreKeys } from './keys.js';
@@ -45,13 +45,9 @@ export class SemaphoreStore {
 
   acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
     const reply = this.transport.script(SCRIPTS.semaphoreAcquire, [keys.permits, marker, permits, this.replayWindowMs], 'acquire', keys.permits, parseAcquire);
-    if (!this.deployment.syncsReplicas) return reply;
     // With syncReplicas permits count once enough replicas have them, as a
     // lock's hold does: a rejection here makes the caller undo the grant.
-    return reply.then(async (value) => {
-      if (value === 'granted') await this.deployment.afterWrite(keys.permits);
-      return value;
-    });
+    return replicated(this.deployment, keys.permits, reply, (value) => value === 'granted');
   }
 
   /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
