@@ -19,7 +19,7 @@
 import { Redis } from 'ioredis';
 import { createClient } from '@org/rlock';
 import { RedisCluster } from '@org/rlock-testing';
-import { runWorkers } from './peers/workers.mjs';
+import { runWorkers, settledBy } from './peers/workers.mjs';
 import { pinUrls } from './servers.mjs';
 import { median, percentile } from './stats.mjs';
 import { markdownTable, ms, num } from './table.mjs';
@@ -133,15 +133,7 @@ export async function job(config, _index, ready) {
       }
     }),
   );
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer;
-  const drained = await Promise.race([
-    Promise.all(loops).then(() => true),
-    new Promise((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, end + DRAIN_MS - performance.now()));
-    }),
-  ]);
-  clearTimeout(timer);
+  const drained = await settledBy(loops, end + DRAIN_MS);
   clearTimeout(cpuTimer);
   clearTimeout(cpuEnd);
   const stillWaiting = drained ? 0 : waiting.filter(Boolean).length;

@@ -14,7 +14,7 @@ import { ms, num } from '../table.mjs';
 import { startFleet } from '../servers.mjs';
 import { comparisonTable, errorNotes, runRounds } from './compare.mjs';
 import { LIBRARIES, libraryById } from './libraries.mjs';
-import { runWorkers } from './workers.mjs';
+import { runWorkers, settledBy } from './workers.mjs';
 
 export const id = 'peers-s4';
 export const title = 'S4 — Redlock contended: 4 processes × 8 tasks on ONE name over 5 masters, acquisitions/s';
@@ -104,15 +104,7 @@ export async function job(config, _index, ready) {
       }
     }),
   );
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer;
-  const drained = await Promise.race([
-    Promise.all(loops).then(() => true),
-    new Promise((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, end + DRAIN_MS - performance.now()));
-    }),
-  ]);
-  clearTimeout(timer);
+  const drained = await settledBy(loops, end + DRAIN_MS);
   const stillWaiting = drained ? 0 : waiting.filter(Boolean).length;
   if (drained) await driver.close();
   else driver.close().catch(() => undefined); // a library may not close while a waiter hangs

@@ -16,7 +16,7 @@ import { Redis } from 'ioredis';
 import { percentile } from '../stats.mjs';
 import { ms, num } from '../table.mjs';
 import { comparisonTable, errorNotes, runRounds } from './compare.mjs';
-import { runWorkers } from './workers.mjs';
+import { runWorkers, settledBy } from './workers.mjs';
 
 export const id = 'peers-semaphore';
 export const title = 'Semaphore — contended: 8 permits, 4 processes × 8 tasks on ONE name, acquisitions/s';
@@ -224,15 +224,7 @@ export async function job(config, _index, ready) {
       }
     }
   });
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer;
-  const drained = await Promise.race([
-    Promise.all(loops).then(() => true),
-    new Promise((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, end + DRAIN_MS - performance.now()));
-    }),
-  ]);
-  clearTimeout(timer);
+  const drained = await settledBy(loops, end + DRAIN_MS);
   const stillWaiting = drained ? 0 : waiting.filter(Boolean).length;
   if (drained) await driver.close();
   else driver.close().catch(() => undefined);

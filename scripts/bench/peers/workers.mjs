@@ -69,6 +69,26 @@ export async function runWorkers({ count, timeoutMs, ...job }) {
   }
 }
 
+/**
+ * Whether every loop of a worker ended by `deadline` (performance.now() ms):
+ * false when one still runs then (a stall), so the worker reports instead of hanging.
+ * @param {readonly Promise<unknown>[]} loops @param {number} deadline
+ */
+export async function settledBy(loops, deadline) {
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  try {
+    return await Promise.race([
+      Promise.all(loops).then(() => true),
+      new Promise((resolve) => {
+        timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** @param {unknown} error */
 export function describeError(error) {
   if (error instanceof Error) {
