@@ -25,29 +25,11 @@ Returns
 Publishes 'unlock' on <prefix>:{<name>}:release when the count reaches 0.
 ]]
 --- @include "announce"
+--- @include "release-count"
 
 local lock = KEYS[1]
-local held = redis.call('HMGET', lock, 'owner', 'count', 'op', 'token')
-
-if held[1] ~= ARGV[1] or (ARGV[4] ~= '' and held[4] ~= ARGV[4]) then
-  if redis.call('GET', KEYS[2]) == ARGV[1] .. ':' .. ARGV[2] then
-    return {1, 0, 0}
-  end
-  if held[1] then
-    return {-1, 1}
-  end
-  return {-1, 0}
+local stays = releaseCount(lock, KEYS[2])
+if stays then
+  return stays
 end
-if held[3] == ARGV[2] then
-  return {1, tonumber(held[2]), 0}
-end
-
-local count = tonumber(held[2]) - 1
-if count > 0 and ARGV[3] ~= '1' then
-  redis.call('HSET', lock, 'count', count, 'op', ARGV[2])
-  return {1, count, 0}
-end
-
-redis.call('DEL', lock)
-redis.call('SET', KEYS[2], ARGV[1] .. ':' .. ARGV[2], 'PX', ARGV[5])
 return {1, 0, announce(lock .. ':release', 'unlock', ARGV[6])}
