@@ -7,7 +7,7 @@ import type { ResolvedRetryOptions } from './options.js';
 import { classifyLoss, expiryWaitMs, gateOf, releasesNeeded, toleratedFailures } from './quorum.js';
 
 /** Renewal kind of Redlock holds. */
-export const REDLOCK_KIND = 'redlock';
+const REDLOCK_KIND = 'redlock';
 /** Local hand-offs of one lock in a row, and for how long (ms), before a release lets other clients in. */
 const MAX_HANDOFFS = 32;
 const HANDOFF_WINDOW_MS = 100;

@@ -164,7 +164,7 @@ const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
  * settles without it: a round trip (a Redlock round: its per-node timeout)
  * fits; a Redis that does not answer is reported as such.
  */
-export const WAIT_MARGIN_MS = 250;
+const WAIT_MARGIN_MS = 250;
 
 /**
  * One waiting call: its signal (the caller's, also aborted when `waitMs` runs

@@ -1,7 +1,7 @@
 import type { HolderInfo, ObjectInfo, WaiterInfo } from '@org/rlock-core';
 
 /** A duration for people: `850ms`, `9.8s`, `12m05s`; `-1` (no TTL) is `no ttl`, other negatives `-`. */
-export function formatMs(ms: number): string {
+function formatMs(ms: number): string {
   if (ms === -1) return 'no ttl';
   if (ms < 0 || !Number.isFinite(ms)) return '-';
   if (ms < 1_000) return `${Math.round(ms)}ms`;
