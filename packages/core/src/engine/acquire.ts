@@ -337,7 +337,8 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
 
   let waiter: Waiter | undefined;
   let acquired = false;
-  const joining = ctx.queues.join(spec);
+  let entered: Waiter | undefined;
+  const joining = ctx.queues.join(spec, (joined) => (entered = joined));
   try {
     waiter = await call.race(joining);
     // The subscription is acknowledged: a release from now on cannot be
@@ -367,7 +368,11 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
     }
   } finally {
     if (waiter) ctx.queues.leave(waiter, acquired);
-    // Cut off while joining: leave once the join settles.
-    else joining.then((late) => ctx.queues.leave(late, false), () => undefined);
+    else {
+      // Cut off while joining: out of the queue at once, so no wake or local
+      // hand-off goes to a call that has ended; the join settles unheard.
+      joining.catch(() => undefined);
+      if (entered) ctx.queues.leave(entered, false);
+    }
   }
 }

@@ -127,6 +127,11 @@ export class WaitQueue {
     else this.pendingIds.add(id);
   }
 
+  /** A wake kept for `id` is nobody's once no waiter with that id is left. */
+  forgetPendingId(id: string): void {
+    if (this.pendingIds.has(id) && !this.waiters.some((waiter) => waiter.id === id)) this.pendingIds.delete(id);
+  }
+
   takePendingId(id: string): boolean {
     return this.pendingIds.size > 0 && this.pendingIds.delete(id);
   }
@@ -208,8 +213,12 @@ export class WaitQueues {
     return (this.queues.get(channel)?.waiters.length ?? 0) > 0;
   }
 
-  /** Joins the queue of `spec.channel` and resolves once its subscription is acknowledged. */
-  async join(spec: JoinSpec): Promise<Waiter> {
+  /**
+   * Joins the queue of `spec.channel` and resolves once its subscription is
+   * acknowledged; `entered` hears the waiter as soon as it is in the queue, so
+   * a caller cut off before then can take it out at once.
+   */
+  async join(spec: JoinSpec, entered?: (waiter: Waiter) => void): Promise<Waiter> {
     if (this.closedError) throw this.closedError;
     let queue = this.queues.get(spec.channel);
     if (!queue) {
@@ -218,6 +227,7 @@ export class WaitQueues {
     }
     const waiter = new Waiter(queue, spec.id);
     queue.waiters.push(waiter);
+    entered?.(waiter);
     try {
       if (!queue.ready) {
         const subscription = this.subscribe(queue);
@@ -257,6 +267,7 @@ export class WaitQueues {
     if (index === -1) return;
     queue.waiters.splice(index, 1);
     waiter.fire('timeout');
+    queue.forgetPendingId(waiter.id);
     if (waiter.woken && !acquired) queue.wakeOne();
     if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
     if (queue.waiters.length === 0 && this.queues.get(queue.channel) === queue) {

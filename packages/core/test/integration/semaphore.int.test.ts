@@ -126,6 +126,66 @@ describe('RSemaphore', () => {
       expect(await semaphore.availablePermits()).toBe(1);
     });
 
+    it('hands nothing to a waiter cut off while its subscription was still unacknowledged: the permit goes back to Redis', async () => {
+      const client = pool.make(fleet.url(0));
+      const other = pool.make(fleet.url(0), { keyPrefix: client.options.keyPrefix });
+      const semaphore = client.getSemaphore('orphan');
+      await semaphore.trySetPermits(1);
+      await semaphore.acquire();
+      // Freeze Redis right after the waiter's first (refused) try: its SUBSCRIBE stays unanswered.
+      const store = (semaphore as unknown as { store: { acquire: (...args: unknown[]) => Promise<unknown> } }).store;
+      const acquire = store.acquire.bind(store);
+      let frozen = false;
+      store.acquire = async (...args) => {
+        const reply = await acquire(...args);
+        if (!frozen) {
+          frozen = true;
+          await fleet.pause(0);
+        }
+        return reply;
+      };
+      const controller = new AbortController();
+      const waiting = semaphore.acquire({ signal: controller.signal });
+      expect(await eventually(() => frozen, 2_000)).toBe(true);
+      const reason = new Error('gave up');
+      controller.abort(reason);
+      await expect(waiting).rejects.toBe(reason);
+      store.acquire = acquire;
+      // The release finds no waiter of this client, so it goes to Redis (answered once Redis runs again).
+      const releasing = semaphore.release();
+      await fleet.resume(0);
+      await releasing;
+      expect(await other.getSemaphore('orphan').tryAcquire({ waitMs: 1_000 })).toBe(true);
+    });
+
+    it('wakes the waiter the returned permits fit, even while it is busy trying and another one sleeps', async () => {
+      const x = pool.make(fleet.url(0));
+      const y = pool.make(fleet.url(0), { keyPrefix: x.options.keyPrefix });
+      await y.getSemaphore('fit').trySetPermits(2);
+      await y.getSemaphore('fit').acquire(2);
+      // A (wants 1) hears its refusals late, as when a refused reply is processed after the release message.
+      const semaphore = x.getSemaphore('fit');
+      const store = (semaphore as unknown as { store: { acquire: (keys: unknown, marker: string, permits: number) => Promise<string> } }).store;
+      const acquire = store.acquire.bind(store);
+      store.acquire = async (keys, marker, permits) => {
+        const reply = await acquire(keys, marker, permits);
+        if (permits === 1 && reply === 'refused') await new Promise((resolve) => setTimeout(resolve, 300));
+        return reply;
+      };
+      const started = performance.now();
+      const a = semaphore.acquire(1).then(() => performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 350)); // A joined; its next try is out
+      const b = semaphore.acquire(2, { waitMs: 30_000 }); // B (wants 2) sleeps
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await y.getSemaphore('fit').release(1); // "1:1": only A fits
+      // Woken by id, A takes it at its next sleep; a wake spent on B would leave it asleep for a third of the 30 s lease.
+      expect(await a).toBeLessThan(3_000);
+      await y.getSemaphore('fit').release(1);
+      await semaphore.release(1);
+      await b;
+      await semaphore.release(2);
+    });
+
     it('wakes a waiter by the release message, with at most two script calls while it waits', async () => {
       const holder = pool.make(fleet.url(0));
       const waiter = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });

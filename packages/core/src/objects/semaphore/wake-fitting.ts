@@ -17,8 +17,8 @@ export function wantedBy(id: string): number {
  * The semaphore's wake policy. A message is `<came back>:<available>`: the
  * permits a release (or an addition) gave back, and the available count after
  * it. Every process with waiters hears it, so each wakes only as many local
- * waiters as the permits that came back can serve (the queue's wakeN when
- * each wants one), not one per available permit: a herd of tries for the same
+ * waiters as the permits that came back can serve, each by its id, not one
+ * per available permit: a herd of tries for the same
  * permits costs script calls and gains nothing. In arrival order, a waiter
  * that wants more than is available is passed over for the ones behind it
  * that fit; one that fits in what is available may be woken by a smaller
@@ -30,27 +30,17 @@ export function wakeFitting(payload: string, queue: WaitQueue, served?: (id: str
   let available = Number(payload.slice(colon + 1));
   if (!(cameBack > 0 && available > 0)) return;
   const ids: string[] = [];
-  let inOrder = true;
-  let skipped = false;
   for (const waiter of queue.waiters) {
     // Handed permits by a task of this process already: it needs no wake.
-    if (served?.(waiter.id)) {
-      skipped = true;
-      continue;
-    }
+    if (served?.(waiter.id)) continue;
     const wanted = wantedBy(waiter.id);
-    if (wanted > available) {
-      skipped = true;
-      continue;
-    }
+    if (wanted > available) continue;
     available -= wanted;
     cameBack -= wanted;
     ids.push(waiter.id);
-    if (skipped) inOrder = false;
     if (cameBack <= 0 || available <= 0) break;
   }
-  // The common case (the first n waiters fit): wake n, and a wake that finds
-  // its waiter busy trying is kept for its next sleep.
-  if (inOrder) queue.wakeN(ids.length);
-  else for (const id of ids) queue.wakeId(id);
+  // By id, always: the wake is for the waiter the permits fit (one busy trying
+  // finds it at its next sleep), never for whichever other waiter sleeps first.
+  for (const id of ids) queue.wakeId(id);
 }
