@@ -39,7 +39,7 @@ export class Master {
     events: { resubscribed(): void; identified(): void },
   ) {
     this.deployment = new StandaloneDeployment(input, commandTimeoutMs);
-    this.store = new ServerLockStore(this.deployment, commandTimeoutMs);
+    this.store = new ServerLockStore(this.deployment, commandTimeoutMs, false);
     // A dead master is an expected state: waiters fall back to their timers.
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
       resubscribed: () => events.resubscribed(),

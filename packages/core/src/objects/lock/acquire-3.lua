@@ -8,9 +8,14 @@ KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
+ARGV[4]  fence: '0' makes the op id the hold's token and leaves KEYS[2] alone
+         (Redlock: a master's token only checks ownership, and minting one,
+         a TIME and a SET, was most of this script's cost); otherwise (or
+         absent) the token is minted from KEYS[2]
 
 Returns
-  {1, token, count}  granted: token is the hold's fencing token (decimal string),
+  {1, token, count}  granted: token is the hold's fencing token (decimal string;
+                     the op id when ARGV[4] is '0'),
                      count the owner's hold count after this call. A replay of
                      the hold's last op (ioredis resends after a reconnect)
                      returns the same reply without counting twice; only the
@@ -40,7 +45,10 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
 end
 
 if not owner then
-  local token = mintToken(KEYS[2])
+  local token = ARGV[3]
+  if ARGV[4] ~= '0' then
+    token = mintToken(KEYS[2])
+  end
   redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
   redis.call('PEXPIRE', lock, ARGV[2])
   return {1, token, 1}
