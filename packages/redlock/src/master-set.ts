@@ -154,7 +154,6 @@ export class MasterSet {
         else if (!vote || vote.late) grants.pending.add(index);
         else if (vote.sent) void this.cancel(master, keys, owner, op, false);
       });
-      this.granted(op, grants);
     }
     return { votes, tally, verdict: verdict ?? 'not-acquired', grants };
   }
@@ -182,7 +181,7 @@ export class MasterSet {
     else if ((won || verdict === undefined) && (vote.kind === 'granted' || vote.sent) && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
   }
 
-  /** Kept by op until the engine recorded the hold or undid it (undoRound). */
+  /** Kept by op until the engine recorded the hold or undid it (undoRound): the store calls this for every grant it hands over (a won round, a taken hand-off). */
   granted(op: string, grants: Grants): void {
     this.won.set(op, grants);
     setImmediate(() => this.won.delete(op));
