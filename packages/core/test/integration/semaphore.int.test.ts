@@ -277,31 +277,36 @@ describe('RSemaphore', () => {
       expect(await semaphore.availablePermits()).toBe(1);
     });
 
-    it('sends every sixteenth release in a row back through Redis, so another client\'s waiter is served', async () => {
+    it('sends the next release back through Redis, not to its own waiter, once another client announced a need', async () => {
       const busy = pool.make(fleet.url(0));
       const other = pool.make(fleet.url(0), { keyPrefix: busy.options.keyPrefix });
-      const semaphore = busy.getSemaphore('streak');
+      const semaphore = busy.getSemaphore('need');
       await semaphore.trySetPermits(1);
-      let stop = false;
-      let rounds = 0;
-      // Three tasks of one client pass the only permit among themselves, as fast as they can.
-      const loops = Array.from({ length: 3 }, async () => {
-        while (!stop) {
-          await semaphore.acquire();
-          rounds++;
-          await new Promise((resolve) => setImmediate(resolve));
-          await semaphore.release();
-        }
-      });
-      expect(await eventually(() => rounds > 20, 5_000)).toBe(true);
-      const started = rounds;
-      await other.getSemaphore('streak').acquire({ waitMs: 5_000 });
-      // Served within a few hand-offs of the busy client, not after it stopped.
-      expect(rounds - started).toBeLessThan(50);
-      stop = true;
-      await other.getSemaphore('streak').release();
-      await Promise.all(loops);
-      expect(await semaphore.availablePermits()).toBe(1);
+      await semaphore.acquire();
+      const listener = fleet.client(0).duplicate();
+      const messages: string[] = [];
+      listener.on('message', (_channel: string, message: string) => messages.push(message));
+      await listener.subscribe(`${busy.options.keyPrefix}:{need}:permits`);
+      try {
+        // A task of the busy client waits: a release would be handed to it, without a Redis call.
+        const before = await scriptCalls();
+        const local = semaphore.acquire({ waitMs: 5_000 });
+        expect(await callsReach(before, 2)).toBe(true);
+        // The other client's waiter holds nothing: after a short wait it says so.
+        const theirs = other.getSemaphore('need').acquire({ waitMs: 5_000 });
+        expect(await eventually(() => messages.includes(`need:${other.clientId}`), 5_000)).toBe(true);
+        const calls = await scriptCalls();
+        await semaphore.release();
+        // Owed to the other client: the permit went back through Redis (a release script, and its announcement).
+        expect((await scriptCalls()) - calls).toBeGreaterThanOrEqual(1);
+        expect(await eventually(() => messages.some((message) => /^1:\d+$/.test(message)), 5_000)).toBe(true);
+        // Both are served in turn, whoever won the permit first.
+        const first = await Promise.race([theirs.then(() => other.getSemaphore('need')), local.then(() => semaphore)]);
+        await first.release();
+        await Promise.all([theirs, local]);
+      } finally {
+        await listener.quit();
+      }
     });
 
     it('gives a permit handed to a waiter back to Redis when the client closes before the waiter took it', async () => {

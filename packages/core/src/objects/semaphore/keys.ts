@@ -7,7 +7,7 @@ import { objectKey } from '../names.js';
 export interface SemaphoreKeys {
   /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
   readonly permits: string;
-  /** Channel `<prefix>:{<name>}:permits`: the available count (decimal) after permits came back. */
+  /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` after permits came back; `need:<clientId>` from a client whose waiter waited long. */
   readonly channel: string;
   /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (string, TTL = commandTimeoutMs). */
   readonly opPrefix: string;

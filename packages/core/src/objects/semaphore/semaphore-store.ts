@@ -3,6 +3,9 @@ import type { Transport } from '../../engine/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { SemaphoreKeys } from './keys.js';
 
+/** A message on a semaphore's channel that names a client whose waiter has waited long (see announceNeed). */
+export const NEED_PREFIX = 'need:';
+
 /** What one acquire script answered. */
 export type SemaphoreAcquireReply = 'granted' | 'refused' | 'cancelled';
 
@@ -96,6 +99,16 @@ export class SemaphoreStore {
   /** Takes every available permit; resolves how many. */
   drainPermits(keys: SemaphoreKeys, marker: string): Promise<number> {
     return this.transport.script(SCRIPTS.semaphoreDrainPermits, [keys.permits, marker, this.replayWindowMs], 'drainPermits', keys.permits, asNumber);
+  }
+
+  /**
+   * Tells the other clients with waiters on this semaphore that a waiter of
+   * `clientId` has waited long: each gives its next release back through
+   * Redis instead of to its own tasks (see RedisSemaphore). A plain publish on
+   * the semaphore's channel; clients that do not know the message ignore it.
+   */
+  announceNeed(keys: SemaphoreKeys, clientId: string): Promise<number> {
+    return this.transport.call(this.sharded === '1' ? 'spublish' : 'publish', [keys.channel, `${NEED_PREFIX}${clientId}`], 'announce', keys.permits, asNumber);
   }
 
   /** The available count (0 when not set; negative after addPermits took more than there was). */

@@ -8,7 +8,7 @@ import { ClientClosedError, LockAcquireTimeoutError, RedisUnavailableError } fro
 import { checkCount } from '../../options/count-checks.js';
 import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../../options/wait-options.js';
 import { opMarker, semaphoreKeys, type SemaphoreKeys } from './keys.js';
-import type { SemaphoreStore } from './semaphore-store.js';
+import { NEED_PREFIX, type SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
 import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
 
@@ -28,12 +28,29 @@ const INERT: HoldObserver = {
 let calls = 0;
 
 /**
- * How many releases in a row a client may hand to its own waiting tasks
- * before the next one goes back through Redis, where other clients' waiters
- * can win it: the bound on how long permits stay with one process while
- * others wait.
+ * How long a waiter of this client may wait before the client tells the
+ * others (a "need" message on the channel), ms. Each client that hears it
+ * gives its next release back through Redis instead of to its own tasks, so
+ * permits move to where waiters starve and otherwise stay where they are
+ * used: a hand-off between tasks of one process costs no Redis call and no
+ * switch to another process. With short critical sections nobody waits this
+ * long and permits stay put; with long ones every release goes through Redis.
  */
-const MAX_LOCAL_STREAK = 15;
+const NEED_AFTER_MS = 10;
+
+/**
+ * A waiter of a client that holds permits of its own is served by its own
+ * releases in time: it announces a need only once it has waited this long (ms),
+ * which bounds waits behind a long local queue.
+ */
+const NEED_WHILE_HOLDING_MS = 50;
+
+/**
+ * How many releases in a row a client may hand to its own waiting tasks
+ * before the next one goes back through Redis all the same: a backstop for
+ * other clients that do not announce their need (older versions).
+ */
+const MAX_LOCAL_STREAK = 255;
 
 /**
  * How long a client whose release went back through Redis while other
@@ -49,15 +66,19 @@ const HANDOFF_YIELD_MS = 2;
  * waiter's id (unique in the process), until the waiter takes them. Entries
  * live only while their call does.
  */
-const handedByContext = new WeakMap<EngineContext, Map<string, number>>();
+const handedPermits = perContext<string, number>();
 
-function handedPermits(ctx: EngineContext): Map<string, number> {
-  let handed = handedByContext.get(ctx);
-  if (!handed) {
-    handed = new Map();
-    handedByContext.set(ctx, handed);
-  }
-  return handed;
+/** A map of one kind per client (engine context), made on first use and gone with the client. */
+function perContext<K, V>(): (ctx: EngineContext) => Map<K, V> {
+  const maps = new WeakMap<EngineContext, Map<K, V>>();
+  return (ctx) => {
+    let map = maps.get(ctx);
+    if (!map) {
+      map = new Map();
+      maps.set(ctx, map);
+    }
+    return map;
+  };
 }
 
 /**
@@ -68,6 +89,8 @@ function handedPermits(ctx: EngineContext): Map<string, number> {
 interface Turns {
   /** Releases handed to local waiters since permits last went back through Redis. */
   streak: number;
+  /** Another client announced a need: the next release goes back through Redis. */
+  owed: boolean;
   /** Until then (monotonic ms) a message wakes no local waiter: other clients' waiters go first. */
   yieldUntil: number;
   yieldTimer: NodeJS.Timeout | undefined;
@@ -80,11 +103,32 @@ const turnsByQueue = new WeakMap<WaitQueue, Turns>();
 function turnsOf(queue: WaitQueue): Turns {
   let turns = turnsByQueue.get(queue);
   if (!turns) {
-    turns = { streak: 0, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
+    turns = { streak: 0, owed: false, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
     turnsByQueue.set(queue, turns);
   }
   return turns;
 }
+
+/**
+ * When this client's calls on one semaphore began (arrival order), and the
+ * one timer that checks whether the oldest has waited NEED_AFTER_MS; per
+ * client and channel, kept while calls run.
+ */
+interface NeedWatch {
+  readonly since: Map<string, number>;
+  timer: NodeJS.Timeout | undefined;
+  /** When this client last announced its need (monotonic ms). */
+  announcedAt: number;
+}
+
+const needWatches = perContext<string, NeedWatch>();
+
+/**
+ * Permits this client's calls acquired minus those it released, per channel:
+ * whether its waiters can count on its own releases (permits are not owned,
+ * so it is a hint for the wake policy and nothing else; 0 or less: none).
+ */
+const heldCounts = perContext<string, number>();
 
 /**
  * The semaphore (Redisson's RSemaphore) on the engine: see {@link RSemaphore}.
@@ -95,6 +139,10 @@ export class RedisSemaphore implements RSemaphore {
   readonly keys: SemaphoreKeys;
   /** Permits handed to this client's waiting calls, by waiter id. */
   private readonly handed: Map<string, number>;
+  /** This client's need watches, by channel. */
+  private readonly needs: Map<string, NeedWatch>;
+  /** This client's permits held, by channel (see heldByContext). */
+  private readonly held: Map<string, number>;
   private readonly onMessage: (payload: string, queue: WaitQueue) => void;
 
   constructor(
@@ -104,6 +152,8 @@ export class RedisSemaphore implements RSemaphore {
   ) {
     this.keys = semaphoreKeys(ctx.keyPrefix, name);
     this.handed = handedPermits(ctx);
+    this.needs = needWatches(ctx);
+    this.held = heldCounts(ctx);
     this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
@@ -142,6 +192,7 @@ export class RedisSemaphore implements RSemaphore {
   async release(permits: number = 1): Promise<void> {
     const checked = checkCount(permits, 'release(): permits');
     this.ctx.assertOpen();
+    this.countHeld(-checked);
     await this.giveBack(checked);
   }
 
@@ -163,6 +214,7 @@ export class RedisSemaphore implements RSemaphore {
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     const id = waiterId(++calls, permits);
+    this.watchNeed(id);
     let hold;
     try {
       hold = await acquireOrWait(ctx, {
@@ -180,6 +232,7 @@ export class RedisSemaphore implements RSemaphore {
         giveBack: () => this.giveBack(permits),
       });
     } finally {
+      this.unwatchNeed(id);
       // Permits a local release handed to this call that it did not take
       // (it timed out, aborted, was closed, or took others from Redis): on
       // to the next local waiter, or back to Redis.
@@ -190,7 +243,16 @@ export class RedisSemaphore implements RSemaphore {
         ctx.background.track(work);
       }
     }
-    return hold !== undefined;
+    if (hold === undefined) return false;
+    this.countHeld(permits);
+    return true;
+  }
+
+  private countHeld(delta: number): void {
+    const { channel } = this.keys;
+    const held = (this.held.get(channel) ?? 0) + delta;
+    if (held === 0) this.held.delete(channel);
+    else this.held.set(channel, held);
   }
 
   // ---- release: to a local waiter, or back to Redis -------------------------
@@ -198,8 +260,9 @@ export class RedisSemaphore implements RSemaphore {
   /**
    * Gives `permits` back: first to this client's own waiting tasks (in
    * arrival order, each as many as it wants), with no Redis call at all, since
-   * the count in Redis has them taken already; the rest, and every release
-   * after MAX_LOCAL_STREAK of those in a row, back through Redis, where every
+   * the count in Redis has them taken already; the rest, the first release
+   * after another client announced a need, and every release after
+   * MAX_LOCAL_STREAK of those in a row, back through Redis, where every
    * client's waiters are woken. Then, when other clients listened, this
    * client's own waiters hold back for a moment so one of theirs wins.
    */
@@ -208,7 +271,7 @@ export class RedisSemaphore implements RSemaphore {
     let rest = permits;
     const queue = ctx.queues.get(keys.channel);
     const turns = queue && turnsOf(queue);
-    if (queue && turns && turns.streak < MAX_LOCAL_STREAK && !ctx.closed) {
+    if (queue && turns && !turns.owed && turns.streak < MAX_LOCAL_STREAK && !ctx.closed) {
       for (const waiter of queue.waiters) {
         if (handed.has(waiter.id)) continue;
         const wanted = wantedBy(waiter.id);
@@ -221,7 +284,10 @@ export class RedisSemaphore implements RSemaphore {
       if (rest < permits) turns.streak++;
     }
     if (rest === 0) return;
-    if (turns) turns.streak = 0;
+    if (turns) {
+      turns.streak = 0;
+      turns.owed = false;
+    }
     const reply = await this.store.release(keys, this.newMarker(), rest);
     if (turns && reply.receivers > 1 && queue.waiters.length > 0) turns.yieldUntil = monotonicNow() + HANDOFF_YIELD_MS;
   }
@@ -229,8 +295,12 @@ export class RedisSemaphore implements RSemaphore {
   /** A message on the channel: wake the local waiters it can serve, after this client's yield. */
   private heard(payload: string, queue: WaitQueue): void {
     const { handed } = this;
-    const served = (id: string): boolean => handed.has(id);
     const turns = turnsOf(queue);
+    if (payload.startsWith(NEED_PREFIX)) {
+      if (payload.slice(NEED_PREFIX.length) !== this.ctx.clientId) turns.owed = true;
+      return;
+    }
+    const served = (id: string): boolean => handed.has(id);
     const waitMs = turns.yieldUntil - monotonicNow();
     if (waitMs <= 0 && !turns.yieldTimer) {
       wakeFitting(payload, queue, served);
@@ -248,6 +318,54 @@ export class RedisSemaphore implements RSemaphore {
       wakeFitting(`${cameBack}:${available}`, queue, served);
     }, Math.max(1, Math.ceil(waitMs)));
     turns.yieldTimer.unref();
+  }
+
+  // ---- need: a waiter of this client waited long --------------------------
+
+  private watchNeed(id: string): void {
+    const { channel } = this.keys;
+    let watch = this.needs.get(channel);
+    if (!watch) {
+      watch = { since: new Map(), timer: undefined, announcedAt: -Infinity };
+      this.needs.set(channel, watch);
+    }
+    watch.since.set(id, monotonicNow());
+    if (!watch.timer) this.armNeedCheck(watch, NEED_AFTER_MS);
+  }
+
+  private unwatchNeed(id: string): void {
+    const watch = this.needs.get(this.keys.channel);
+    if (!watch) return;
+    watch.since.delete(id);
+    if (watch.since.size > 0) return;
+    clearTimeout(watch.timer);
+    this.needs.delete(this.keys.channel);
+  }
+
+  private armNeedCheck(watch: NeedWatch, delayMs: number): void {
+    watch.timer = setTimeout(() => this.checkNeed(watch), Math.max(1, Math.ceil(delayMs)));
+    watch.timer.unref();
+  }
+
+  /**
+   * The oldest call still running has waited NEED_AFTER_MS while this client
+   * holds no permits (or NEED_WHILE_HOLDING_MS while it does): tell the other
+   * clients, at most once per NEED_AFTER_MS. A lost announcement costs only
+   * time (the backstop streak still moves permits), so failures are ignored.
+   */
+  private checkNeed(watch: NeedWatch): void {
+    watch.timer = undefined;
+    const oldest = watch.since.values().next();
+    if (oldest.done || this.ctx.closed) return;
+    const now = monotonicNow();
+    const waited = now - oldest.value;
+    const holding = (this.held.get(this.keys.channel) ?? 0) > 0;
+    const long = waited >= (holding ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS);
+    if (long && now - watch.announcedAt >= NEED_AFTER_MS && this.ctx.queues.get(this.keys.channel)) {
+      watch.announcedAt = now;
+      this.store.announceNeed(this.keys, this.ctx.clientId).catch(() => undefined);
+    }
+    this.armNeedCheck(watch, waited >= NEED_AFTER_MS ? NEED_AFTER_MS : NEED_AFTER_MS - waited);
   }
 
   /**
