@@ -60,7 +60,7 @@ export class RLockClient extends EngineClient {
     this.locks = new ServerLockStore(this.deployment, commandTimeoutMs);
     // A waiter keeps its place in a fair lock's queue for a watchdog lease: its
     // tries (at least every third of it) renew it.
-    this.fairLocks = new FairLockStore(this.deployment, commandTimeoutMs, resolved.watchdogTimeoutMs);
+    this.fairLocks = new FairLockStore(this.deployment, commandTimeoutMs, resolved.watchdogTimeoutMs, this.clientId);
     this.context.kinds.register(this.locks.kind, this.locks);
     // A refused writer holds new readers back for a watchdog lease, renewed by its tries.
     this.rwLocks = {

@@ -333,8 +333,9 @@ async function nodeRedlockDriver(pkg, urls, leaseMs) {
 
 /**
  * rlock, from this checkout or (for a before/after in one sitting) from
- * another one's build: `BENCH_RLOCK_BASELINE=/path/to/checkout` adds a row
- * "rlock baseline" loaded from that checkout's packages/rlock/dist.
+ * another one's build: `BENCH_RLOCK_BASELINE=/path/to/checkout` adds the rows
+ * "rlock baseline" and "rlock fair lock baseline" loaded from that checkout's
+ * packages/rlock/dist.
  * @param {string} id @param {string} name @param {() => Promise<any>} load
  * @returns {Library}
  */
@@ -376,7 +377,12 @@ function rlockLibrary(id, name, load, getter = 'getLock') {
 const baseline = process.env.BENCH_RLOCK_BASELINE;
 if (baseline) {
   const entry = new URL(`file://${baseline.replace(/\/$/, '')}/packages/rlock/dist/esm/index.js`).href;
-  ALL_LIBRARIES.splice(3, 0, rlockLibrary('rlock-baseline', `rlock baseline (${baseline})`, () => import(entry)));
+  ALL_LIBRARIES.splice(
+    3,
+    0,
+    rlockLibrary('rlock-baseline', `rlock baseline (${baseline})`, () => import(entry)),
+    rlockLibrary('rlock-fair-baseline', `rlock fair lock baseline (${baseline})`, () => import(entry), 'getFairLock'),
+  );
 }
 
 /**

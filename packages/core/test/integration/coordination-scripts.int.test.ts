@@ -4,8 +4,8 @@ import { SCRIPTS, fenceKey, type EmbeddedScript } from '@org/rlock-core/engine';
 import { uniquePrefix } from './support.js';
 
 /**
- * Script-level tests of the semaphore, the permit-expirable semaphore and the
- * count-down latch: each script by EVAL of its text with raw KEYS and ARGV,
+ * Script-level tests of the semaphore, the permit-expirable semaphore, the
+ * count-down latch and the fair lock: each script by EVAL of its text with raw KEYS and ARGV,
  * its raw reply and the keys it leaves checked against its header (and the
  * public layout in the core README). Behaviour through the API is tested in
  * semaphore / permit-semaphore / count-down-latch .int.test.ts.
@@ -40,7 +40,7 @@ describe('coordination scripts', () => {
 
   it('are registered under the SHA1 the generator computed', async () => {
     for (const [id, script] of Object.entries(SCRIPTS)) {
-      if (!/^(semaphore|permitSemaphore|latch)/.test(id)) continue;
+      if (!/^(semaphore|permitSemaphore|latch|fairLock)/.test(id)) continue;
       expect(await redis.script('LOAD', script.lua)).toBe(script.sha);
     }
   });
@@ -444,6 +444,117 @@ describe('coordination scripts', () => {
       expect(listener.messages).toEqual(['zero']);
       // At zero the latch can be set again.
       expect(await trySet(k, 's2', 1)).toBe(1);
+    });
+  });
+  describe('fair lock', () => {
+    const fresh = () => {
+      const prefix = uniquePrefix();
+      const lock = `${prefix}:{fair}`;
+      return { lock, fence: fenceKey(prefix, lock), cancelled: `${lock}:cancelled`, released: `${lock}:released`, queue: `${lock}:queue`, waiters: `${lock}:waiters` };
+    };
+    type Keys = ReturnType<typeof fresh>;
+    const WAITER_LEASE = 5_000;
+    const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE) =>
+      lua.fairLockAcquire(k.lock, k.fence, k.cancelled, k.queue, k.waiters, owner, 30_000, op, waiterLeaseMs, join) as Promise<[number, ...unknown[]]>;
+    const release = (k: Keys, owner: string, op: string) => lua.fairLockRelease(k.lock, k.released, k.queue, k.waiters, owner, op, '0', '', WINDOW, '0');
+    const cancel = (k: Keys, owner: string, op: string, acquireOp: string) =>
+      lua.fairLockCancel(k.lock, k.released, k.cancelled, k.queue, k.waiters, owner, op, acquireOp, '0', WINDOW, '0');
+
+    /** Every message on the lock's channels, with the channel it came on. */
+    async function heads(k: Keys): Promise<{ heard: { channel: string; message: string }[]; flush(): Promise<void> }> {
+      const listener = fleet.client(0);
+      const heard: { channel: string; message: string }[] = [];
+      listener.on('pmessage', (_pattern: string, channel: string, message: string) => heard.push({ channel, message }));
+      await listener.psubscribe(`${k.lock}:release*`);
+      return { heard, flush: async () => void (await listener.ping()) };
+    }
+
+    it('acquire-5 grants a free lock with nobody queued, queues a refused owner once, and grants a free lock to the head only', async () => {
+      const k = fresh();
+      const [granted, token, count] = await acquire(k, 'cA:t1', 'a1');
+      expect([granted, count]).toEqual([1, 1]);
+      expect(token).toMatch(/^\d+$/);
+      // Refused while held: queued once, however often it tries.
+      expect((await acquire(k, 'cB:t1', 'b1'))[0]).toBe(0);
+      expect((await acquire(k, 'cB:t1', 'b2'))[0]).toBe(0);
+      expect((await acquire(k, 'cC:t1', 'c1'))[0]).toBe(0);
+      expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cB:t1', 'cC:t1']);
+      // A tryLock (join '0') is refused without queueing.
+      expect((await acquire(k, 'cD:t1', 'd1', '0'))[0]).toBe(0);
+      expect(await redis.llen(k.queue)).toBe(2);
+      await release(k, 'cA:t1', 'a2');
+      // Free, but it is cB's turn: cC is refused with the head's waiter lease as its wait, and ''.
+      const [refused, waitMs, holder] = await acquire(k, 'cC:t1', 'c2');
+      expect([refused, holder]).toEqual([0, '']);
+      expect(waitMs).toBeGreaterThan(0);
+      expect((await acquire(k, 'cB:t1', 'b3'))[0]).toBe(1);
+      expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cC:t1']);
+      // A replay of the granting op answers the same and counts nothing.
+      expect(await acquire(k, 'cB:t1', 'b3')).toEqual([1, expect.any(String), 1]);
+      expect(await redis.hget(k.lock, 'count')).toBe('1');
+    });
+
+    it('acquire-5 drops a waiter whose lease lapsed: the one behind it becomes the head', async () => {
+      const k = fresh();
+      await acquire(k, 'cA:t1', 'a1');
+      expect((await acquire(k, 'cB:t1', 'b1', '1', 50))[0]).toBe(0);
+      expect((await acquire(k, 'cC:t1', 'c1'))[0]).toBe(0);
+      await release(k, 'cA:t1', 'a2');
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect((await acquire(k, 'cC:t1', 'c2'))[0]).toBe(1);
+      expect(await redis.llen(k.queue)).toBe(0);
+    });
+
+    it('release-4 names the head on its own client\'s channel only, and announces nothing with nobody queued', async () => {
+      const k = fresh();
+      const listener = await heads(k);
+      await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t7', 'b1');
+      await acquire(k, 'cC:t1', 'c1');
+      expect(await release(k, 'cA:t1', 'a2')).toEqual([1, 0, 1]);
+      await acquire(k, 'cB:t7', 'b2');
+      await release(k, 'cB:t7', 'b3');
+      await acquire(k, 'cC:t1', 'c2');
+      expect(await release(k, 'cC:t1', 'c3')).toEqual([1, 0, 0]);
+      await listener.flush();
+      expect(listener.heard).toEqual([
+        { channel: `${k.lock}:release:cB`, message: 'cB:t7' },
+        { channel: `${k.lock}:release:cC`, message: 'cC:t1' },
+      ]);
+    });
+
+    it('cancel-5 undoes a grant, names the head as a release does, and its tombstone refuses the acquire arriving late', async () => {
+      const k = fresh();
+      const listener = await heads(k);
+      await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t1', 'b1');
+      expect(await cancel(k, 'cA:t1', 'x1', 'a1')).toBe(1);
+      expect(await redis.exists(k.lock)).toBe(0);
+      // An acquire cancelled before it arrived: refused when it comes, nothing queued for it.
+      expect(await cancel(k, 'cD:t1', 'x2', 'd1')).toBe(0);
+      expect(await acquire(k, 'cD:t1', 'd1')).toEqual([-1]);
+      await listener.flush();
+      expect(listener.heard).toEqual([{ channel: `${k.lock}:release:cB`, message: 'cB:t1' }]);
+    });
+
+    it('forceUnlock-3 frees a held lock and names the head; leaveQueue-3 by the head of a free lock names the next one', async () => {
+      const k = fresh();
+      const listener = await heads(k);
+      expect(await lua.fairLockForceUnlock(k.lock, k.queue, k.waiters, '0')).toBe(0);
+      await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t1', 'b1');
+      await acquire(k, 'cC:t1', 'c1');
+      expect(await lua.fairLockForceUnlock(k.lock, k.queue, k.waiters, '0')).toBe(1);
+      expect(await redis.exists(k.lock)).toBe(0);
+      expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cB:t1', 'cC:t1']);
+      // The head gives up: the next one is told; a second leave finds nothing.
+      expect(await lua.fairLockLeaveQueue(k.lock, k.queue, k.waiters, 'cB:t1', '0')).toBe(1);
+      expect(await lua.fairLockLeaveQueue(k.lock, k.queue, k.waiters, 'cB:t1', '0')).toBe(0);
+      await listener.flush();
+      expect(listener.heard).toEqual([
+        { channel: `${k.lock}:release:cB`, message: 'cB:t1' },
+        { channel: `${k.lock}:release:cC`, message: 'cC:t1' },
+      ]);
     });
   });
 });

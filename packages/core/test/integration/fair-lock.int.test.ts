@@ -179,6 +179,54 @@ describe('fair lock', () => {
     expect(tries).toBeLessThanOrEqual(8 * 2 + 1 + 8 * 2 + 4);
   });
 
+  it('tells only the head\'s client: one message per hand-off, on that client\'s own channel', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const [first, second] = [0, 1].map(() => pool.make(fleet.url(0), { keyPrefix: prefix }));
+    const listener = fleet.client(0).duplicate();
+    const heard: { channel: string; message: string }[] = [];
+    listener.on('pmessage', (_pattern: string, channel: string, message: string) => heard.push({ channel, message }));
+    await listener.psubscribe(`${prefix}:{heads}:release*`);
+    try {
+      const held = await holder.getFairLock('heads').acquire({ leaseMs: 30_000 });
+      const firstDone = first!.getFairLock('heads').acquire({ leaseMs: 30_000 });
+      expect(await eventually(async () => (await queueLength(prefix, 'heads')) === 1, 5_000)).toBe(true);
+      const secondDone = second!.getFairLock('heads').acquire({ leaseMs: 30_000 });
+      expect(await eventually(async () => (await queueLength(prefix, 'heads')) === 2, 5_000)).toBe(true);
+      await held.unlock();
+      const firstHandle = await firstDone;
+      expect(await eventually(() => heard.length >= 1, 5_000)).toBe(true);
+      expect(heard).toHaveLength(1);
+      expect(heard[0]!.channel).toBe(`${prefix}:{heads}:release:${first!.clientId}`);
+      expect(heard[0]!.message.startsWith(`${first!.clientId}:`)).toBe(true);
+      await firstHandle.unlock();
+      const secondHandle = await secondDone;
+      expect(await eventually(() => heard.length >= 2, 5_000)).toBe(true);
+      expect(heard[1]!.channel).toBe(`${prefix}:{heads}:release:${second!.clientId}`);
+      await secondHandle.unlock();
+      // Nobody queued: a release announces nothing.
+      expect(heard).toHaveLength(2);
+    } finally {
+      await listener.quit();
+    }
+  });
+
+  it('hands a lock freed by forceUnlock to the queue head at once, not at its next timed try', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const waiter = pool.make(fleet.url(0), { keyPrefix: prefix });
+    const admin = pool.make(fleet.url(0), { keyPrefix: prefix });
+    // The holder's lease, and so the waiter's timed retry, is 60 s away.
+    await holder.getFairLock('forced').acquire({ leaseMs: 60_000 });
+    const waiting = waiter.getFairLock('forced').acquire({ leaseMs: 10_000, waitMs: 20_000 });
+    expect(await eventually(async () => (await queueLength(prefix, 'forced')) === 1, 5_000)).toBe(true);
+    const forcedAt = performance.now();
+    expect(await admin.getFairLock('forced').forceUnlock()).toBe(true);
+    const handle = await waiting;
+    expect(performance.now() - forcedAt).toBeLessThan(2_000);
+    await handle.unlock();
+  });
+
   it('never lets holders of 4 processes overlap', async () => {
     const prefix = uniquePrefix();
     const runs = [1, 2, 3, 4].map(

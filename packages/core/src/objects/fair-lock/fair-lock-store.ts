@@ -39,12 +39,30 @@ export class FairLockStore extends ServerLockStore {
     replayWindowMs: number,
     /** How long a queued owner keeps its place without trying again, ms. */
     private readonly waiterLeaseMs: number,
+    /** This client's id: its waiters listen on the lock's channel for it alone. */
+    private readonly clientId: string,
   ) {
     super(deployment, replayWindowMs);
   }
 
   keysOf(prefix: string, name: string): FairLockKeys {
-    return fairLockKeys(prefix, name);
+    return fairLockKeys(prefix, name, this.clientId);
+  }
+
+  override cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
+    const fair = keys as FairLockKeys;
+    return this.transport.script(
+      SCRIPTS.fairLockCancel,
+      [fair.lock, fair.released, fair.cancelled, fair.queue, fair.waiters, owner, `${op}/cancel`, op, all ? '1' : '0', this.replayWindowMs, this.sharded],
+      'cancel',
+      fair.lock,
+      isOne,
+    );
+  }
+
+  override forceUnlock(keys: LockKeys): Promise<boolean> {
+    const fair = keys as FairLockKeys;
+    return this.transport.script(SCRIPTS.fairLockForceUnlock, [fair.lock, fair.queue, fair.waiters, this.sharded], 'forceUnlock', fair.lock, isOne);
   }
 
   override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
@@ -77,9 +95,8 @@ export class FairLockStore extends ServerLockStore {
     return this.transport.script(SCRIPTS.fairLockLeaveQueue, [fair.lock, fair.queue, fair.waiters, owner, this.sharded], 'leaveQueue', fair.lock, isOne);
   }
 
-  /** A release names the queue head: only that waiter wakes. A cancel or forceUnlock says 'unlock'/'force': every local waiter tries (only the head can win). */
+  /** Every message on this client's channel names the queue head, one of this client's waiters: only it wakes. */
   override onMessage(payload: string, queue: WaitQueue): void {
-    if (payload === 'unlock' || payload === 'force') queue.wakeAll('released');
-    else queue.wakeId(payload);
+    queue.wakeId(payload);
   }
 }

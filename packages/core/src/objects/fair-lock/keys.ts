@@ -1,6 +1,10 @@
 import { lockKeys, type LockKeys } from '../lock/keys.js';
 
-/** The Redis names of one fair lock: the lock's, plus its waiter queue (public layout, see the core README). */
+/**
+ * The Redis names of one fair lock as one client sees them: the lock's, its
+ * waiter queue, and the client's own wake channel `<prefix>:{<name>}:release:<clientId>`
+ * as `channel` (public layout, see the core README).
+ */
 export interface FairLockKeys extends LockKeys {
   /** List `<prefix>:{<name>}:queue`: waiting owners in arrival order. */
   readonly queue: string;
@@ -8,7 +12,7 @@ export interface FairLockKeys extends LockKeys {
   readonly waiters: string;
 }
 
-export function fairLockKeys(prefix: string, name: string): FairLockKeys {
+export function fairLockKeys(prefix: string, name: string, clientId: string): FairLockKeys {
   const keys = lockKeys(prefix, name);
-  return { ...keys, queue: `${keys.lock}:queue`, waiters: `${keys.lock}:waiters` };
+  return { ...keys, channel: `${keys.lock}:release:${clientId}`, queue: `${keys.lock}:queue`, waiters: `${keys.lock}:waiters` };
 }

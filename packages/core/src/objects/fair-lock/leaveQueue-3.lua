@@ -10,11 +10,12 @@ ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns 1 if it was queued, 0 if not.
 
-Publishes the new head's owner id on <prefix>:{<name>}:release when the leaver
-was the head and the lock is free.
+Publishes the new head's owner id on <prefix>:{<name>}:release:<clientId of
+the head> when the leaver was the head and the lock is free.
 ]]
 --- @include "fair-queue"
 --- @include "announce"
+--- @include "announce-head"
 
 local wasHead = redis.call('LINDEX', KEYS[2], 0) == ARGV[1]
 local removed = redis.call('LREM', KEYS[2], 0, ARGV[1])
@@ -25,7 +26,7 @@ end
 if wasHead and redis.call('EXISTS', KEYS[1]) == 0 then
   local head = purgeWaiters(KEYS[2], KEYS[3], nowMs())
   if head then
-    announce(KEYS[1] .. ':release', head, ARGV[2])
+    announceHead(KEYS[1], head, ARGV[2])
   end
 end
 return 1

@@ -15,16 +15,18 @@ ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns (as release-2 of the lock)
   {1, remaining, receivers}  released; at 0 the key was deleted and the live
-                             queue head's id published (receivers: subscriber
-                             connections that got it; 0 with nobody queued or
-                             on a replay)
+                             queue head's id published to its client
+                             (receivers: subscriber connections that got it;
+                             0 with nobody queued or on a replay)
   {-1, exists}               not held by this owner (with that token): nothing changed
 
-Publishes the queue head's owner id on <prefix>:{<name>}:release when the count
-reaches 0 and someone is queued: only that waiter's process wakes it.
+Publishes the queue head's owner id on <prefix>:{<name>}:release:<clientId of
+the head> when the count reaches 0 and someone is queued: only the head's
+client hears it, and wakes only that waiter.
 ]]
 --- @include "fair-queue"
 --- @include "announce"
+--- @include "announce-head"
 --- @include "release-count"
 
 local lock = KEYS[1]
@@ -36,4 +38,4 @@ local head = purgeWaiters(KEYS[3], KEYS[4], nowMs())
 if not head then
   return {1, 0, 0}
 end
-return {1, 0, announce(lock .. ':release', head, ARGV[6])}
+return {1, 0, announceHead(lock, head, ARGV[6])}
