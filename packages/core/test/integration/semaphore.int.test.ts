@@ -309,6 +309,37 @@ describe('RSemaphore', () => {
       }
     });
 
+    it('sends a release back through Redis after a bounded chain of hand-offs whose critical sections never wait for I/O', async () => {
+      const busy = pool.make(fleet.url(0));
+      const other = pool.make(fleet.url(0), { keyPrefix: busy.options.keyPrefix });
+      const semaphore = busy.getSemaphore('chain');
+      await semaphore.trySetPermits(1);
+      let stop = false;
+      let rounds = 0;
+      // Three tasks pass the only permit with nothing in between: the chain runs
+      // in microtasks, so no message (no announced need) is read while it lasts.
+      const loops = Array.from({ length: 3 }, async () => {
+        while (!stop) {
+          await semaphore.acquire();
+          rounds++;
+          await semaphore.release();
+        }
+      });
+      try {
+        expect(await eventually(() => rounds > 20, 5_000)).toBe(true);
+        const started = rounds;
+        await other.getSemaphore('chain').acquire({ waitMs: 5_000 });
+        // Served while the chain goes on, within a few backstop streaks (255 hand-offs or 50 ms each).
+        expect(stop).toBe(false);
+        expect(rounds - started).toBeLessThan(4 * 256);
+      } finally {
+        stop = true;
+        await other.getSemaphore('chain').release();
+        await Promise.all(loops);
+      }
+      expect(await semaphore.availablePermits()).toBe(1);
+    });
+
     it('gives a permit handed to a waiter back to Redis when the client closes before the waiter took it', async () => {
       const client = pool.make(fleet.url(0));
       const observer = pool.make(fleet.url(0), { keyPrefix: client.options.keyPrefix });

@@ -46,11 +46,19 @@ const NEED_AFTER_MS = 10;
 const NEED_WHILE_HOLDING_MS = 50;
 
 /**
- * How many releases in a row a client may hand to its own waiting tasks
- * before the next one goes back through Redis all the same: a backstop for
- * other clients that do not announce their need (older versions).
+ * How many releases in a row, and for how long (ms), a client may hand to its
+ * own waiting tasks before the next one goes back through Redis all the same.
+ * A backstop: a chain of hand-offs whose critical sections never wait for I/O
+ * runs in microtasks, so the client reads no message (no need announced by
+ * another client is heard) until the chain breaks; and clients of older
+ * versions announce nothing. Other clients' waiters wait at most about this
+ * long for a release through Redis.
  */
 const MAX_LOCAL_STREAK = 255;
+const MAX_LOCAL_STREAK_MS = 50;
+
+/** Permit counts kept per client (see heldCounts) before they are all forgotten: a hint, never a leak. */
+const MAX_HELD_ENTRIES = 4096;
 
 /**
  * How long a client whose release went back through Redis while other
@@ -87,8 +95,9 @@ function perContext<K, V>(): (ctx: EngineContext) => Map<K, V> {
  * does this).
  */
 interface Turns {
-  /** Releases handed to local waiters since permits last went back through Redis. */
+  /** Releases handed to local waiters since permits last went back through Redis, and since when (monotonic ms). */
   streak: number;
+  streakSince: number;
   /** Another client announced a need: the next release goes back through Redis. */
   owed: boolean;
   /** Until then (monotonic ms) a message wakes no local waiter: other clients' waiters go first. */
@@ -103,7 +112,7 @@ const turnsByQueue = new WeakMap<WaitQueue, Turns>();
 function turnsOf(queue: WaitQueue): Turns {
   let turns = turnsByQueue.get(queue);
   if (!turns) {
-    turns = { streak: 0, owed: false, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
+    turns = { streak: 0, streakSince: 0, owed: false, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
     turnsByQueue.set(queue, turns);
   }
   return turns;
@@ -141,7 +150,7 @@ export class RedisSemaphore implements RSemaphore {
   private readonly handed: Map<string, number>;
   /** This client's need watches, by channel. */
   private readonly needs: Map<string, NeedWatch>;
-  /** This client's permits held, by channel (see heldByContext). */
+  /** This client's permits held, by channel (see heldCounts). */
   private readonly held: Map<string, number>;
   private readonly onMessage: (payload: string, queue: WaitQueue) => void;
 
@@ -214,7 +223,9 @@ export class RedisSemaphore implements RSemaphore {
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     const id = waiterId(++calls, permits);
-    this.watchNeed(id);
+    // A call that does not wait has no need to announce.
+    const watched = request.waitMs !== 0;
+    if (watched) this.watchNeed(id);
     let hold;
     try {
       hold = await acquireOrWait(ctx, {
@@ -232,7 +243,7 @@ export class RedisSemaphore implements RSemaphore {
         giveBack: () => this.giveBack(permits),
       });
     } finally {
-      this.unwatchNeed(id);
+      if (watched) this.unwatchNeed(id);
       // Permits a local release handed to this call that it did not take
       // (it timed out, aborted, was closed, or took others from Redis): on
       // to the next local waiter, or back to Redis.
@@ -251,8 +262,13 @@ export class RedisSemaphore implements RSemaphore {
   private countHeld(delta: number): void {
     const { channel } = this.keys;
     const held = (this.held.get(channel) ?? 0) + delta;
-    if (held === 0) this.held.delete(channel);
-    else this.held.set(channel, held);
+    // Only positive counts are kept (a release of permits another client
+    // acquired must not leave an entry behind), and never too many of them.
+    if (held <= 0) this.held.delete(channel);
+    else {
+      if (this.held.size >= MAX_HELD_ENTRIES && !this.held.has(channel)) this.held.clear();
+      this.held.set(channel, held);
+    }
   }
 
   // ---- release: to a local waiter, or back to Redis -------------------------
@@ -261,9 +277,9 @@ export class RedisSemaphore implements RSemaphore {
    * Gives `permits` back: first to this client's own waiting tasks (in
    * arrival order, each as many as it wants), with no Redis call at all, since
    * the count in Redis has them taken already; the rest, the first release
-   * after another client announced a need, and every release after
-   * MAX_LOCAL_STREAK of those in a row, back through Redis, where every
-   * client's waiters are woken. Then, when other clients listened, this
+   * after another client announced a need, and the first after
+   * MAX_LOCAL_STREAK hand-offs in a row or MAX_LOCAL_STREAK_MS of them, back
+   * through Redis, where every client's waiters are woken. Then, when other clients listened, this
    * client's own waiters hold back for a moment so one of theirs wins.
    */
   private async giveBack(permits: number): Promise<void> {
@@ -271,7 +287,9 @@ export class RedisSemaphore implements RSemaphore {
     let rest = permits;
     const queue = ctx.queues.get(keys.channel);
     const turns = queue && turnsOf(queue);
-    if (queue && turns && !turns.owed && turns.streak < MAX_LOCAL_STREAK && !ctx.closed) {
+    const now = monotonicNow();
+    const streakOpen = turns !== undefined && (turns.streak === 0 || (turns.streak < MAX_LOCAL_STREAK && now - turns.streakSince < MAX_LOCAL_STREAK_MS));
+    if (queue && turns && streakOpen && !turns.owed && !ctx.closed) {
       for (const waiter of queue.waiters) {
         if (handed.has(waiter.id)) continue;
         const wanted = wantedBy(waiter.id);
@@ -281,7 +299,7 @@ export class RedisSemaphore implements RSemaphore {
         rest -= wanted;
         if (rest === 0) break;
       }
-      if (rest < permits) turns.streak++;
+      if (rest < permits && turns.streak++ === 0) turns.streakSince = now;
     }
     if (rest === 0) return;
     if (turns) {
@@ -350,7 +368,8 @@ export class RedisSemaphore implements RSemaphore {
   /**
    * The oldest call still running has waited NEED_AFTER_MS while this client
    * holds no permits (or NEED_WHILE_HOLDING_MS while it does): tell the other
-   * clients, at most once per NEED_AFTER_MS. A lost announcement costs only
+   * clients, at most about once per NEED_AFTER_MS (a timer may fire a little
+   * early by this clock, hence the millisecond of slack). A lost announcement costs only
    * time (the backstop streak still moves permits), so failures are ignored.
    */
   private checkNeed(watch: NeedWatch): void {
@@ -361,7 +380,7 @@ export class RedisSemaphore implements RSemaphore {
     const waited = now - oldest.value;
     const holding = (this.held.get(this.keys.channel) ?? 0) > 0;
     const long = waited >= (holding ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS);
-    if (long && now - watch.announcedAt >= NEED_AFTER_MS && this.ctx.queues.get(this.keys.channel)) {
+    if (long && now - watch.announcedAt >= NEED_AFTER_MS - 1 && this.ctx.queues.get(this.keys.channel)) {
       watch.announcedAt = now;
       this.store.announceNeed(this.keys, this.ctx.clientId).catch(() => undefined);
     }
