@@ -46,16 +46,17 @@ const NEED_AFTER_MS = 10;
 const NEED_WHILE_HOLDING_MS = 50;
 
 /**
- * How many releases in a row, and for how long (ms), a client may hand to its
- * own waiting tasks before the next one goes back through Redis all the same.
- * A backstop: a chain of hand-offs whose critical sections never wait for I/O
- * runs in microtasks, so the client reads no message (no need announced by
- * another client is heard) until the chain breaks; and clients of older
- * versions announce nothing. Other clients' waiters wait at most about this
- * long for a release through Redis.
+ * How many releases in a row a client may hand to its own waiting tasks
+ * before the next one goes back through Redis all the same (clients of older
+ * versions announce no need), and how long (ms) it may go on handing them
+ * over while its event loop does not turn: a chain of hand-offs whose
+ * critical sections never wait for I/O runs in microtasks and reads no
+ * message, so a need another client announced is heard only when it breaks.
+ * A chain whose critical sections wait for I/O lets the loop turn and is
+ * bounded by announcements instead.
  */
 const MAX_LOCAL_STREAK = 255;
-const MAX_LOCAL_STREAK_MS = 50;
+const MAX_DEAF_MS = 50;
 
 /** Permit counts kept per client (see heldCounts) before they are all forgotten: a hint, never a leak. */
 const MAX_HELD_ENTRIES = 4096;
@@ -95,9 +96,11 @@ function perContext<K, V>(): (ctx: EngineContext) => Map<K, V> {
  * does this).
  */
 interface Turns {
-  /** Releases handed to local waiters since permits last went back through Redis, and since when (monotonic ms). */
+  /** Releases handed to local waiters since permits last went back through Redis. */
   streak: number;
-  streakSince: number;
+  /** When this client's event loop last turned during the streak (monotonic ms), and whether a check is scheduled. */
+  turnedAt: number;
+  turnCheck: boolean;
   /** Another client announced a need: the next release goes back through Redis. */
   owed: boolean;
   /** Until then (monotonic ms) a message wakes no local waiter: other clients' waiters go first. */
@@ -109,10 +112,20 @@ interface Turns {
 
 const turnsByQueue = new WeakMap<WaitQueue, Turns>();
 
+/** Notes the next turn of the event loop on `turns` (one check scheduled at a time). */
+function watchTurn(turns: Turns): void {
+  if (turns.turnCheck) return;
+  turns.turnCheck = true;
+  setImmediate(() => {
+    turns.turnCheck = false;
+    turns.turnedAt = monotonicNow();
+  });
+}
+
 function turnsOf(queue: WaitQueue): Turns {
   let turns = turnsByQueue.get(queue);
   if (!turns) {
-    turns = { streak: 0, streakSince: 0, owed: false, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
+    turns = { streak: 0, turnedAt: 0, turnCheck: false, owed: false, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
     turnsByQueue.set(queue, turns);
   }
   return turns;
@@ -278,8 +291,8 @@ export class RedisSemaphore implements RSemaphore {
    * arrival order, each as many as it wants), with no Redis call at all, since
    * the count in Redis has them taken already; the rest, the first release
    * after another client announced a need, and the first after
-   * MAX_LOCAL_STREAK hand-offs in a row or MAX_LOCAL_STREAK_MS of them, back
-   * through Redis, where every client's waiters are woken. Then, when other clients listened, this
+   * MAX_LOCAL_STREAK hand-offs in a row or MAX_DEAF_MS of them without a turn
+   * of the event loop, back through Redis, where every client's waiters are woken. Then, when other clients listened, this
    * client's own waiters hold back for a moment so one of theirs wins.
    */
   private async giveBack(permits: number): Promise<void> {
@@ -288,7 +301,7 @@ export class RedisSemaphore implements RSemaphore {
     const queue = ctx.queues.get(keys.channel);
     const turns = queue && turnsOf(queue);
     const now = monotonicNow();
-    const streakOpen = turns !== undefined && (turns.streak === 0 || (turns.streak < MAX_LOCAL_STREAK && now - turns.streakSince < MAX_LOCAL_STREAK_MS));
+    const streakOpen = turns !== undefined && (turns.streak === 0 || (turns.streak < MAX_LOCAL_STREAK && now - turns.turnedAt < MAX_DEAF_MS));
     if (queue && turns && streakOpen && !turns.owed && !ctx.closed) {
       for (const waiter of queue.waiters) {
         if (handed.has(waiter.id)) continue;
@@ -299,7 +312,10 @@ export class RedisSemaphore implements RSemaphore {
         rest -= wanted;
         if (rest === 0) break;
       }
-      if (rest < permits && turns.streak++ === 0) turns.streakSince = now;
+      if (rest < permits) {
+        if (turns.streak++ === 0) turns.turnedAt = now;
+        watchTurn(turns);
+      }
     }
     if (rest === 0) return;
     if (turns) {
