@@ -25,25 +25,13 @@ the head> when the undo frees the lock and someone is queued.
 --- @include "fair-queue"
 --- @include "announce"
 --- @include "announce-head"
+--- @include "cancel-count"
 
-local lock = KEYS[1]
-redis.call('HSET', KEYS[3], ARGV[1] .. ':' .. ARGV[3], '1')
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
-local held = redis.call('HMGET', lock, 'owner', 'count', 'op')
-if held[1] ~= ARGV[1] or held[3] ~= ARGV[3] then
-  return 0
+local undone, freed = cancelCount(KEYS[1], KEYS[2], KEYS[3])
+if freed then
+  local head = purgeWaiters(KEYS[4], KEYS[5], nowMs())
+  if head then
+    announceHead(KEYS[1], head, ARGV[6])
+  end
 end
-
-local count = tonumber(held[2]) - 1
-if count > 0 and ARGV[4] ~= '1' then
-  redis.call('HSET', lock, 'count', count, 'op', ARGV[2])
-  return 1
-end
-
-redis.call('DEL', lock)
-redis.call('SET', KEYS[2], ARGV[1] .. ':' .. ARGV[2], 'PX', ARGV[5])
-local head = purgeWaiters(KEYS[4], KEYS[5], nowMs())
-if head then
-  announceHead(lock, head, ARGV[6])
-end
-return 1
+return undone

@@ -24,22 +24,10 @@ Returns
 Publishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock.
 ]]
 --- @include "announce"
+--- @include "cancel-count"
 
-local lock = KEYS[1]
-redis.call('HSET', KEYS[3], ARGV[1] .. ':' .. ARGV[3], '1')
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
-local held = redis.call('HMGET', lock, 'owner', 'count', 'op')
-if held[1] ~= ARGV[1] or held[3] ~= ARGV[3] then
-  return 0
+local undone, freed = cancelCount(KEYS[1], KEYS[2], KEYS[3])
+if freed then
+  announce(KEYS[1] .. ':release', 'unlock', ARGV[6])
 end
-
-local count = tonumber(held[2]) - 1
-if count > 0 and ARGV[4] ~= '1' then
-  redis.call('HSET', lock, 'count', count, 'op', ARGV[2])
-  return 1
-end
-
-redis.call('DEL', lock)
-redis.call('SET', KEYS[2], ARGV[1] .. ':' .. ARGV[2], 'PX', ARGV[5])
-announce(lock .. ':release', 'unlock', ARGV[6])
-return 1
+return undone
