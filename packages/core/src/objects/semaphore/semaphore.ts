@@ -398,7 +398,12 @@ export class RedisSemaphore implements RSemaphore {
     const long = waited >= (holding ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS);
     if (long && now - watch.announcedAt >= NEED_AFTER_MS - 1 && this.ctx.queues.get(this.keys.channel)) {
       watch.announcedAt = now;
-      this.store.announceNeed(this.keys, this.ctx.clientId).catch(() => undefined);
+      // In a timer: nothing may throw out of here, not even synchronously.
+      try {
+        this.store.announceNeed(this.keys, this.ctx.clientId).catch(() => undefined);
+      } catch {
+        // The announcement is a hint; the backstop streak still moves permits.
+      }
     }
     this.armNeedCheck(watch, waited >= NEED_AFTER_MS ? NEED_AFTER_MS : NEED_AFTER_MS - waited);
   }
