@@ -8,6 +8,7 @@ import { ClientClosedError, LockAcquireTimeoutError, RedisUnavailableError } fro
 import { checkCount } from '../../options/count-checks.js';
 import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../../options/wait-options.js';
 import { opMarker, semaphoreKeys, type SemaphoreKeys } from './keys.js';
+import { needAnnouncer, type NeedAnnouncer } from './need-announcer.js';
 import { NEED_PREFIX, type SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
 import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
@@ -28,24 +29,6 @@ const INERT: HoldObserver = {
 let calls = 0;
 
 /**
- * How long a waiter of this client may wait before the client tells the
- * others (a "need" message on the channel), ms. Each client that hears it
- * gives its next release back through Redis instead of to its own tasks, so
- * permits move to where waiters starve and otherwise stay where they are
- * used: a hand-off between tasks of one process costs no Redis call and no
- * switch to another process. With short critical sections nobody waits this
- * long and permits stay put; with long ones every release goes through Redis.
- */
-const NEED_AFTER_MS = 10;
-
-/**
- * A waiter of a client that holds permits of its own is served by its own
- * releases in time: it announces a need only once it has waited this long (ms),
- * which bounds waits behind a long local queue.
- */
-const NEED_WHILE_HOLDING_MS = 50;
-
-/**
  * How many releases in a row a client may hand to its own waiting tasks
  * before the next one goes back through Redis all the same (clients of older
  * versions announce no need), and how long (ms) it may go on handing them
@@ -57,9 +40,6 @@ const NEED_WHILE_HOLDING_MS = 50;
  */
 const MAX_LOCAL_STREAK = 255;
 const MAX_DEAF_MS = 50;
-
-/** Permit counts kept per client (see heldCounts) before they are all forgotten: a hint, never a leak. */
-const MAX_HELD_ENTRIES = 4096;
 
 /**
  * How long a client whose release went back through Redis while other
@@ -75,19 +55,15 @@ const HANDOFF_YIELD_MS = 2;
  * waiter's id (unique in the process), until the waiter takes them. Entries
  * live only while their call does.
  */
-const handedPermits = perContext<string, number>();
+const handedByContext = new WeakMap<EngineContext, Map<string, number>>();
 
-/** A map of one kind per client (engine context), made on first use and gone with the client. */
-function perContext<K, V>(): (ctx: EngineContext) => Map<K, V> {
-  const maps = new WeakMap<EngineContext, Map<K, V>>();
-  return (ctx) => {
-    let map = maps.get(ctx);
-    if (!map) {
-      map = new Map();
-      maps.set(ctx, map);
-    }
-    return map;
-  };
+function handedPermits(ctx: EngineContext): Map<string, number> {
+  let handed = handedByContext.get(ctx);
+  if (!handed) {
+    handed = new Map();
+    handedByContext.set(ctx, handed);
+  }
+  return handed;
 }
 
 /**
@@ -132,27 +108,6 @@ function turnsOf(queue: WaitQueue): Turns {
 }
 
 /**
- * When this client's calls on one semaphore began (arrival order), and the
- * one timer that checks whether the oldest has waited NEED_AFTER_MS; per
- * client and channel, kept while calls run.
- */
-interface NeedWatch {
-  readonly since: Map<string, number>;
-  timer: NodeJS.Timeout | undefined;
-  /** When this client last announced its need (monotonic ms). */
-  announcedAt: number;
-}
-
-const needWatches = perContext<string, NeedWatch>();
-
-/**
- * Permits this client's calls acquired minus those it released, per channel:
- * whether its waiters can count on its own releases (permits are not owned,
- * so it is a hint for the wake policy and nothing else; 0 or less: none).
- */
-const heldCounts = perContext<string, number>();
-
-/**
  * The semaphore (Redisson's RSemaphore) on the engine: see {@link RSemaphore}.
  * Its waiting is the engine's (one try, subscribe, try again, sleep until a
  * release message or the capped sleep); its protocol is {@link SemaphoreStore}.
@@ -161,10 +116,8 @@ export class RedisSemaphore implements RSemaphore {
   readonly keys: SemaphoreKeys;
   /** Permits handed to this client's waiting calls, by waiter id. */
   private readonly handed: Map<string, number>;
-  /** This client's need watches, by channel. */
-  private readonly needs: Map<string, NeedWatch>;
-  /** This client's permits held, by channel (see heldCounts). */
-  private readonly held: Map<string, number>;
+  /** This client's announcer of needs (shared by its semaphores). */
+  private readonly needs: NeedAnnouncer;
   private readonly onMessage: (payload: string, queue: WaitQueue) => void;
 
   constructor(
@@ -174,8 +127,7 @@ export class RedisSemaphore implements RSemaphore {
   ) {
     this.keys = semaphoreKeys(ctx.keyPrefix, name);
     this.handed = handedPermits(ctx);
-    this.needs = needWatches(ctx);
-    this.held = heldCounts(ctx);
+    this.needs = needAnnouncer(ctx, store);
     this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
@@ -214,7 +166,7 @@ export class RedisSemaphore implements RSemaphore {
   async release(permits: number = 1): Promise<void> {
     const checked = checkCount(permits, 'release(): permits');
     this.ctx.assertOpen();
-    this.countHeld(-checked);
+    this.needs.countHeld(this.keys, -checked);
     await this.giveBack(checked);
   }
 
@@ -238,7 +190,7 @@ export class RedisSemaphore implements RSemaphore {
     const id = waiterId(++calls, permits);
     // A call that does not wait has no need to announce.
     const watched = request.waitMs !== 0;
-    if (watched) this.watchNeed(id);
+    if (watched) this.needs.begin(this.keys, id);
     let hold;
     try {
       hold = await acquireOrWait(ctx, {
@@ -256,7 +208,7 @@ export class RedisSemaphore implements RSemaphore {
         giveBack: () => this.giveBack(permits),
       });
     } finally {
-      if (watched) this.unwatchNeed(id);
+      if (watched) this.needs.end(this.keys, id);
       // Permits a local release handed to this call that it did not take
       // (it timed out, aborted, was closed, or took others from Redis): on
       // to the next local waiter, or back to Redis.
@@ -268,21 +220,10 @@ export class RedisSemaphore implements RSemaphore {
       }
     }
     if (hold === undefined) return false;
-    this.countHeld(permits);
+    this.needs.countHeld(this.keys, permits);
     return true;
   }
 
-  private countHeld(delta: number): void {
-    const { channel } = this.keys;
-    const held = (this.held.get(channel) ?? 0) + delta;
-    // Only positive counts are kept (a release of permits another client
-    // acquired must not leave an entry behind), and never too many of them.
-    if (held <= 0) this.held.delete(channel);
-    else {
-      if (this.held.size >= MAX_HELD_ENTRIES && !this.held.has(channel)) this.held.clear();
-      this.held.set(channel, held);
-    }
-  }
 
   // ---- release: to a local waiter, or back to Redis -------------------------
 
@@ -354,59 +295,6 @@ export class RedisSemaphore implements RSemaphore {
     turns.yieldTimer.unref();
   }
 
-  // ---- need: a waiter of this client waited long --------------------------
-
-  private watchNeed(id: string): void {
-    const { channel } = this.keys;
-    let watch = this.needs.get(channel);
-    if (!watch) {
-      watch = { since: new Map(), timer: undefined, announcedAt: -Infinity };
-      this.needs.set(channel, watch);
-    }
-    watch.since.set(id, monotonicNow());
-    if (!watch.timer) this.armNeedCheck(watch, NEED_AFTER_MS);
-  }
-
-  private unwatchNeed(id: string): void {
-    const watch = this.needs.get(this.keys.channel);
-    if (!watch) return;
-    watch.since.delete(id);
-    if (watch.since.size > 0) return;
-    clearTimeout(watch.timer);
-    this.needs.delete(this.keys.channel);
-  }
-
-  private armNeedCheck(watch: NeedWatch, delayMs: number): void {
-    watch.timer = setTimeout(() => this.checkNeed(watch), Math.max(1, Math.ceil(delayMs)));
-    watch.timer.unref();
-  }
-
-  /**
-   * The oldest call still running has waited NEED_AFTER_MS while this client
-   * holds no permits (or NEED_WHILE_HOLDING_MS while it does): tell the other
-   * clients, at most about once per NEED_AFTER_MS (a timer may fire a little
-   * early by this clock, hence the millisecond of slack). A lost announcement costs only
-   * time (the backstop streak still moves permits), so failures are ignored.
-   */
-  private checkNeed(watch: NeedWatch): void {
-    watch.timer = undefined;
-    const oldest = watch.since.values().next();
-    if (oldest.done || this.ctx.closed) return;
-    const now = monotonicNow();
-    const waited = now - oldest.value;
-    const holding = (this.held.get(this.keys.channel) ?? 0) > 0;
-    const long = waited >= (holding ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS);
-    if (long && now - watch.announcedAt >= NEED_AFTER_MS - 1 && this.ctx.queues.get(this.keys.channel)) {
-      watch.announcedAt = now;
-      // In a timer: nothing may throw out of here, not even synchronously.
-      try {
-        this.store.announceNeed(this.keys, this.ctx.clientId).catch(() => undefined);
-      } catch {
-        // The announcement is a hint; the backstop streak still moves permits.
-      }
-    }
-    this.armNeedCheck(watch, waited >= NEED_AFTER_MS ? NEED_AFTER_MS : NEED_AFTER_MS - waited);
-  }
 
   /**
    * One acquire script call, with what the engine's `attempt` gives a hold,

@@ -1,0 +1,138 @@
+import type { EngineContext } from '../../engine/engine-context.js';
+import { monotonicNow } from '../../engine/time.js';
+import type { SemaphoreKeys } from './keys.js';
+import type { SemaphoreStore } from './semaphore-store.js';
+
+/**
+ * How long a waiter of this client may wait before the client tells the
+ * others (a "need" message on the channel), ms. Each client that hears it
+ * gives its next release back through Redis instead of to its own tasks, so
+ * permits move to where waiters starve and otherwise stay where they are
+ * used: a hand-off between tasks of one process costs no Redis call and no
+ * switch to another process. With short critical sections nobody waits this
+ * long and permits stay put; with long ones every release goes through Redis.
+ */
+const NEED_AFTER_MS = 10;
+
+/**
+ * A waiter of a client that holds permits of its own is served by its own
+ * releases in time: it announces a need only once it has waited this long (ms),
+ * which bounds waits behind a long local queue.
+ */
+const NEED_WHILE_HOLDING_MS = 50;
+
+/** Permit counts kept per client before they are all forgotten: a hint, never a leak. */
+const MAX_HELD_ENTRIES = 4096;
+
+/**
+ * When this client's calls on one semaphore began (arrival order), and the
+ * one timer that checks whether the oldest has waited long; kept while calls run.
+ */
+interface NeedWatch {
+  readonly since: Map<string, number>;
+  timer: NodeJS.Timeout | undefined;
+  /** When this client last announced its need (monotonic ms). */
+  announcedAt: number;
+}
+
+/**
+ * One client's side of the semaphores' need announcements (see the core
+ * README, "Hand-off between tasks of one client"): it times the client's
+ * calls per semaphore, counts the permits the client holds, and publishes
+ * `need:<clientId>` when a waiter has waited long. Hearing the announcements
+ * of others is the semaphore's (RedisSemaphore.heard).
+ */
+export class NeedAnnouncer {
+  /** Running calls, by channel. */
+  private readonly watches = new Map<string, NeedWatch>();
+  /**
+   * Permits this client's calls acquired minus those it released, per
+   * channel: whether its waiters can count on its own releases (permits are
+   * not owned, so it is a hint for the wake policy and nothing else; only
+   * positive counts are kept).
+   */
+  private readonly held = new Map<string, number>();
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly store: SemaphoreStore,
+  ) {}
+
+  /** A call `id` on the semaphore of `keys` began: it may wait. */
+  begin(keys: SemaphoreKeys, id: string): void {
+    let watch = this.watches.get(keys.channel);
+    if (!watch) {
+      watch = { since: new Map(), timer: undefined, announcedAt: -Infinity };
+      this.watches.set(keys.channel, watch);
+    }
+    watch.since.set(id, monotonicNow());
+    if (!watch.timer) this.arm(keys, watch, NEED_AFTER_MS);
+  }
+
+  /** The call `id` ended, with or without permits. */
+  end(keys: SemaphoreKeys, id: string): void {
+    const watch = this.watches.get(keys.channel);
+    if (!watch) return;
+    watch.since.delete(id);
+    if (watch.since.size > 0) return;
+    clearTimeout(watch.timer);
+    this.watches.delete(keys.channel);
+  }
+
+  /** This client acquired (positive) or released (negative) `delta` permits of the semaphore of `keys`. */
+  countHeld(keys: SemaphoreKeys, delta: number): void {
+    const held = (this.held.get(keys.channel) ?? 0) + delta;
+    // A release of permits another client acquired must leave no entry behind.
+    if (held <= 0) this.held.delete(keys.channel);
+    else {
+      if (this.held.size >= MAX_HELD_ENTRIES && !this.held.has(keys.channel)) this.held.clear();
+      this.held.set(keys.channel, held);
+    }
+  }
+
+  private arm(keys: SemaphoreKeys, watch: NeedWatch, delayMs: number): void {
+    watch.timer = setTimeout(() => this.check(keys, watch), Math.max(1, Math.ceil(delayMs)));
+    watch.timer.unref();
+  }
+
+  /**
+   * The oldest call still running has waited NEED_AFTER_MS while this client
+   * holds no permits (or NEED_WHILE_HOLDING_MS while it does): tell the other
+   * clients, at most about once per NEED_AFTER_MS (a timer may fire a little
+   * early by this clock, hence the millisecond of slack). Only while the
+   * client waits on the channel (its waiters are subscribed). A lost
+   * announcement costs only time (the backstop streak still moves permits),
+   * so failures are ignored.
+   */
+  private check(keys: SemaphoreKeys, watch: NeedWatch): void {
+    watch.timer = undefined;
+    const oldest = watch.since.values().next();
+    if (oldest.done || this.ctx.closed) return;
+    const now = monotonicNow();
+    const waited = now - oldest.value;
+    const holding = (this.held.get(keys.channel) ?? 0) > 0;
+    const long = waited >= (holding ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS);
+    if (long && now - watch.announcedAt >= NEED_AFTER_MS - 1 && this.ctx.queues.get(keys.channel)) {
+      watch.announcedAt = now;
+      // In a timer: nothing may throw out of here, not even synchronously.
+      try {
+        this.store.announceNeed(keys, this.ctx.clientId).catch(() => undefined);
+      } catch {
+        // The announcement is a hint; the backstop streak still moves permits.
+      }
+    }
+    this.arm(keys, watch, waited >= NEED_AFTER_MS ? NEED_AFTER_MS : NEED_AFTER_MS - waited);
+  }
+}
+
+const announcers = new WeakMap<EngineContext, NeedAnnouncer>();
+
+/** The client's announcer (one per engine context, gone with it). */
+export function needAnnouncer(ctx: EngineContext, store: SemaphoreStore): NeedAnnouncer {
+  let announcer = announcers.get(ctx);
+  if (!announcer) {
+    announcer = new NeedAnnouncer(ctx, store);
+    announcers.set(ctx, announcer);
+  }
+  return announcer;
+}
