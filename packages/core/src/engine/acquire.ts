@@ -147,6 +147,12 @@ export interface WaitSpec {
   readonly queueLocally: boolean;
   /** Called when the call ends without the hold (timed out, aborted, failed): leave a queue kept in Redis. */
   leave?(): Promise<unknown>;
+  /**
+   * A wake carried a grant (a release handed the lock to this waiter in
+   * Redis): the hold, recorded from it, or undefined when it is not this
+   * call's to count on (then the call tries, which claims a grant that is).
+   */
+  takeGrant?(grant: string): Hold | undefined;
   /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
@@ -364,6 +370,13 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
           : Math.min(retryInMs >= 0 ? Math.max(1, retryInMs) : ctx.maxSleepMs, ctx.maxSleepMs, remaining);
       await waiter.sleep(sleepMs, call.signal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
+      const grant = spec.takeGrant && waiter.queue.takeGrant(waiter.id);
+      const granted = grant === undefined ? undefined : spec.takeGrant?.(grant);
+      if (granted) {
+        acquired = true;
+        ctx.queues.wakeSiblings(waiter);
+        return granted;
+      }
       tryNow = true;
     }
   } finally {

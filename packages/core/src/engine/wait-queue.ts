@@ -87,6 +87,8 @@ export class WaitQueue {
   pendingWakes = 0;
   /** Wakes by id that found their waiter busy trying: its next sleep returns at once. */
   private readonly pendingIds = new Set<string>();
+  /** Grants that came with a wake by id (a fair lock's hand-off), until a waiter with that id takes them. */
+  private readonly grants = new Map<string, string>();
   closedError: Error | undefined;
   /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
   ready: Promise<void> | undefined;
@@ -119,17 +121,33 @@ export class WaitQueue {
     for (let i = 0; i < n; i++) this.wakeOne();
   }
 
-  /** Wakes the waiter `id` (it need not be first); one busy trying finds the wake at its next sleep. */
-  wakeId(id: string): void {
+  /**
+   * Wakes the waiter `id` (it need not be first); one busy trying finds the
+   * wake at its next sleep. `grant`: the message handed the lock to `id` in
+   * Redis (a fair lock's hand-off); the waiter that wakes takes it.
+   */
+  wakeId(id: string, grant?: string): void {
     const waiter = this.waiters.find((candidate) => candidate.id === id);
     if (!waiter) return;
+    if (grant !== undefined) this.grants.set(id, grant);
     if (waiter.sleeping) waiter.fire('released');
     else this.pendingIds.add(id);
   }
 
-  /** A wake kept for `id` is nobody's once no waiter with that id is left. */
+  /** The grant a wake for `id` carried, once. */
+  takeGrant(id: string): string | undefined {
+    if (this.grants.size === 0) return undefined;
+    const grant = this.grants.get(id);
+    this.grants.delete(id);
+    return grant;
+  }
+
+  /** A wake (and grant) kept for `id` is nobody's once no waiter with that id is left. */
   forgetPendingId(id: string): void {
-    if (this.pendingIds.has(id) && !this.waiters.some((waiter) => waiter.id === id)) this.pendingIds.delete(id);
+    if ((this.pendingIds.has(id) || this.grants.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
+      this.pendingIds.delete(id);
+      this.grants.delete(id);
+    }
   }
 
   takePendingId(id: string): boolean {

@@ -450,15 +450,27 @@ describe('coordination scripts', () => {
     const fresh = () => {
       const prefix = uniquePrefix();
       const lock = `${prefix}:{fair}`;
-      return { lock, fence: fenceKey(prefix, lock), cancelled: `${lock}:cancelled`, released: `${lock}:released`, queue: `${lock}:queue`, waiters: `${lock}:waiters` };
+      return {
+        lock,
+        fence: fenceKey(prefix, lock),
+        cancelled: `${lock}:cancelled`,
+        released: `${lock}:released`,
+        queue: `${lock}:queue`,
+        waiters: `${lock}:waiters`,
+        tickets: `${lock}:tickets`,
+      };
     };
     type Keys = ReturnType<typeof fresh>;
     const WAITER_LEASE = 5_000;
-    const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE) =>
-      lua.fairLockAcquire(k.lock, k.fence, k.cancelled, k.queue, k.waiters, owner, 30_000, op, waiterLeaseMs, join) as Promise<[number, ...unknown[]]>;
-    const release = (k: Keys, owner: string, op: string) => lua.fairLockRelease(k.lock, k.released, k.queue, k.waiters, owner, op, '0', '', WINDOW, '0');
+    const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000) =>
+      lua.fairLockAcquire(k.lock, k.fence, k.cancelled, k.queue, k.waiters, k.tickets, owner, leaseMs, op, waiterLeaseMs, join) as Promise<[number, ...unknown[]]>;
+    const release = (k: Keys, owner: string, op: string) =>
+      lua.fairLockRelease(k.lock, k.released, k.fence, k.queue, k.waiters, k.tickets, owner, op, '0', '', WINDOW, '0');
     const cancel = (k: Keys, owner: string, op: string, acquireOp: string) =>
-      lua.fairLockCancel(k.lock, k.released, k.cancelled, k.queue, k.waiters, owner, op, acquireOp, '0', WINDOW, '0');
+      lua.fairLockCancel(k.lock, k.released, k.cancelled, k.fence, k.queue, k.waiters, k.tickets, owner, op, acquireOp, '0', WINDOW, '0');
+    const leave = (k: Keys, owner: string) => lua.fairLockLeaveQueue(k.lock, k.fence, k.queue, k.waiters, k.tickets, owner, '0');
+    const forceUnlock = (k: Keys) => lua.fairLockForceUnlock(k.lock, k.fence, k.queue, k.waiters, k.tickets, '0');
+    const holder = async (k: Keys) => redis.hmget(k.lock, 'owner', 'count');
 
     /** Every message on the lock's channels, with the channel it came on. */
     async function heads(k: Keys): Promise<{ heard: { channel: string; message: string }[]; flush(): Promise<void> }> {
@@ -469,92 +481,139 @@ describe('coordination scripts', () => {
       return { heard, flush: async () => void (await listener.ping()) };
     }
 
-    it('acquire-5 grants a free lock with nobody queued, queues a refused owner once, and grants a free lock to the head only', async () => {
+    it('acquire-6 grants a free lock with nobody queued, queues a refused owner once (its ticket the latest try), and grants a free lock to the head only', async () => {
       const k = fresh();
       const [granted, token, count] = await acquire(k, 'cA:t1', 'a1');
       expect([granted, count]).toEqual([1, 1]);
       expect(token).toMatch(/^\d+$/);
-      // Refused while held: queued once, however often it tries.
+      // Refused while held: queued once, however often it tries; its ticket is its latest try.
       expect((await acquire(k, 'cB:t1', 'b1'))[0]).toBe(0);
       expect((await acquire(k, 'cB:t1', 'b2'))[0]).toBe(0);
       expect((await acquire(k, 'cC:t1', 'c1'))[0]).toBe(0);
       expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cB:t1', 'cC:t1']);
+      expect(await redis.hgetall(k.tickets)).toEqual({ 'cB:t1': 'b2', 'cC:t1': 'c1' });
       // A tryLock (join '0') is refused without queueing.
       expect((await acquire(k, 'cD:t1', 'd1', '0'))[0]).toBe(0);
       expect(await redis.llen(k.queue)).toBe(2);
-      await release(k, 'cA:t1', 'a2');
-      // Free, but it is cB's turn: cC is refused with the head's waiter lease as its wait, and ''.
-      const [refused, waitMs, holder] = await acquire(k, 'cC:t1', 'c2');
-      expect([refused, holder]).toEqual([0, '']);
+      // The lock expires without a release: free, but it is cB's turn. cC is
+      // refused with the head's waiter lease as its wait, and ''.
+      await redis.del(k.lock);
+      const [refused, waitMs, who] = await acquire(k, 'cC:t1', 'c2');
+      expect([refused, who]).toEqual([0, '']);
       expect(waitMs).toBeGreaterThan(0);
       expect((await acquire(k, 'cB:t1', 'b3'))[0]).toBe(1);
       expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cC:t1']);
+      expect(await redis.hgetall(k.tickets)).toEqual({ 'cC:t1': 'c2' });
       // A replay of the granting op answers the same and counts nothing.
       expect(await acquire(k, 'cB:t1', 'b3')).toEqual([1, expect.any(String), 1]);
       expect(await redis.hget(k.lock, 'count')).toBe('1');
     });
 
-    it('acquire-5 drops a waiter whose lease lapsed: the one behind it becomes the head', async () => {
+    it('acquire-6 drops a waiter whose lease lapsed: the one behind it becomes the head', async () => {
       const k = fresh();
       await acquire(k, 'cA:t1', 'a1');
       expect((await acquire(k, 'cB:t1', 'b1', '1', 50))[0]).toBe(0);
       expect((await acquire(k, 'cC:t1', 'c1'))[0]).toBe(0);
-      await release(k, 'cA:t1', 'a2');
       await new Promise((resolve) => setTimeout(resolve, 120));
-      expect((await acquire(k, 'cC:t1', 'c2'))[0]).toBe(1);
-      expect(await redis.llen(k.queue)).toBe(0);
+      await release(k, 'cA:t1', 'a2');
+      // cB lapsed: the release handed the lock to cC, and cB's ticket went with its place.
+      expect(await holder(k)).toEqual(['cC:t1', '0']);
+      expect(await redis.exists(k.queue, k.waiters, k.tickets)).toBe(0);
     });
 
-    it('release-4 names the head on its own client\'s channel only, and announces nothing with nobody queued', async () => {
+    it('release-6 hands the lock to the head (count 0, a fresh token, TTL its waiter lease) and tells its client alone, with the ticket; the claim takes it with its own lease', async () => {
       const k = fresh();
       const listener = await heads(k);
-      await acquire(k, 'cA:t1', 'a1');
-      await acquire(k, 'cB:t7', 'b1');
+      const [, tokenA] = await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t7', 'b1', '1', 2_000);
       await acquire(k, 'cC:t1', 'c1');
       expect(await release(k, 'cA:t1', 'a2')).toEqual([1, 0, 1]);
-      await acquire(k, 'cB:t7', 'b2');
-      await release(k, 'cB:t7', 'b3');
-      await acquire(k, 'cC:t1', 'c2');
-      expect(await release(k, 'cC:t1', 'c3')).toEqual([1, 0, 0]);
+      expect(await holder(k)).toEqual(['cB:t7', '0']);
+      const handedToken = await redis.hget(k.lock, 'token');
+      expect(BigInt(handedToken as string)).toBeGreaterThan(BigInt(tokenA as string));
+      const ttl = await redis.pttl(k.lock);
+      expect(ttl).toBeGreaterThan(1_000);
+      expect(ttl).toBeLessThanOrEqual(2_000);
+      expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cC:t1']);
+      // Nobody else gets it meanwhile, the next head included.
+      expect(await acquire(k, 'cC:t1', 'c2')).toEqual([0, expect.any(Number), 'cB:t7']);
+      // The claim: count 1, the same token, and the owner's own lease.
+      expect(await acquire(k, 'cB:t7', 'b2', '1', WAITER_LEASE, 20_000)).toEqual([1, handedToken, 1]);
+      expect(await redis.pttl(k.lock)).toBeGreaterThan(10_000);
+      // A reentry after the claim counts.
+      expect(await acquire(k, 'cB:t7', 'b3')).toEqual([1, handedToken, 2]);
+      await release(k, 'cB:t7', 'b4');
+      await release(k, 'cB:t7', 'b5');
+      expect(await holder(k)).toEqual(['cC:t1', '0']);
+      expect(await acquire(k, 'cC:t1', 'c3')).toEqual([1, expect.any(String), 1]);
+      expect(await release(k, 'cC:t1', 'c4')).toEqual([1, 0, 0]);
       await listener.flush();
+      const token = (message: string) => message.split(' ')[1];
       expect(listener.heard).toEqual([
-        { channel: `${k.lock}:release:cB`, message: 'cB:t7' },
-        { channel: `${k.lock}:release:cC`, message: 'cC:t1' },
+        { channel: `${k.lock}:release:cB`, message: `cB:t7 ${handedToken} b1` },
+        { channel: `${k.lock}:release:cC`, message: expect.stringMatching(/^cC:t1 \d+ c2$/) },
       ]);
+      expect(token(listener.heard[0]?.message ?? '')).toBe(handedToken);
     });
 
-    it('cancel-5 undoes a grant, names the head as a release does, and its tombstone refuses the acquire arriving late', async () => {
+    it('release-6 hands a lock to a head whose process died no longer than its waiter lease: then the next head takes it', async () => {
+      const k = fresh();
+      await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t1', 'b1', '1', 150);
+      await acquire(k, 'cC:t1', 'c1');
+      await release(k, 'cA:t1', 'a2');
+      expect(await holder(k)).toEqual(['cB:t1', '0']);
+      expect(await redis.pttl(k.lock)).toBeLessThanOrEqual(150);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await redis.exists(k.lock)).toBe(0);
+      expect(await acquire(k, 'cC:t1', 'c2')).toEqual([1, expect.any(String), 1]);
+    });
+
+    it('cancel-7 undoes a grant and hands the lock to the head as a release does; its tombstone refuses the acquire arriving late', async () => {
       const k = fresh();
       const listener = await heads(k);
       await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cB:t1', 'b1');
       expect(await cancel(k, 'cA:t1', 'x1', 'a1')).toBe(1);
-      expect(await redis.exists(k.lock)).toBe(0);
+      expect(await holder(k)).toEqual(['cB:t1', '0']);
       // An acquire cancelled before it arrived: refused when it comes, nothing queued for it.
       expect(await cancel(k, 'cD:t1', 'x2', 'd1')).toBe(0);
       expect(await acquire(k, 'cD:t1', 'd1')).toEqual([-1]);
+      // A claim cancelled after it ran is undone too, and the lock goes on.
+      await acquire(k, 'cE:t1', 'e1');
+      expect(await acquire(k, 'cB:t1', 'b2')).toEqual([1, expect.any(String), 1]);
+      expect(await cancel(k, 'cB:t1', 'x3', 'b2')).toBe(1);
+      expect(await holder(k)).toEqual(['cE:t1', '0']);
       await listener.flush();
-      expect(listener.heard).toEqual([{ channel: `${k.lock}:release:cB`, message: 'cB:t1' }]);
+      expect(listener.heard.map((m) => m.channel)).toEqual([`${k.lock}:release:cB`, `${k.lock}:release:cE`]);
     });
 
-    it('forceUnlock-3 frees a held lock and names the head; leaveQueue-3 by the head of a free lock names the next one', async () => {
+    it('leaveQueue-5 gives back a hand-off not yet claimed (to the next head), and by the head of a free lock hands it on; forceUnlock-5 hands a held lock to the head', async () => {
       const k = fresh();
       const listener = await heads(k);
-      expect(await lua.fairLockForceUnlock(k.lock, k.queue, k.waiters, '0')).toBe(0);
+      expect(await forceUnlock(k)).toBe(0);
       await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cB:t1', 'b1');
       await acquire(k, 'cC:t1', 'c1');
-      expect(await lua.fairLockForceUnlock(k.lock, k.queue, k.waiters, '0')).toBe(1);
-      expect(await redis.exists(k.lock)).toBe(0);
-      expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cB:t1', 'cC:t1']);
-      // The head gives up: the next one is told; a second leave finds nothing.
-      expect(await lua.fairLockLeaveQueue(k.lock, k.queue, k.waiters, 'cB:t1', '0')).toBe(1);
-      expect(await lua.fairLockLeaveQueue(k.lock, k.queue, k.waiters, 'cB:t1', '0')).toBe(0);
+      await acquire(k, 'cD:t1', 'd1');
+      expect(await forceUnlock(k)).toBe(1);
+      expect(await holder(k)).toEqual(['cB:t1', '0']);
+      expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cC:t1', 'cD:t1']);
+      // cB gave up as the lock came to it: it goes to cC; a second leave finds nothing.
+      expect(await leave(k, 'cB:t1')).toBe(1);
+      expect(await leave(k, 'cB:t1')).toBe(0);
+      expect(await holder(k)).toEqual(['cC:t1', '0']);
+      // A claimed hold is not the queue's: leaving leaves it held.
+      await acquire(k, 'cC:t1', 'c2');
+      expect(await leave(k, 'cC:t1')).toBe(0);
+      expect(await holder(k)).toEqual(['cC:t1', '1']);
+      // The lock expires; its head gives up: the next one is handed the lock.
+      await acquire(k, 'cE:t1', 'e1');
+      await redis.del(k.lock);
+      expect(await leave(k, 'cD:t1')).toBe(1);
+      expect(await holder(k)).toEqual(['cE:t1', '0']);
       await listener.flush();
-      expect(listener.heard).toEqual([
-        { channel: `${k.lock}:release:cB`, message: 'cB:t1' },
-        { channel: `${k.lock}:release:cC`, message: 'cC:t1' },
-      ]);
+      expect(listener.heard.map((m) => m.message.split(' ')[0])).toEqual(['cB:t1', 'cC:t1', 'cE:t1']);
     });
   });
 });

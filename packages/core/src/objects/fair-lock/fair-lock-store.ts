@@ -4,6 +4,7 @@ import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../../options/lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
+import type { HandOff } from '../lock/lock-store.js';
 import { ServerLockStore } from '../lock/server-lock-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
@@ -27,8 +28,11 @@ const isOne = (reply: unknown): boolean => reply === 1;
  * The fair lock's protocol: the reentrant lock's hash, renewal, reads and
  * cancel, plus a waiter queue in Redis. A refused try joins the queue (or
  * renews its place: a waiter's tries, at least every third of its waiter
- * lease, are its renewals); only the queue head is granted a free lock; a
- * release names the head, so one release wakes one waiter in one process.
+ * lease, are its renewals); only the queue head is granted a free lock. A
+ * release hands the lock to the head in the same script (grant-head.lua) and
+ * tells the head's client alone, so one release wakes one waiter in one
+ * process, and that waiter goes straight to its critical section: its claim
+ * of the grant follows in the background.
  */
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */
@@ -37,7 +41,7 @@ export class FairLockStore extends ServerLockStore {
   constructor(
     deployment: Deployment,
     replayWindowMs: number,
-    /** How long a queued owner keeps its place without trying again, ms. */
+    /** How long a queued owner keeps its place without trying again, ms (a hand-off's provisional lease). */
     private readonly waiterLeaseMs: number,
     /** This client's id: its waiters listen on the lock's channel for it alone. */
     private readonly clientId: string,
@@ -53,7 +57,7 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.script(
       SCRIPTS.fairLockCancel,
-      [fair.lock, fair.released, fair.cancelled, fair.queue, fair.waiters, owner, `${op}/cancel`, op, all ? '1' : '0', this.replayWindowMs, this.sharded],
+      [fair.lock, fair.released, fair.cancelled, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, `${op}/cancel`, op, all ? '1' : '0', this.replayWindowMs, this.sharded],
       'cancel',
       fair.lock,
       isOne,
@@ -62,7 +66,7 @@ export class FairLockStore extends ServerLockStore {
 
   override forceUnlock(keys: LockKeys): Promise<boolean> {
     const fair = keys as FairLockKeys;
-    return this.transport.script(SCRIPTS.fairLockForceUnlock, [fair.lock, fair.queue, fair.waiters, this.sharded], 'forceUnlock', fair.lock, isOne);
+    return this.transport.script(SCRIPTS.fairLockForceUnlock, [fair.lock, fair.fence, fair.queue, fair.waiters, fair.tickets, this.sharded], 'forceUnlock', fair.lock, isOne);
   }
 
   override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
@@ -71,7 +75,7 @@ export class FairLockStore extends ServerLockStore {
     const join = request?.waitMs === 0 ? '0' : '1';
     const reply = this.transport.script(
       SCRIPTS.fairLockAcquire,
-      [fair.lock, fair.fence, fair.cancelled, fair.queue, fair.waiters, owner, leaseMs, op, this.waiterLeaseMs, join],
+      [fair.lock, fair.fence, fair.cancelled, fair.queue, fair.waiters, fair.tickets, owner, leaseMs, op, this.waiterLeaseMs, join],
       'acquire',
       fair.lock,
       parseAcquire,
@@ -83,7 +87,7 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.script(
       SCRIPTS.fairLockRelease,
-      [fair.lock, fair.released, fair.queue, fair.waiters, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
+      [fair.lock, fair.released, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
       'release',
       fair.lock,
       parseRelease,
@@ -92,11 +96,23 @@ export class FairLockStore extends ServerLockStore {
 
   leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {
     const fair = keys as FairLockKeys;
-    return this.transport.script(SCRIPTS.fairLockLeaveQueue, [fair.lock, fair.queue, fair.waiters, owner, this.sharded], 'leaveQueue', fair.lock, isOne);
+    return this.transport.script(SCRIPTS.fairLockLeaveQueue, [fair.lock, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, this.sharded], 'leaveQueue', fair.lock, isOne);
   }
 
-  /** Every message on this client's channel names the queue head, one of this client's waiters: only it wakes. */
+  /**
+   * Every message on this client's channel is a hand-off to the queue head,
+   * one of this client's waiters, "<owner> <token> <ticket op>": only it
+   * wakes, with the grant.
+   */
   override onMessage(payload: string, queue: WaitQueue): void {
-    queue.wakeId(payload);
+    const space = payload.indexOf(' ');
+    if (space === -1) queue.wakeId(payload);
+    else queue.wakeId(payload.slice(0, space), payload.slice(space + 1));
+  }
+
+  /** A hand-off's grant as the waiter reads it: the lock's new token, and the op of the waiter's try that set its waiter lease. */
+  readGrant(grant: string): HandOff | undefined {
+    const [token, ticket] = grant.split(' ');
+    return token && ticket ? { token, ticket, waiterLeaseMs: this.waiterLeaseMs } : undefined;
   }
 }

@@ -10,9 +10,11 @@ export interface FairLockKeys extends LockKeys {
   readonly queue: string;
   /** Zset `<prefix>:{<name>}:waiters`: waiting owner → end of its waiter lease (server ms). */
   readonly waiters: string;
+  /** Hash `<prefix>:{<name>}:tickets`: waiting owner → op of the try that set its waiter lease (named in a hand-off). */
+  readonly tickets: string;
 }
 
 export function fairLockKeys(prefix: string, name: string, clientId: string): FairLockKeys {
   const keys = lockKeys(prefix, name);
-  return { ...keys, channel: `${keys.lock}:release:${clientId}`, queue: `${keys.lock}:queue`, waiters: `${keys.lock}:waiters` };
+  return { ...keys, channel: `${keys.lock}:release:${clientId}`, queue: `${keys.lock}:queue`, waiters: `${keys.lock}:waiters`, tickets: `${keys.lock}:tickets` };
 }

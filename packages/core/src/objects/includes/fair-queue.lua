@@ -1,6 +1,7 @@
 -- fair-queue (include): the waiter queue of a fair lock.
 -- queueKey: list of waiter ids (owners) in arrival order; leasesKey: zset of
--- waiter id -> end of its waiter lease (server ms). A waiter renews its lease by
+-- waiter id -> end of its waiter lease (server ms); ticketsKey: hash of waiter
+-- id -> op of the try that last set that lease. A waiter renews its lease by
 -- trying again (at least every third of the lease); one whose lease lapsed on
 -- the server clock is dropped, so a crashed waiter holds the ones behind it up
 -- no longer than its lease, and a live one, renewing, is never dropped.
@@ -10,13 +11,22 @@ local function nowMs()
 end
 
 -- Drops every waiter whose lease lapsed; returns the live head (or nil).
-local function purgeWaiters(queueKey, leasesKey, now)
+local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)
   local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now)
   for _, id in ipairs(lapsed) do
     redis.call('LREM', queueKey, 0, id)
+    redis.call('HDEL', ticketsKey, id)
   end
   if #lapsed > 0 then
     redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
   end
   return redis.call('LINDEX', queueKey, 0)
+end
+
+-- Takes waiter id out of the queue (it was granted, or it gives up); returns
+-- how many entries were removed (0: it was not queued).
+local function dequeue(queueKey, leasesKey, ticketsKey, id)
+  redis.call('ZREM', leasesKey, id)
+  redis.call('HDEL', ticketsKey, id)
+  return redis.call('LREM', queueKey, 0, id)
 end

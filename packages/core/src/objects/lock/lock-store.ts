@@ -14,6 +14,16 @@ export interface OwnerHoldRead {
   readonly count: number;
 }
 
+/** A lock a release handed to a waiter in Redis (a fair lock's queue head), as its message told it. */
+export interface HandOff {
+  /** The hold's fencing token. */
+  readonly token: string;
+  /** The op of the waiter's try whose waiter lease the grant's TTL ends with: the grant is this call's if that try was. */
+  readonly ticket: string;
+  /** How long that try kept the waiter's place, ms: the grant's TTL ends at least this long after the try was sent. */
+  readonly waiterLeaseMs: number;
+}
+
 /**
  * Where a reentrant lock's state lives, and the lock's protocol on it: one
  * Redis (`ServerLockStore`, the lock's scripts) or, composed, a quorum of
@@ -37,6 +47,8 @@ export interface LockStore extends HoldKind {
   keysOf?(prefix: string, name: string): LockKeys;
   /** Leaves a queue kept in Redis (a fair lock's), when a call ends without the lock. */
   leaveQueue?(keys: LockKeys, owner: string): Promise<unknown>;
+  /** Where a release hands the lock to a waiter in Redis: how a wake's grant reads. */
+  readGrant?(grant: string): HandOff | undefined;
   /** The renewal kind of its holds. */
   readonly kind: string;
   /** The registry mode of its holds ('' for a lock; 'read', 'write'). @default '' */

@@ -1,4 +1,5 @@
 import { acquireOrWait, attempt } from '../../engine/acquire.js';
+import { takeHandOff } from '../../engine/hand-off.js';
 import type { HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { HoldHandle } from '../../engine/handle.js';
@@ -186,10 +187,34 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         leaseMs: request.leaseMs,
         signal,
         maxLeaseMs: request.maxLeaseMs,
+        send: (op, leaseMs) => {
+          tries?.set(op, monotonicNow());
+          return store.acquire(this.keys, owner, leaseMs, op, request);
+        },
+        undo: (op) => store.cancel(this.keys, owner, op),
+      });
+    };
+    // Where a release hands the lock over in Redis: when each try of this
+    // call was sent, so a hand-off naming one of them counts its lease from there.
+    const tries = store.readGrant ? new Map<string, number>() : undefined;
+    const takeGrant = (grant: string): Hold | undefined => {
+      const handOff = store.readGrant?.(grant);
+      const ticketSentAt = handOff && tries?.get(handOff.ticket);
+      // Not this call's (a late message for an earlier call), or a branch of
+      // the task holds it already: the call tries instead (a reentry, or the claim).
+      if (!handOff || ticketSentAt === undefined || ctx.holds.current(this.keys.lock, this.mode, owner)?.active) return undefined;
+      return takeHandOff(ctx, {
+        target,
+        token: handOff.token,
+        ticketSentAt,
+        waiterLeaseMs: handOff.waiterLeaseMs,
+        leaseMs: request.leaseMs,
+        maxLeaseMs: request.maxLeaseMs,
         send: (op, leaseMs) => store.acquire(this.keys, owner, leaseMs, op, request),
         undo: (op) => store.cancel(this.keys, owner, op),
       });
     };
+    const leaveQueue = store.leaveQueue?.bind(store);
     return acquireOrWait(ctx, {
       name: this.name,
       channel: this.keys.channel,
@@ -198,7 +223,15 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       onMessage: this.onMessage,
       reentry: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true,
       queueLocally: store.queueLocally ?? true,
-      leave: store.leaveQueue && (() => (store.leaveQueue as NonNullable<LockStore['leaveQueue']>)(this.keys, owner)),
+      // The queue's place is the owner's: kept while a branch of the task still
+      // waits here or holds the lock (which may be a hand-off to this place).
+      leave:
+        leaveQueue &&
+        (() =>
+          ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner) || ctx.holds.current(this.keys.lock, this.mode, owner)?.active
+            ? Promise.resolve()
+            : leaveQueue(this.keys, owner)),
+      takeGrant: tries && takeGrant,
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce,

@@ -1,13 +1,15 @@
 --[[
-cancel-5: undo an acquire of the fair lock whose reply came too late, was
+cancel-7: undo an acquire of the fair lock whose reply came too late, was
 aborted, or never came (as cancel-3 of the lock), and hand a lock it frees to
 the queue head.
 
 KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
 KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
-KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners)
-KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[4]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[5]  waiter queue <prefix>:{<name>}:queue (list of owners)
+KEYS[6]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[7]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
@@ -19,19 +21,20 @@ Returns
   1  the acquire had run and is undone
   0  it had not run (or is not the hold's last op): the tombstone refuses it
 
-Publishes the queue head's owner id on <prefix>:{<name>}:release:<clientId of
-the head> when the undo frees the lock and someone is queued.
+Publishes "<head> <token> <ticket op>" on <prefix>:{<name>}:release:<clientId
+of the head> when the undo frees the lock and someone is queued (grant-head).
 ]]
+--- @include "mint-token"
 --- @include "fair-queue"
 --- @include "announce"
---- @include "announce-head"
+--- @include "grant-head"
 --- @include "cancel-count"
 
 local undone, freed = cancelCount(KEYS[1], KEYS[2], KEYS[3])
 if freed then
-  local head = purgeWaiters(KEYS[4], KEYS[5], nowMs())
+  local head = purgeWaiters(KEYS[5], KEYS[6], KEYS[7], nowMs())
   if head then
-    announceHead(KEYS[1], head, ARGV[6])
+    grantHead(KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], head, ARGV[6])
   end
 end
 return undone

@@ -1,11 +1,12 @@
 --[[
-acquire-5: take or reenter the fair lock for one owner, in arrival order.
+acquire-6: take, claim or reenter the fair lock for one owner, in arrival order.
 
 KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op (as the lock)
 KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
 KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners, arrival order)
 KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, server ms)
+KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op of the try that set its lease)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: the hold's TTL, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
@@ -13,9 +14,10 @@ ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying a
 ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
 
 Returns
-  {1, token, count}  granted (free and this owner's turn, or a reentry: a
-                     reentry never queues); a replay of the hold's last op
-                     answers the same without counting twice
+  {1, token, count}  granted (free and this owner's turn; a claim of the grant a
+                     release handed this owner (count 0 -> 1, the TTL becomes
+                     leaseMs); or a reentry: a reentry never queues); a replay
+                     of the hold's last op answers the same without counting twice
   {0, waitMs, holder}
                      refused: waitMs is how long until it is worth trying again
                      (the holder's TTL, or the queue head's waiter lease when the
@@ -38,7 +40,9 @@ if owner == ARGV[1] then
   end
   local count = tonumber(held[2]) + 1
   redis.call('HSET', lock, 'count', count, 'op', ARGV[3])
-  if redis.call('PTTL', lock) < tonumber(ARGV[2]) then
+  -- A claim (count was 0) sets the owner's own lease: the grant's TTL was
+  -- its waiter lease, provisional.
+  if count == 1 or redis.call('PTTL', lock) < tonumber(ARGV[2]) then
     redis.call('PEXPIRE', lock, ARGV[2])
   end
   return {1, held[3], count}
@@ -48,11 +52,10 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
 end
 
 local now = nowMs()
-local head = purgeWaiters(KEYS[4], KEYS[5], now)
+local head = purgeWaiters(KEYS[4], KEYS[5], KEYS[6], now)
 if not owner and (not head or head == ARGV[1]) then
   if head then
-    redis.call('LPOP', KEYS[4])
-    redis.call('ZREM', KEYS[5], ARGV[1])
+    dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
   end
   local token = mintToken(KEYS[2])
   redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
@@ -65,9 +68,11 @@ if ARGV[5] == '1' then
   if redis.call('ZADD', KEYS[5], lease, ARGV[1]) == 1 then
     redis.call('RPUSH', KEYS[4], ARGV[1])
   end
+  redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
   -- The queue lives as long as its longest waiter lease.
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
   redis.call('PEXPIRE', KEYS[5], ARGV[4])
+  redis.call('PEXPIRE', KEYS[6], ARGV[4])
   head = head or ARGV[1]
 end
 

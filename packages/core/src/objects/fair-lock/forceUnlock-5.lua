@@ -1,0 +1,29 @@
+--[[
+forceUnlock-5: release the fair lock whoever holds it (admin), and hand it to
+the queue head.
+
+KEYS[1]  lock hash <prefix>:{<name>}
+KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[3]  waiter queue <prefix>:{<name>}:queue (list of owners; kept: they still wait)
+KEYS[4]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
+ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns 1 if a holder was released, 0 if the lock was free.
+
+Publishes "<head> <token> <ticket op>" on <prefix>:{<name>}:release:<clientId
+of the head> when it released a holder and someone is queued (grant-head).
+]]
+--- @include "mint-token"
+--- @include "fair-queue"
+--- @include "announce"
+--- @include "grant-head"
+
+if redis.call('DEL', KEYS[1]) == 0 then
+  return 0
+end
+local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], nowMs())
+if head then
+  grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, ARGV[1])
+end
+return 1

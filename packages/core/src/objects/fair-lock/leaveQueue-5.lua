@@ -1,0 +1,43 @@
+--[[
+leaveQueue-5: a waiter gives up (timed out, aborted, failed): out of the queue
+in one step. A grant a release made to it meanwhile, not yet claimed, is given
+back; and a free lock whose head left goes to the next head.
+
+KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[3]  waiter queue <prefix>:{<name>}:queue (list of owners)
+KEYS[4]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
+ARGV[1]  owner: <clientId>:<taskId>
+ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns 1 if it was queued or held an unclaimed grant, 0 if neither.
+
+Publishes "<head> <token> <ticket op>" on <prefix>:{<name>}:release:<clientId
+of the head> when the lock is free after the leave and someone is queued
+(grant-head).
+]]
+--- @include "mint-token"
+--- @include "fair-queue"
+--- @include "announce"
+--- @include "grant-head"
+
+local held = redis.call('HMGET', KEYS[1], 'owner', 'count')
+local wasHead = redis.call('LINDEX', KEYS[3], 0) == ARGV[1]
+local left = dequeue(KEYS[3], KEYS[4], KEYS[5], ARGV[1]) > 0
+if held[1] == ARGV[1] and held[2] == '0' then
+  -- Granted while giving up: the grant was never claimed, nobody holds it.
+  redis.call('DEL', KEYS[1])
+  left = true
+  wasHead = true
+end
+if not left then
+  return 0
+end
+if wasHead and redis.call('EXISTS', KEYS[1]) == 0 then
+  local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], nowMs())
+  if head then
+    grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, ARGV[2])
+  end
+end
+return 1

@@ -1,0 +1,44 @@
+--[[
+release-6: release one hold (or all of an owner's holds) of the fair lock, and
+hand it to the queue head.
+
+KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners)
+KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
+ARGV[1]  owner: <clientId>:<taskId>
+ARGV[2]  op: operation id of this call
+ARGV[3]  all: '1' releases every count of the owner, '0' one count
+ARGV[4]  token: release only the hold with this fencing token; '' any
+ARGV[5]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
+ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+
+Returns (as release-2 of the lock)
+  {1, remaining, receivers}  released; at 0 the lock went to the live queue
+                             head, if any (grant-head), and its client was
+                             told (receivers: subscriber connections that heard
+                             it; 0 with nobody queued or on a replay)
+  {-1, exists}               not held by this owner (with that token): nothing changed
+
+Publishes "<head> <token> <ticket op>" on <prefix>:{<name>}:release:<clientId
+of the head> when the count reaches 0 and someone is queued: only the head's
+client hears it, and only that waiter wakes, already holding the lock.
+]]
+--- @include "mint-token"
+--- @include "fair-queue"
+--- @include "announce"
+--- @include "grant-head"
+--- @include "release-count"
+
+local lock = KEYS[1]
+local stays = releaseCount(lock, KEYS[2])
+if stays then
+  return stays
+end
+local head = purgeWaiters(KEYS[4], KEYS[5], KEYS[6], nowMs())
+if not head then
+  return {1, 0, 0}
+end
+return {1, 0, grantHead(lock, KEYS[3], KEYS[4], KEYS[5], KEYS[6], head, ARGV[6])}
