@@ -334,7 +334,13 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
   // a releasing task that locks again at once must not starve them.
   const queueBehind = spec.queueLocally && !spec.reentry && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
   let retryInMs = ctx.maxSleepMs;
-  if (!queueBehind) {
+  // Where Redis keeps the order and the channel is subscribed already (this
+  // process has waiters there), the newcomer joins the local queue before its
+  // first try: an announcement made while that try is out finds it (as a
+  // pending wake), so the try after the subscription's acknowledgement, which
+  // would close that gap, is not needed: one try, not two, per waiting call.
+  const joinFirst = !spec.queueLocally && !spec.reentry && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
+  if (!queueBehind && !joinFirst) {
     const first = await tryOnce();
     if ('hold' in first) return first.hold;
     if (spec.waitMs === 0) return undefined;
@@ -348,7 +354,8 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
   try {
     waiter = await call.race(joining);
     // The subscription is acknowledged: a release from now on cannot be
-    // missed, so one more try closes the gap since the first one.
+    // missed, so one more try closes the gap since the first one (or, having
+    // joined first, this is the first).
     let tryNow = !queueBehind;
     for (;;) {
       if (tryNow && (!spec.headOnly || waiter.isHead)) {

@@ -1,77 +1,67 @@
-import { RedisUnavailableError } from '../errors.js';
-import { recordGrant, type AcquireReply } from './acquire.js';
+import { recordGrant } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold, HoldTarget } from './hold.js';
 import { leaseDeadline, monotonicNow } from './time.js';
 
-/** A lock a release handed to this waiter in Redis, and how to claim it there. */
+/**
+ * The object data of a hold that a release handed over in Redis and that no
+ * script of the owner has counted yet (a fair lock's count 0): the owner's
+ * next acquire there must first claim it (see {@link claimHandOff}).
+ */
+export const HANDED_OVER = Symbol('handed over, not yet counted in Redis');
+
+/** A lock a release handed to this waiter in Redis. */
 export interface HandOffSpec {
   readonly target: HoldTarget;
   /** The hold's fencing token, as the hand-off named it. */
   readonly token: string;
-  /** When the waiter's try that set its waiter lease was sent (monotonic ms): the grant's TTL ends a waiter lease after that try ran. */
+  /** When the waiter's try that set its waiter lease (the ticket) was sent, monotonic ms. */
   readonly ticketSentAt: number;
+  /** The waiter lease that try set, ms. */
   readonly waiterLeaseMs: number;
-  /** Fixed lease in ms; undefined: a watchdog lease. */
+  /** Fixed lease in ms the call asked for (and its ticket carried); undefined: a watchdog lease. */
   readonly leaseMs: number | undefined;
   readonly maxLeaseMs?: number | undefined;
-  /** The claim: an acquire by the owner, which Redis answers with count 1 (or more, behind a sibling's) and the same token. */
-  send(op: string, leaseMs: number): Promise<AcquireReply>;
-  /** Cancels the claim `op` (it may have run) when its answer did not come. */
-  undo(op: string): Promise<unknown>;
 }
 
 /**
- * Records a hand-off as a hold and claims it in Redis in the background.
- *
- * The grant's TTL on the server ends where the waiter lease set by the ticket
- * try ends: at least `waiterLeaseMs` after that try was sent. Until the claim
- * is answered the hold counts its lease from there (or from now, for a fixed
- * lease ending sooner), so its deadline falls before the server's expiry
- * whichever comes first, the provisional TTL or the claim's own lease. The
- * claim takes the owner's turn now, before the caller can release or reenter,
- * so Redis sees claim, then release. A grant whose deadline has already passed
- * (the waiter slept through it) is not counted on: undefined, and the caller
- * tries, which claims it with a fresh lease if it is still there.
+ * Records a hand-off as the call's hold. The grant's TTL on the server ends at
+ * the earlier of the ticket's lease and waiter lease, both counted from when
+ * the ticket try ran, after it was sent: so the hold counts min(lease, waiter
+ * lease) from that send, and its deadline falls before the server's expiry.
+ * Undefined when it cannot be taken here, and the call tries instead (a try
+ * claims a hand-off that is its owner's): its deadline has passed already (the
+ * waiter slept through it), or an operation of the owner on this lock is out
+ * (a branch of the task trying: its answer, a claim or a refusal, comes first).
  */
 export function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
   const { target } = spec;
+  if (ctx.chains.busy(target.key, target.owner)) return undefined;
   const leaseMs = spec.leaseMs ?? ctx.watchdogTimeoutMs;
-  const now = monotonicNow();
-  // The send time from which `leaseMs` ends no later than either lease:
-  // deadline(s, L) = min(deadline(ticketSentAt, W), deadline(now, L)).
-  const sentAt = Math.min(now, spec.ticketSentAt + (spec.waiterLeaseMs - leaseMs) * (1 - target.driftFactor));
-  if (leaseDeadline(sentAt, leaseMs, target.driftFactor) <= now) return undefined;
-  const reply = { granted: true as const, token: spec.token, count: 1 };
-  const hold = recordGrant(ctx, target, reply, sentAt, spec.leaseMs, spec.maxLeaseMs);
-  const turn = ctx.chains.enter(target.key, target.owner);
-  const claim = (async () => {
-    try {
-      if (turn) await turn;
-      const op = ctx.newOpId();
-      const claimSentAt = monotonicNow();
-      let answer: AcquireReply;
-      try {
-        answer = await spec.send(op, leaseMs);
-      } catch (error) {
-        // Unanswered, it may still run: undo it behind it, and stop counting
-        // on a hold whose count Redis may not have.
-        if (error instanceof RedisUnavailableError) await spec.undo(op).catch(() => undefined);
-        hold.lose('unreachable');
-        return;
-      }
-      if (!hold.active) return;
-      if (answer.granted && answer.token === spec.token) {
-        hold.extendTo(claimSentAt, leaseMs);
-        // Redis's count after the claim: 1, or more behind a sibling branch's reentry.
-        if (answer.count !== undefined) hold.count = answer.count;
-      } else {
-        hold.lose(!answer.granted && answer.holder ? 'taken' : 'expired');
-      }
-    } finally {
-      ctx.chains.leave(target.key, target.owner);
-    }
-  })().catch((error: unknown) => ctx.backgroundError(error));
-  ctx.background.track(claim);
-  return hold;
+  // The send time from which `leaseMs` ends where min(lease, waiter lease) from the ticket does.
+  const sentAt = spec.ticketSentAt + Math.min(0, (spec.waiterLeaseMs - leaseMs) * (1 - target.driftFactor));
+  if (leaseDeadline(sentAt, leaseMs, target.driftFactor) <= monotonicNow()) return undefined;
+  return recordGrant(ctx, target, { granted: true, token: spec.token, count: 1, grant: HANDED_OVER }, sentAt, spec.leaseMs, spec.maxLeaseMs);
+}
+
+/**
+ * Before an acquire of `owner` on `key` that would count on top of a hold
+ * handed over and not yet counted in Redis (a reentry), counts it there: an
+ * acquire with an op derived from the token, so that a claim whose answer was
+ * lost is replayed, not counted twice. A claim that finds the hold gone marks
+ * it lost (the acquire that follows is then a fresh one). Runs inside the
+ * owner's turn.
+ */
+export async function claimHandOff(
+  ctx: EngineContext,
+  key: string,
+  mode: string,
+  owner: string,
+  claim: (op: string) => Promise<{ readonly granted: boolean; readonly token?: string | undefined; readonly holder?: string }>,
+): Promise<void> {
+  const hold = ctx.holds.current(key, mode, owner);
+  if (!hold?.active || hold.grant !== HANDED_OVER) return;
+  const reply = await claim(`claim/${hold.token ?? ''}`);
+  if (reply.granted && reply.token === hold.token) hold.grant = undefined;
+  else hold.lose(!reply.granted && reply.holder ? 'taken' : 'expired');
 }

@@ -15,7 +15,7 @@ interface Slot {
  */
 export class OwnerChains {
   private readonly slots = new Map<string, Map<string, Slot>>();
-  private busy = 0;
+  private active = 0;
   private idleWaiters: (() => void)[] = [];
 
   /**
@@ -32,8 +32,13 @@ export class OwnerChains {
       this.slots.set(key, owners);
     }
     owners.set(owner, { next: [] });
-    this.busy++;
+    this.active++;
     return undefined;
+  }
+
+  /** True while an operation of `owner` on `key` is out (or waits its turn). */
+  busy(key: string, owner: string): boolean {
+    return this.slots.get(key)?.has(owner) === true;
   }
 
   /** Ends the owner's turn on `key`: the next operation in line runs, or the slot is freed. */
@@ -48,7 +53,7 @@ export class OwnerChains {
     }
     owners.delete(owner);
     if (owners.size === 0) this.slots.delete(key);
-    if (--this.busy === 0 && this.idleWaiters.length > 0) {
+    if (--this.active === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
@@ -68,7 +73,7 @@ export class OwnerChains {
 
   /** Resolves once no operation is in flight (close() waits for it). */
   idle(): Promise<void> {
-    if (this.busy === 0) return Promise.resolve();
+    if (this.active === 0) return Promise.resolve();
     return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 }

@@ -92,6 +92,8 @@ export class WaitQueue {
   closedError: Error | undefined;
   /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
   ready: Promise<void> | undefined;
+  /** `ready` has resolved: the channel is subscribed now. */
+  subscribed = false;
   /** Until then (monotonic ms) a release wakes no local waiter: other clients' waiters go first. */
   private yieldUntil = 0;
   private yieldTimer: NodeJS.Timeout | undefined;
@@ -226,6 +228,11 @@ export class WaitQueues {
     return this.queues.get(channel);
   }
 
+  /** True when `channel` is subscribed (acknowledged) for waiters already here: a newcomer joining now hears every later announcement. */
+  isSubscribed(channel: string): boolean {
+    return this.queues.get(channel)?.subscribed === true;
+  }
+
   /** True when local tasks already wait on `channel` (a newcomer then queues behind them). */
   hasWaiters(channel: string): boolean {
     return (this.queues.get(channel)?.waiters.length ?? 0) > 0;
@@ -251,13 +258,16 @@ export class WaitQueues {
         const subscription = this.subscribe(queue);
         this.subscriptions.set(queue, subscription);
         const current = queue;
-        queue.ready = subscription.ready.catch((error: unknown) => {
-          // The next joiner subscribes afresh rather than inherit a failure.
-          if (this.queues.get(current.channel) === current) current.ready = undefined;
-          this.subscriptions.delete(current);
-          subscription.close();
-          throw error;
-        });
+        queue.ready = subscription.ready.then(
+          () => void (current.subscribed = true),
+          (error: unknown) => {
+            // The next joiner subscribes afresh rather than inherit a failure.
+            if (this.queues.get(current.channel) === current) current.ready = undefined;
+            this.subscriptions.delete(current);
+            subscription.close();
+            throw error;
+          },
+        );
       }
       await queue.ready;
     } catch (error) {

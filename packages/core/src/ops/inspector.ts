@@ -232,7 +232,8 @@ function holder(
   extra: { mode?: 'read' | 'write'; id?: string } = {},
 ): HolderInfo {
   const tokenText = token === null || token === undefined ? undefined : String(token);
-  return { owner, count: Number(count ?? 0), token: tokenText, ttlMs, acquiredAtMs: acquiredAt(tokenText, now), ...extra };
+  // A fair lock's hold handed over and not yet counted by its owner's script reads count 0: it is one.
+  return { owner, count: Math.max(1, Number(count ?? 0)), token: tokenText, ttlMs, acquiredAtMs: acquiredAt(tokenText, now), ...extra };
 }
 
 /** The token read as server time (µs), when it is one: not after now. */

@@ -491,7 +491,7 @@ describe('coordination scripts', () => {
       expect((await acquire(k, 'cB:t1', 'b2'))[0]).toBe(0);
       expect((await acquire(k, 'cC:t1', 'c1'))[0]).toBe(0);
       expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cB:t1', 'cC:t1']);
-      expect(await redis.hgetall(k.tickets)).toEqual({ 'cB:t1': 'b2', 'cC:t1': 'c1' });
+      expect(await redis.hgetall(k.tickets)).toEqual({ 'cB:t1': 'b2 30000', 'cC:t1': 'c1 30000' });
       // A tryLock (join '0') is refused without queueing.
       expect((await acquire(k, 'cD:t1', 'd1', '0'))[0]).toBe(0);
       expect(await redis.llen(k.queue)).toBe(2);
@@ -503,7 +503,7 @@ describe('coordination scripts', () => {
       expect(waitMs).toBeGreaterThan(0);
       expect((await acquire(k, 'cB:t1', 'b3'))[0]).toBe(1);
       expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cC:t1']);
-      expect(await redis.hgetall(k.tickets)).toEqual({ 'cC:t1': 'c2' });
+      expect(await redis.hgetall(k.tickets)).toEqual({ 'cC:t1': 'c2 30000' });
       // A replay of the granting op answers the same and counts nothing.
       expect(await acquire(k, 'cB:t1', 'b3')).toEqual([1, expect.any(String), 1]);
       expect(await redis.hget(k.lock, 'count')).toBe('1');
@@ -521,12 +521,12 @@ describe('coordination scripts', () => {
       expect(await redis.exists(k.queue, k.waiters, k.tickets)).toBe(0);
     });
 
-    it('release-6 hands the lock to the head (count 0, a fresh token, TTL its waiter lease) and tells its client alone, with the ticket; the claim takes it with its own lease', async () => {
+    it('release-6 hands the lock to the head (count 0, a fresh token, TTL its lease cut to its waiter lease) and tells its client alone, with the ticket; a claim counts it, a release frees it', async () => {
       const k = fresh();
       const listener = await heads(k);
       const [, tokenA] = await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cB:t7', 'b1', '1', 2_000);
-      await acquire(k, 'cC:t1', 'c1');
+      await acquire(k, 'cC:t1', 'c1', '1', WAITER_LEASE, 1_000);
       expect(await release(k, 'cA:t1', 'a2')).toEqual([1, 0, 1]);
       expect(await holder(k)).toEqual(['cB:t7', '0']);
       const handedToken = await redis.hget(k.lock, 'token');
@@ -536,17 +536,21 @@ describe('coordination scripts', () => {
       expect(ttl).toBeLessThanOrEqual(2_000);
       expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cC:t1']);
       // Nobody else gets it meanwhile, the next head included.
-      expect(await acquire(k, 'cC:t1', 'c2')).toEqual([0, expect.any(Number), 'cB:t7']);
-      // The claim: count 1, the same token, and the owner's own lease.
+      expect(await acquire(k, 'cC:t1', 'c2', '1', WAITER_LEASE, 1_000)).toEqual([0, expect.any(Number), 'cB:t7']);
+      // The claim: count 1, the same token, and the owner's own lease; a replay counts nothing.
+      expect(await acquire(k, 'cB:t7', 'b2', '1', WAITER_LEASE, 20_000)).toEqual([1, handedToken, 1]);
       expect(await acquire(k, 'cB:t7', 'b2', '1', WAITER_LEASE, 20_000)).toEqual([1, handedToken, 1]);
       expect(await redis.pttl(k.lock)).toBeGreaterThan(10_000);
       // A reentry after the claim counts.
       expect(await acquire(k, 'cB:t7', 'b3')).toEqual([1, handedToken, 2]);
       await release(k, 'cB:t7', 'b4');
       await release(k, 'cB:t7', 'b5');
+      // cC asked for a 1 s lease: its hand-off lives that long, not its waiter lease.
       expect(await holder(k)).toEqual(['cC:t1', '0']);
-      expect(await acquire(k, 'cC:t1', 'c3')).toEqual([1, expect.any(String), 1]);
+      expect(await redis.pttl(k.lock)).toBeLessThanOrEqual(1_000);
+      // A hand-off never counted is one hold: one release frees it.
       expect(await release(k, 'cC:t1', 'c4')).toEqual([1, 0, 0]);
+      expect(await redis.exists(k.lock)).toBe(0);
       await listener.flush();
       const token = (message: string) => message.split(' ')[1];
       expect(listener.heard).toEqual([

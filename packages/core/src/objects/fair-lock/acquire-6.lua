@@ -6,7 +6,7 @@ KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
 KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners, arrival order)
 KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, server ms)
-KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op of the try that set its lease)
+KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>" of the try that set its lease)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: the hold's TTL, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
@@ -14,9 +14,9 @@ ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying a
 ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
 
 Returns
-  {1, token, count}  granted (free and this owner's turn; a claim of the grant a
-                     release handed this owner (count 0 -> 1, the TTL becomes
-                     leaseMs); or a reentry: a reentry never queues); a replay
+  {1, token, count}  granted (free and this owner's turn; or this owner's
+                     already: a reentry, which never queues, or the claim of
+                     a hold a release handed to it, count 0 -> 1); a replay
                      of the hold's last op answers the same without counting twice
   {0, waitMs, holder}
                      refused: waitMs is how long until it is worth trying again
@@ -40,9 +40,7 @@ if owner == ARGV[1] then
   end
   local count = tonumber(held[2]) + 1
   redis.call('HSET', lock, 'count', count, 'op', ARGV[3])
-  -- A claim (count was 0) sets the owner's own lease: the grant's TTL was
-  -- its waiter lease, provisional.
-  if count == 1 or redis.call('PTTL', lock) < tonumber(ARGV[2]) then
+  if redis.call('PTTL', lock) < tonumber(ARGV[2]) then
     redis.call('PEXPIRE', lock, ARGV[2])
   end
   return {1, held[3], count}
@@ -68,7 +66,7 @@ if ARGV[5] == '1' then
   if redis.call('ZADD', KEYS[5], lease, ARGV[1]) == 1 then
     redis.call('RPUSH', KEYS[4], ARGV[1])
   end
-  redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
+  redis.call('HSET', KEYS[6], ARGV[1], ARGV[3] .. ' ' .. ARGV[2])
   -- The queue lives as long as its longest waiter lease.
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
   redis.call('PEXPIRE', KEYS[5], ARGV[4])

@@ -9,7 +9,7 @@ KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op
 KEYS[4]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[5]  waiter queue <prefix>:{<name>}:queue (list of owners)
 KEYS[6]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[7]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
+KEYS[7]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
@@ -32,9 +32,10 @@ of the head> when the undo frees the lock and someone is queued (grant-head).
 
 local undone, freed = cancelCount(KEYS[1], KEYS[2], KEYS[3])
 if freed then
-  local head = purgeWaiters(KEYS[5], KEYS[6], KEYS[7], nowMs())
+  local now = nowMs()
+  local head = purgeWaiters(KEYS[5], KEYS[6], KEYS[7], now)
   if head then
-    grantHead(KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], head, ARGV[6])
+    grantHead(KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], head, now, ARGV[6])
   end
 end
 return undone

@@ -6,7 +6,7 @@ KEYS[1]  lock hash <prefix>:{<name>}
 KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  waiter queue <prefix>:{<name>}:queue (list of owners; kept: they still wait)
 KEYS[4]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
+KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns 1 if a holder was released, 0 if the lock was free.
@@ -22,8 +22,9 @@ of the head> when it released a holder and someone is queued (grant-head).
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0
 end
-local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], nowMs())
+local now = nowMs()
+local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], now)
 if head then
-  grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, ARGV[1])
+  grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, now, ARGV[1])
 end
 return 1

@@ -7,7 +7,7 @@ KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
 KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  waiter queue <prefix>:{<name>}:queue (list of owners)
 KEYS[4]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
+KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
@@ -35,9 +35,10 @@ if not left then
   return 0
 end
 if wasHead and redis.call('EXISTS', KEYS[1]) == 0 then
-  local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], nowMs())
+  local now = nowMs()
+  local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], now)
   if head then
-    grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, ARGV[2])
+    grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, now, ARGV[2])
   end
 end
 return 1

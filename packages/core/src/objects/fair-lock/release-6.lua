@@ -7,7 +7,7 @@ KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners)
 KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> op)
+KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this call
 ARGV[3]  all: '1' releases every count of the owner, '0' one count
@@ -37,8 +37,9 @@ local stays = releaseCount(lock, KEYS[2])
 if stays then
   return stays
 end
-local head = purgeWaiters(KEYS[4], KEYS[5], KEYS[6], nowMs())
+local now = nowMs()
+local head = purgeWaiters(KEYS[4], KEYS[5], KEYS[6], now)
 if not head then
   return {1, 0, 0}
 end
-return {1, 0, grantHead(lock, KEYS[3], KEYS[4], KEYS[5], KEYS[6], head, ARGV[6])}
+return {1, 0, grantHead(lock, KEYS[3], KEYS[4], KEYS[5], KEYS[6], head, now, ARGV[6])}

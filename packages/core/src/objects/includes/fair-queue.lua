@@ -1,7 +1,7 @@
 -- fair-queue (include): the waiter queue of a fair lock.
 -- queueKey: list of waiter ids (owners) in arrival order; leasesKey: zset of
 -- waiter id -> end of its waiter lease (server ms); ticketsKey: hash of waiter
--- id -> op of the try that last set that lease. A waiter renews its lease by
+-- id -> "<op> <leaseMs>" of the try that last set that lease (its ticket). A waiter renews its lease by
 -- trying again (at least every third of the lease); one whose lease lapsed on
 -- the server clock is dropped, so a crashed waiter holds the ones behind it up
 -- no longer than its lease, and a live one, renewing, is never dropped.

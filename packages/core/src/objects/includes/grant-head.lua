@@ -2,26 +2,28 @@
 -- a free fair lock to the live queue head in the script that freed it, so the
 -- head's next command is not a try but its critical section.
 --
--- The grant is provisional: owner = head, count 0 (not yet claimed), a fresh
--- fencing token, op '', and a TTL that ends where the head's waiter lease ends
--- (server clock). A head whose process died therefore holds the ones behind it
--- up no longer than its waiter lease, as it would have in the queue. The head's
--- client claims it with its next acquire (count 0 -> 1, its own lease), in the
--- background, and counts its lease from the send of the try that set this
--- waiter lease: that try ran before the lease began, so the client's deadline
--- falls before the server's.
+-- The hold it makes: owner = head, count 0 (handed over: one hold, not yet
+-- counted by the head's own script), a fresh fencing token, op '', and a TTL of
+-- the head's requested lease, cut to where its waiter lease ends (server
+-- clock): a head whose process died holds the ones behind it up no longer than
+-- its waiter lease, as it would have in the queue. Both ends lie at least
+-- min(lease, waiter lease) after the head's ticket try was sent, which is when
+-- the head's client counts its lease from. Its client goes straight to the
+-- critical section; acquire counts the hold (count 0 -> 1, "the claim") before
+-- a reentry, and release and cancel read count 0 as one.
 --
 -- The message, on <lock>:release:<clientId of the head> (that client alone
--- listens there), is "<head> <token> <op>": op is the head's try that set the
--- waiter lease (its ticket), which tells the waiter the grant is its own and
--- not a late message for an earlier call of the same owner.
+-- listens there), is "<head> <token> <ticket op>": the ticket is the head's
+-- try that set its waiter lease, which tells the waiter the grant is its own
+-- and not a late message for an earlier call of the same owner.
 -- Returns how many subscriber connections received it.
-local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, sharded)
-  local leaseEnd = redis.call('ZSCORE', leasesKey, head)
+local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded)
+  local leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
   local ticket = redis.call('HGET', ticketsKey, head) or ''
+  local op, leaseMs = string.match(ticket, '^(%S+) (%d+)$')
   dequeue(queueKey, leasesKey, ticketsKey, head)
   local token = mintToken(fenceKey)
   redis.call('HSET', lock, 'owner', head, 'count', 0, 'token', token, 'op', '')
-  redis.call('PEXPIREAT', lock, leaseEnd)
-  return announce(lock .. ':release:' .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. ticket, sharded)
+  redis.call('PEXPIRE', lock, math.max(1, math.min(leaseEnd - now, tonumber(leaseMs) or (leaseEnd - now))))
+  return announce(lock .. ':release:' .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. (op or ''), sharded)
 end

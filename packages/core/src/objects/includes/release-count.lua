@@ -19,6 +19,7 @@ local function releaseCount(lock, released)
   if held[3] == ARGV[2] then
     return {1, tonumber(held[2]), 0}
   end
+  -- A fair lock's hold handed over and not yet counted (count 0) is one hold.
   local count = tonumber(held[2]) - 1
   if count > 0 and ARGV[3] ~= '1' then
     redis.call('HSET', lock, 'count', count, 'op', ARGV[2])

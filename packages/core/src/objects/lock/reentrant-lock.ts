@@ -1,5 +1,5 @@
 import { acquireOrWait, attempt } from '../../engine/acquire.js';
-import { takeHandOff } from '../../engine/hand-off.js';
+import { claimHandOff, takeHandOff } from '../../engine/hand-off.js';
 import type { HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { HoldHandle } from '../../engine/handle.js';
@@ -187,8 +187,12 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         leaseMs: request.leaseMs,
         signal,
         maxLeaseMs: request.maxLeaseMs,
-        send: (op, leaseMs) => {
-          tries?.set(op, monotonicNow());
+        send: async (op, leaseMs) => {
+          if (tries) {
+            tries.set(op, monotonicNow());
+            // A reentry on a hold handed over in Redis counts it there first.
+            await claimHandOff(ctx, this.keys.lock, this.mode, owner, (claimOp) => store.acquire(this.keys, owner, leaseMs, claimOp, request));
+          }
           return store.acquire(this.keys, owner, leaseMs, op, request);
         },
         undo: (op) => store.cancel(this.keys, owner, op),
@@ -203,16 +207,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       // Not this call's (a late message for an earlier call), or a branch of
       // the task holds it already: the call tries instead (a reentry, or the claim).
       if (!handOff || ticketSentAt === undefined || ctx.holds.current(this.keys.lock, this.mode, owner)?.active) return undefined;
-      return takeHandOff(ctx, {
-        target,
-        token: handOff.token,
-        ticketSentAt,
-        waiterLeaseMs: handOff.waiterLeaseMs,
-        leaseMs: request.leaseMs,
-        maxLeaseMs: request.maxLeaseMs,
-        send: (op, leaseMs) => store.acquire(this.keys, owner, leaseMs, op, request),
-        undo: (op) => store.cancel(this.keys, owner, op),
-      });
+      return takeHandOff(ctx, { target, token: handOff.token, ticketSentAt, waiterLeaseMs: handOff.waiterLeaseMs, leaseMs: request.leaseMs, maxLeaseMs: request.maxLeaseMs });
     };
     const leaveQueue = store.leaveQueue?.bind(store);
     return acquireOrWait(ctx, {

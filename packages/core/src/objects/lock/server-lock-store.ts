@@ -163,7 +163,8 @@ export class ServerLockStore implements LockStore {
   readHolder(keys: LockKeys): Promise<{ owner: string; count: number } | undefined> {
     return this.transport.call('hmget', [keys.lock, 'owner', 'count'], 'a read', keys.lock, (reply) => {
       const [owner, count] = reply as [string | null, string | null];
-      return owner ? { owner, count: Number(count) } : undefined;
+      // A fair lock's hold handed over and not yet counted there (count 0) is one.
+      return owner ? { owner, count: Math.max(1, Number(count)) } : undefined;
     });
   }
 
