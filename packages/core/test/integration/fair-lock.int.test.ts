@@ -162,8 +162,9 @@ describe('fair lock', () => {
     const prefix = holder.options.keyPrefix;
     const held = await holder.getFairLock('herd').acquire({ leaseMs: 30_000 });
     // Counted from before the waiters start: each joins with two tries (one
-    // before its subscription is acknowledged, one after), and when the second
-    // lands is not something the test can see, so both are in the budget.
+    // before its subscription is acknowledged, one after: each is the first
+    // waiter of its client), and when the second lands is not something the
+    // test can see, so both are in the budget.
     const evalsBefore = await commandCalls(fleet.client(0), 'evalsha');
     const waiters = Array.from({ length: 8 }, () => pool.make(fleet.url(0), { keyPrefix: prefix }));
     const done = waiters.map((client) =>
@@ -173,10 +174,86 @@ describe('fair lock', () => {
     await held.unlock();
     await Promise.all(done);
     const tries = (await commandCalls(fleet.client(0), 'evalsha')) - evalsBefore;
-    // 8 × 2 joining tries, then each hand-off costs one release and the head's
-    // acquire (1 + 8 releases, 8 acquires), a few spare. A herd (every waiter
-    // trying on every release) would be 8 × 8 more.
-    expect(tries).toBeLessThanOrEqual(8 * 2 + 1 + 8 * 2 + 4);
+    // 8 × 2 joining tries, then each hand-off is one release (1 + 8), which
+    // hands the lock to the head in the same script: the head sends nothing to
+    // take it. Two spare. An acquire per hand-off would be 8 more; a herd
+    // (every waiter trying on every release) 8 × 8 more.
+    expect(tries).toBeLessThanOrEqual(8 * 2 + 1 + 8 + 2);
+  });
+
+  it('gives the head the lock in the release\'s script: its critical section starts without a script of its own, and a reentry counts the hold first', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const waiter = pool.make(fleet.url(0), { keyPrefix: prefix });
+    const redis = fleet.client(0);
+    const key = `${prefix}:{handed}`;
+    const held = await holder.getFairLock('handed').acquire({ leaseMs: 30_000 });
+    await waiter.task(async () => {
+      const lock = waiter.getFairLock('handed');
+      const waiting = lock.lock({ leaseMs: 10_000 });
+      expect(await eventually(async () => (await queueLength(prefix, 'handed')) === 1, 5_000)).toBe(true);
+      const evalsBefore = await commandCalls(redis, 'evalsha');
+      await held.unlock();
+      await waiting;
+      // One script: the release. The hold is the head's, not yet counted by a script of its own.
+      expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBe(1);
+      expect(await redis.hmget(key, 'owner', 'count')).toEqual([expect.stringMatching(new RegExp(`^${waiter.clientId}:`)), '0']);
+      // Its own lease (10 s), not the holder's 30 s nor its 30 s waiter lease.
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(5_000);
+      expect(ttl).toBeLessThanOrEqual(10_000);
+      expect(await lock.getHoldCount()).toBe(1);
+      expect(await lock.isHeldByCurrentTask()).toBe(true);
+      // A reentry claims it (count 1), then counts (2); two unlocks free it.
+      await lock.lock({ leaseMs: 10_000 });
+      expect(await redis.hget(key, 'count')).toBe('2');
+      expect(await lock.getHoldCount()).toBe(2);
+      await lock.unlock();
+      expect(await redis.hget(key, 'count')).toBe('1');
+      await lock.unlock();
+      expect(await redis.exists(key)).toBe(0);
+    });
+  });
+
+  it('has a task joining a channel its client already listens on try once, not twice', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const waiter = pool.make(fleet.url(0), { keyPrefix: prefix });
+    const redis = fleet.client(0);
+    const held = await holder.getFairLock('joins').acquire({ leaseMs: 30_000 });
+    const evalsBefore = await commandCalls(redis, 'evalsha');
+    const wait = () => waiter.task(() => waiter.getFairLock('joins').withLock(() => undefined, { leaseMs: 5_000 }));
+    // The client's first waiter subscribes, and tries before and after the acknowledgement.
+    const first = wait();
+    expect(await eventually(async () => (await commandCalls(redis, 'evalsha')) - evalsBefore === 2, 5_000)).toBe(true);
+    // Three more join the subscribed channel: one try each.
+    const more = [wait(), wait(), wait()];
+    expect(await eventually(async () => (await queueLength(prefix, 'joins')) === 4, 5_000)).toBe(true);
+    expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBe(2 + 3);
+    await held.unlock();
+    await Promise.all([first, ...more]);
+  });
+
+  it('takes a hand-off only when it names a try of the waiting call: a late or foreign message is not a grant', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const waiter = pool.make(fleet.url(0), { keyPrefix: prefix });
+    const redis = fleet.client(0);
+    const key = `${prefix}:{late}`;
+    const held = await holder.getFairLock('late').acquire({ leaseMs: 30_000 });
+    const waiting = waiter.getFairLock('late').acquire({ leaseMs: 10_000 });
+    expect(await eventually(async () => (await queueLength(prefix, 'late')) === 1, 5_000)).toBe(true);
+    const [owner] = await redis.lrange(`${key}:queue`, 0, 0);
+    // A hand-off for this owner naming a try this call never made (as a message
+    // for an earlier call, arriving late): on the same channel, so it is
+    // delivered before the real one below.
+    await redis.publish(`${key}:release:${waiter.clientId}`, `${owner} 999 an-earlier-call`);
+    await held.unlock();
+    const handle = await waiting;
+    expect(handle.token).toBe(await redis.hget(key, 'token'));
+    expect(handle.token).not.toBe('999');
+    await handle.unlock();
+    expect(await redis.exists(key)).toBe(0);
   });
 
   it('tells only the head\'s client: one message per hand-off, on that client\'s own channel', async () => {
