@@ -190,8 +190,11 @@ describe('fair lock', () => {
     const held = await holder.getFairLock('handed').acquire({ leaseMs: 30_000 });
     await waiter.task(async () => {
       const lock = waiter.getFairLock('handed');
+      const evalsStart = await commandCalls(redis, 'evalsha');
       const waiting = lock.lock({ leaseMs: 10_000 });
-      expect(await eventually(async () => (await queueLength(prefix, 'handed')) === 1, 5_000)).toBe(true);
+      // The waiter's two tries (before and after its subscription's acknowledgement) are in.
+      expect(await eventually(async () => (await commandCalls(redis, 'evalsha')) - evalsStart === 2, 5_000)).toBe(true);
+      expect(await queueLength(prefix, 'handed')).toBe(1);
       const evalsBefore = await commandCalls(redis, 'evalsha');
       await held.unlock();
       await waiting;
