@@ -1,7 +1,10 @@
 import { recordGrant } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold, HoldTarget } from './hold.js';
-import { leaseDeadline, monotonicNow } from './time.js';
+import { driftMs, leaseDeadline, monotonicNow } from './time.js';
+
+/** How much of a fixed lease may have gone by (since the ticket try) for a hand-off to be taken without a try. */
+const MAX_LEASE_SPENT = 0.1;
 
 /**
  * The object data of a hold that a release handed over in Redis and that no
@@ -31,8 +34,9 @@ export interface HandOffSpec {
  * lease) from that send, and its deadline falls before the server's expiry.
  * Undefined when it cannot be taken here, and the call tries instead (a try
  * claims a hand-off that is its owner's): its deadline has passed already (the
- * waiter slept through it), or an operation of the owner on this lock is out
- * (a branch of the task trying: its answer, a claim or a refusal, comes first).
+ * waiter slept through it), more than a tenth of a fixed lease is gone, or an
+ * operation of the owner on this lock is out (a branch of the task trying: its
+ * answer, a claim or a refusal, comes first).
  */
 export function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
   const { target } = spec;
@@ -40,7 +44,13 @@ export function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undef
   const leaseMs = spec.leaseMs ?? ctx.watchdogTimeoutMs;
   // The send time from which `leaseMs` ends where min(lease, waiter lease) from the ticket does.
   const sentAt = spec.ticketSentAt + Math.min(0, (spec.waiterLeaseMs - leaseMs) * (1 - target.driftFactor));
-  if (leaseDeadline(sentAt, leaseMs, target.driftFactor) <= monotonicNow()) return undefined;
+  const left = leaseDeadline(sentAt, leaseMs, target.driftFactor) - monotonicNow();
+  // A fixed lease is the caller's to count on: taken here only with most of it
+  // left (an old ticket, or a lease beyond the waiter lease, would shorten
+  // it); else the try claims it, which starts the whole lease again. A
+  // watchdog lease is renewed within a third of it, whatever is left.
+  const needed = spec.leaseMs === undefined ? 0 : leaseMs - driftMs(leaseMs, target.driftFactor) - leaseMs * MAX_LEASE_SPENT;
+  if (left <= needed) return undefined;
   return recordGrant(ctx, target, { granted: true, token: spec.token, count: 1, grant: HANDED_OVER }, sentAt, spec.leaseMs, spec.maxLeaseMs);
 }
 

@@ -89,6 +89,8 @@ export class WaitQueue {
   private readonly pendingIds = new Set<string>();
   /** Grants that came with a wake by id (a fair lock's hand-off), until a waiter with that id takes them. */
   private readonly grants = new Map<string, string>();
+  /** The latest acquire op each id sent while waiting here. */
+  private readonly lastTries = new Map<string, string>();
   closedError: Error | undefined;
   /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
   ready: Promise<void> | undefined;
@@ -144,12 +146,36 @@ export class WaitQueue {
     return grant;
   }
 
-  /** A wake (and grant) kept for `id` is nobody's once no waiter with that id is left. */
+  /** A wake (grant, last try) kept for `id` is nobody's once no waiter with that id is left. */
   forgetPendingId(id: string): void {
-    if ((this.pendingIds.has(id) || this.grants.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
+    if ((this.pendingIds.has(id) || this.grants.has(id) || this.lastTries.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
       this.pendingIds.delete(id);
       this.grants.delete(id);
+      this.lastTries.delete(id);
     }
+  }
+
+  /** A wake kept for `id` goes to a sleeping waiter with that id now, if there is one. */
+  passPendingId(id: string): void {
+    if (!this.pendingIds.has(id)) return;
+    const sleeper = this.waiters.find((waiter) => waiter.id === id && waiter.sleeping);
+    if (!sleeper) return;
+    this.pendingIds.delete(id);
+    sleeper.fire('released');
+  }
+
+  /** Notes the op of the latest acquire `id` sent on this object (see {@link lastTry}). */
+  noteTry(id: string, op: string): void {
+    this.lastTries.set(id, op);
+  }
+
+  /**
+   * The op of the latest acquire any waiter (or branch) with `id` sent here
+   * while it waited: a hand-off naming an older try may predate a claim of
+   * that owner which was undone since.
+   */
+  lastTry(id: string): string | undefined {
+    return this.lastTries.get(id);
   }
 
   takePendingId(id: string): boolean {
@@ -296,6 +322,9 @@ export class WaitQueues {
     queue.waiters.splice(index, 1);
     waiter.fire('timeout');
     queue.forgetPendingId(waiter.id);
+    // A wake kept for this id (it came while the waiter was trying) belongs to
+    // a branch of the same task still here, if it left without the lock.
+    if (!acquired) queue.passPendingId(waiter.id);
     if (waiter.woken && !acquired) queue.wakeOne();
     if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
     if (queue.waiters.length === 0 && this.queues.get(queue.channel) === queue) {

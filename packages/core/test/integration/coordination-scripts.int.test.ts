@@ -592,6 +592,36 @@ describe('coordination scripts', () => {
       expect(listener.heard.map((m) => m.channel)).toEqual([`${k.lock}:release:cB`, `${k.lock}:release:cE`]);
     });
 
+    it('acquire-6 counts a claim ("claim/<token>") only on the hold handed to that owner with that token: else it changes nothing', async () => {
+      const k = fresh();
+      // Free lock, nobody queued: a claim takes nothing and does not queue.
+      expect(await acquire(k, 'cB:t1', 'claim/123')).toEqual([0, -2, '']);
+      expect(await redis.exists(k.lock, k.queue, k.waiters, k.tickets)).toBe(0);
+      await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t1', 'b1');
+      await release(k, 'cA:t1', 'a2');
+      const handed = (await redis.hget(k.lock, 'token')) as string;
+      // Another token (an earlier hand-off), or another owner: refused, nothing counted.
+      expect((await acquire(k, 'cB:t1', 'claim/1'))[0]).toBe(0);
+      expect((await acquire(k, 'cC:t1', `claim/${handed}`))[0]).toBe(0);
+      expect(await holder(k)).toEqual(['cB:t1', '0']);
+      expect(await redis.exists(k.queue)).toBe(0);
+      // The right one counts it once, a replay too.
+      expect(await acquire(k, 'cB:t1', `claim/${handed}`)).toEqual([1, handed, 1]);
+      expect(await acquire(k, 'cB:t1', `claim/${handed}`)).toEqual([1, handed, 1]);
+    });
+
+    it('release-6 drops a queue entry without a waiter lease (the keys diverged) rather than hand it the lock', async () => {
+      const k = fresh();
+      await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t1', 'b1');
+      await acquire(k, 'cC:t1', 'c1');
+      await redis.zrem(k.waiters, 'cB:t1');
+      expect(await release(k, 'cA:t1', 'a2')).toEqual([1, 0, 0]);
+      expect(await holder(k)).toEqual(['cC:t1', '0']);
+      expect(await redis.exists(k.queue)).toBe(0);
+    });
+
     it('leaveQueue-5 gives back a hand-off not yet claimed (to the next head), and by the head of a free lock hands it on; forceUnlock-5 hands a held lock to the head', async () => {
       const k = fresh();
       const listener = await heads(k);

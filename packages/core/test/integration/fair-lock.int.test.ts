@@ -218,6 +218,28 @@ describe('fair lock', () => {
     });
   });
 
+  it('claims a hand-off with a try when most of a fixed lease would be gone: the lease then runs whole from the claim', async () => {
+    const holder = pool.make(fleet.url(0));
+    const prefix = holder.options.keyPrefix;
+    const waiter = pool.make(fleet.url(0), { keyPrefix: prefix });
+    const redis = fleet.client(0);
+    const key = `${prefix}:{aged}`;
+    const held = await holder.getFairLock('aged').acquire({ leaseMs: 30_000 });
+    const evalsStart = await commandCalls(redis, 'evalsha');
+    const waiting = waiter.getFairLock('aged').acquire({ leaseMs: 1_000 });
+    expect(await eventually(async () => (await commandCalls(redis, 'evalsha')) - evalsStart === 2, 5_000)).toBe(true);
+    // Its last try is now over a tenth of its 1 s lease old.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const evalsBefore = await commandCalls(redis, 'evalsha');
+    await held.unlock();
+    const handle = await waiting;
+    // The release, then the waiter's claim (count 1, its lease restarted).
+    expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBe(2);
+    expect(await redis.hget(key, 'count')).toBe('1');
+    expect(await redis.pttl(key)).toBeGreaterThan(800);
+    await handle.unlock();
+  });
+
   it('has a task joining a channel its client already listens on try once, not twice', async () => {
     const holder = pool.make(fleet.url(0));
     const prefix = holder.options.keyPrefix;

@@ -114,6 +114,32 @@ describe('WaitQueues', () => {
     expect(next.isHead).toBe(true);
   });
 
+  it('passes a wake by id, kept while its waiter was trying, to a branch with the same id when that waiter leaves without the lock', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const spec = { channel: 'c', id: 'task', headOnly: false, onMessage: () => undefined };
+    const trying = await queues.join(spec);
+    const branch = await queues.join(spec);
+    const woke = branch.sleep(60_000, undefined);
+    // The hand-off names the task; the first waiter with its id is busy trying: kept for it.
+    trying.queue.wakeId('task', 't1 op1');
+    expect(trying.queue.takeGrant('task')).toBe('t1 op1');
+    // It gives up before it sleeps again: the branch wakes now, not at its timer.
+    queues.leave(trying, false);
+    await expect(woke).resolves.toBe('released');
+  });
+
+  it('forgets the last try and the grant of an id once no waiter with it is left', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => undefined });
+    const queue = waiter.queue;
+    queue.noteTry('a', 'op1');
+    queue.wakeId('a', 't1 op1');
+    expect(queue.lastTry('a')).toBe('op1');
+    queues.leave(waiter, false);
+    expect(queue.lastTry('a')).toBeUndefined();
+    expect(queue.takeGrant('a')).toBeUndefined();
+  });
+
   it('rejects every waiter and later joins once closed', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
     const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => undefined });

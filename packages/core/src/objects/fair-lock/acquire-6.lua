@@ -9,7 +9,8 @@ KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, serve
 KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>" of the try that set its lease)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: the hold's TTL, integer ms; the TTL becomes max(current, leaseMs)
-ARGV[3]  op: operation id of this call, unique per owner
+ARGV[3]  op: operation id of this call, unique per owner; "claim/<token>":
+         count the hold handed to this owner with that token, or nothing
 ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying again, ms
 ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
 
@@ -34,7 +35,7 @@ local lock = KEYS[1]
 local held = redis.call('HMGET', lock, 'owner', 'count', 'token', 'op')
 local owner = held[1]
 
-if owner == ARGV[1] then
+if owner == ARGV[1] and (string.sub(ARGV[3], 1, 6) ~= 'claim/' or held[3] == string.sub(ARGV[3], 7)) then
   if held[4] == ARGV[3] then
     return {1, held[3], tonumber(held[2])}
   end
@@ -44,6 +45,11 @@ if owner == ARGV[1] then
     redis.call('PEXPIRE', lock, ARGV[2])
   end
   return {1, held[3], count}
+end
+-- A claim ("claim/<token>") counts only the hold handed to this owner with
+-- that token: with it gone, it takes, queues and grants nothing.
+if string.sub(ARGV[3], 1, 6) == 'claim/' then
+  return {0, redis.call('PTTL', lock), owner or ''}
 end
 if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}

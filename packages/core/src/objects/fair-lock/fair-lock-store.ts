@@ -112,6 +112,9 @@ export class FairLockStore extends ServerLockStore {
 
   /** A hand-off's grant as the waiter reads it: the lock's new token, and the op of the waiter's try that set its waiter lease. */
   readGrant(grant: string): HandOff | undefined {
+    // With syncReplicas a hold counts once replicas have it: the head's own
+    // acquire (the claim) waits for them; the release that handed it over did not.
+    if (this.deployment.syncsReplicas) return undefined;
     const [token, ticket] = grant.split(' ');
     return token && ticket ? { token, ticket, waiterLeaseMs: this.waiterLeaseMs } : undefined;
   }

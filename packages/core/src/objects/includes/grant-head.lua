@@ -19,6 +19,16 @@
 -- Returns how many subscriber connections received it.
 local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded)
   local leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
+  while not leaseEnd do
+    -- A queue entry without a waiter lease (the keys diverged, say by
+    -- eviction) is not a live waiter: it is dropped, never handed a lock.
+    dequeue(queueKey, leasesKey, ticketsKey, head)
+    head = redis.call('LINDEX', queueKey, 0)
+    if not head then
+      return 0
+    end
+    leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
+  end
   local ticket = redis.call('HGET', ticketsKey, head) or ''
   local op, leaseMs = string.match(ticket, '^(%S+) (%d+)$')
   dequeue(queueKey, leasesKey, ticketsKey, head)

@@ -188,26 +188,41 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         signal,
         maxLeaseMs: request.maxLeaseMs,
         send: async (op, leaseMs) => {
-          if (tries) {
-            tries.set(op, monotonicNow());
-            // A reentry on a hold handed over in Redis counts it there first.
-            await claimHandOff(ctx, this.keys.lock, this.mode, owner, (claimOp) => store.acquire(this.keys, owner, leaseMs, claimOp, request));
-          }
-          return store.acquire(this.keys, owner, leaseMs, op, request);
+          if (!handOffs) return store.acquire(this.keys, owner, leaseMs, op, request);
+          const sentAt = monotonicNow();
+          refused = undefined;
+          ctx.queues.get(this.keys.channel)?.noteTry(owner, op);
+          // A reentry on a hold handed over in Redis counts it there first.
+          await claimHandOff(ctx, this.keys.lock, this.mode, owner, (claimOp) => store.acquire(this.keys, owner, leaseMs, claimOp, request));
+          const reply = await store.acquire(this.keys, owner, leaseMs, op, request);
+          // Refused and queued (not a tombstone's refusal): this try set the owner's place.
+          if (!reply.granted && reply.holder !== undefined) refused = { op, sentAt };
+          return reply;
         },
         undo: (op) => store.cancel(this.keys, owner, op),
       });
     };
-    // Where a release hands the lock over in Redis: when each try of this
-    // call was sent, so a hand-off naming one of them counts its lease from there.
-    const tries = store.readGrant ? new Map<string, number>() : undefined;
+    // Where a release hands the lock over in Redis: this call's latest try,
+    // if Redis refused and queued it, and when it was sent.
+    const handOffs = store.readGrant !== undefined;
+    let refused: { readonly op: string; readonly sentAt: number } | undefined;
     const takeGrant = (grant: string): Hold | undefined => {
       const handOff = store.readGrant?.(grant);
-      const ticketSentAt = handOff && tries?.get(handOff.ticket);
-      // Not this call's (a late message for an earlier call), or a branch of
-      // the task holds it already: the call tries instead (a reentry, or the claim).
-      if (!handOff || ticketSentAt === undefined || ctx.holds.current(this.keys.lock, this.mode, owner)?.active) return undefined;
-      return takeHandOff(ctx, { target, token: handOff.token, ticketSentAt, waiterLeaseMs: handOff.waiterLeaseMs, leaseMs: request.leaseMs, maxLeaseMs: request.maxLeaseMs });
+      // Taken only when it names the call's latest try, refused, with no
+      // acquire of the task sent since (by any branch): else the message may
+      // be late (an earlier call's), or predate a claim that was undone since.
+      // A branch of the task holding it already reenters instead. Then the
+      // call tries, which claims a hand-off that is its own.
+      if (!handOff || !refused || handOff.ticket !== refused.op || ctx.queues.get(this.keys.channel)?.lastTry(owner) !== refused.op) return undefined;
+      if (ctx.holds.current(this.keys.lock, this.mode, owner)?.active) return undefined;
+      return takeHandOff(ctx, {
+        target,
+        token: handOff.token,
+        ticketSentAt: refused.sentAt,
+        waiterLeaseMs: handOff.waiterLeaseMs,
+        leaseMs: request.leaseMs,
+        maxLeaseMs: request.maxLeaseMs,
+      });
     };
     const leaveQueue = store.leaveQueue?.bind(store);
     return acquireOrWait(ctx, {
@@ -223,10 +238,10 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       leave:
         leaveQueue &&
         (() =>
-          ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner) || ctx.holds.current(this.keys.lock, this.mode, owner)?.active
+          ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner) || ctx.holds.current(this.keys.lock, this.mode, owner)?.certain
             ? Promise.resolve()
             : leaveQueue(this.keys, owner)),
-      takeGrant: tries && takeGrant,
+      takeGrant: handOffs ? takeGrant : undefined,
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce,
