@@ -48,8 +48,8 @@ export function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undef
   // A fixed lease is the caller's to count on: taken here only with most of it
   // left (an old ticket, or a lease beyond the waiter lease, would shorten
   // it); else the try claims it, which starts the whole lease again. A
-  // watchdog lease is renewed within a third of it, whatever is left.
-  const needed = spec.leaseMs === undefined ? 0 : leaseMs - driftMs(leaseMs, target.driftFactor) - leaseMs * MAX_LEASE_SPENT;
+  // watchdog lease needs a third left: the watchdog renews it within that.
+  const needed = spec.leaseMs === undefined ? leaseMs / 3 : leaseMs - driftMs(leaseMs, target.driftFactor) - leaseMs * MAX_LEASE_SPENT;
   if (left <= needed) return undefined;
   return recordGrant(ctx, target, { granted: true, token: spec.token, count: 1, grant: HANDED_OVER }, sentAt, spec.leaseMs, spec.maxLeaseMs);
 }

@@ -468,7 +468,7 @@ describe('coordination scripts', () => {
       lua.fairLockRelease(k.lock, k.released, k.fence, k.queue, k.waiters, k.tickets, owner, op, '0', '', WINDOW, '0');
     const cancel = (k: Keys, owner: string, op: string, acquireOp: string) =>
       lua.fairLockCancel(k.lock, k.released, k.cancelled, k.fence, k.queue, k.waiters, k.tickets, owner, op, acquireOp, '0', WINDOW, '0');
-    const leave = (k: Keys, owner: string) => lua.fairLockLeaveQueue(k.lock, k.fence, k.queue, k.waiters, k.tickets, owner, '0');
+    const leave = (k: Keys, owner: string, keptToken = '') => lua.fairLockLeaveQueue(k.lock, k.fence, k.queue, k.waiters, k.tickets, owner, '0', keptToken);
     const forceUnlock = (k: Keys) => lua.fairLockForceUnlock(k.lock, k.fence, k.queue, k.waiters, k.tickets, '0');
     const holder = async (k: Keys) => redis.hmget(k.lock, 'owner', 'count');
 
@@ -611,7 +611,7 @@ describe('coordination scripts', () => {
       expect(await acquire(k, 'cB:t1', `claim/${handed}`)).toEqual([1, handed, 1]);
     });
 
-    it('release-6 drops a queue entry without a waiter lease (the keys diverged) rather than hand it the lock', async () => {
+    it('release-6 and acquire-6 drop a queue entry without a waiter lease (the keys diverged): never handed the lock, never in the way', async () => {
       const k = fresh();
       await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cB:t1', 'b1');
@@ -620,6 +620,13 @@ describe('coordination scripts', () => {
       expect(await release(k, 'cA:t1', 'a2')).toEqual([1, 0, 0]);
       expect(await holder(k)).toEqual(['cC:t1', '0']);
       expect(await redis.exists(k.queue)).toBe(0);
+      // A free lock whose queue starts with such an entry: the next try takes it.
+      const j = fresh();
+      await acquire(j, 'cA:t1', 'a1');
+      await acquire(j, 'cB:t1', 'b1');
+      await redis.del(j.lock, j.waiters);
+      expect(await acquire(j, 'cD:t1', 'd1')).toEqual([1, expect.any(String), 1]);
+      expect(await redis.exists(j.queue)).toBe(0);
     });
 
     it('leaveQueue-5 gives back a hand-off not yet claimed (to the next head), and by the head of a free lock hands it on; forceUnlock-5 hands a held lock to the head', async () => {
@@ -636,6 +643,10 @@ describe('coordination scripts', () => {
       // cB gave up as the lock came to it: it goes to cC; a second leave finds nothing.
       expect(await leave(k, 'cB:t1')).toBe(1);
       expect(await leave(k, 'cB:t1')).toBe(0);
+      expect(await holder(k)).toEqual(['cC:t1', '0']);
+      // A hand-off a branch of the task counts on (its token named) stays.
+      const handed = (await redis.hget(k.lock, 'token')) as string;
+      expect(await leave(k, 'cC:t1', handed)).toBe(0);
       expect(await holder(k)).toEqual(['cC:t1', '0']);
       // A claimed hold is not the queue's: leaving leaves it held.
       await acquire(k, 'cC:t1', 'c2');

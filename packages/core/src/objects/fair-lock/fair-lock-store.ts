@@ -94,9 +94,15 @@ export class FairLockStore extends ServerLockStore {
     );
   }
 
-  leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {
+  leaveQueue(keys: LockKeys, owner: string, keptToken = ''): Promise<boolean> {
     const fair = keys as FairLockKeys;
-    return this.transport.script(SCRIPTS.fairLockLeaveQueue, [fair.lock, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, this.sharded], 'leaveQueue', fair.lock, isOne);
+    return this.transport.script(
+      SCRIPTS.fairLockLeaveQueue,
+      [fair.lock, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, this.sharded, keptToken],
+      'leaveQueue',
+      fair.lock,
+      isOne,
+    );
   }
 
   /**

@@ -10,6 +10,8 @@ KEYS[4]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
 KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[3]  kept: the token of a hold of this owner that its client counts on
+         ('' if none): a hand-off with that token is a branch's, not given back
 
 Returns 1 if it was queued or held an unclaimed grant, 0 if neither.
 
@@ -22,10 +24,10 @@ of the head> when the lock is free after the leave and someone is queued
 --- @include "announce"
 --- @include "grant-head"
 
-local held = redis.call('HMGET', KEYS[1], 'owner', 'count')
+local held = redis.call('HMGET', KEYS[1], 'owner', 'count', 'token')
 local wasHead = redis.call('LINDEX', KEYS[3], 0) == ARGV[1]
 local left = dequeue(KEYS[3], KEYS[4], KEYS[5], ARGV[1]) > 0
-if held[1] == ARGV[1] and held[2] == '0' then
+if held[1] == ARGV[1] and held[2] == '0' and held[3] ~= ARGV[3] then
   -- Granted while giving up: the grant was never claimed, nobody holds it.
   redis.call('DEL', KEYS[1])
   left = true

@@ -10,7 +10,7 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Drops every waiter whose lease lapsed; returns the live head (or nil).
+-- Drops every waiter whose lease lapsed (or that has none); returns the live head (or nil).
 local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)
   local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now)
   for _, id in ipairs(lapsed) do
@@ -20,7 +20,15 @@ local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)
   if #lapsed > 0 then
     redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
   end
-  return redis.call('LINDEX', queueKey, 0)
+  local head = redis.call('LINDEX', queueKey, 0)
+  -- An entry without a waiter lease (the keys diverged, say by eviction) is
+  -- not a live waiter: dropped, or it would hold every waiter up for good.
+  while head and not redis.call('ZSCORE', leasesKey, head) do
+    redis.call('LREM', queueKey, 0, head)
+    redis.call('HDEL', ticketsKey, head)
+    head = redis.call('LINDEX', queueKey, 0)
+  end
+  return head
 end
 
 -- Takes waiter id out of the queue (it was granted, or it gives up); returns

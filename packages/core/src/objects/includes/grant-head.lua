@@ -18,17 +18,8 @@
 -- and not a late message for an earlier call of the same owner.
 -- Returns how many subscriber connections received it.
 local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded)
+  -- head comes from purgeWaiters: a live waiter, with a waiter lease.
   local leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
-  while not leaseEnd do
-    -- A queue entry without a waiter lease (the keys diverged, say by
-    -- eviction) is not a live waiter: it is dropped, never handed a lock.
-    dequeue(queueKey, leasesKey, ticketsKey, head)
-    head = redis.call('LINDEX', queueKey, 0)
-    if not head then
-      return 0
-    end
-    leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
-  end
   local ticket = redis.call('HGET', ticketsKey, head) or ''
   local op, leaseMs = string.match(ticket, '^(%S+) (%d+)$')
   dequeue(queueKey, leasesKey, ticketsKey, head)

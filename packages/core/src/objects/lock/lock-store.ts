@@ -45,8 +45,12 @@ export interface LockStore extends HoldKind {
   readonly queueLocally?: boolean;
   /** The object's Redis names (default: the reentrant lock's, lockKeys). */
   keysOf?(prefix: string, name: string): LockKeys;
-  /** Leaves a queue kept in Redis (a fair lock's), when a call ends without the lock. */
-  leaveQueue?(keys: LockKeys, owner: string): Promise<unknown>;
+  /**
+   * Leaves a queue kept in Redis (a fair lock's), when a call ends without the
+   * lock; a hold of the owner with `keptToken` (one a branch of the task counts
+   * on) stays, whatever else was handed to the owner is given back.
+   */
+  leaveQueue?(keys: LockKeys, owner: string, keptToken?: string): Promise<unknown>;
   /** Where a release hands the lock to a waiter in Redis: how a wake's grant reads. */
   readGrant?(grant: string): HandOff | undefined;
   /** The renewal kind of its holds. */

@@ -234,13 +234,15 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       reentry: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true,
       queueLocally: store.queueLocally ?? true,
       // The queue's place is the owner's: kept while a branch of the task still
-      // waits here or holds the lock (which may be a hand-off to this place).
+      // waits here. A hold a branch counts on (it may be a hand-off to this
+      // place, count 0 in Redis) is named by its token, so it stays.
       leave:
         leaveQueue &&
-        (() =>
-          ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner) || ctx.holds.current(this.keys.lock, this.mode, owner)?.certain
-            ? Promise.resolve()
-            : leaveQueue(this.keys, owner)),
+        (() => {
+          if (ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
+          const held = ctx.holds.current(this.keys.lock, this.mode, owner);
+          return leaveQueue(this.keys, owner, held?.active ? (held.token ?? '') : '');
+        }),
       takeGrant: handOffs ? takeGrant : undefined,
       waitMs: request.waitMs,
       signal: request.signal,
