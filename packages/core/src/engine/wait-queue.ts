@@ -164,9 +164,13 @@ export class WaitQueue {
     sleeper.fire('released');
   }
 
-  /** Notes the op of the latest acquire `id` sent on this object (see {@link lastTry}). */
+  /**
+   * Notes the op of the latest acquire `id` sent on this object while a
+   * waiter with that id is here (see {@link lastTry}); kept no longer than
+   * such a waiter is (forgetPendingId), so holders that never wait leave nothing.
+   */
   noteTry(id: string, op: string): void {
-    this.lastTries.set(id, op);
+    if (this.waiters.some((waiter) => waiter.id === id)) this.lastTries.set(id, op);
   }
 
   /**

@@ -135,6 +135,9 @@ describe('WaitQueues', () => {
     queue.noteTry('a', 'op1');
     queue.wakeId('a', 't1 op1');
     expect(queue.lastTry('a')).toBe('op1');
+    // An id with no waiter here (a holder reentering) leaves nothing behind.
+    queue.noteTry('b', 'op2');
+    expect(queue.lastTry('b')).toBeUndefined();
     queues.leave(waiter, false);
     expect(queue.lastTry('a')).toBeUndefined();
     expect(queue.takeGrant('a')).toBeUndefined();
