@@ -1,0 +1,151 @@
+// @ts-check
+/**
+ * s7 — what a FIFO hand-off between processes can reach on this machine. Three
+ * rows, one sitting, each with S2's critical section on its own connection
+ * (`SET inside 1 NX`, `INCR counter`, `DEL inside`):
+ *
+ * - a token ring: 4 processes, no lock at all; the process holding the token
+ *   runs the critical section, then PUBLISHes the token to the next process's
+ *   channel. Every hand-off crosses processes, with one command and one
+ *   message: no lock can hand over between processes for less, so this is
+ *   the ceiling for hand-offs that cross;
+ * - the fair lock with S2's 4 processes × 8 tasks;
+ * - the fair lock with the same 32 tasks in ONE process (hand-offs that never
+ *   wake another process).
+ *
+ * The same file is the child process (argument `child`), as in s2.
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { createClient } from '@org/rlock';
+import { markdownTable, num } from './table.mjs';
+
+export const id = 's7';
+export const title = 's7 (rlock only) — the ceiling of a FIFO hand-off between processes: a lock-free token ring beside the fair lock';
+
+const RING = 4;
+const LEASE_MS = 10_000;
+
+/** @typedef {{ mode: 'ring' | 'fair', url: string, keyPrefix: string, index: number, processes: number, tasks: number, warmupMs: number, durationMs: number }} ChildConfig */
+
+/** @param {Redis} side @param {string} prefix @returns {Promise<boolean>} false on a violation */
+async function criticalSection(side, prefix) {
+  const entered = (await side.set(`${prefix}:inside`, '1', 'NX')) === 'OK';
+  await side.incr(`${prefix}:counter`);
+  await side.del(`${prefix}:inside`);
+  return entered;
+}
+
+/** @param {ChildConfig} config */
+async function child(config) {
+  const side = new Redis(config.url);
+  let counting = false;
+  let count = 0;
+  let violations = 0;
+  /** @type {() => void} */
+  let stop = () => undefined;
+  const stopped = new Promise((resolve) => (stop = () => resolve(undefined)));
+  if (config.mode === 'ring') {
+    const sub = new Redis(config.url);
+    const pub = new Redis(config.url);
+    let ended = false;
+    /** @type {Promise<unknown>} the hand-off in progress here: closed connections wait for it */
+    let holding = Promise.resolve();
+    sub.on('message', () => {
+      if (ended) return;
+      holding = (async () => {
+        if (!(await criticalSection(side, config.keyPrefix))) violations++;
+        if (counting && !ended) count++;
+        await pub.publish(`${config.keyPrefix}:ring:${(config.index + 1) % config.processes}`, 'token');
+      })();
+    });
+    await sub.subscribe(`${config.keyPrefix}:ring:${config.index}`);
+    process.send?.({ ready: true });
+    await new Promise((resolve) => process.once('message', resolve)); // go
+    if (config.index === 0) await pub.publish(`${config.keyPrefix}:ring:0`, 'token');
+    setTimeout(() => (counting = true), config.warmupMs);
+    setTimeout(() => ((ended = true), stop()), config.warmupMs + config.durationMs);
+    await stopped;
+    await holding;
+    await Promise.all([sub.quit(), pub.quit()]);
+  } else {
+    const client = createClient({ redis: config.url, keyPrefix: config.keyPrefix });
+    const lock = client.getFairLock('s7');
+    process.send?.({ ready: true });
+    await new Promise((resolve) => process.once('message', resolve)); // go
+    let ended = false;
+    setTimeout(() => (counting = true), config.warmupMs);
+    setTimeout(() => (ended = true), config.warmupMs + config.durationMs);
+    await Promise.all(
+      Array.from({ length: config.tasks }, () =>
+        client.task(async () => {
+          while (!ended) {
+            await lock.lock({ leaseMs: LEASE_MS });
+            if (!(await criticalSection(side, config.keyPrefix))) violations++;
+            if (counting && !ended) count++;
+            await lock.unlock();
+          }
+        }),
+      ),
+    );
+    await client.close();
+  }
+  await side.quit();
+  process.send?.({ count, violations });
+  process.exit(0);
+}
+
+/**
+ * @param {import('./run.mjs').BenchContext} ctx
+ * @param {ChildConfig['mode']} mode @param {number} processes @param {number} tasks @param {string} keyPrefix
+ */
+async function row(ctx, mode, processes, tasks, keyPrefix) {
+  const children = Array.from({ length: processes }, (_, index) => {
+    /** @type {ChildConfig} */
+    const config = { mode, url: ctx.url, keyPrefix, index, processes, tasks, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs };
+    return fork(fileURLToPath(import.meta.url), ['child'], { env: { ...process.env, RLOCK_BENCH_S7: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  });
+  try {
+    const messages = children.map((c) => {
+      /** @type {{ ready?: boolean, count?: number, violations?: number }[]} */
+      const seen = [];
+      /** @type {((m: any) => void)[]} */
+      const waiting = [];
+      c.on('message', (m) => (waiting.shift() ?? ((x) => seen.push(x)))(m));
+      return () => new Promise((resolve) => (seen.length ? resolve(seen.shift()) : waiting.push(resolve)));
+    });
+    await Promise.all(messages.map((next) => next()));
+    for (const c of children) c.send('go');
+    /** @type {{ count: number, violations: number }[]} */
+    const reports = /** @type {any} */ (await Promise.all(messages.map((next) => next())));
+    const count = reports.reduce((sum, r) => sum + r.count, 0);
+    return { perSecond: count / (ctx.durationMs / 1000), violations: reports.reduce((sum, r) => sum + r.violations, 0) };
+  } finally {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }
+}
+
+/** @param {import('./run.mjs').BenchContext} ctx */
+export async function run(ctx) {
+  const rows = [];
+  for (const [label, mode, processes, tasks] of /** @type {const} */ ([
+    [`token ring, ${RING} processes, no lock`, 'ring', RING, 1],
+    ['fair lock, 4 processes × 8 tasks (S2)', 'fair', 4, 8],
+    ['fair lock, 1 process × 32 tasks', 'fair', 1, 32],
+  ])) {
+    ctx.log(`s7: ${label}`);
+    const result = await row(ctx, mode, processes, tasks, `${ctx.keyPrefix}-s7-${mode}-${processes}`);
+    rows.push([label, num(result.perSecond), String(result.violations)]);
+  }
+  return [
+    markdownTable(['row', 'hand-offs/s', 'violations'], rows, 'lrr'),
+    '',
+    `Each hand-off runs S2's critical section (\`SET inside 1 NX\`, \`INCR counter\`, \`DEL inside\`) on its own connection; ${ctx.warmupMs} ms warm-up, ` +
+      `${ctx.durationMs} ms measured. The ring passes a token between ${RING} processes with one PUBLISH and no lock: every hand-off wakes another ` +
+      'process, so it is the ceiling here for any hand-off between processes. A fair lock serves its queue in arrival order, which keeps a ' +
+      'process\'s tasks together as they queued: most of its hand-offs stay inside one process (the last row has only those).',
+  ].join('\n');
+}
+
+if (process.argv[2] === 'child') await child(JSON.parse(process.env.RLOCK_BENCH_S7 ?? '{}'));
