@@ -583,6 +583,10 @@ describe('coordination scripts', () => {
       // An acquire cancelled before it arrived: refused when it comes, nothing queued for it.
       expect(await cancel(k, 'cD:t1', 'x2', 'd1')).toBe(0);
       expect(await acquire(k, 'cD:t1', 'd1')).toEqual([-1]);
+      // A reentry cancelled before it arrived is refused too, counting nothing (as the lock's acquire-3).
+      expect(await cancel(k, 'cB:t1', 'x4', 'b9')).toBe(0);
+      expect(await acquire(k, 'cB:t1', 'b9')).toEqual([-1]);
+      expect(await holder(k)).toEqual(['cB:t1', '0']);
       // A claim cancelled after it ran is undone too, and the lock goes on.
       await acquire(k, 'cE:t1', 'e1');
       expect(await acquire(k, 'cB:t1', 'b2')).toEqual([1, expect.any(String), 1]);

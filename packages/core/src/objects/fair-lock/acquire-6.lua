@@ -30,29 +30,27 @@ Publishes nothing.
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"
+--- @include "reenter-count"
 
 local lock = KEYS[1]
 local held = redis.call('HMGET', lock, 'owner', 'count', 'token', 'op')
 local owner = held[1]
 
-if owner == ARGV[1] and (string.sub(ARGV[3], 1, 6) ~= 'claim/' or held[3] == string.sub(ARGV[3], 7)) then
-  if held[4] == ARGV[3] then
-    return {1, held[3], tonumber(held[2])}
-  end
-  local count = tonumber(held[2]) + 1
-  redis.call('HSET', lock, 'count', count, 'op', ARGV[3])
-  if redis.call('PTTL', lock) < tonumber(ARGV[2]) then
-    redis.call('PEXPIRE', lock, ARGV[2])
-  end
-  return {1, held[3], count}
-end
+local claim = string.sub(ARGV[3], 1, 6) == 'claim/'
 -- A claim ("claim/<token>") counts only the hold handed to this owner with
 -- that token: with it gone, it takes, queues and grants nothing.
-if string.sub(ARGV[3], 1, 6) == 'claim/' then
+local mine = owner == ARGV[1] and (not claim or held[3] == string.sub(ARGV[3], 7))
+if mine and held[4] == ARGV[3] then
+  return {1, held[3], tonumber(held[2])}
+end
+if claim and not mine then
   return {0, redis.call('PTTL', lock), owner or ''}
 end
 if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}
+end
+if mine then
+  return reenterCount(lock, held)
 end
 
 local now = nowMs()

@@ -32,10 +32,6 @@ of the head> when the undo frees the lock and someone is queued (grant-head).
 
 local undone, freed = cancelCount(KEYS[1], KEYS[2], KEYS[3])
 if freed then
-  local now = nowMs()
-  local head = purgeWaiters(KEYS[5], KEYS[6], KEYS[7], now)
-  if head then
-    grantHead(KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], head, now, ARGV[6])
-  end
+  grantNext(KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[6])
 end
 return undone

@@ -22,9 +22,5 @@ of the head> when it released a holder and someone is queued (grant-head).
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0
 end
-local now = nowMs()
-local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], now)
-if head then
-  grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, now, ARGV[1])
-end
+grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1])
 return 1

@@ -37,10 +37,6 @@ if not left then
   return 0
 end
 if wasHead and redis.call('EXISTS', KEYS[1]) == 0 then
-  local now = nowMs()
-  local head = purgeWaiters(KEYS[3], KEYS[4], KEYS[5], now)
-  if head then
-    grantHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], head, now, ARGV[2])
-  end
+  grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2])
 end
 return 1

@@ -37,9 +37,4 @@ local stays = releaseCount(lock, KEYS[2])
 if stays then
   return stays
 end
-local now = nowMs()
-local head = purgeWaiters(KEYS[4], KEYS[5], KEYS[6], now)
-if not head then
-  return {1, 0, 0}
-end
-return {1, 0, grantHead(lock, KEYS[3], KEYS[4], KEYS[5], KEYS[6], head, now, ARGV[6])}
+return {1, 0, grantNext(lock, KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[6])}

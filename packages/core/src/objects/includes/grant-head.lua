@@ -28,3 +28,14 @@ local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, 
   redis.call('PEXPIRE', lock, math.max(1, math.min(leaseEnd - now, tonumber(leaseMs) or (leaseEnd - now))))
   return announce(lock .. ':release:' .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. (op or ''), sharded)
 end
+
+-- Hands a free fair lock to the live head of its queue, if any (grantHead);
+-- returns how many subscriber connections heard it (0: nobody queued).
+local function grantNext(lock, fenceKey, queueKey, leasesKey, ticketsKey, sharded)
+  local now = nowMs()
+  local head = purgeWaiters(queueKey, leasesKey, ticketsKey, now)
+  if not head then
+    return 0
+  end
+  return grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded)
+end

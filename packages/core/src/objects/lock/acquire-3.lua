@@ -29,6 +29,7 @@ Returns
 Publishes nothing.
 ]]
 --- @include "mint-token"
+--- @include "reenter-count"
 
 local lock = KEYS[1]
 local held = redis.call('HMGET', lock, 'owner', 'count', 'token', 'op')
@@ -54,9 +55,4 @@ if not owner then
   return {1, token, 1}
 end
 
-local count = tonumber(held[2]) + 1
-redis.call('HSET', lock, 'count', count, 'op', ARGV[3])
-if redis.call('PTTL', lock) < tonumber(ARGV[2]) then
-  redis.call('PEXPIRE', lock, ARGV[2])
-end
-return {1, held[3], count}
+return reenterCount(lock, held)
