@@ -1,4 +1,4 @@
-import { recordGrant } from './acquire.js';
+import { recordGrant, type AcquireReply } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold, HoldTarget } from './hold.js';
 import { driftMs, leaseDeadline, monotonicNow } from './time.js';
@@ -12,6 +12,15 @@ const MAX_LEASE_SPENT = 0.1;
  * next acquire there must first claim it (see {@link claimHandOff}).
  */
 export const HANDED_OVER = Symbol('handed over, not yet counted in Redis');
+
+/** A lock a release handed to a waiter in Redis, as its message reads: the hold's token, the try it names, the waiter lease that try set. */
+export interface HandOff {
+  readonly token: string;
+  /** The op of the waiter's try whose waiter lease the grant's TTL ends with: the grant is this call's if that try was. */
+  readonly ticket: string;
+  /** How long that try kept the waiter's place, ms: the grant's TTL ends at least this long after the try was sent. */
+  readonly waiterLeaseMs: number;
+}
 
 /** A lock a release handed to this waiter in Redis. */
 export interface HandOffSpec {
@@ -74,4 +83,57 @@ export async function claimHandOff(
   const reply = await claim(`claim/${hold.token ?? ''}`);
   if (reply.granted && reply.token === hold.token) hold.grant = undefined;
   else hold.lose(!reply.granted && reply.holder ? 'taken' : 'expired');
+}
+
+/**
+ * One waiting call's side of the hand-off: it sends the call's acquires (each
+ * noted as the owner's latest on the channel's queue, and preceded by the claim
+ * of a hold handed over and not yet counted), remembers the latest one if
+ * Redis refused and queued it (the ticket a hand-off to this call names), and
+ * takes a hand-off only when it names that try and no acquire of the task was
+ * sent since (by any branch). Else the message may be late (an earlier
+ * call's), or predate a claim that was undone since; and a branch of the task
+ * holding the lock already reenters instead. Then the call tries, which
+ * claims a hand-off that is its own.
+ */
+export class HandOffCall {
+  private refused: { readonly op: string; readonly sentAt: number } | undefined;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly target: HoldTarget,
+    /** The channel whose local queue the call waits in. */
+    private readonly channel: string,
+    private readonly readGrant: (grant: string) => HandOff | undefined,
+    private readonly request: { readonly leaseMs?: number | undefined; readonly maxLeaseMs?: number | undefined },
+  ) {}
+
+  /** Sends acquire `op` (through `acquire`, which also sends the claim, with its own op). */
+  async send(op: string, acquire: (op: string) => Promise<AcquireReply>): Promise<AcquireReply> {
+    const { ctx, target } = this;
+    const sentAt = monotonicNow();
+    this.refused = undefined;
+    ctx.queues.get(this.channel)?.noteTry(target.owner, op);
+    await claimHandOff(ctx, target.key, target.mode, target.owner, acquire);
+    const reply = await acquire(op);
+    // Refused and queued (not a tombstone's refusal): this try set the owner's place.
+    if (!reply.granted && reply.holder !== undefined) this.refused = { op, sentAt };
+    return reply;
+  }
+
+  /** The hold from a wake's grant, or undefined when the call should try instead. */
+  take(grant: string): Hold | undefined {
+    const { ctx, target, refused } = this;
+    const handOff = this.readGrant(grant);
+    if (!handOff || !refused || handOff.ticket !== refused.op || ctx.queues.get(this.channel)?.lastTry(target.owner) !== refused.op) return undefined;
+    if (ctx.holds.current(target.key, target.mode, target.owner)?.active) return undefined;
+    return takeHandOff(ctx, {
+      target,
+      token: handOff.token,
+      ticketSentAt: refused.sentAt,
+      waiterLeaseMs: handOff.waiterLeaseMs,
+      leaseMs: this.request.leaseMs,
+      maxLeaseMs: this.request.maxLeaseMs,
+    });
+  }
 }

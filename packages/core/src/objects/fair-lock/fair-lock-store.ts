@@ -4,7 +4,7 @@ import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../../options/lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
-import type { HandOff } from '../lock/lock-store.js';
+import type { HandOff } from '../../engine/hand-off.js';
 import { ServerLockStore } from '../lock/server-lock-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';

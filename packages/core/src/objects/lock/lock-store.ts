@@ -1,4 +1,5 @@
 import type { AcquireReply } from '../../engine/acquire.js';
+import type { HandOff } from '../../engine/hand-off.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
@@ -12,16 +13,6 @@ export interface OwnerHoldRead {
   readonly held: boolean;
   /** The owner's count where the store counts (0 when not held). */
   readonly count: number;
-}
-
-/** A lock a release handed to a waiter in Redis (a fair lock's queue head), as its message told it. */
-export interface HandOff {
-  /** The hold's fencing token. */
-  readonly token: string;
-  /** The op of the waiter's try whose waiter lease the grant's TTL ends with: the grant is this call's if that try was. */
-  readonly ticket: string;
-  /** How long that try kept the waiter's place, ms: the grant's TTL ends at least this long after the try was sent. */
-  readonly waiterLeaseMs: number;
 }
 
 /**

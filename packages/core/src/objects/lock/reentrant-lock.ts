@@ -1,5 +1,5 @@
 import { acquireOrWait, attempt } from '../../engine/acquire.js';
-import { claimHandOff, takeHandOff } from '../../engine/hand-off.js';
+import { HandOffCall } from '../../engine/hand-off.js';
 import type { HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { HoldHandle } from '../../engine/handle.js';
@@ -187,43 +187,16 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         leaseMs: request.leaseMs,
         signal,
         maxLeaseMs: request.maxLeaseMs,
-        send: async (op, leaseMs) => {
-          if (!handOffs) return store.acquire(this.keys, owner, leaseMs, op, request);
-          const sentAt = monotonicNow();
-          refused = undefined;
-          ctx.queues.get(this.keys.channel)?.noteTry(owner, op);
-          // A reentry on a hold handed over in Redis counts it there first.
-          await claimHandOff(ctx, this.keys.lock, this.mode, owner, (claimOp) => store.acquire(this.keys, owner, leaseMs, claimOp, request));
-          const reply = await store.acquire(this.keys, owner, leaseMs, op, request);
-          // Refused and queued (not a tombstone's refusal): this try set the owner's place.
-          if (!reply.granted && reply.holder !== undefined) refused = { op, sentAt };
-          return reply;
+        send: (op, leaseMs) => {
+          const acquire = (sendOp: string) => store.acquire(this.keys, owner, leaseMs, sendOp, request);
+          return handOffs ? handOffs.send(op, acquire) : acquire(op);
         },
         undo: (op) => store.cancel(this.keys, owner, op),
       });
     };
-    // Where a release hands the lock over in Redis: this call's latest try,
-    // if Redis refused and queued it, and when it was sent.
-    const handOffs = store.readGrant !== undefined;
-    let refused: { readonly op: string; readonly sentAt: number } | undefined;
-    const takeGrant = (grant: string): Hold | undefined => {
-      const handOff = store.readGrant?.(grant);
-      // Taken only when it names the call's latest try, refused, with no
-      // acquire of the task sent since (by any branch): else the message may
-      // be late (an earlier call's), or predate a claim that was undone since.
-      // A branch of the task holding it already reenters instead. Then the
-      // call tries, which claims a hand-off that is its own.
-      if (!handOff || !refused || handOff.ticket !== refused.op || ctx.queues.get(this.keys.channel)?.lastTry(owner) !== refused.op) return undefined;
-      if (ctx.holds.current(this.keys.lock, this.mode, owner)?.active) return undefined;
-      return takeHandOff(ctx, {
-        target,
-        token: handOff.token,
-        ticketSentAt: refused.sentAt,
-        waiterLeaseMs: handOff.waiterLeaseMs,
-        leaseMs: request.leaseMs,
-        maxLeaseMs: request.maxLeaseMs,
-      });
-    };
+    // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
+    const readGrant = store.readGrant?.bind(store);
+    const handOffs = readGrant && new HandOffCall(ctx, target, this.keys.channel, readGrant, request);
     const leaveQueue = store.leaveQueue?.bind(store);
     return acquireOrWait(ctx, {
       name: this.name,
@@ -243,7 +216,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
           const held = ctx.holds.current(this.keys.lock, this.mode, owner);
           return leaveQueue(this.keys, owner, held?.active ? (held.token ?? '') : '');
         }),
-      takeGrant: handOffs ? takeGrant : undefined,
+      takeGrant: handOffs && ((grant) => handOffs.take(grant)),
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce,
