@@ -36,9 +36,7 @@ interface Pending {
 /**
  * rlock's way to one connection: its own small batches and one deadline queue.
  *
- * - **Batches.** A command on an idle connection (nothing unanswered, no
- *   batch open) is written at once, so the server starts on it while the
- *   caller builds the next. Commands issued while others are out are written
+ * - **Batches.** Commands issued in one turn of the event loop are written
  *   together (the socket is corked from the first and uncorked after 16, or at
  *   the end of the turn; on a Cluster, every master's socket, after 16 per
  *   master), and a batch goes out while the replies to the last
@@ -174,13 +172,9 @@ export class Transport {
       command.reject(error);
       return entry;
     }
-    // An idle connection writes its first command at once: the server starts
-    // on it while the next ones are built (a Redlock round, one command per
-    // master). Commands issued while others are out join this turn's batch.
-    const idle = this.head === this.pending.length && this.corked === undefined;
     this.pending.push(entry);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
-    if (!idle) this.cork();
+    this.cork();
     this.redis.sendCommand(command);
     if (++this.batched >= this.batchLimit) this.flush();
     return entry;
