@@ -42,6 +42,13 @@ async function child(config) {
   const side = new Redis(config.url);
   let counting = false;
   let count = 0;
+  /** Hand-offs in each second since go, warm-up included: how fast the code warms up. */
+  const perSecond = [];
+  let startedAt = 0;
+  const tally = () => {
+    const second = Math.floor((performance.now() - startedAt) / 1000);
+    perSecond[second] = (perSecond[second] ?? 0) + 1;
+  };
   let violations = 0;
   /** @type {() => void} */
   let stop = () => undefined;
@@ -57,12 +64,14 @@ async function child(config) {
       holding = (async () => {
         if (!(await criticalSection(side, config.keyPrefix))) violations++;
         if (counting && !ended) count++;
+        if (!ended) tally();
         await pub.publish(`${config.keyPrefix}:ring:${(config.index + 1) % config.processes}`, 'token');
       })();
     });
     await sub.subscribe(`${config.keyPrefix}:ring:${config.index}`);
     process.send?.({ ready: true });
     await new Promise((resolve) => process.once('message', resolve)); // go
+    startedAt = performance.now();
     if (config.index === 0) await pub.publish(`${config.keyPrefix}:ring:0`, 'token');
     setTimeout(() => (counting = true), config.warmupMs);
     setTimeout(() => ((ended = true), stop()), config.warmupMs + config.durationMs);
@@ -74,6 +83,7 @@ async function child(config) {
     const lock = client.getFairLock('s7');
     process.send?.({ ready: true });
     await new Promise((resolve) => process.once('message', resolve)); // go
+    startedAt = performance.now();
     let ended = false;
     setTimeout(() => (counting = true), config.warmupMs);
     setTimeout(() => (ended = true), config.warmupMs + config.durationMs);
@@ -84,6 +94,7 @@ async function child(config) {
             await lock.lock({ leaseMs: LEASE_MS });
             if (!(await criticalSection(side, config.keyPrefix))) violations++;
             if (counting && !ended) count++;
+            if (!ended) tally();
             await lock.unlock();
           }
         }),
@@ -92,7 +103,7 @@ async function child(config) {
     await client.close();
   }
   await side.quit();
-  process.send?.({ count, violations });
+  process.send?.({ count, violations, perSecond: Array.from(perSecond, (n) => n ?? 0) });
   process.exit(0);
 }
 
@@ -117,10 +128,13 @@ async function row(ctx, mode, processes, tasks, keyPrefix) {
     });
     await Promise.all(messages.map((next) => next()));
     for (const c of children) c.send('go');
-    /** @type {{ count: number, violations: number }[]} */
+    /** @type {{ count: number, violations: number, perSecond: number[] }[]} */
     const reports = /** @type {any} */ (await Promise.all(messages.map((next) => next())));
     const count = reports.reduce((sum, r) => sum + r.count, 0);
-    return { perSecond: count / (ctx.durationMs / 1000), violations: reports.reduce((sum, r) => sum + r.violations, 0) };
+    // Whole seconds only: the last one is cut by the end of the window.
+    const seconds = Math.floor((ctx.warmupMs + ctx.durationMs) / 1000);
+    const curve = Array.from({ length: seconds }, (_, second) => reports.reduce((sum, r) => sum + (r.perSecond[second] ?? 0), 0));
+    return { perSecond: count / (ctx.durationMs / 1000), violations: reports.reduce((sum, r) => sum + r.violations, 0), curve };
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }
@@ -136,15 +150,17 @@ export async function run(ctx) {
   ])) {
     ctx.log(`s7: ${label}`);
     const result = await row(ctx, mode, processes, tasks, `${ctx.keyPrefix}-s7-${mode}-${processes}`);
-    rows.push([label, num(result.perSecond), String(result.violations)]);
+    rows.push([label, num(result.perSecond), String(result.violations), result.curve.map((n) => num(n)).join(' · ')]);
   }
   return [
-    markdownTable(['row', 'hand-offs/s', 'violations'], rows, 'lrr'),
+    markdownTable(['row', 'hand-offs/s', 'violations', 'hand-offs in each second from the start, warm-up included'], rows, 'lrrl'),
     '',
     `Each hand-off runs S2's critical section (\`SET inside 1 NX\`, \`INCR counter\`, \`DEL inside\`) on its own connection; ${ctx.warmupMs} ms warm-up, ` +
       `${ctx.durationMs} ms measured. The ring passes a token between ${RING} processes with one PUBLISH and no lock: every hand-off wakes another ` +
       'process, so it is the ceiling here for any hand-off between processes. A fair lock serves its queue in arrival order, which keeps a ' +
-      'process\'s tasks together as they queued: most of its hand-offs stay inside one process (the last row has only those).',
+      'process\'s tasks together as they queued: most of its hand-offs stay inside one process (the last row has only those). ' +
+      'The last column shows how the rate grows while V8 compiles the hot code: fresh processes run rlock\'s lock path interpreted ' +
+      'or in baseline code for seconds, so a short warm-up measures that, not the steady state (`BENCH_WARMUP_MS=15000` measures after it).',
   ].join('\n');
 }
 
