@@ -38,7 +38,9 @@ export class Master {
     private readonly commandTimeoutMs: number,
     events: { resubscribed(): void; identified(): void },
   ) {
-    this.deployment = new StandaloneDeployment(input, commandTimeoutMs);
+    // Each command written at once: a round sends one per lock, and batching
+    // them per turn only held every master's back until the last was built.
+    this.deployment = new StandaloneDeployment(input, commandTimeoutMs, undefined, false);
     this.store = new ServerLockStore(this.deployment, commandTimeoutMs, false);
     // A dead master is an expected state: waiters fall back to their timers.
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {

@@ -25,16 +25,18 @@ export class StandaloneDeployment implements Deployment {
   /**
    * @param commandTimeoutMs rlock's own bound on every call (see Transport).
    * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT).
+   * @param batching each turn's commands in one write (see Transport); false writes each at once.
    * @throws InvalidArgumentError for a bad `redis` input (see resolveConnection).
    */
   constructor(
     input: unknown,
     commandTimeoutMs: number,
     private readonly syncReplicas?: SyncReplicas,
+    batching = true,
   ) {
     const connection = resolveConnection(input);
     this.redis = connection.redis;
-    this.transport = new Transport(this.redis, commandTimeoutMs, Object.values(SCRIPTS));
+    this.transport = new Transport(this.redis, commandTimeoutMs, Object.values(SCRIPTS), batching);
     this.owned = connection.owned;
     // Connection errors surface as typed errors of the calls; the listener keeps
     // ioredis from printing them as unhandled.

@@ -78,6 +78,12 @@ export class Transport {
     readonly timeoutMs: number,
     /** Every script this connection may run: loaded on each connect, before anything else. */
     private readonly scripts: readonly EmbeddedScript[],
+    /**
+     * Batch each turn's commands into one write (true), or write each at once
+     * as ioredis does (false: a Redlock master, whose rounds send one command
+     * per lock and wait on the slowest of a majority).
+     */
+    private readonly batching = true,
   ) {
     redis.on('ready', () => {
       this.down = undefined;
@@ -174,7 +180,7 @@ export class Transport {
     }
     this.pending.push(entry);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
-    this.cork();
+    if (this.batching) this.cork();
     this.redis.sendCommand(command);
     if (++this.batched >= this.batchLimit) this.flush();
     return entry;
