@@ -41,6 +41,22 @@ describe('Transport', () => {
     expect(order).toEqual(Array.from({ length: 500 }, (_, i) => i));
   });
 
+  it("holds a turn's commands for one write when batching, and writes each at once when not (a Redlock master)", async () => {
+    for (const batching of [true, false]) {
+      const redis = new Redis(fleet.url(0));
+      connections.push(redis);
+      const t = new Transport(redis, 2_000, [ECHO], batching);
+      await t.call('ping', [], 'PING', '-', String);
+      const socket = redis.stream;
+      const calls = Array.from({ length: 5 }, (_, i) => t.script(ECHO, [`b${i}`, i], 'echo', `b${i}`, (reply) => reply));
+      // Still in the turn that issued them: corked with their bytes held back, or already handed to the socket.
+      expect({ batching, corked: socket.writableCorked }).toEqual({ batching, corked: batching ? 1 : 0 });
+      if (batching) expect(socket.writableLength).toBeGreaterThan(0);
+      expect(await Promise.all(calls)).toEqual(Array.from({ length: 5 }, (_, i) => [`b${i}`, String(i)]));
+      expect(socket.writableCorked).toBe(0);
+    }
+  });
+
   it('types an error reply as RedisCommandError naming the key', async () => {
     const t = transport();
     await fleet.client(0).set('plain', 'x');
