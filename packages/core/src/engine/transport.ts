@@ -42,7 +42,8 @@ interface Pending {
  *   master), and a batch goes out while the replies to the last
  *   are still being turned into new commands. ioredis's auto-pipelining keeps
  *   one batch in flight per connection, so many tasks would move in lockstep,
- *   client and server taking turns; here they overlap.
+ *   client and server taking turns; here they overlap. A transport built
+ *   with `batching` off (a Redlock master's) writes each command at once.
  * - **Deadlines.** Every call gets rlock's own bound (`timeoutMs`, whatever
  *   ioredis's retry settings are) from one timer per connection: replies come
  *   in order, so the oldest unanswered call is the only one that can be due.
