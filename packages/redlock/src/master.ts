@@ -38,8 +38,7 @@ export class Master {
     private readonly commandTimeoutMs: number,
     events: { resubscribed(): void; identified(): void },
   ) {
-    // Each command written at once: a round sends one per lock, and batching
-    // them per turn only held every master's back until the last was built.
+    // Not batched: a round sends one command per lock, so a batch only delays each master's.
     this.deployment = new StandaloneDeployment(input, commandTimeoutMs, undefined, false);
     this.store = new ServerLockStore(this.deployment, commandTimeoutMs, false);
     // A dead master is an expected state: waiters fall back to their timers.
