@@ -183,7 +183,7 @@ export class Transport {
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
     if (this.batching) this.cork();
     this.redis.sendCommand(command);
-    if (++this.batched >= this.batchLimit) this.flush();
+    if (this.batching && ++this.batched >= this.batchLimit) this.flush();
     return entry;
   }
 
