@@ -234,7 +234,7 @@ export class MasterSet {
 
   /** Cancels acquire `op` on `master` (tracked); a failure is reported when `report` (a grant then stays until its TTL). */
   private cancel(master: Master, keys: LockKeys, owner: string, op: string, report: boolean): Promise<void> {
-    const work = master.store.cancel(keys, owner, op, true).then(
+    const work = master.store.cancel(keys, owner, op).then(
       () => undefined,
       (error: unknown) => {
         if (report && !this.background.stopped) this.onError(error as Error);
@@ -335,7 +335,7 @@ export class MasterSet {
     // A master whose acquire is still unanswered counts too: the release runs after it on the same connection, so its
     // answer is the truth about that grant (an unlock right after the lock need not wait for the first three).
     const holding = this.masters.filter((master) => tokens[master.index] !== undefined || grants.pending.has(master.index)).map((master) => master.index);
-    const sent = this.masters.map((master) => master.store.releaseAs(keys, grants.owner, tokens[master.index], op, true));
+    const sent = this.masters.map((master) => master.store.release(keys, grants.owner, tokens[master.index], op));
     // A master without a token or a pending acquire only gets a sweep: its answer does not count.
     sent.forEach((call, index) => !holding.includes(index) && this.background.track(call));
     const gathered = await gather(
@@ -377,7 +377,7 @@ export class MasterSet {
       this.masters
         .filter((master) => grants.tokens[master.index] !== undefined)
         .map(async (master) => {
-          await master.store.releaseAs(grants.keys, grants.owner, grants.tokens[master.index], nanoid(), true);
+          await master.store.release(grants.keys, grants.owner, grants.tokens[master.index], nanoid());
           grants.tokens[master.index] = undefined;
         }),
     );
@@ -397,7 +397,7 @@ export class MasterSet {
     const token = tokens[master.index];
     const plan = { until: hold.deadline, minDelayMs: this.perNodeTimeoutMs, maxDelayMs: this.commandTimeoutMs };
     const retried = this.background.retry(async () => {
-      await master.store.releaseAs(keys, owner, token, nanoid(), true);
+      await master.store.release(keys, owner, token, nanoid());
       if (tokens[master.index] === token) tokens[master.index] = undefined;
       return true;
     }, plan);

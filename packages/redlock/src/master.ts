@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { ChannelHub, ServerLockStore, StandaloneDeployment, monotonicNow, withinMs } from '@org/rlock-core/engine';
+import { ChannelHub, LeaseLockStore, StandaloneDeployment, monotonicNow, withinMs } from '@org/rlock-core/engine';
 
 /** A master's run as `INFO server` tells it: `run_id`, and its start on this client's monotonic clock (the latest it can be). */
 export interface MasterRun {
@@ -11,14 +11,14 @@ export interface MasterRun {
 }
 
 /**
- * One independent master: core's standalone deployment, the lock's scripts on
+ * One independent master: core's standalone deployment, the lease lock's scripts on
  * it (every call bounded by commandTimeoutMs), its subscriber hub, and its run:
  * `INFO server` is read on every (re)connect, before any vote counts, so a
  * restart (a new run_id, a short uptime) is known before the master votes again.
  */
 export class Master {
   readonly deployment: StandaloneDeployment;
-  readonly store: ServerLockStore;
+  readonly store: LeaseLockStore;
   readonly hub: ChannelHub;
   /** Settles once the first connection attempt has (and the run was read, if it connected), or timed out. */
   readonly firstConnect: Promise<void>;
@@ -40,7 +40,7 @@ export class Master {
   ) {
     // Not batched: a round sends one command per lock, so a batch only delays each master's.
     this.deployment = new StandaloneDeployment(input, commandTimeoutMs, undefined, false);
-    this.store = new ServerLockStore(this.deployment, commandTimeoutMs, false);
+    this.store = new LeaseLockStore(this.deployment, commandTimeoutMs);
     // A dead master is an expected state: waiters fall back to their timers.
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
       resubscribed: () => events.resubscribed(),

@@ -1,7 +1,7 @@
 import type { LockHandle } from '@org/rlock-core';
 import { QuorumError, type RedlockClient } from '@org/rlock-redlock';
 import { RedisFleet } from '@org/rlock-testing';
-import { RedlockPool, eventually, lockOnMasters, uniquePrefix } from './support.js';
+import { RedlockPool, eventually, lockOnMasters, plantHold, uniquePrefix } from './support.js';
 
 const ALL = [0, 1, 2, 3, 4];
 
@@ -65,7 +65,7 @@ describe('Redlock', () => {
       await redlock.task(async () => {
         const lock = redlock.getLock('fresh');
         expect(await lock.tryLock({ leaseMs: 5_000 })).toBe(true);
-        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner !== undefined), 2_000)).toBe(true);
+        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner !== undefined), 2_000)).toBe(true);
         await lock.unlock();
       });
     });
@@ -81,7 +81,7 @@ describe('Redlock', () => {
         await fleet.kill(4);
         const hold: LockHandle = await first.getLock('report').acquire({ leaseMs: 2_500 });
         const key = `${options.keyPrefix}:{report}`;
-        expect((await lockOnMasters(fleet, key, [0, 1, 2])).every((hash) => hash.owner !== undefined)).toBe(true);
+        expect((await lockOnMasters(fleet, key, [0, 1, 2])).every((hold) => hold.owner !== undefined)).toBe(true);
         await fleet.kill(2);
         await fleet.restart(2);
         await fleet.restart(3);
@@ -121,7 +121,7 @@ describe('Redlock', () => {
   describe('spread over every master that is up', () => {
     /** How many masters hold the lock for its most frequent owner. */
     async function heldOn(key: string): Promise<number> {
-      const owners = (await lockOnMasters(fleet, key, ALL)).map((hash) => hash.owner);
+      const owners = (await lockOnMasters(fleet, key, ALL)).map((hold) => hold.owner);
       return Math.max(0, ...owners.map((owner) => (owner === undefined ? 0 : owners.filter((other) => other === owner).length)));
     }
 
@@ -129,8 +129,7 @@ describe('Redlock', () => {
       const redlock = pool.make(fleet, { restartQuarantineMs: 0 });
       const key = `${redlock.options.keyPrefix}:{spread}`;
       const admin = fleet.client(4);
-      await admin.hset(key, 'owner', 'other:1', 'count', '1', 'token', '1', 'op', 'planted');
-      await admin.pexpire(key, 60); // a failed partial grant, gone soon
+      await plantHold(admin, key, 'other:1', 60); // a failed partial grant, gone soon
       admin.disconnect();
       const hold = await redlock.getLock('spread').acquire({ leaseMs: 10_000 });
       expect(await eventually(async () => (await heldOn(key)) === 5, 2_000)).toBe(true);
@@ -197,12 +196,12 @@ describe('Redlock', () => {
       const held = new Promise<void>((resolve) => (secondHolds = resolve));
       const first = redlock.task(async () => {
         await lock.lock({ leaseMs: 10_000 });
-        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner !== undefined), 2_000)).toBe(true);
+        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner !== undefined), 2_000)).toBe(true);
         const owner = (await lockOnMasters(fleet, key, [0]))[0]?.owner;
         await released;
         await lock.unlock(); // a task waits: handed off, the masters keep this task's owner
         await held;
-        expect((await lockOnMasters(fleet, key, ALL)).map((hash) => hash.owner)).toEqual([owner, owner, owner, owner, owner]);
+        expect((await lockOnMasters(fleet, key, ALL)).map((hold) => hold.owner)).toEqual([owner, owner, owner, owner, owner]);
         // The masters would let this owner reenter: the client must not.
         expect(await lock.tryLock({ leaseMs: 1_000 })).toBe(false);
         expect(await lock.isHeldByCurrentTask()).toBe(false);

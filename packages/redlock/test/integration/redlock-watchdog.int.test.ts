@@ -1,6 +1,6 @@
 import { LockLostError, type LockLostEvent } from '@org/rlock-core';
 import { RedisFleet } from '@org/rlock-testing';
-import { RedlockPool, aborted } from './support.js';
+import { RedlockPool, aborted, plantHold } from './support.js';
 
 const WATCHDOG_MS = 600; // renewed every 200 ms
 
@@ -86,7 +86,7 @@ describe('Redlock', () => {
       await Promise.all(
         [0, 1, 2].map(async (index) => {
           const redis = fleet.client(index);
-          await redis.hset(key, 'owner', 'someone:else', 'count', '1', 'token', '1', 'op', 'x');
+          await plantHold(redis, key, 'someone:else');
           redis.disconnect();
         }),
       );

@@ -9,7 +9,7 @@ import {
 } from '@org/rlock-core';
 import { RedlockClient } from '@org/rlock-redlock';
 import { RedisFleet } from '@org/rlock-testing';
-import { RedlockPool, aborted, eventually, lockOnMasters, uniquePrefix } from './support.js';
+import { RedlockPool, aborted, eventually, lockOnMasters, plantHold, uniquePrefix } from './support.js';
 
 const ALL = [0, 1, 2, 3, 4];
 
@@ -45,13 +45,12 @@ function blockEventLoop(ms: number): void {
   }
 }
 
-/** Writes a hold of `owner` on the given masters directly, as core's acquire script would leave it. */
+/** Writes a hold of `owner` on the given masters directly, as the acquire script would leave it. */
 async function plant(key: string, indexes: readonly number[], owner: string, ttlMs: number): Promise<void> {
   await Promise.all(
     indexes.map(async (index) => {
       const redis = fleet.client(index);
-      await redis.hset(key, 'owner', owner, 'count', '1', 'token', '1', 'op', 'planted');
-      await redis.pexpire(key, ttlMs);
+      await plantHold(redis, key, owner, ttlMs);
       redis.disconnect();
     }),
   );
@@ -74,9 +73,9 @@ describe('Redlock', () => {
       await redlock.task(async () => {
         await lock.lock({ leaseMs: 10_000 });
         // Decided at a majority; the other answers join the hold as they come.
-        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.count === '1'), 2_000)).toBe(true);
-        const hashes = await lockOnMasters(fleet, key, ALL);
-        expect(new Set(hashes.map((hash) => hash.owner)).size).toBe(1);
+        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner !== undefined), 2_000)).toBe(true);
+        const holds = await lockOnMasters(fleet, key, ALL);
+        expect(new Set(holds.map((hold) => hold.owner)).size).toBe(1);
         expect(await lock.isLocked()).toBe(true);
         expect(await lock.isHeldByCurrentTask()).toBe(true);
         const ttl = await lock.remainTimeToLive();
@@ -196,7 +195,7 @@ describe('Redlock', () => {
         expect(await lock.tryLock()).toBe(true);
         expect(await lock.getHoldCount()).toBe(3);
         // The answers after the majority join the hold too.
-        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.count === '1'), 2_000)).toBe(true);
+        expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner !== undefined), 2_000)).toBe(true);
         await lock.unlock();
         await lock.unlock();
         expect(await lock.isLocked()).toBe(true);
@@ -240,7 +239,7 @@ describe('Redlock', () => {
         expect(lost.map((event) => event.reason)).toEqual(['unreachable']);
         await expect(lock.unlock()).rejects.toBeInstanceOf(LockLostError);
       });
-      expect((await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === 'other:1')).toBe(true);
+      expect((await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner === 'other:1')).toBe(true);
     });
 
     it('reads a hold this client knows lost as not held, whatever the masters still show', async () => {
@@ -252,7 +251,7 @@ describe('Redlock', () => {
       await aborted(handle.signal, 2_000); // its fixed lease is over: lost (expired) here
       // The masters still show this owner holding it (as when the cleanup of the
       // lost hold did not reach them).
-      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner === undefined), 2_000)).toBe(true);
       await plant(key, ALL, owner, 30_000);
       await handle.run(async () => {
         expect(await lock.isHeldByCurrentTask()).toBe(false);
@@ -337,7 +336,7 @@ describe('Redlock', () => {
       await holder.unlock();
       await expect(waiting).rejects.toThrow('caller gave up');
       expect(released).toEqual(['abort-win']);
-      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner === undefined), 2_000)).toBe(true);
       await other.task(async () => expect(await other.getLock('abort-win').tryLock({ leaseMs: 1_000 })).toBe(true));
       // Nothing of it is left in the client either: close has no hold to release.
       expect(await redlock.close()).toEqual({ released: [], failed: [] });
@@ -349,7 +348,7 @@ describe('Redlock', () => {
       const controller = new AbortController();
       abortOnWin(redlock, controller);
       await expect(redlock.getLock('abort-first').acquire({ signal: controller.signal })).rejects.toThrow('caller gave up');
-      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner === undefined), 2_000)).toBe(true);
       expect(await redlock.close()).toEqual({ released: [], failed: [] });
     });
   });
@@ -372,7 +371,7 @@ describe('Redlock', () => {
       await setTtl(key, ALL, 30_000);
       await aborted(handle.signal, 2_000); // lost (expired) in the expiry timer, which ran the listeners
       expect(errors.map((error) => error.message)).toContain('lockLost-listener bug');
-      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hash) => hash.owner === undefined), 2_000)).toBe(true);
+      expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner === undefined), 2_000)).toBe(true);
     });
   });
 

@@ -1,4 +1,5 @@
 import { createRedlock, type RedlockClient, type RedlockOptions } from '@org/rlock';
+import type { Redis } from 'ioredis';
 import { uniquePrefix, type RedisFleet } from '@org/rlock-testing';
 
 export { uniquePrefix, eventually, tick, OverlapProbe } from '@org/rlock-testing';
@@ -36,16 +37,31 @@ export function aborted(signal: AbortSignal, timeoutMs: number): Promise<unknown
   });
 }
 
-/** The lock hash's fields on each master, `{}` where it is missing. */
-export async function lockOnMasters(fleet: RedisFleet, key: string, indexes: readonly number[]): Promise<Record<string, string>[]> {
+/** A master's lease lock, read from its string `<owner>|<op>`: `{}` where the key is missing. */
+export interface MasterHold {
+  owner?: string;
+  op?: string;
+}
+
+/** The lease lock on each master (the Redlock README's data layout). */
+export async function lockOnMasters(fleet: RedisFleet, key: string, indexes: readonly number[]): Promise<MasterHold[]> {
   return Promise.all(
     indexes.map(async (index) => {
       const redis = fleet.client(index);
       try {
-        return await redis.hgetall(key);
+        const value = await redis.get(key);
+        if (value === null) return {};
+        const bar = value.indexOf('|');
+        return { owner: value.slice(0, bar), op: value.slice(bar + 1) };
       } finally {
         redis.disconnect();
       }
     }),
   );
+}
+
+/** Writes another owner's hold on a master directly, as the acquire script would leave it (no TTL unless given). */
+export async function plantHold(redis: Redis, key: string, owner: string, ttlMs?: number): Promise<void> {
+  const value = `${owner}|planted`;
+  await (ttlMs === undefined ? redis.set(key, value) : redis.set(key, value, 'PX', ttlMs));
 }

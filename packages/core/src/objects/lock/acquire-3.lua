@@ -8,22 +8,16 @@ KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
-ARGV[4]  fence: '0' makes the op id the hold's token and leaves KEYS[2] alone
-         (Redlock: a master's token only checks ownership, and minting one,
-         a TIME and a SET, was most of this script's cost); otherwise (or
-         absent) the token is minted from KEYS[2]
 
 Returns
-  {1, token, count}  granted: token is the hold's fencing token (decimal string;
-                     the op id when ARGV[4] is '0'),
+  {1, token, count}  granted: token is the hold's fencing token (decimal string),
                      count the owner's hold count after this call. A replay of
                      the hold's last op (ioredis resends after a reconnect)
                      returns the same reply without counting twice; only the
                      last op is recognised, which is enough because one owner
                      has at most one operation in flight per lock.
   {0, pttl, holder}  held by another owner: its remaining TTL in ms (-1: no
-                     TTL) and that owner (Redlock tells a majority holder from
-                     a split vote by it, without another read).
+                     TTL) and that owner.
   {-1}               this op was cancelled before it arrived: nothing changed.
 
 Publishes nothing.
@@ -46,10 +40,7 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
 end
 
 if not owner then
-  local token = ARGV[3]
-  if ARGV[4] ~= '0' then
-    token = mintToken(KEYS[2])
-  end
+  local token = mintToken(KEYS[2])
   redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
   redis.call('PEXPIRE', lock, ARGV[2])
   return {1, token, 1}

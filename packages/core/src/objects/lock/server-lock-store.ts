@@ -41,7 +41,7 @@ const asCodes = (reply: unknown): number[] => reply as number[];
  * The reentrant lock's protocol on one deployment: its scripts (one per state
  * change) and its reads, every call through the deployment's transport
  * (batched, bounded by commandTimeoutMs, typed errors). Used by the
- * single-server client, and by Redlock once per master.
+ * single-server client.
  */
 export class ServerLockStore implements LockStore {
   readonly counting = 'server';
@@ -50,28 +50,19 @@ export class ServerLockStore implements LockStore {
   readonly kind = LOCK_KIND;
   protected readonly transport: Transport;
   protected readonly sharded: string;
-  private readonly fence: string;
   private opCounter = 0;
 
   constructor(
     readonly deployment: Deployment,
     /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
     protected readonly replayWindowMs: number,
-    /**
-     * Grants carry fencing tokens minted from the slot's counter (true), or
-     * the acquire's op id as a token that only checks ownership (false:
-     * Redlock's masters, where no one reads a master's token as a fence and
-     * minting it was most of the acquire script's server time).
-     */
-    fencing = true,
   ) {
     this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
-    this.fence = fencing ? '1' : '0';
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
-    const reply = this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op, this.fence], 'acquire', keys.lock, parseAcquire);
+    const reply = this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op], 'acquire', keys.lock, parseAcquire);
     return this.replicated(reply, keys.lock);
   }
 

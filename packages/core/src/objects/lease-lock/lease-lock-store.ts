@@ -1,0 +1,94 @@
+import type { Deployment } from '../../deployment/deployment.js';
+import type { AcquireReply } from '../../engine/acquire.js';
+import type { ReleaseReply } from '../../engine/release.js';
+import type { Transport } from '../../engine/transport.js';
+import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
+import { SCRIPTS } from '../scripts.generated.js';
+import type { LockKeys } from '../lock/keys.js';
+
+/** `<owner>|<op>`: the value of a lease lock's key, and its tombstone's field. */
+export function holderValue(owner: string, op: string): string {
+  return `${owner}|${op}`;
+}
+
+/** The owner in a lease lock's value (owners hold no '|'). */
+function ownerOf(value: string): string {
+  const bar = value.indexOf('|');
+  return bar === -1 ? value : value.slice(0, bar);
+}
+
+// Replies are read by functions made once, not a closure per call.
+function parseAcquire(reply: unknown): AcquireReply {
+  if (reply === 1) return { granted: true, token: undefined, count: 1 };
+  // A cancelled op was refused: try again at once (with a new op).
+  if (reply === -1) return { granted: false, retryInMs: 0 };
+  const [pttl, held] = reply as [number, string];
+  return { granted: false, retryInMs: pttl, holder: ownerOf(held) };
+}
+
+function parseRelease(reply: unknown): ReleaseReply {
+  const code = reply as number;
+  if (code >= 0) return { released: true, remaining: 0, receivers: code };
+  return { released: false, reason: code === -2 ? 'taken' : 'expired' };
+}
+
+const isOne = (reply: unknown): boolean => reply === 1;
+const asCodes = (reply: unknown): number[] => reply as number[];
+
+/**
+ * A lease lock on one server: one string key `<owner>|<op>` with a TTL,
+ * counting nothing. What a Redlock master holds: the Redlock client counts
+ * reentrancy itself and needs a master's grant only to check ownership, so a
+ * `SET … NX PX` in a script of one or two calls takes it, where the reentrant
+ * lock's hash, counter and fencing token cost four or more. A grant's token
+ * is the op that took it (the caller's own), never a fencing token.
+ */
+export class LeaseLockStore {
+  private readonly transport: Transport;
+
+  constructor(
+    readonly deployment: Deployment,
+    /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
+    private readonly replayWindowMs: number,
+  ) {
+    this.transport = deployment.transport;
+  }
+
+  /** Takes the lock for `owner`'s operation `op`; a grant's token is `op`. */
+  async acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
+    const reply = await this.transport.script(SCRIPTS.leaseLockAcquire, [keys.lock, keys.cancelled, holderValue(owner, op), leaseMs], 'acquire', keys.lock, parseAcquire);
+    return reply.granted ? { granted: true, token: op, count: 1 } : reply;
+  }
+
+  /** Cancels acquire `op` of `owner`: undone if it ran and still holds, refused if it comes later. */
+  cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
+    return this.transport.script(SCRIPTS.leaseLockCancel, [keys.lock, keys.cancelled, holderValue(owner, op), this.replayWindowMs], 'cancel', keys.lock, isOne);
+  }
+
+  /** Releases `owner`'s hold taken by op `token` (any of the owner's when undefined), as release op `op`. */
+  release(keys: LockKeys, owner: string, token: string | undefined, op: string): Promise<ReleaseReply> {
+    return this.transport.script(SCRIPTS.leaseLockRelease, [keys.lock, keys.released, owner, token ?? '', op, this.replayWindowMs], 'release', keys.lock, parseRelease);
+  }
+
+  /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */
+  renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
+    const args: (string | number)[] = [items.length];
+    for (const item of items) args.push(item.key);
+    for (const item of items) args.push(holderValue(item.owner, item.token), item.leaseMs);
+    return this.transport.script(SCRIPTS.leaseLockRenew, args, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
+  }
+
+  /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
+  async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
+    const replies = await boundedCall(() => this.deployment.redis.multi().get(keys.lock).pttl(keys.lock).exec(), this.transport.timeoutMs, 'a read', keys.lock);
+    const [held, pttl] = replies ?? [];
+    const failure = !held || !pttl ? new Error('the transaction was discarded') : (held[0] ?? pttl[0]);
+    if (failure) throw toRLockError(failure, 'a read', keys.lock);
+    return { owner: typeof held?.[1] === 'string' ? ownerOf(held[1]) : undefined, pttlMs: Number(pttl?.[1]) };
+  }
+
+  /** Deletes the lock whoever holds it ('force' published); true if it was held. */
+  forceUnlock(keys: LockKeys): Promise<boolean> {
+    return this.transport.script(SCRIPTS.lockForceUnlock, [keys.lock, '0'], 'forceUnlock', keys.lock, isOne);
+  }
+}
