@@ -8,7 +8,7 @@ import * as Q from './quorum.js';
 /** Tries of a spread to one master, 2, 4 … 64 ms apart: others' failed partial grants go within a round trip or two. */
 const SPREAD_TRIES = 7;
 
-/** What a Redlock hold keeps (its `grant`): the token each master gave (undefined: none), and whether more may join. */
+/** What a Redlock hold keeps (its `grant`): per master the op whose grant it holds there (undefined: none), and whether more may join. */
 export class Grants {
   readonly tokens: (string | undefined)[];
   /** Released, lost or undone: nothing joins any more. */
@@ -41,7 +41,6 @@ export class Grants {
 export interface AcquireVote {
   readonly master: Master;
   readonly kind: 'granted' | 'refused' | 'failed';
-  readonly token?: string;
   /** Refused: the lock's TTL there (−1: none) and its holder. */
   readonly ttlMs?: number;
   readonly holder?: string;
@@ -149,7 +148,7 @@ export class MasterSet {
     if (verdict === 'acquired') {
       this.masters.forEach((master, index) => {
         const vote = votes[index];
-        if (vote?.kind === 'granted') grants.tokens[index] = vote.token;
+        if (vote?.kind === 'granted') grants.tokens[index] = op;
         else if (vote?.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
         else if (!vote || vote.late) grants.pending.add(index);
         else if (vote.sent) void this.cancel(master, keys, owner, op, false);
@@ -163,7 +162,7 @@ export class MasterSet {
     if (!result.ok) return { master, kind: 'failed', sent: sent[index] === true, late: result.error === timedOut, error: result.error };
     const reply = result.value;
     if (!reply.granted) return { master, kind: 'refused', ttlMs: reply.retryInMs, holder: reply.holder };
-    if (master.voting) return { master, kind: 'granted', token: reply.token as string };
+    if (master.voting) return { master, kind: 'granted' };
     return { master, kind: 'failed', sent: true, error: master.notVoting('a grant', master.name) };
   }
 
@@ -176,7 +175,7 @@ export class MasterSet {
     const { master } = vote;
     const won = verdict === 'acquired';
     grants.pending.delete(master.index);
-    if (won && vote.kind === 'granted' && !grants.done && master.voting && monotonicNow() < grants.deadline) grants.tokens[master.index] = vote.token;
+    if (won && vote.kind === 'granted' && !grants.done && master.voting && monotonicNow() < grants.deadline) grants.tokens[master.index] = op;
     else if (won && vote.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
     else if ((won || verdict === undefined) && (vote.kind === 'granted' || vote.sent) && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
   }
@@ -200,7 +199,7 @@ export class MasterSet {
       if (grants.done || !master.voting || grants.tokens[master.index] !== undefined || grants.pending.has(master.index) || monotonicNow() >= grants.deadline) return;
       const work = master.store.acquire(grants.keys, grants.owner, Math.ceil(grants.expiresAt - monotonicNow()), op).then(
         (reply) => {
-          if (reply.granted && !grants.done && monotonicNow() < grants.deadline) grants.tokens[master.index] = reply.token;
+          if (reply.granted && !grants.done && monotonicNow() < grants.deadline) grants.tokens[master.index] = op;
           else if (reply.granted && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
           else if (!reply.granted && ++tried < tries) setTimeout(attempt, 2 ** tried).unref();
         },

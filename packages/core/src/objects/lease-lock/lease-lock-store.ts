@@ -17,9 +17,12 @@ function ownerOf(value: string): string {
   return bar === -1 ? value : value.slice(0, bar);
 }
 
+/** Every grant's reply: its token is the op that asked, which the caller has. */
+const GRANTED: AcquireReply = Object.freeze({ granted: true, token: undefined, count: 1 });
+
 // Replies are read by functions made once, not a closure per call.
 function parseAcquire(reply: unknown): AcquireReply {
-  if (reply === 1) return { granted: true, token: undefined, count: 1 };
+  if (reply === 1) return GRANTED;
   // A cancelled op was refused: try again at once (with a new op).
   if (reply === -1) return { granted: false, retryInMs: 0 };
   const [pttl, held] = reply as [number, string];
@@ -54,10 +57,9 @@ export class LeaseLockStore {
     this.transport = deployment.transport;
   }
 
-  /** Takes the lock for `owner`'s operation `op`; a grant's token is `op`. */
-  async acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
-    const reply = await this.transport.script(SCRIPTS.leaseLockAcquire, [keys.lock, keys.cancelled, holderValue(owner, op), leaseMs], 'acquire', keys.lock, parseAcquire);
-    return reply.granted ? { granted: true, token: op, count: 1 } : reply;
+  /** Takes the lock for `owner`'s operation `op`. A grant carries no token: its token is `op` (release and renewal name it). */
+  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
+    return this.transport.script(SCRIPTS.leaseLockAcquire, [keys.lock, keys.cancelled, holderValue(owner, op), leaseMs], 'acquire', keys.lock, parseAcquire);
   }
 
   /** Cancels acquire `op` of `owner`: undone if it ran and still holds, refused if it comes later. */
