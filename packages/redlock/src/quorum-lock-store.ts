@@ -1,4 +1,4 @@
-import { backoffDelayMs, driftMs, leaseDeadline, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/engine';
+import { backoffDelayMs, driftMs, leaseDeadline, leaseLockKeys, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/engine';
 import type { LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/engine';
 import { QuorumError } from './errors.js';
 import type { Master } from './master.js';
@@ -30,6 +30,7 @@ export class QuorumLockStore implements LockStore {
   readonly counting = 'client';
   readonly headOnly = true;
   readonly kind = REDLOCK_KIND;
+  readonly keysOf = leaseLockKeys; // a master holds a lease lock
   private readonly calls = new WeakMap<LockRequest, CallState>();
   private readonly wakes = new Map<string, QuorumWake>();
   /** Per lock: the grants a task of this client holds, and which task (the masters show the owner that won them). */

@@ -56,5 +56,6 @@ export { ReentrantLock } from '../objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from '../objects/lock/lock-store.js';
 export { LOCK_KIND, ServerLockStore, keysOfHold } from '../objects/lock/server-lock-store.js';
 export { LeaseLockStore } from '../objects/lease-lock/lease-lock-store.js';
+export { leaseLockKeys } from '../objects/lease-lock/keys.js';
 export { SCRIPTS } from '../objects/scripts.generated.js';
 export { Inspector, escapeGlob } from '../ops/inspector.js';

@@ -1,0 +1,12 @@
+import type { LockKeys } from '../lock/keys.js';
+import { objectKey } from '../names.js';
+
+/**
+ * The Redis names of one lease lock: the reentrant lock's names without the
+ * fence counter, which a lease lock never touches (finding the counter's tag
+ * scans CRC16s, tens of ms for a process's first lock).
+ */
+export function leaseLockKeys(prefix: string, name: string): LockKeys {
+  const lock = objectKey(prefix, name);
+  return { lock, released: `${lock}:released`, channel: `${lock}:release`, fence: '', cancelled: `${lock}:cancelled` };
+}
