@@ -242,7 +242,8 @@ async function spread(masters, keyPrefix, durationMs) {
           while (performance.now() < end) {
             await lock.lock({ leaseMs: LEASE_MS });
             await new Promise((resolve) => setTimeout(resolve, 50));
-            const owners = await Promise.all(admins.map((admin) => admin.hget(key, 'owner')));
+            // Each master's lease lock is one string `<owner>|<op>` (the Redlock README's data layout).
+            const owners = await Promise.all(admins.map(async (admin) => (await admin.get(key))?.split('|')[0] ?? null));
             counts.push(Math.max(...owners.map((owner) => (owner === null ? 0 : owners.filter((other) => other === owner).length))));
             await lock.unlock();
           }
