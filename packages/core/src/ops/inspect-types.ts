@@ -56,7 +56,11 @@ export interface ObjectInfoBase {
   readonly holderCount: number;
 }
 
-/** A reentrant lock (`getLock`): a hash with its owner, count and token. */
+/**
+ * A reentrant lock (`getLock`): a hash with its owner, count and token. Read on
+ * a Redlock master, its lease lock (a string `<owner>|<op>`): one holder, count
+ * 1 (the Redlock client counts reentrancy itself), no token.
+ */
 export interface LockInfo extends ObjectInfoBase {
   /** The kind: a reentrant lock. */
   readonly kind: 'lock';

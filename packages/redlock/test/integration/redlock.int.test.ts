@@ -8,6 +8,7 @@ import {
   type LockLostEvent,
 } from '@org/rlock-core';
 import { RedlockClient } from '@org/rlock-redlock';
+import { createClient } from '@org/rlock';
 import { RedisFleet } from '@org/rlock-testing';
 import { RedlockPool, aborted, eventually, lockOnMasters, plantHold, uniquePrefix } from './support.js';
 
@@ -86,6 +87,29 @@ describe('Redlock', () => {
       expect(await lockOnMasters(fleet, key, ALL)).toEqual([{}, {}, {}, {}, {}]);
       expect(await lock.isLocked()).toBe(false);
       expect(await lock.remainTimeToLive()).toBe(-2);
+    });
+
+    it("reads as a lock held once, without a token, in a single-server client's inspect() of one master", async () => {
+      const redlock = pool.make(fleet);
+      const reader = createClient({ redis: fleet.url(0), keyPrefix: redlock.options.keyPrefix });
+      try {
+        await redlock.task(async () => {
+          const lock = redlock.getLock('inspected');
+          await lock.lock({ leaseMs: 10_000 });
+          await lock.lock({ leaseMs: 10_000 });
+          // Decided at a majority: master 0 may answer just after.
+          expect(await eventually(async () => (await lockOnMasters(fleet, `${redlock.options.keyPrefix}:{inspected}`, [0]))[0]?.owner !== undefined, 2_000)).toBe(true);
+          const info = await reader.inspect('inspected');
+          expect(info).toMatchObject({ kind: 'lock', holderCount: 1 });
+          expect(info?.holders[0]).toMatchObject({ count: 1, token: undefined });
+          expect(info?.holders[0]?.owner).toMatch(new RegExp(`^${redlock.clientId}:`));
+          expect(info?.holders[0]?.ttlMs).toBeGreaterThan(5_000);
+          await lock.unlock();
+          await lock.unlock();
+        });
+      } finally {
+        await reader.close();
+      }
     });
 
     it('gives no fencing token and emits lockAcquired / lockReleased', async () => {
