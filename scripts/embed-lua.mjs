@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 
 /** Version of the scripts' contract and of the public data layout: part of every command name. */
-const LAYOUT_VERSION = 2;
+const LAYOUT_VERSION = 3;
 
 const objectsDir = new URL('../packages/core/src/objects/', import.meta.url).pathname;
 const includesDir = join(objectsDir, 'includes');

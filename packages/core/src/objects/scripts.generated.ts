@@ -2,7 +2,7 @@
 import type { EmbeddedScript } from '../engine/scripts.js';
 
 /** Version of the scripts' contract and of the public data layout; part of every command name. */
-export const LAYOUT_VERSION = 2;
+export const LAYOUT_VERSION = 3;
 
 export const SCRIPTS = {
   /** objects/fair-lock/acquire-6.lua */
