@@ -29,11 +29,11 @@ export const STARTED_TOGETHER_MS = 2_000;
  * votes. Restarted without persistence, a master forgot grants of holds that
  * may run for up to the longest lease: it does not vote for `quarantineMs`
  * from its start when this client saw its run change, or when another master
- * started at least `togetherMs` before it. Masters started together vote at
- * once: a fresh fleet forgot nothing.
+ * started at least `togetherMs` before it, or while a master's run is unknown
+ * (it may be older: restarted masters are no fresh fleet). Masters started together vote at once.
  */
 export function quarantineEnds(runs: readonly ({ startedAt: number; restarted: boolean } | undefined)[], quarantineMs: number, togetherMs: number): number[] {
-  const earliest = Math.min(...runs.map((run) => run?.startedAt ?? Number.POSITIVE_INFINITY));
+  const earliest = runs.includes(undefined) ? Number.NEGATIVE_INFINITY : Math.min(...runs.map((run) => (run as { startedAt: number }).startedAt));
   return runs.map((run) => (run && (run.restarted || earliest <= run.startedAt - togetherMs) ? run.startedAt + quarantineMs : 0));
 }
 
