@@ -92,8 +92,8 @@ export class Master {
       const uptimeS = Number(/^uptime_in_seconds:(\d+)/m.exec(info)?.[1]);
       if (runId === undefined || !Number.isFinite(uptimeS)) throw new Error(`master ${this.name}: INFO server lacks run_id or uptime`);
       const restarted = this.run !== undefined && (this.run.restarted || this.run.runId !== runId);
-      // Uptime counts whole seconds: now − uptime is the latest the run can have started.
-      this.run = runId === this.run?.runId ? this.run : { runId, startedAt: monotonicNow() - uptimeS * 1_000, restarted };
+      // Uptime is a difference of whole Unix seconds: up to 1 s more than has passed, so the latest start is now − (uptime − 1).
+      this.run = runId === this.run?.runId ? this.run : { runId, startedAt: monotonicNow() - Math.max(0, uptimeS - 1) * 1_000, restarted };
       this.known = true;
       identified();
     } catch {
