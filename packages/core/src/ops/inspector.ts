@@ -188,9 +188,9 @@ function describe(name: string, key: string, hint: ObjectKind | undefined, reply
   }
 
   if (mainType === 'string') {
-    // A Redlock master's lease lock, `<owner>|<op>`: a lock held once, with no fencing token.
-    const bar = main[0]?.indexOf('|') ?? -1;
-    if (bar > 0) return { ...base, kind: 'lock', ttlMs, holders: [holder((main[0] as string).slice(0, bar), 1, undefined, mainPttl, now)], holderCount: 1 };
+    // A Redlock master's lease lock, `<clientId>:<taskId>|<op>`: a lock held once, with no fencing token.
+    const leaseOwner = /^([^|:]+:[^|:]+)\|./.exec(main[0] ?? '')?.[1];
+    if (leaseOwner) return { ...base, kind: 'lock', ttlMs, holders: [holder(leaseOwner, 1, undefined, mainPttl, now)], holderCount: 1 };
     const value = Number(main[0]);
     if (!Number.isSafeInteger(value)) return { ...noHolders, kind: 'unknown', redisType: 'string' };
     if (permitKeys || hint === 'permitExpirableSemaphore') return permitInfo(base, value, permits, now);

@@ -153,6 +153,9 @@ describe('inspect', () => {
       const client = pool.make(fleet.url(0));
       await fleet.client(0).rpush(`${client.options.keyPrefix}:{foreign}`, 'x');
       expect(await client.inspect('foreign')).toMatchObject({ kind: 'unknown', redisType: 'list' });
+      // A string with a bar is a Redlock master's lease lock only as `<clientId>:<taskId>|<op>`.
+      await fleet.client(0).set(`${client.options.keyPrefix}:{piped}`, 'a|b');
+      expect(await client.inspect('piped')).toMatchObject({ kind: 'unknown', redisType: 'string' });
     });
 
     it('refuses a bad name or option before sending anything', async () => {
