@@ -1,4 +1,4 @@
-import type { LockKeys } from '../lock/keys.js';
+import { keysOfLock, type LockKeys } from '../lock/keys.js';
 import { objectKey } from '../names.js';
 
 /**
@@ -7,6 +7,5 @@ import { objectKey } from '../names.js';
  * scans CRC16s, tens of ms for a process's first lock).
  */
 export function leaseLockKeys(prefix: string, name: string): LockKeys {
-  const lock = objectKey(prefix, name);
-  return { lock, released: `${lock}:released`, channel: `${lock}:release`, fence: '', cancelled: `${lock}:cancelled` };
+  return keysOfLock(objectKey(prefix, name));
 }

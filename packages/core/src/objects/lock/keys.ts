@@ -26,13 +26,12 @@ export function lockKeys(prefix: string, name: string): LockKeys {
   if (cached) return cached;
   // Bounded: a process that touches very many names rebuilds some of them.
   if (cache.size >= CACHE_LIMIT) cache.clear();
-  const keys: LockKeys = {
-    lock,
-    released: `${lock}:released`,
-    channel: `${lock}:release`,
-    fence: fenceKey(prefix, lock),
-    cancelled: `${lock}:cancelled`,
-  };
+  const keys = keysOfLock(lock, fenceKey(prefix, lock));
   cache.set(lock, keys);
   return keys;
+}
+
+/** The names around lock key `lock`, with `fence` as its fence counter ('' where none is touched). */
+export function keysOfLock(lock: string, fence = ''): LockKeys {
+  return { lock, released: `${lock}:released`, channel: `${lock}:release`, fence, cancelled: `${lock}:cancelled` };
 }

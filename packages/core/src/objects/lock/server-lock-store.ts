@@ -9,7 +9,7 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../../options/lock-options.js';
 import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import { SCRIPTS } from '../scripts.generated.js';
-import type { LockKeys } from './keys.js';
+import { keysOfLock, type LockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
 
 const isGranted = (reply: { readonly granted: boolean }): boolean => reply.granted;
@@ -184,5 +184,5 @@ export class ServerLockStore implements LockStore {
 
 /** The keys a release of `hold` needs, from its lock key. */
 export function keysOfHold(hold: Hold): LockKeys {
-  return { lock: hold.key, released: `${hold.key}:released`, channel: `${hold.key}:release`, fence: '', cancelled: `${hold.key}:cancelled` };
+  return keysOfLock(hold.key);
 }
