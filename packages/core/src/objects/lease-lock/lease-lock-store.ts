@@ -2,9 +2,9 @@ import type { Deployment } from '../../deployment/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { Transport } from '../../engine/transport.js';
-import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from '../lock/keys.js';
+import { readValueAndPttl } from '../lock/read-lease.js';
 
 /** `<owner>|<op>`: the value of a lease lock's key, and its tombstone's field. */
 export function holderValue(owner: string, op: string): string {
@@ -82,11 +82,8 @@ export class LeaseLockStore {
 
   /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
   async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
-    const replies = await boundedCall(() => this.deployment.redis.multi().get(keys.lock).pttl(keys.lock).exec(), this.transport.timeoutMs, 'a read', keys.lock);
-    const [held, pttl] = replies ?? [];
-    const failure = !held || !pttl ? new Error('the transaction was discarded') : (held[0] ?? pttl[0]);
-    if (failure) throw toRLockError(failure, 'a read', keys.lock);
-    return { owner: typeof held?.[1] === 'string' ? ownerOf(held[1]) : undefined, pttlMs: Number(pttl?.[1]) };
+    const { value, pttlMs } = await readValueAndPttl(this.deployment, this.transport.timeoutMs, keys.lock);
+    return { owner: value === undefined ? undefined : ownerOf(value), pttlMs };
   }
 
   /** Deletes the lock whoever holds it ('force' published); true if it was held. */

@@ -7,10 +7,10 @@ import { DEFAULT_DRIFT_FACTOR } from '../../engine/time.js';
 import type { Transport } from '../../engine/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../../options/lock-options.js';
-import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfLock, type LockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
+import { readValueAndPttl } from './read-lease.js';
 
 const isGranted = (reply: { readonly granted: boolean }): boolean => reply.granted;
 
@@ -161,16 +161,8 @@ export class ServerLockStore implements LockStore {
 
   /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
   async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
-    const replies = await boundedCall(
-      () => this.deployment.redis.multi().hget(keys.lock, 'owner').pttl(keys.lock).exec(),
-      this.transport.timeoutMs,
-      'a read',
-      keys.lock,
-    );
-    const [owner, pttl] = replies ?? [];
-    const failure = !owner || !pttl ? new Error('the transaction was discarded') : (owner[0] ?? pttl[0]);
-    if (failure) throw toRLockError(failure, 'a read', keys.lock);
-    return { owner: typeof owner?.[1] === 'string' ? owner[1] : undefined, pttlMs: Number(pttl?.[1]) };
+    const { value, pttlMs } = await readValueAndPttl(this.deployment, this.transport.timeoutMs, keys.lock, 'owner');
+    return { owner: value, pttlMs };
   }
 
   pttl(keys: LockKeys): Promise<number> {
