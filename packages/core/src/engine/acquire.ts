@@ -239,7 +239,12 @@ class WaitCall {
     });
   }
 
-  async tryOnce(ctx: EngineContext): Promise<TryOutcome> {
+  tryOnce(ctx: EngineContext): Promise<TryOutcome> {
+    // Without a signal nothing can cut a try off: it is the call's own promise, with no layer around it.
+    return this.signal ? this.tryRacing(ctx) : this.spec.tryOnce(undefined);
+  }
+
+  private async tryRacing(ctx: EngineContext): Promise<TryOutcome> {
     this.trying = true;
     const work = this.spec.tryOnce(this.signal);
     try {

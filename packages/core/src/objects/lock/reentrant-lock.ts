@@ -1,4 +1,4 @@
-import { acquireOrWait, attempt } from '../../engine/acquire.js';
+import { acquireOrWait, attempt, type TryOutcome } from '../../engine/acquire.js';
 import { HandOffCall } from '../../engine/hand-off.js';
 import type { HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
@@ -166,8 +166,13 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return hold;
   }
 
-  /** The checks every acquisition makes before anything is sent, then the engine's loop. */
-  private async acquireChecked(task: TaskContext, request: LockRequest): Promise<Hold | undefined> {
+  /**
+   * The checks every acquisition makes before anything is sent, then the
+   * engine's loop. Not async, to spare the hot path a layer of promises: a
+   * failed check throws here, inside its caller's async function, which
+   * rejects with it.
+   */
+  private acquireChecked(task: TaskContext, request: LockRequest): Promise<Hold | undefined> {
     const { ctx, store } = this;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
@@ -177,12 +182,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, this.keys, owner);
     const target: HoldTarget = { name: this.name, key: this.keys.lock, mode: this.mode, kind: store.kind, owner, exclusive: store.exclusive ?? true, driftFactor: store.driftFactor };
-    const tryOnce = async (signal: AbortSignal | undefined) => {
-      if (store.counting === 'client') {
-        const current = ctx.holds.current(this.keys.lock, this.mode, owner);
-        if (current?.active && (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request)))) return { hold: current };
-      }
-      return attempt(ctx, {
+    const attemptOnce = (signal: AbortSignal | undefined): Promise<TryOutcome> =>
+      attempt(ctx, {
         target,
         leaseMs: request.leaseMs,
         signal,
@@ -193,6 +194,12 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         },
         undo: (op) => store.cancel(this.keys, owner, op),
       });
+    // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
+    const reenterOrAttempt = async (current: Hold, signal: AbortSignal | undefined): Promise<TryOutcome> =>
+      (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request))) ? { hold: current } : attemptOnce(signal);
+    const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome> => {
+      const current = store.counting === 'client' ? ctx.holds.current(this.keys.lock, this.mode, owner) : undefined;
+      return current?.active ? reenterOrAttempt(current, signal) : attemptOnce(signal);
     };
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
     const readGrant = store.readGrant?.bind(store);
