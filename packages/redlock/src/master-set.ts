@@ -22,6 +22,8 @@ export class Grants {
   contended = false;
   /** Masters whose answer to the round is still out: a spread there would count twice. */
   readonly pending = new Set<number>();
+  /** The op of the call that took these grants last (its round's, or a hand-off's taker's): an undo of that op drops them. */
+  op: string | undefined;
 
   constructor(
     size: number,
@@ -73,8 +75,6 @@ export class MasterSet {
   readonly quorum: number;
   private readonly started: Promise<unknown>; // every master's first connect (ready: it settled)
   private ready = false;
-  /** Won grants, by op, until the engine recorded their hold (or undid it: see undoRound). */
-  private readonly won = new Map<string, Grants>();
   private spreads = 0;
 
   constructor(
@@ -180,12 +180,6 @@ export class MasterSet {
     else if ((won || verdict === undefined) && (vote.kind === 'granted' || vote.sent) && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
   }
 
-  /** Kept by op until the engine recorded the hold or undid it (undoRound): the store calls this for every grant it hands over (a won round, a taken hand-off). */
-  granted(op: string, grants: Grants): void {
-    this.won.set(op, grants);
-    setImmediate(() => this.won.delete(op));
-  }
-
   /**
    * Spreads a held lock to `master` where others' failed partial grants were,
    * or that came back empty: the acquire script as the hold's owner for the
@@ -213,13 +207,13 @@ export class MasterSet {
   /**
    * Cancels a lost round's acquire by op (nothing else of the owner is touched)
    * where it granted or failed after the send (the tombstone refuses it late),
-   * or everywhere when `round` is undefined (the engine undoes a won round).
-   * Resolves once the granting masters answered (bounded per node): "not
-   * acquired" leaves no key on a live master. A cancel to a connection that
-   * blips goes out on reconnect, behind the acquire it cancels.
+   * or everywhere when `round` is undefined (the engine undoes a try: `grants`
+   * are what it won, if it did). Resolves once the granting masters answered
+   * (bounded per node): "not acquired" leaves no key on a live master. A
+   * cancel to a connection that blips goes out on reconnect, behind the
+   * acquire it cancels.
    */
-  async undoRound(keys: LockKeys, owner: string, op: string, round: Round | undefined): Promise<void> {
-    const grants = this.won.get(op);
+  async undoRound(keys: LockKeys, owner: string, op: string, round: Round | undefined, grants?: Grants): Promise<void> {
     if (grants?.handoffs && !grants.done) this.drop(grants); // an undone hand-off: nobody's now
     if (grants) grants.done = grants.swept = true;
     const granted: Promise<unknown>[] = [];

@@ -116,7 +116,7 @@ export class QuorumLockStore implements LockStore {
 
   private granted(keys: LockKeys, holder: string, op: string, grants: Grants): AcquireReply {
     this.live.set(keys.lock, { grants, holder });
-    this.masters.granted(op, grants);
+    grants.op = op;
     return { granted: true, token: undefined, count: undefined, grant: grants };
   }
 
@@ -131,8 +131,10 @@ export class QuorumLockStore implements LockStore {
     return backoffDelayMs(streak, this.retry.minDelayMs, this.retry.maxDelayMs, Math.random(), this.retry.factor);
   }
 
+  /** Undoes try `op`: what it won, if it did, is this client's live grants of the lock, taken by that op. */
   cancel(keys: LockKeys, owner: string, op: string): Promise<void> {
-    return this.masters.undoRound(keys, owner, op, undefined);
+    const grants = this.live.get(keys.lock)?.grants;
+    return this.masters.undoRound(keys, owner, op, undefined, grants?.op === op ? grants : undefined);
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
