@@ -22,14 +22,14 @@ export class Grants {
   contended = false;
   /** Masters whose answer to the round is still out: a spread there would count twice. */
   readonly pending = new Set<number>();
-  /** The op of the call that took these grants last (its round's, or a hand-off's taker's): an undo of that op drops them. */
-  op: string | undefined;
 
   constructor(
     size: number,
     readonly keys: LockKeys,
     /** The owner on the masters: the task that won the round (a hand-off keeps it). */
     readonly owner: string,
+    /** The op of the round that won them: its grant on a master is `<owner>|<op>`. */
+    readonly op: string,
     /** When its keys expire on the masters (monotonic, nominal): a spread grant's lease ends with them. */
     public expiresAt: number,
     /** Until when a grant counts: lease − drift from the send. */
@@ -112,7 +112,7 @@ export class MasterSet {
   async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string, gate: Master | undefined): Promise<Round> {
     if (!this.ready) await this.started;
     const sentAt = monotonicNow();
-    const grants = new Grants(this.size, keys, owner, sentAt + leaseMs, leaseDeadline(sentAt, leaseMs, this.driftFactor));
+    const grants = new Grants(this.size, keys, owner, op, sentAt + leaseMs, leaseDeadline(sentAt, leaseMs, this.driftFactor));
     let timedOut: Error | undefined; // made when the timer fires: an Error costs its stack trace
     const sent: boolean[] = [];
     const votes: (AcquireVote | undefined)[] = [];
@@ -325,11 +325,14 @@ export class MasterSet {
     const grants = hold.grant as Grants;
     const { tokens } = grants;
     grants.done = grants.swept = true;
-    // A master whose acquire is still unanswered counts too: the release runs after it on the same connection, so its
-    // answer is the truth about that grant (an unlock right after the lock need not wait for the first three).
-    const holding = this.masters.filter((master) => tokens[master.index] !== undefined || grants.pending.has(master.index)).map((master) => master.index);
+    // A master whose acquire is still unanswered counts too, released by the round's op as by a token: the release runs
+    // after that acquire on the same connection, so its answer is the truth about that grant (an unlock right after the
+    // lock need not wait for the first three), and a retry can only ever delete that grant.
+    const unanswered = [...grants.pending];
+    for (const index of unanswered) tokens[index] ??= grants.op;
+    const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
     const sent = this.masters.map((master) => master.store.release(keys, grants.owner, tokens[master.index], op));
-    // A master without a token or a pending acquire only gets a sweep: its answer does not count.
+    // A master without a token only gets a sweep: its answer does not count.
     sent.forEach((call, index) => !holding.includes(index) && this.background.track(call));
     const gathered = await gather(
       holding.map((index) => () => sent[index] as Promise<ReleaseReply>),
@@ -341,7 +344,7 @@ export class MasterSet {
         if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
         if (holding.length - notHeld.length < this.quorum) {
           // Taken where the hold had a grant; a pending acquire that found another owner there was never ours.
-          const taken = results.some((result, k) => tokens[holding[k] as number] !== undefined && result?.ok && !result.value.released && result.value.reason === 'taken');
+          const taken = results.some((result, k) => !unanswered.includes(holding[k] as number) && result?.ok && !result.value.released && result.value.reason === 'taken');
           return { released: false, reason: taken ? 'taken' : 'expired' } as const;
         }
         return undefined;
@@ -351,8 +354,6 @@ export class MasterSet {
       const token = tokens[index];
       const forget = (): void => void (tokens[index] === token && (tokens[index] = undefined)); // nothing of this hold is left there
       if (gathered.results[k]?.ok) forget();
-      // No token (its acquire was pending): no retries, as a late owner-wide release could delete the task's newer hold.
-      else if (gathered.verdict && token === undefined) this.background.track(sent[index] as Promise<unknown>);
       else if (gathered.verdict) this.background.track((sent[index] as Promise<unknown>).then(forget, () => this.releaseInBackground(hold, this.masters[index] as Master)));
     });
     if (gathered.verdict) return gathered.verdict;

@@ -33,8 +33,8 @@ export class QuorumLockStore implements LockStore {
   readonly keysOf = leaseLockKeys; // a master holds a lease lock
   private readonly calls = new WeakMap<LockRequest, CallState>();
   private readonly wakes = new Map<string, QuorumWake>();
-  /** Per lock: the grants a task of this client holds, and which task (the masters show the owner that won them). */
-  private readonly live = new Map<string, { grants: Grants; holder: string }>();
+  /** Per lock: the grants a task of this client holds, which task (the masters show the owner that won them), and the op that took them. */
+  private readonly live = new Map<string, { grants: Grants; holder: string; op: string }>();
   /** Per lock: grants a release handed off, until the next local waiter takes them. */
   private readonly parked = new Map<string, { grants: Grants; timer: NodeJS.Timeout }>();
 
@@ -115,8 +115,7 @@ export class QuorumLockStore implements LockStore {
   }
 
   private granted(keys: LockKeys, holder: string, op: string, grants: Grants): AcquireReply {
-    this.live.set(keys.lock, { grants, holder });
-    grants.op = op;
+    this.live.set(keys.lock, { grants, holder, op });
     return { granted: true, token: undefined, count: undefined, grant: grants };
   }
 
@@ -133,8 +132,8 @@ export class QuorumLockStore implements LockStore {
 
   /** Undoes try `op`: what it won, if it did, is this client's live grants of the lock, taken by that op. */
   cancel(keys: LockKeys, owner: string, op: string): Promise<void> {
-    const grants = this.live.get(keys.lock)?.grants;
-    return this.masters.undoRound(keys, owner, op, undefined, grants?.op === op ? grants : undefined);
+    const live = this.live.get(keys.lock);
+    return this.masters.undoRound(keys, owner, op, undefined, live?.op === op ? live.grants : undefined);
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
