@@ -1,3 +1,5 @@
+import { DelayQueue } from './delay-queue.js';
+
 /** The outcome of one call of a {@link gather}: its value or its error. */
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Error };
 
@@ -15,18 +17,35 @@ export interface GatherTimeout {
 }
 
 /**
+ * Starts some calls of a gather first (see {@link gather}): the calls at
+ * `first`, then the others once those settled without a verdict or `afterMs`
+ * later, whichever comes first; after a verdict, the others start `afterMs`
+ * later only if `skip()` is false then (their ends go to `late`).
+ */
+export interface GatherStagger {
+  readonly first: readonly number[];
+  readonly afterMs: number;
+  skip(): boolean;
+}
+
+/** The later calls of every staggered gather wait on one timer: a timer each would cost more than a round's own work. */
+const staggered = new DelayQueue();
+
+/**
  * A fan-out to several servers (Redlock's masters) decided as soon as the
- * answers so far settle it: starts every call at once and resolves when
- * `decide` reaches a verdict on the results so far (so a frozen server does
- * not hold up an answer the others already settle), when every call has
- * settled, or when `timeout` passed (one timer for all calls: they start
- * together). Calls still running go on; `late` hears how each of them ended.
+ * answers so far settle it: starts every call at once (or `stagger.first`
+ * first) and resolves when `decide` reaches a verdict on the results so far
+ * (so a frozen server does not hold up an answer the others already settle),
+ * when every call has settled, or when `timeout` passed (one timer for all
+ * calls, from the start). Calls still running go on; `late` hears how each
+ * of them ended.
  */
 export function gather<T, V>(
   calls: readonly (() => Promise<T>)[],
   decide: (results: readonly (Settled<T> | undefined)[], settled: number) => V | undefined,
   timeout?: GatherTimeout,
   late?: (index: number, result: Settled<T>) => void,
+  stagger?: GatherStagger,
 ): Promise<Gathered<T, V>> {
   const results: (Settled<T> | undefined)[] = new Array<undefined>(calls.length).fill(undefined);
   let settled = 0;
@@ -43,13 +62,24 @@ export function gather<T, V>(
       results[index] = result;
       const verdict = decide(results, ++settled);
       if (verdict !== undefined || settled === calls.length) finish(verdict);
+      else if (stagger && settled === stagger.first.length && !startedRest) startRest();
     };
-    calls.forEach((call, index) => {
-      call().then(
+    const start = (index: number): void => {
+      (calls[index] as () => Promise<T>)().then(
         (value) => record(index, { ok: true, value }),
         (error: unknown) => record(index, { ok: false, error: error instanceof Error ? error : new Error(String(error)) }),
       );
-    });
+    };
+    let startedRest = false;
+    const startRest = (): void => {
+      if (startedRest || (done && stagger?.skip())) return;
+      startedRest = true;
+      calls.forEach((_, index) => stagger?.first.includes(index) || start(index));
+    };
+    if (stagger) {
+      stagger.first.forEach(start);
+      staggered.add(stagger.afterMs, startRest);
+    } else calls.forEach((_, index) => start(index));
     if (calls.length === 0) finish(decide(results, 0));
     else if (timeout && !done) {
       // Deferred a turn of the loop: a reply already read wins (see withinMs).

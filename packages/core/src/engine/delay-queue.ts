@@ -1,0 +1,37 @@
+import { monotonicNow } from './time.js';
+
+/**
+ * Calls functions after short delays on one timer for all of them, for
+ * delays set on every operation, where a timer each (and its async resource)
+ * would cost more than the operation's own work. Never keeps a process alive.
+ */
+export class DelayQueue {
+  /** Due time (monotonic ms) and function, in the order they are due. */
+  private readonly due: [number, () => void][] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  /** Calls `fn` `delayMs` from now (not before). */
+  add(delayMs: number, fn: () => void): void {
+    const at = monotonicNow() + delayMs;
+    let index = this.due.length;
+    while (index > 0 && (this.due[index - 1] as [number, () => void])[0] > at) index--;
+    this.due.splice(index, 0, [at, fn]);
+    if (at < this.timerAt) this.arm(at);
+  }
+
+  private arm(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(this.fire, Math.max(1, Math.ceil(at - monotonicNow()))).unref();
+  }
+
+  private readonly fire = (): void => {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = monotonicNow();
+    while (this.due.length > 0 && (this.due[0] as [number, () => void])[0] <= now) (this.due.shift() as [number, () => void])[1]();
+    const next = this.due[0];
+    if (next) this.arm(next[0]);
+  };
+}

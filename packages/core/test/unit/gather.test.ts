@@ -1,0 +1,83 @@
+import { describe, expect, it } from '@jest/globals';
+import { DelayQueue } from '../../src/engine/delay-queue.js';
+import { gather, type Settled } from '../../src/engine/gather.js';
+import { monotonicNow } from '../../src/engine/time.js';
+
+/** A call whose start is recorded and which settles when the test says so. */
+function controlled(started: number[], index: number) {
+  let settle: (value: string) => void = () => undefined;
+  const call = (): Promise<string> => {
+    started.push(index);
+    return new Promise<string>((resolve) => (settle = resolve));
+  };
+  return { call, settle: (value: string) => settle(value) };
+}
+
+/** Majority of 'yes' among 5 calls, decided as soon as the results so far settle it. */
+const yesOfFive = (results: readonly (Settled<string> | undefined)[]): boolean | undefined => {
+  const yes = results.filter((result) => result?.ok && result.value === 'yes').length;
+  const no = results.filter((result) => result && !(result.ok && result.value === 'yes')).length;
+  return yes >= 3 ? true : no > 2 ? false : undefined;
+};
+
+describe('gather with a staggered start', () => {
+  it('starts the first calls only; a verdict from them never starts the others when skip() says so by then', async () => {
+    const started: number[] = [];
+    const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
+    let skip = false;
+    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [4, 0, 2], afterMs: 5, skip: () => skip });
+    expect(started).toEqual([4, 0, 2]);
+    for (const index of [4, 0, 2]) calls[index]?.settle('yes');
+    expect((await gathering).verdict).toBe(true);
+    skip = true; // released before its turn came
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(started).toEqual([4, 0, 2]);
+  });
+
+  it('starts the others once the first settled without a verdict, and counts them', async () => {
+    const started: number[] = [];
+    const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
+    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [0, 1, 2], afterMs: 60_000, skip: () => false });
+    calls[0]?.settle('yes');
+    calls[1]?.settle('no');
+    calls[2]?.settle('yes');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(started.sort()).toEqual([0, 1, 2, 3, 4]);
+    calls[3]?.settle('yes');
+    expect((await gathering).verdict).toBe(true);
+  });
+
+  it('starts the others afterMs on when one of the first does not answer, and hands their ends to late after a verdict', async () => {
+    const started: number[] = [];
+    const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
+    const late: number[] = [];
+    const begun = monotonicNow();
+    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, (index) => late.push(index), { first: [0, 1, 2], afterMs: 20, skip: () => false });
+    calls[0]?.settle('yes');
+    calls[1]?.settle('yes'); // 2 answers silently
+    while (started.length < 5) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(monotonicNow() - begun).toBeGreaterThanOrEqual(19);
+    calls[3]?.settle('yes');
+    expect((await gathering).verdict).toBe(true);
+    calls[2]?.settle('yes');
+    calls[4]?.settle('yes');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(late.sort()).toEqual([2, 4]);
+  });
+});
+
+describe('DelayQueue', () => {
+  it('calls each function once, not before its delay, in the order they fall due', async () => {
+    const queue = new DelayQueue();
+    const calls: [string, number][] = [];
+    const begun = monotonicNow();
+    const record = (name: string) => () => calls.push([name, monotonicNow() - begun]);
+    queue.add(30, record('c'));
+    queue.add(5, record('a'));
+    queue.add(15, record('b'));
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(calls.map(([name]) => name)).toEqual(['a', 'b', 'c']);
+    calls.forEach(([name, at]) => expect(at).toBeGreaterThanOrEqual({ a: 5, b: 15, c: 30 }[name] as number - 1));
+  });
+});
