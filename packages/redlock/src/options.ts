@@ -3,8 +3,8 @@ import {
   COMMON_OPTION_NAMES,
   OptionReader,
   checkDurationMs,
-  connectionEndpoint,
   describeValue,
+  distinctEndpoints,
   readCommonOptions,
   type ResolvedCommonOptions,
 } from '@org/rlock-core/engine';
@@ -61,11 +61,7 @@ export const REDLOCK_DEFAULTS = Object.freeze({
   retry: Object.freeze<Required<RedlockRetryOptions>>({ minDelayMs: 5, maxDelayMs: 200, factor: 2 }),
 });
 
-export interface ResolvedRetryOptions {
-  readonly minDelayMs: number;
-  readonly maxDelayMs: number;
-  readonly factor: number;
-}
+export type ResolvedRetryOptions = Readonly<Required<RedlockRetryOptions>>;
 
 export interface ResolvedRedlockOptions extends ResolvedCommonOptions {
   readonly masters: readonly RedisInput[];
@@ -86,7 +82,7 @@ const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
  */
 export function resolveRedlockOptions(options: unknown, what = 'createRedlock'): ResolvedRedlockOptions {
   const reader = new OptionReader(options, ['masters', ...COMMON_OPTION_NAMES, 'driftFactor', 'perNodeTimeoutMs', 'retry', 'restartQuarantineMs'], what);
-  const masters = reader.check(() => checkMasters(reader.raw.masters), [] as { input: RedisInput; name: string }[]);
+  const masters = reader.check(() => distinctEndpoints(reader.raw.masters, 'masters', 'master (typically 3 or 5)'), [] as { input: RedisInput; name: string }[]);
   const common = readCommonOptions(reader);
   const driftFactor = reader.read('driftFactor', (value) => checkNumber(value, 'driftFactor', 0, 0.5), REDLOCK_DEFAULTS.driftFactor);
   const perNodeTimeoutMs = reader.read(
@@ -104,33 +100,6 @@ export function resolveRedlockOptions(options: unknown, what = 'createRedlock'):
   reader.done();
   const resolved = { masters: masters.map((m) => m.input), masterNames: masters.map((m) => m.name), driftFactor, perNodeTimeoutMs, retry, restartQuarantineMs };
   return { ...common, ...resolved };
-}
-
-function checkMasters(value: unknown): { input: RedisInput; name: string }[] {
-  if (!Array.isArray(value)) {
-    throw new InvalidArgumentError(`masters must be an array of URLs, ioredis options or ioredis instances, got ${describeValue(value)}`);
-  }
-  if (value.length === 0) throw new InvalidArgumentError('masters must list at least one master (typically 3 or 5)');
-  const problems: string[] = [];
-  const seen = new Map<string, number>();
-  const seenObjects = new Map<object, number>();
-  const result: { input: RedisInput; name: string }[] = [];
-  value.forEach((input: unknown, index) => {
-    try {
-      const { identity, name } = connectionEndpoint(input, `masters[${index}]`);
-      const earlier = seen.get(identity) ?? (typeof input === 'object' && input !== null ? seenObjects.get(input) : undefined);
-      if (earlier !== undefined) {
-        throw new InvalidArgumentError(`masters[${index}] (${name}) is the same server as masters[${earlier}]: masters must be distinct`);
-      }
-      seen.set(identity, index);
-      if (typeof input === 'object' && input !== null) seenObjects.set(input, index);
-      result.push({ input: input as RedisInput, name });
-    } catch (error) {
-      problems.push(error instanceof Error ? error.message : String(error));
-    }
-  });
-  if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
-  return result;
 }
 
 function checkRetry(value: unknown): ResolvedRetryOptions {

@@ -28,6 +28,37 @@ export interface ConnectionEndpoint {
 }
 
 /**
+ * Checks a list of independent servers (Redlock's masters) as
+ * {@link connectionEndpoint} checks each: an array, at least one, no two the
+ * same server (by endpoint, or the same ioredis instance). `what` names the
+ * option (`masters`), `one` what one of them is, for the error (`master`).
+ * @returns each input with its printable name, in order
+ * @throws InvalidArgumentError listing every problem
+ */
+export function distinctEndpoints(value: unknown, what: string, one: string): { input: RedisInput; name: string }[] {
+  if (!Array.isArray(value)) throw new InvalidArgumentError(`${what} must be an array of URLs, ioredis options or ioredis instances, got ${describeValue(value)}`);
+  if (value.length === 0) throw new InvalidArgumentError(`${what} must list at least one ${one}`);
+  const problems: string[] = [];
+  const seen = new Map<string, number>();
+  const seenObjects = new Map<object, number>();
+  const result: { input: RedisInput; name: string }[] = [];
+  value.forEach((input: unknown, index) => {
+    try {
+      const { identity, name } = connectionEndpoint(input, `${what}[${index}]`);
+      const earlier = seen.get(identity) ?? (typeof input === 'object' && input !== null ? seenObjects.get(input) : undefined);
+      if (earlier !== undefined) throw new InvalidArgumentError(`${what}[${index}] (${name}) is the same server as ${what}[${earlier}]: ${what} must be distinct`);
+      seen.set(identity, index);
+      if (typeof input === 'object' && input !== null) seenObjects.set(input, index);
+      result.push({ input: input as RedisInput, name });
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+    }
+  });
+  if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
+  return result;
+}
+
+/**
  * Checks a connection input as {@link resolveConnection} will (a `redis://` or
  * `rediss://` URL, ioredis options or an ioredis instance; no Cluster, no
  * `keyPrefix`), without connecting, and says which server it designates.

@@ -40,7 +40,7 @@ export type {
 } from './renewal.js';
 export type { Deployment, SubscriberConnection, SubscriberHandlers } from '../deployment/deployment.js';
 export { StandaloneDeployment } from '../deployment/standalone.js';
-export { connectionEndpoint, resolveConnection } from '../deployment/connection.js';
+export { connectionEndpoint, distinctEndpoints, resolveConnection } from '../deployment/connection.js';
 export type { ConnectionEndpoint, ResolvedConnection } from '../deployment/connection.js';
 export { OptionReader } from '../options/option-reader.js';
 export { COMMON_OPTION_NAMES, readCommonOptions, resolveClientOptions } from '../options/client-options.js';
