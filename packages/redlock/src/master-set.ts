@@ -7,6 +7,8 @@ import * as Q from './quorum.js';
 
 /** Tries of a spread to one master, 2, 4 … 64 ms apart: others' failed partial grants go within a round trip or two. */
 const SPREAD_TRIES = 7;
+/** An uncontended round asks the rest of the masters this long after its first majority, unless that settled it first. */
+const REST_AFTER_MS = 1;
 
 /** What a Redlock hold keeps (its `grant`): per master the op whose grant it holds there (undefined: none), and whether more may join. */
 export class Grants {
@@ -22,6 +24,8 @@ export class Grants {
   contended = false;
   /** Masters whose answer to the round is still out: a spread there would count twice. */
   readonly pending = new Set<number>();
+  /** Masters an acquire of this hold was sent to (its round's, a spread's): the only ones a release goes to. */
+  readonly asked = new Set<number>();
 
   constructor(
     size: number,
@@ -53,7 +57,7 @@ export interface AcquireVote {
   readonly late?: boolean;
 }
 
-/** One round: the acquire script on every master at once, or on its gate first. */
+/** One round: the acquire script on a majority first (or on its gate, contended), then on the rest. */
 export interface Round {
   /** Per master; undefined where nothing was sent or no answer came before the verdict. */
   readonly votes: readonly (AcquireVote | undefined)[];
@@ -70,12 +74,14 @@ export interface RenewResult {
   readonly votes: readonly MasterVote[];
 }
 
-/** The N masters and the quorum rule: each call goes to all at once, decided as soon as the replies so far settle it. */
+/** The N masters and the quorum rule: each call is decided as soon as the replies so far settle it. */
 export class MasterSet {
   readonly quorum: number;
   private readonly started: Promise<unknown>; // every master's first connect (ready: it settled)
   private ready = false;
   private spreads = 0;
+  /** Per lock key, the order its rounds ask the masters in (orderOf). */
+  private readonly orders = new Map<string, number[]>();
 
   constructor(
     readonly masters: readonly Master[],
@@ -96,39 +102,56 @@ export class MasterSet {
     return this.masters.length;
   }
 
+  /** The masters whose run is known, in the order a round on `key` asks them (rankOf), kept per key until a run changes. */
+  private orderOf(key: string): number[] {
+    let order = this.orders.get(key);
+    if (order) return order;
+    if (this.orders.size >= 1_024) this.orders.clear();
+    order = Q.rankOf(this.masters.map((master) => master.run?.runId), key);
+    this.orders.set(key, order);
+    return order;
+  }
+
   /** A master's run was read: every quarantine is worked out again. */
   identified(): void {
+    this.orders.clear();
     const ends = Q.quarantineEnds(this.masters.map((master) => master.run), this.quarantineMs, Q.STARTED_TOGETHER_MS);
     this.masters.forEach((master, index) => (master.quarantinedUntil = ends[index] as number));
   }
 
   /**
-   * Runs the acquire script on every master at once (on `gate` first, then on
-   * the others unless it refused), each bounded by the per-node timeout. Won as
-   * soon as ≥ Q granted with lease − elapsed − drift > 0, elapsed measured from
+   * Runs the acquire script on the masters in `order` (rankOf; the others, not
+   * voting, fail at once), each bounded by the per-node timeout. Contended: on
+   * the first (the gate), then on the others unless it refused. Otherwise on
+   * the first Q, and on the rest once one of those did not grant or
+   * REST_AFTER_MS later (the round won: in the background, unless the hold was
+   * released by then: an unlock right after the lock costs Q calls, not N). Won as soon
+   * as ≥ Q granted with lease − elapsed − drift > 0, elapsed measured from
    * before the first send; answers after that join the hold (see late).
    * Otherwise decided once every master answered or timed out.
    */
-  async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string, gate: Master | undefined): Promise<Round> {
+  async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string, contended: boolean): Promise<Round> {
     if (!this.ready) await this.started;
     const sentAt = monotonicNow();
     const grants = new Grants(this.size, keys, owner, op, sentAt + leaseMs, leaseDeadline(sentAt, leaseMs, this.driftFactor));
     let timedOut: Error | undefined; // made when the timer fires: an Error costs its stack trace
-    const sent: boolean[] = [];
     const votes: (AcquireVote | undefined)[] = [];
     // A vote is read once, when it comes: a grant read after its master stopped voting (it restarted) does not count.
-    const voteOf = (index: number, result: Settled<AcquireReply>): AcquireVote => (votes[index] ??= this.voteOf(index, result, timedOut, sent));
+    const voteOf = (index: number, result: Settled<AcquireReply>): AcquireVote => (votes[index] ??= this.voteOf(index, result, timedOut, grants));
     let verdict: Q.AcquireVerdict | undefined;
-    const late = (index: number, result: Settled<AcquireReply>): void => this.late(op, grants, verdict, this.voteOf(index, result, timedOut, sent));
+    const late = (index: number, result: Settled<AcquireReply>): void => this.late(op, grants, verdict, this.voteOf(index, result, timedOut, grants));
     const call = (master: Master) => (): Promise<AcquireReply> => {
       if (!master.voting) return Promise.reject(master.notVoting('acquire', keys.lock));
-      sent[master.index] = true;
+      if (verdict === 'acquired') grants.pending.add(master.index); // asked after the round was won: its answer joins the hold (late)
+      grants.asked.add(master.index);
       return master.store.acquire(keys, owner, leaseMs, op);
     };
+    const order = this.orderOf(keys.lock);
+    const gate = contended ? order.map((index) => this.masters[index] as Master).find((master) => master.voting) : undefined;
+    const stagger = contended || order.length < this.quorum ? undefined : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done };
     const timeout = { ms: this.perNodeTimeoutMs, error: () => (timedOut ??= new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`)) };
-    let first: Settled<AcquireReply> | undefined;
     if (gate) {
-      first = (await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result))).results[0];
+      const first = (await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result))).results[0];
       const vote = voteOf(gate.index, first as Settled<AcquireReply>);
       if (vote.kind === 'refused') return { votes, tally: { granted: 0, refused: 1, failed: 0 }, verdict: 'not-acquired', grants, gateRefusal: vote };
     }
@@ -144,22 +167,23 @@ export class MasterSet {
       },
       timeout,
       late,
+      stagger,
     );
     if (verdict === 'acquired') {
       this.masters.forEach((master, index) => {
         const vote = votes[index];
         if (vote?.kind === 'granted') grants.tokens[index] = op;
         else if (vote?.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
-        else if (!vote || vote.late) grants.pending.add(index);
-        else if (vote.sent) void this.cancel(master, keys, owner, op, false);
+        else if ((!vote && grants.asked.has(index)) || vote?.late) grants.pending.add(index);
+        else if (vote?.sent) void this.cancel(master, keys, owner, op, false);
       });
     }
     return { votes, tally, verdict: verdict ?? 'not-acquired', grants };
   }
 
-  private voteOf(index: number, result: Settled<AcquireReply>, timedOut: Error | undefined, sent: boolean[]): AcquireVote {
+  private voteOf(index: number, result: Settled<AcquireReply>, timedOut: Error | undefined, grants: Grants): AcquireVote {
     const master = this.masters[index] as Master;
-    if (!result.ok) return { master, kind: 'failed', sent: sent[index] === true, late: result.error === timedOut, error: result.error };
+    if (!result.ok) return { master, kind: 'failed', sent: grants.asked.has(index), late: result.error === timedOut, error: result.error };
     const reply = result.value;
     if (!reply.granted) return { master, kind: 'refused', ttlMs: reply.retryInMs, holder: reply.holder };
     if (master.voting) return { master, kind: 'granted' };
@@ -191,6 +215,7 @@ export class MasterSet {
     let tried = 0;
     const attempt = (): void => {
       if (grants.done || !master.voting || grants.tokens[master.index] !== undefined || grants.pending.has(master.index) || monotonicNow() >= grants.deadline) return;
+      grants.asked.add(master.index);
       const work = master.store.acquire(grants.keys, grants.owner, Math.ceil(grants.expiresAt - monotonicNow()), op).then(
         (reply) => {
           if (reply.granted && !grants.done && monotonicNow() < grants.deadline) grants.tokens[master.index] = op;
@@ -331,9 +356,9 @@ export class MasterSet {
     const unanswered = [...grants.pending];
     for (const index of unanswered) tokens[index] ??= grants.op;
     const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
-    const sent = this.masters.map((master) => master.store.release(keys, grants.owner, tokens[master.index], op));
-    // A master without a token only gets a sweep: its answer does not count.
-    sent.forEach((call, index) => !holding.includes(index) && this.background.track(call));
+    // Asked without a token (a spread on its way): a sweep by owner, whose answer does not count. Never asked: nothing.
+    const sent = this.masters.map((master) => (grants.asked.has(master.index) ? master.store.release(keys, grants.owner, tokens[master.index], op) : undefined));
+    sent.forEach((call, index) => call && !holding.includes(index) && this.background.track(call));
     const gathered = await gather(
       holding.map((index) => () => sent[index] as Promise<ReleaseReply>),
       (results) => {
@@ -341,7 +366,8 @@ export class MasterSet {
         const notHeld = results.filter((result) => result?.ok && !result.value.released);
         // receivers > 1: other clients wait too, and the engine lets them go first.
         const receivers = Math.max(0, ...released.map((result) => (result?.ok && result.value.released && result.value.receivers) || 0));
-        if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
+        // Free of the hold on a majority: confirmed there, or never asked (a hold released before its round asked the rest).
+        if (released.length + this.size - grants.asked.size >= this.quorum) return { released: true, remaining: 0, receivers } as const;
         if (holding.length - notHeld.length < this.quorum) {
           // Taken where the hold had a grant; a pending acquire that found another owner there was never ours.
           const taken = results.some((result, k) => !unanswered.includes(holding[k] as number) && result?.ok && !result.value.released && result.value.reason === 'taken');

@@ -1,10 +1,9 @@
 import { backoffDelayMs, driftMs, leaseDeadline, leaseLockKeys, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/engine';
 import type { LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/engine';
 import { QuorumError } from './errors.js';
-import type { Master } from './master.js';
 import type { AcquireVote, Grants, MasterSet } from './master-set.js';
 import type { ResolvedRetryOptions } from './options.js';
-import { classifyLoss, expiryWaitMs, gateOf, releasesNeeded, toleratedFailures } from './quorum.js';
+import { classifyLoss, expiryWaitMs, releasesNeeded, toleratedFailures } from './quorum.js';
 
 /** Renewal kind of Redlock holds. */
 const REDLOCK_KIND = 'redlock';
@@ -82,7 +81,7 @@ export class QuorumLockStore implements LockStore {
       masters.drop(grants);
     }
     wake?.begin();
-    const round = await masters.acquireRound(keys, owner, leaseMs, op, state.lost || wake ? this.gateOf(keys) : undefined);
+    const round = await masters.acquireRound(keys, owner, leaseMs, op, state.lost || wake !== undefined);
     if (round.verdict === 'acquired') {
       wake?.expect([], 0);
       round.grants.contended = state.lost;
@@ -117,13 +116,6 @@ export class QuorumLockStore implements LockStore {
   private granted(keys: LockKeys, holder: string, op: string, grants: Grants): AcquireReply {
     this.live.set(keys.lock, { grants, holder, op });
     return { granted: true, token: undefined, count: undefined, grant: grants };
-  }
-
-  /** The voting master a contended round asks first (see gateOf). */
-  private gateOf(keys: LockKeys): Master | undefined {
-    const all = this.masters.masters;
-    const index = gateOf(all.map((master) => (master.voting ? master.run?.runId : undefined)), keys.lock);
-    return index === undefined ? undefined : all[index];
   }
 
   private backoff(streak: number): number {
@@ -256,6 +248,8 @@ export class QuorumLockStore implements LockStore {
   }
 
   forceUnlock(keys: LockKeys, name: string): Promise<boolean> {
+    const live = this.live.get(keys.lock);
+    if (live) live.grants.done = true; // its round asks no more masters behind the deletes
     return this.masters.forceUnlock(name, keys);
   }
 }

@@ -38,21 +38,21 @@ export function quarantineEnds(runs: readonly ({ startedAt: number; restarted: b
 }
 
 /**
- * The gate of a contended lock: the master every contender asks first (the
- * others only once it granted), so they meet on one master instead of
- * splitting the votes. Rendezvous hashing of the key over the run ids of the
- * voting masters (undefined for the others): every client sees the same ids.
+ * The voting masters (a run id; undefined for the others, left out) in the
+ * order a round on `key` asks them: rendezvous hashing of the key over their
+ * run ids, so every client ranks them alike. The first is the gate of a
+ * contended lock (contenders meet there instead of splitting the votes); the
+ * first Q are the majority an uncontended round asks before the others.
  */
-export function gateOf(runIds: readonly (string | undefined)[], key: string): number | undefined {
-  let gate: number | undefined;
-  let best = -1;
+export function rankOf(runIds: readonly (string | undefined)[], key: string): number[] {
+  const scored: [number, number][] = [];
   runIds.forEach((runId, index) => {
     if (runId === undefined) return;
     let hash = 0x811c9dc5; // FNV-1a
     for (const text of [runId, key]) for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    if (hash >>> 0 > best) [gate, best] = [index, hash >>> 0];
+    scored.push([hash >>> 0, index]);
   });
-  return gate;
+  return scored.sort((a, b) => b[0] - a[0]).map(([, index]) => index);
 }
 
 /** How one round of acquire scripts went, counted over all masters. */

@@ -8,7 +8,7 @@ import {
 } from '@org/rlock-core';
 import { QuorumError } from '@org/rlock-redlock';
 import { RedisFleet, commandCalls } from '@org/rlock-testing';
-import { RedlockPool, aborted, eventually, lockOnMasters, plantHold } from './support.js';
+import { RedlockPool, aborted, eventually, firstMajority, lockOnMasters, plantHold } from './support.js';
 
 describe('Redlock', () => {
   const pool = new RedlockPool();
@@ -188,6 +188,33 @@ describe('Redlock', () => {
       const report = await redlock.close();
       expect(performance.now() - started).toBeLessThan(1_000 + 500);
       expect(report).toEqual({ released: [], failed: ['slow-close'] });
+    });
+  });
+
+  describe('an uncontended round', () => {
+    it('asks the rest of the masters soon after its first majority: a frozen master there costs that, not the per-node timeout', async () => {
+      fleet = await RedisFleet.start({ size: 5 });
+      const started = fleet;
+      const redlock = pool.make(fleet, { commandTimeoutMs: 10_000, perNodeTimeoutMs: 5_000, watchdogTimeoutMs: 30_000 });
+      const lock = redlock.getLock('first');
+      const key = `${redlock.options.keyPrefix}:{first}`;
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
+        await lock.unlock();
+      });
+      const [frozen] = await firstMajority(fleet, key, 5);
+      await fleet.pause(frozen as number);
+      await redlock.task(async () => {
+        const begun = performance.now();
+        await lock.lock({ leaseMs: 10_000 });
+        // Without the rest asked, the round would wait for the frozen master's per-node timeout (5 s).
+        expect(performance.now() - begun).toBeLessThan(2_500);
+        // The hold spreads to every master that answers, the four others.
+        const others = [0, 1, 2, 3, 4].filter((index) => index !== frozen);
+        const heldThere = async () => (await lockOnMasters(started, key, others)).every((hold) => hold.owner !== undefined);
+        expect(await eventually(heldThere, 2_000)).toBe(true);
+        await lock.unlock();
+      });
     });
   });
 

@@ -1,6 +1,7 @@
 import { createRedlock, type RedlockClient, type RedlockOptions } from '@org/rlock';
 import type { Redis } from 'ioredis';
 import { uniquePrefix, type RedisFleet } from '@org/rlock-testing';
+import { quorumOf, rankOf } from '../../src/quorum.js';
 
 export { uniquePrefix, eventually, tick, OverlapProbe } from '@org/rlock-testing';
 
@@ -64,4 +65,19 @@ export async function lockOnMasters(fleet: RedisFleet, key: string, indexes: rea
 export async function plantHold(redis: Redis, key: string, owner: string, ttlMs?: number): Promise<void> {
   const value = `${owner}|planted`;
   await (ttlMs === undefined ? redis.set(key, value) : redis.set(key, value, 'PX', ttlMs));
+}
+
+/** The masters an uncontended round on `key` asks first (rankOf over the masters' run ids, as every client ranks them). */
+export async function firstMajority(fleet: RedisFleet, key: string, size: number): Promise<number[]> {
+  const runIds = await Promise.all(
+    Array.from({ length: size }, async (_, index) => {
+      const redis = fleet.client(index);
+      try {
+        return /^run_id:(\w+)/m.exec(await redis.info('server'))?.[1];
+      } finally {
+        redis.disconnect();
+      }
+    }),
+  );
+  return rankOf(runIds, key).slice(0, quorumOf(size));
 }

@@ -4,7 +4,7 @@ import {
   decideLocked,
   decideRenewal,
   expiryWaitMs,
-  gateOf,
+  rankOf,
   quarantineEnds,
   quorumOf,
   quorumOwnerPttl,
@@ -110,28 +110,35 @@ describe('Redlock quorum arithmetic', () => {
     });
   });
 
-  describe('gateOf', () => {
+  describe('rankOf', () => {
     const ids = ['a1', 'b2', 'c3', 'd4', 'e5'];
+    const gateOf = (runIds: readonly (string | undefined)[], key: string): number | undefined => rankOf(runIds, key)[0];
 
-    it('picks the same voting master for a key whatever the order the masters are listed in', () => {
+    it('ranks the voting masters alike for a key whatever the order they are listed in', () => {
       for (const key of ['rlock:{x}', 'rlock:{y}', 'p:{order:42}']) {
-        const gate = gateOf(ids, key) as number;
         const reversed = [...ids].reverse();
-        expect(reversed[gateOf(reversed, key) as number]).toBe(ids[gate]);
+        expect(rankOf(reversed, key).map((index) => reversed[index])).toEqual(rankOf(ids, key).map((index) => ids[index]));
+        expect(new Set(rankOf(ids, key)).size).toBe(5);
       }
     });
 
-    it('moves only the keys whose gate stopped voting, and spreads keys over the masters', () => {
+    it('leaves out masters that do not vote', () => {
+      expect(rankOf(['a1', undefined, 'c3'], 'k').sort()).toEqual([0, 2]);
+      expect(rankOf([undefined, undefined], 'k')).toEqual([]);
+    });
+
+    it('moves only the keys whose gate stopped voting, and spreads gates and first majorities over the masters', () => {
       const keys = Array.from({ length: 200 }, (_, i) => `p:{k${i}}`);
       const gates = keys.map((key) => gateOf(ids, key) as number);
       expect(new Set(gates).size).toBe(5);
+      const firstThree = keys.map((key) => rankOf(ids, key).slice(0, 3).sort().join());
+      expect(new Set(firstThree).size).toBeGreaterThan(5);
       const without2 = ids.map((id, index) => (index === 2 ? undefined : id));
       keys.forEach((key, i) => {
         const moved = gateOf(without2, key);
         if (gates[i] !== 2) expect(moved).toBe(gates[i]);
         else expect(moved).not.toBe(2);
       });
-      expect(gateOf([undefined, undefined], 'k')).toBeUndefined();
     });
   });
 
