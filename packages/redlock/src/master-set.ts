@@ -148,7 +148,7 @@ export class MasterSet {
     };
     const order = this.orderOf(keys.lock);
     const gate = contended ? order.map((index) => this.masters[index] as Master).find((master) => master.voting) : undefined;
-    const stagger = contended || order.length < this.quorum ? undefined : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done };
+    const stagger = contended || order.length < this.quorum ? undefined : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done || verdict !== 'acquired' };
     const timeout = { ms: this.perNodeTimeoutMs, error: () => (timedOut ??= new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`)) };
     if (gate) {
       const first = (await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result))).results[0];
@@ -174,7 +174,7 @@ export class MasterSet {
         const vote = votes[index];
         if (vote?.kind === 'granted') grants.tokens[index] = op;
         else if (vote?.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
-        else if ((!vote && grants.asked.has(index)) || vote?.late) grants.pending.add(index);
+        else if ((!vote || vote.late) && grants.asked.has(index)) grants.pending.add(index); // not asked yet: it adds itself
         else if (vote?.sent) void this.cancel(master, keys, owner, op, false);
       });
     }
