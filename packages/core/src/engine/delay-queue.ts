@@ -30,7 +30,16 @@ export class DelayQueue {
     this.timer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = monotonicNow();
-    while (this.due.length > 0 && (this.due[0] as [number, () => void])[0] <= now) (this.due.shift() as [number, () => void])[1]();
+    while (this.due.length > 0 && (this.due[0] as [number, () => void])[0] <= now) {
+      const [, fn] = this.due.shift() as [number, () => void];
+      try {
+        fn();
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error; // reported as any timer's would be, once the others due now have run
+        });
+      }
+    }
     const next = this.due[0];
     if (next) this.arm(next[0]);
   };

@@ -65,7 +65,13 @@ export function gather<T, V>(
       else if (stagger && settled === stagger.first.length && !startedRest) startRest();
     };
     const start = (index: number): void => {
-      (calls[index] as () => Promise<T>)().then(
+      let call: Promise<T>;
+      try {
+        call = (calls[index] as () => Promise<T>)();
+      } catch (error) {
+        call = Promise.reject(error); // a later start runs on a timer: a throw there would escape
+      }
+      call.then(
         (value) => record(index, { ok: true, value }),
         (error: unknown) => record(index, { ok: false, error: error instanceof Error ? error : new Error(String(error)) }),
       );
