@@ -247,9 +247,12 @@ export class QuorumLockStore implements LockStore {
     return this.masters.quorumTtl(name, keys);
   }
 
+  /** Deletes the lock on every master; this client's grants of it, live or parked for a local waiter, are done (never taken or spread again). */
   forceUnlock(keys: LockKeys, name: string): Promise<boolean> {
-    const live = this.live.get(keys.lock);
-    if (live) live.grants.done = true; // its round asks no more masters behind the deletes
+    const parked = this.parked.get(keys.lock);
+    if (parked) clearTimeout(parked.timer);
+    this.parked.delete(keys.lock);
+    for (const grants of [this.live.get(keys.lock)?.grants, parked?.grants]) if (grants) grants.done = true;
     return this.masters.forceUnlock(name, keys);
   }
 }
