@@ -120,13 +120,13 @@ export class MasterSet {
   }
 
   /**
-   * Runs the acquire script on the masters in `order` (rankOf; the others, not
-   * voting, fail at once), each bounded by the per-node timeout. Contended: on
-   * the first (the gate), then on the others unless it refused. Otherwise on
-   * the first Q, and on the rest once one of those did not grant or
-   * REST_AFTER_MS later (the round won: in the background, unless the hold was
-   * released by then: an unlock right after the lock costs Q calls, not N). Won as soon
-   * as ≥ Q granted with lease − elapsed − drift > 0, elapsed measured from
+   * Runs the acquire script on the masters in the lock's order (orderOf; one
+   * that does not vote fails at once), each bounded by the per-node timeout.
+   * Contended: on the first voting one (the gate), then on the others unless
+   * it refused. Otherwise on the first Q, and on the rest once those settled
+   * without winning or REST_AFTER_MS later; a won round asks the rest then in
+   * the background, unless the hold was released by then (an unlock right
+   * after the lock costs Q calls, not N). Won as soon as ≥ Q granted with lease − elapsed − drift > 0, elapsed measured from
    * before the first send; answers after that join the hold (see late).
    * Otherwise decided once every master answered or timed out.
    */
