@@ -147,7 +147,8 @@ export class MasterSet {
       return master.store.acquire(keys, owner, leaseMs, op);
     };
     const order = this.orderOf(keys.lock);
-    const gate = contended ? order.map((index) => this.masters[index] as Master).find((master) => master.voting) : undefined;
+    const gateIndex = contended ? order.find((index) => this.masters[index]?.voting) : undefined;
+    const gate = gateIndex === undefined ? undefined : this.masters[gateIndex];
     const stagger = contended || order.length < this.quorum ? undefined : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done || verdict !== 'acquired' };
     const timeout = { ms: this.perNodeTimeoutMs, error: () => (timedOut ??= new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`)) };
     if (gate) {

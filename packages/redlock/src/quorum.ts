@@ -38,11 +38,12 @@ export function quarantineEnds(runs: readonly ({ startedAt: number; restarted: b
 }
 
 /**
- * The voting masters (a run id; undefined for the others, left out) in the
- * order a round on `key` asks them: rendezvous hashing of the key over their
- * run ids, so every client ranks them alike. The first is the gate of a
- * contended lock (contenders meet there instead of splitting the votes); the
- * first Q are the majority an uncontended round asks before the others.
+ * The masters whose run is known (a run id; undefined for the others, left
+ * out) in the order a round on `key` asks them: rendezvous hashing of the key
+ * over their run ids, so every client ranks them alike. The first voting one
+ * is the gate of a contended lock (contenders meet there instead of splitting
+ * the votes); the first Q are the majority an uncontended round asks before
+ * the others.
  */
 export function rankOf(runIds: readonly (string | undefined)[], key: string): number[] {
   const scored: [number, number][] = [];
