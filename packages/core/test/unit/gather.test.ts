@@ -65,6 +65,28 @@ describe('gather with a staggered start', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(late.sort()).toEqual([2, 4]);
   });
+  it('counts a later call that throws as it starts as failed, instead of letting the throw escape (on a timer, it would)', async () => {
+    const started: number[] = [];
+    const calls = [0, 1, 2].map((index) => controlled(started, index));
+    const throwing = (): Promise<string> => {
+      throw new Error('no connection');
+    };
+    const majorityOfThree = (results: readonly (Settled<string> | undefined)[]): boolean | undefined => {
+      const yes = results.filter((result) => result?.ok && result.value === 'yes').length;
+      return yes >= 2 ? true : results.filter((result) => result && !result.ok).length > 1 ? false : undefined;
+    };
+    const gathering = gather([calls[0]?.call as () => Promise<string>, throwing, calls[2]?.call as () => Promise<string>], majorityOfThree, undefined, undefined, {
+      first: [0],
+      afterMs: 5,
+      skip: () => false,
+    });
+    calls[0]?.settle('yes'); // alone, not a verdict: the others start now
+    while (started.length < 2) await new Promise((resolve) => setTimeout(resolve, 2));
+    calls[2]?.settle('yes');
+    const { verdict, results } = await gathering;
+    expect(verdict).toBe(true);
+    expect(results[1]).toEqual({ ok: false, error: new Error('no connection') });
+  });
 });
 
 describe('DelayQueue', () => {
