@@ -19,7 +19,8 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createClient } from '@org/rlock';
-import { markdownTable, num } from './table.mjs';
+import { markdownTable, num, pct } from './table.mjs';
+import { snapshot, usageBetween } from './server-stats.mjs';
 
 export const id = 's7';
 export const title = 's7 (rlock only) — the ceiling of a FIFO hand-off between processes: a lock-free token ring beside the fair lock';
@@ -29,19 +30,35 @@ const LEASE_MS = 10_000;
 
 /** @typedef {{ mode: 'ring' | 'fair', url: string, keyPrefix: string, index: number, processes: number, tasks: number, warmupMs: number, durationMs: number }} ChildConfig */
 
-/** @param {Redis} side @param {string} prefix @returns {Promise<boolean>} false on a violation */
+/**
+ * @param {Redis} side @param {string} prefix
+ * @returns {Promise<{ entered: boolean, turn: number }>} entered: false on a violation; turn: the counter after this hand-off,
+ *   which numbers every hand-off of the row in the order they happened
+ */
 async function criticalSection(side, prefix) {
   const entered = (await side.set(`${prefix}:inside`, '1', 'NX')) === 'OK';
-  await side.incr(`${prefix}:counter`);
+  const turn = await side.incr(`${prefix}:counter`);
   await side.del(`${prefix}:inside`);
-  return entered;
+  return { entered, turn };
 }
 
 /** @param {ChildConfig} config */
 async function child(config) {
   const side = new Redis(config.url);
   let counting = false;
-  let count = 0;
+  /** @type {number[]} the turns (see criticalSection) of this process's hand-offs inside the window */
+  const turns = [];
+  /** @type {NodeJS.CpuUsage | undefined} */
+  let cpuAtStart;
+  /** @type {NodeJS.CpuUsage | undefined} */
+  let cpuInWindow;
+  const startWindow = () => {
+    counting = true;
+    cpuAtStart = process.cpuUsage();
+  };
+  const endWindow = () => {
+    cpuInWindow = process.cpuUsage(cpuAtStart);
+  };
   /** Hand-offs in each second since go, warm-up included: how fast the code warms up. */
   const perSecond = [];
   let startedAt = 0;
@@ -62,8 +79,9 @@ async function child(config) {
     sub.on('message', () => {
       if (ended) return;
       holding = (async () => {
-        if (!(await criticalSection(side, config.keyPrefix))) violations++;
-        if (counting && !ended) count++;
+        const { entered, turn } = await criticalSection(side, config.keyPrefix);
+        if (!entered) violations++;
+        if (counting && !ended) turns.push(turn);
         if (!ended) tally();
         await pub.publish(`${config.keyPrefix}:ring:${(config.index + 1) % config.processes}`, 'token');
       })();
@@ -73,8 +91,8 @@ async function child(config) {
     await new Promise((resolve) => process.once('message', resolve)); // go
     startedAt = performance.now();
     if (config.index === 0) await pub.publish(`${config.keyPrefix}:ring:0`, 'token');
-    setTimeout(() => (counting = true), config.warmupMs);
-    setTimeout(() => ((ended = true), stop()), config.warmupMs + config.durationMs);
+    setTimeout(startWindow, config.warmupMs);
+    setTimeout(() => ((ended = true), endWindow(), stop()), config.warmupMs + config.durationMs);
     await stopped;
     await holding;
     await Promise.all([sub.quit(), pub.quit()]);
@@ -85,15 +103,16 @@ async function child(config) {
     await new Promise((resolve) => process.once('message', resolve)); // go
     startedAt = performance.now();
     let ended = false;
-    setTimeout(() => (counting = true), config.warmupMs);
-    setTimeout(() => (ended = true), config.warmupMs + config.durationMs);
+    setTimeout(startWindow, config.warmupMs);
+    setTimeout(() => ((ended = true), endWindow()), config.warmupMs + config.durationMs);
     await Promise.all(
       Array.from({ length: config.tasks }, () =>
         client.task(async () => {
           while (!ended) {
             await lock.lock({ leaseMs: LEASE_MS });
-            if (!(await criticalSection(side, config.keyPrefix))) violations++;
-            if (counting && !ended) count++;
+            const { entered, turn } = await criticalSection(side, config.keyPrefix);
+            if (!entered) violations++;
+            if (counting && !ended) turns.push(turn);
             if (!ended) tally();
             await lock.unlock();
           }
@@ -103,7 +122,8 @@ async function child(config) {
     await client.close();
   }
   await side.quit();
-  process.send?.({ count, violations, perSecond: Array.from(perSecond, (n) => n ?? 0) });
+  const cpuMs = cpuInWindow ? (cpuInWindow.user + cpuInWindow.system) / 1000 : 0;
+  process.send?.({ turns, cpuMs, violations, perSecond: Array.from(perSecond, (n) => n ?? 0) });
   process.exit(0);
 }
 
@@ -119,7 +139,7 @@ async function row(ctx, mode, processes, tasks, keyPrefix) {
   });
   try {
     const messages = children.map((c) => {
-      /** @type {{ ready?: boolean, count?: number, violations?: number }[]} */
+      /** @type {unknown[]} */
       const seen = [];
       /** @type {((m: any) => void)[]} */
       const waiting = [];
@@ -128,13 +148,41 @@ async function row(ctx, mode, processes, tasks, keyPrefix) {
     });
     await Promise.all(messages.map((next) => next()));
     for (const c of children) c.send('go');
-    /** @type {{ count: number, violations: number, perSecond: number[] }[]} */
+    const admin = new Redis(ctx.url);
+    const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    await sleep(ctx.warmupMs);
+    const before = await snapshot(admin);
+    await sleep(ctx.durationMs);
+    const after = await snapshot(admin);
+    await admin.quit();
+    /** @type {{ turns: number[], cpuMs: number, violations: number, perSecond: number[] }[]} */
     const reports = /** @type {any} */ (await Promise.all(messages.map((next) => next())));
-    const count = reports.reduce((sum, r) => sum + r.count, 0);
+    const count = reports.reduce((sum, r) => sum + r.turns.length, 0);
+    // Which process had each turn: consecutive turns in different processes are hand-offs that woke another process.
+    /** @type {Map<number, number>} */
+    const processOf = new Map();
+    reports.forEach((r, index) => r.turns.forEach((turn) => processOf.set(turn, index)));
+    let consecutive = 0;
+    let crossed = 0;
+    for (const [turn, index] of processOf) {
+      const next = processOf.get(turn + 1);
+      if (next === undefined) continue;
+      consecutive++;
+      if (next !== index) crossed++;
+    }
+    const usage = usageBetween(before, after);
     // Whole seconds only: the last one is cut by the end of the window.
     const seconds = Math.floor((ctx.warmupMs + ctx.durationMs) / 1000);
     const curve = Array.from({ length: seconds }, (_, second) => reports.reduce((sum, r) => sum + (r.perSecond[second] ?? 0), 0));
-    return { perSecond: count / (ctx.durationMs / 1000), violations: reports.reduce((sum, r) => sum + r.violations, 0), curve };
+    return {
+      perSecond: count / (ctx.durationMs / 1000),
+      crossedShare: consecutive ? crossed / consecutive : 0,
+      clientCpuUs: count ? (reports.reduce((sum, r) => sum + r.cpuMs, 0) * 1000) / count : 0,
+      serverCpuUs: count ? (usage.serverCpu * usage.elapsedMs * 1000) / count : 0,
+      scripts: count ? (usage.calls.evalsha ?? 0) / count : 0,
+      violations: reports.reduce((sum, r) => sum + r.violations, 0),
+      curve,
+    };
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }
@@ -145,22 +193,40 @@ export async function run(ctx) {
   const rows = [];
   for (const [label, mode, processes, tasks] of /** @type {const} */ ([
     [`token ring, ${RING} processes, no lock`, 'ring', RING, 1],
+    ['token ring, 1 process, no lock', 'ring', 1, 1],
     ['fair lock, 4 processes × 8 tasks (S2)', 'fair', 4, 8],
     ['fair lock, 1 process × 32 tasks', 'fair', 1, 32],
   ])) {
     ctx.log(`s7: ${label}`);
     const result = await row(ctx, mode, processes, tasks, `${ctx.keyPrefix}-s7-${mode}-${processes}`);
-    rows.push([label, num(result.perSecond), String(result.violations), result.curve.map((n) => num(n)).join(' · ')]);
+    rows.push([
+      label,
+      num(result.perSecond),
+      pct(result.crossedShare),
+      num(result.clientCpuUs),
+      num(result.serverCpuUs),
+      num(result.scripts, 1),
+      String(result.violations),
+      result.curve.map((n) => num(n)).join(' · '),
+    ]);
   }
   return [
-    markdownTable(['row', 'hand-offs/s', 'violations', 'hand-offs in each second from the start, warm-up included'], rows, 'lrrl'),
+    markdownTable(
+      ['row', 'hand-offs/s', 'between processes', 'client CPU µs/hand-off', 'redis CPU µs/hand-off', 'scripts/hand-off', 'violations', 'hand-offs in each second from the start, warm-up included'],
+      rows,
+      'lrrrrrrl',
+    ),
     '',
     `Each hand-off runs S2's critical section (\`SET inside 1 NX\`, \`INCR counter\`, \`DEL inside\`) on its own connection; ${ctx.warmupMs} ms warm-up, ` +
-      `${ctx.durationMs} ms measured. The ring passes a token between ${RING} processes with one PUBLISH and no lock: every hand-off wakes another ` +
-      'process, so it is the ceiling here for any hand-off between processes. A fair lock serves its queue in arrival order, which keeps a ' +
-      'process\'s tasks together as they queued: most of its hand-offs stay inside one process (the last row has only those). ' +
-      'The last column shows how the rate grows while V8 compiles the hot code: fresh processes run rlock\'s lock path interpreted ' +
-      'or in baseline code for seconds, so a short warm-up measures that, not the steady state (`BENCH_WARMUP_MS=15000` measures after it).',
+      `${ctx.durationMs} ms measured. A token ring passes a token with one PUBLISH and no lock: with ${RING} processes every hand-off wakes another ` +
+      'process, so it is the ceiling here for any hand-off between processes; with 1 process the token comes back to the same one, the ceiling ' +
+      'for a hand-off by message that wakes no other process. "Between processes" is the share of consecutive hand-offs (by the counter\'s ' +
+      'value) that went to another process: a fair lock serves its queue in arrival order, so how often it crosses depends on how the ' +
+      'processes\' tasks queued, not on the lock. CPU columns: the workers\' CPU (user + system, all of them) and redis-server\'s over the ' +
+      'window, per hand-off; a fair lock hand-off costs two scripts (the next try, which queues, and the release, which grants the head) ' +
+      'where the ring sends one PUBLISH. The last column shows how the rate grows while V8 compiles the hot code: fresh processes run ' +
+      'rlock\'s lock path interpreted or in baseline code for seconds, so a short warm-up measures that, not the steady state ' +
+      '(`BENCH_WARMUP_MS=15000` measures after it).',
   ].join('\n');
 }
 
