@@ -1,6 +1,6 @@
 import { LockLostError, type LockLostEvent } from '@org/rlock-core';
 import { RedisFleet } from '@org/rlock-testing';
-import { RedlockPool, aborted, plantHold } from './support.js';
+import { RedlockPool, aborted, eventually, lockOnMasters, plantHold } from './support.js';
 
 const WATCHDOG_MS = 600; // renewed every 200 ms
 
@@ -28,6 +28,15 @@ describe('Redlock', () => {
       );
     }
 
+    /**
+     * Waits until the hold is on all 5 masters: a round that won on its first majority asks the other two about a
+     * millisecond later, and a grant that lands after deleteOn would put back what the test took away.
+     */
+    async function heldEverywhere(key: string): Promise<void> {
+      const held = async () => (await lockOnMasters(fleet, key, [0, 1, 2, 3, 4])).every((hold) => hold.owner !== undefined);
+      expect(await eventually(held, 2_000)).toBe(true);
+    }
+
     it('keeps the lease on the masters past several watchdogTimeoutMs', async () => {
       const redlock = pool.make(fleet, { watchdogTimeoutMs: WATCHDOG_MS });
       let renewals = 0;
@@ -50,6 +59,7 @@ describe('Redlock', () => {
       const redlock = pool.make(fleet, { watchdogTimeoutMs: WATCHDOG_MS });
       const lock = redlock.getLock('minority-lost');
       const handle = await lock.acquire();
+      await heldEverywhere(`${redlock.options.keyPrefix}:{minority-lost}`);
       await deleteOn(`${redlock.options.keyPrefix}:{minority-lost}`, [0, 1]);
       let renewals = 0;
       redlock.on('lockRenewed', ({ count }) => (renewals += count));
@@ -66,6 +76,7 @@ describe('Redlock', () => {
       redlock.on('lockLost', (event) => lost.push(event));
       const lock = redlock.getLock('majority-lost');
       const handle = await lock.acquire();
+      await heldEverywhere(`${redlock.options.keyPrefix}:{majority-lost}`);
       await deleteOn(`${redlock.options.keyPrefix}:{majority-lost}`, [0, 1, 2]);
       const reason = await aborted(handle.signal, 2 * WATCHDOG_MS);
       expect(reason).toBeInstanceOf(LockLostError);
@@ -83,6 +94,7 @@ describe('Redlock', () => {
       const lock = redlock.getLock('stolen');
       const handle = await lock.acquire();
       const key = `${redlock.options.keyPrefix}:{stolen}`;
+      await heldEverywhere(key);
       await Promise.all(
         [0, 1, 2].map(async (index) => {
           const redis = fleet.client(index);
