@@ -367,8 +367,9 @@ export class MasterSet {
         const notHeld = results.filter((result) => result?.ok && !result.value.released);
         // receivers > 1: other clients wait too, and the engine lets them go first.
         const receivers = Math.max(0, ...released.map((result) => (result?.ok && result.value.released && result.value.receivers) || 0));
-        // Free of the hold on a majority: confirmed there, or never asked (a hold released before its round asked the rest).
-        if (released.length + this.size - grants.asked.size >= this.quorum) return { released: true, remaining: 0, receivers } as const;
+        // Held to the end on a majority. Masters never asked are free but never held it: counting them would
+        // call a hold released on one of its Q masters intact, whatever the other two answer after.
+        if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
         if (holding.length - notHeld.length < this.quorum) {
           // Taken where the hold had a grant; a pending acquire that found another owner there was never ours.
           const taken = results.some((result, k) => !unanswered.includes(holding[k] as number) && result?.ok && !result.value.released && result.value.reason === 'taken');

@@ -147,6 +147,33 @@ describe('Redlock', () => {
     });
   });
 
+  describe('an unlock that finds the hold gone from one of its masters', () => {
+    it('rejects with LockLostError when the hold sat on only Q masters, whichever answers first', async () => {
+      fleet = await RedisFleet.start({ size: 5 });
+      await fleet.kill(3);
+      await fleet.kill(4);
+      // Masters down, not restarted: no quarantine (see "with masters down").
+      const redlock = pool.make(fleet, { watchdogTimeoutMs: 3_000, restartQuarantineMs: 0 }); // commandTimeoutMs 1 000
+      const lock = redlock.getLock('gone');
+      const key = `${redlock.options.keyPrefix}:{gone}`;
+      const admin = fleet.client(2);
+      await redlock.task(async () => {
+        // On masters 0, 1 and 2: 3 and 4 are down, so never asked.
+        await lock.lock({ leaseMs: 20_000 });
+        expect((await lockOnMasters(fleet as RedisFleet, key, [0, 1, 2])).every((hold) => hold.owner !== undefined)).toBe(true);
+        // Master 2 loses it (as a restart without persistence would) and answers the release last.
+        await admin.del(key);
+        await admin.call('CLIENT', 'PAUSE', '300', 'ALL');
+        // Masters 0 and 1 confirm first; with 3 and 4 free, that is a majority free of the lock, but only two
+        // masters had the hold to the end: fewer than Q, so the hold did not stand.
+        const error = await lock.unlock().catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(LockLostError);
+        expect((error as LockLostError).reason).toBe('expired');
+      });
+      expect(await lockOnMasters(fleet, key, [0, 1, 2])).toEqual([{}, {}, {}]);
+    });
+  });
+
   describe('close', () => {
     it('waits for a round in flight and undoes its grants before the connections quit', async () => {
       fleet = await RedisFleet.start({ size: 3 });
