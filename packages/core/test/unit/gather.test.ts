@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { DelayQueue } from '../../src/engine/delay-queue.js';
 import { gather, type Settled } from '../../src/engine/gather.js';
@@ -101,5 +103,23 @@ describe('DelayQueue', () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(calls.map(([name]) => name)).toEqual(['a', 'b', 'c']);
     calls.forEach(([name, at]) => expect(at).toBeGreaterThanOrEqual({ a: 5, b: 15, c: 30 }[name] as number - 1));
+  });
+
+  it('runs the others due with a function that throws, then reports its error as uncaught', async () => {
+    // In a process of its own (the built module, as the integration tests' children use): an uncaught error
+    // inside jest would fail whichever test runs then.
+    const module = new URL('../../dist/esm/engine/delay-queue.js', import.meta.url).href;
+    const program = [
+      `import { DelayQueue } from ${JSON.stringify(module)};`,
+      "process.on('uncaughtException', (error) => console.log(`uncaught ${error.message}`));",
+      'const queue = new DelayQueue();',
+      "queue.add(1, () => console.log('first'));",
+      "queue.add(1, () => { throw new Error('boom'); });",
+      "queue.add(1, () => console.log('third'));",
+      "queue.add(20, () => console.log('later'));",
+      'setTimeout(() => undefined, 60);',
+    ].join('\n');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', program]);
+    expect(stdout.trim().split('\n')).toEqual(['first', 'third', 'uncaught boom', 'later']);
   });
 });
