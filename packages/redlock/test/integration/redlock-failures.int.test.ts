@@ -255,16 +255,19 @@ describe('Redlock', () => {
         await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
         await lock.unlock();
       });
-      await fleet.debugSleep(3, 0.3);
-      await fleet.debugSleep(4, 0.3);
+      // Two of the masters the round asks first sleep, so it asks the other two before it can win: all five are asked.
+      const [sleeper1, sleeper2, granter] = (await firstMajority(fleet, key, 5)) as [number, number, number];
+      const others = [0, 1, 2, 3, 4].filter((index) => index !== sleeper1 && index !== sleeper2 && index !== granter);
+      await fleet.debugSleep(sleeper1, 0.3);
+      await fleet.debugSleep(sleeper2, 0.3);
       await redlock.task(async () => {
-        // Granted by masters 0, 1 and 2; 3 and 4 answer once their sleep is over.
+        // Granted by the third first master and the other two; the sleepers answer once their sleep is over.
         await lock.lock({ leaseMs: 10_000 });
-        await (fleet as RedisFleet).pause(0);
-        // Released by 1 and 2 at once and by 3 and 4 when they wake: a majority without the frozen master 0.
+        await (fleet as RedisFleet).pause(granter);
+        // Released by the other two at once and by the sleepers when they wake: a majority without the frozen granter.
         await lock.unlock();
       });
-      expect(await lockOnMasters(fleet, key, [1, 2, 3, 4])).toEqual([{}, {}, {}, {}]);
+      expect(await lockOnMasters(fleet, key, [sleeper1, sleeper2, ...others])).toEqual([{}, {}, {}, {}]);
     });
 
     it('releases a master whose acquire was pending by the round\'s op, and retries that release when it times out', async () => {
@@ -277,14 +280,16 @@ describe('Redlock', () => {
         await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
         await lock.unlock();
       });
-      const admins = [3, 4].map((index) => started.client(index));
+      // Two of the masters the round asks first sleep, so it asks the other two before it can win: the sleepers'
+      // acquires are pending at the unlock, whatever the machine's load does to the 1 ms timer of the rest.
+      const sleepers = (await firstMajority(fleet, key, 5)).slice(0, 2);
+      const admins = sleepers.map((index) => started.client(index));
       await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
       // Asleep past one commandTimeoutMs: the release to them times out before they answer.
-      await fleet.debugSleep(3, 2);
-      await fleet.debugSleep(4, 2);
+      for (const index of sleepers) await fleet.debugSleep(index, 2);
       await redlock.task(async () => {
-        await lock.lock({ leaseMs: 10_000 }); // granted by 0, 1, 2; 3 and 4 pending
-        await lock.unlock(); // released by 0, 1, 2
+        await lock.lock({ leaseMs: 10_000 }); // granted by the other three; the sleepers pending
+        await lock.unlock(); // released by those three
       });
       // Each sleeper runs the acquire, the release behind it, then the retry sent when that release timed out: named
       // by the round's op like a token (never owner-wide), so it cannot delete a newer hold of the task (release-2's
