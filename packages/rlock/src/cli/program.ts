@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
-import { InvalidArgumentError, RedisUnavailableError, type ObjectInfo, type ObjectKind, type RLock } from '@org/rlock-core';
+import { IllegalMonitorStateError, InvalidArgumentError, RedisUnavailableError, type ObjectInfo, type ObjectKind, type RLock } from '@org/rlock-core';
 import { connect, DEFAULT_REDIS_URL, type CliConnection, type ConnectionFlags } from './connection.js';
 import { EXIT, UsageError } from './exit-codes.js';
 import { describeObject, LIST_HEADER, listRow, table } from './format.js';
@@ -24,7 +24,8 @@ const LOCK_KINDS = new Set(['lock', 'fairLock', 'readWriteLock']);
 const EXIT_CODES_HELP = `
 Exit codes:
   0  done (found, listed, released)
-  1  nothing found (show, ls) or nothing released (unlock: free, not a lock, or declined)
+  1  nothing found (show, ls) or nothing released (unlock: free, not a lock, or declined;
+     release: no such permit, not a permit-expirable semaphore, or declined)
   2  bad usage (unknown command or option, missing argument, bad value)
   3  Redis unreachable (refused, timed out, no master)
   4  any other failure (Redis refused a command)
@@ -46,6 +47,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return { flags, connection };
   };
   const kindOption = (): Option => new Option('--kind <kind>', 'read the object as this kind (a bare integer is a semaphore or a latch)').choices(KINDS);
+  /** Whether the user agreed to `question` on the terminal; --yes agrees, and without a terminal --yes is required. */
+  const confirmed = async (command: string, yes: boolean | undefined, question: string): Promise<boolean> => {
+    if (yes) return true;
+    if (!io.stdin.isTTY) throw new UsageError(`${command} asks for confirmation: pass --yes when stdin is not a terminal`);
+    const prompt = createInterface({ input: io.stdin, output: io.stderr });
+    const answer = await prompt.question(`${question} [y/N] `);
+    prompt.close();
+    return /^y(es)?$/i.test(answer.trim());
+  };
 
   const program = new Command('rlock')
     .description("Inspect and administer rlock's objects in Redis: locks, fair and read-write locks, semaphores, latches, leader elections.")
@@ -125,16 +135,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (!LOCK_KINDS.has(info.kind)) {
         return report(false, info.kind, `${JSON.stringify(name)} is a ${info.kind}, not a lock: nothing released`);
       }
-      if (!options.yes) {
-        if (!io.stdin.isTTY) throw new UsageError('unlock asks for confirmation: pass --yes when stdin is not a terminal');
-        const holders = info.holders.map((holder) => `${holder.owner} (token ${holder.token ?? '-'})`).join(', ') || 'nobody';
-        const prompt = createInterface({ input: io.stdin, output: io.stderr });
-        const answer = await prompt.question(
-          `Force-unlock ${info.kind} ${JSON.stringify(name)}, held by ${holders}? Its holders lose it at once. [y/N] `,
-        );
-        prompt.close();
-        if (!/^y(es)?$/i.test(answer.trim())) return report(false, info.kind, 'declined: nothing released');
-      }
+      const holders = info.holders.map((holder) => `${holder.owner} (token ${holder.token ?? '-'})`).join(', ') || 'nobody';
+      const question = `Force-unlock ${info.kind} ${JSON.stringify(name)}, held by ${holders}? Its holders lose it at once.`;
+      if (!(await confirmed('unlock', options.yes, question))) return report(false, info.kind, 'declined: nothing released');
       const lock: RLock =
         info.kind === 'fairLock'
           ? client.getFairLock(name)
@@ -143,6 +146,37 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
             : client.getLock(name);
       const released = await lock.forceUnlock();
       report(released, info.kind, released ? undefined : `${JSON.stringify(name)} was free: nothing released`);
+    });
+
+  program
+    .command('release')
+    .description("release one permit of a permit-expirable semaphore by its id, whoever holds it (asks first on a terminal unless --yes)")
+    .argument('<name>', 'the semaphore name')
+    .argument('<permit>', "the permit's id (rlock show lists them as holders)")
+    .option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal)')
+    .action(async (name: string, permit: string, options: { yes?: boolean }, command: Command) => {
+      const { flags, connection } = open(command);
+      const { client } = connection;
+      const info = await client.inspect(name, { limit: 1 });
+      const report = (released: boolean, reason?: string): void => {
+        if (flags.json) out(JSON.stringify({ name, permit, released, ...(reason ? { reason } : {}) }));
+        else if (released) out(`released permit ${JSON.stringify(permit)} of ${JSON.stringify(name)}`);
+        else if (reason) err(reason);
+        exitCode = released ? EXIT.ok : EXIT.notFound;
+      };
+      if (!info) return report(false, `no object named ${JSON.stringify(name)}: nothing released`);
+      if (info.kind !== 'permitExpirableSemaphore') {
+        return report(false, `${JSON.stringify(name)} is a ${info.kind}, not a permit-expirable semaphore: nothing released`);
+      }
+      const question = `Release permit ${JSON.stringify(permit)} of ${JSON.stringify(name)}? Its holder loses it.`;
+      if (!(await confirmed('release', options.yes, question))) return report(false, 'declined: nothing released');
+      try {
+        await client.getPermitExpirableSemaphore(name).release(permit);
+      } catch (error) {
+        if (error instanceof IllegalMonitorStateError) return report(false, `${error.message}`);
+        throw error;
+      }
+      report(true);
     });
 
   program

@@ -177,6 +177,42 @@ describe('rlock CLI', () => {
       });
     });
 
+    describe('release', () => {
+      it("releases one permit of a permit-expirable semaphore by its id, and only with --yes when stdin is not a terminal", async () => {
+        await setUp();
+        const permits = client.getPermitExpirableSemaphore('gpu');
+        const held = await permits.acquire({ leaseMs: 60_000 });
+        expect(await permits.availablePermits()).toBe(0);
+        const refused = await rlock(['release', 'gpu', held.id, ...flags]);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toMatch(/pass --yes/);
+        expect(await permits.availablePermits()).toBe(0);
+
+        const released = await rlock(['release', 'gpu', held.id, '--yes', ...flags]);
+        expect(released.code).toBe(0);
+        expect(released.stdout).toMatch(new RegExp(`released permit "${held.id}" of "gpu"`));
+        expect(await permits.availablePermits()).toBe(1);
+        const again = await rlock(['release', 'gpu', held.id, '--yes', '--json', ...flags]);
+        expect(again.code).toBe(1);
+        expect(JSON.parse(again.stdout)).toMatchObject({ name: 'gpu', permit: held.id, released: false });
+        expect(await permits.availablePermits()).toBe(1);
+      });
+
+      it('asks on a terminal, and exits 1 for what is not a permit-expirable semaphore', async () => {
+        await setUp();
+        const permits = client.getPermitExpirableSemaphore('gpu');
+        const held = await permits.acquire({ leaseMs: 60_000 });
+        const declined = await rlock(['release', 'gpu', held.id, ...flags], { tty: true, input: 'n\n' });
+        expect(declined.stdout).toMatch(/Release permit .* of "gpu"\?/);
+        expect(declined.code).toBe(1);
+        expect(await permits.availablePermits()).toBe(0);
+        const notPermits = await rlock(['release', 'quota', 'any-id', '--yes', ...flags]);
+        expect(notPermits.code).toBe(1);
+        expect(notPermits.stderr).toMatch(/"quota" is a semaphoreOrLatch, not a permit-expirable semaphore: nothing released/);
+        expect(await client.getSemaphore('quota').availablePermits()).toBe(3);
+      });
+    });
+
     describe('watch', () => {
       it('prints --count frames every --interval, one JSON line each', async () => {
         await setUp();
