@@ -150,7 +150,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   program
     .command('release')
-    .description("release one permit of a permit-expirable semaphore by its id, whoever holds it (asks first on a terminal unless --yes)")
+    .description('release one permit of a permit-expirable semaphore by its id, whoever holds it (asks first on a terminal unless --yes)')
     .argument('<name>', 'the semaphore name')
     .argument('<permit>', "the permit's id (rlock show lists them as holders)")
     .option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal)')
@@ -173,7 +173,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       try {
         await client.getPermitExpirableSemaphore(name).release(permit);
       } catch (error) {
-        if (error instanceof IllegalMonitorStateError) return report(false, `${error.message}`);
+        if (error instanceof IllegalMonitorStateError) return report(false, error.message); // not held: released, lapsed or unknown
         throw error;
       }
       report(true);
