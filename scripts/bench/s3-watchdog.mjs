@@ -16,6 +16,7 @@
  * and divides by the number of periods in the window. Then every hold is
  * released and the client closed. Prints numbers; never fails on a timing.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createClient } from '@org/rlock';
 import { median } from './stats.mjs';
@@ -89,9 +90,6 @@ async function inChunks(items, limit, fn) {
   }
   return results;
 }
-
-/** @param {number} delayMs */
-const sleep = (delayMs) => new Promise((resolve) => setTimeout(resolve, delayMs));
 
 /**
  * @param {import('./run.mjs').BenchContext} ctx

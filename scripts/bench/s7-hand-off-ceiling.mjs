@@ -16,6 +16,7 @@
  * The same file is the child process (argument `child`), as in s2.
  */
 import { fork } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createClient } from '@org/rlock';
@@ -149,7 +150,6 @@ async function row(ctx, mode, processes, tasks, keyPrefix) {
     await Promise.all(messages.map((next) => next()));
     for (const c of children) c.send('go');
     const admin = new Redis(ctx.url);
-    const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
     await sleep(ctx.warmupMs);
     const before = await snapshot(admin);
     await sleep(ctx.durationMs);
