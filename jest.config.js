@@ -3,7 +3,7 @@
 // processes spawned by tests run the built dist instead: `npm test` builds first.
 const moduleNameMapper = {
   '^@org/rlock$': '<rootDir>/packages/rlock/src/index.ts',
-  '^@org/rlock-core/engine$': '<rootDir>/packages/core/src/engine/index.ts',
+  '^@org/rlock-core/internal$': '<rootDir>/packages/core/src/internal.ts',
   '^@org/rlock-(core|watchdog|redlock|testing)$': '<rootDir>/packages/$1/src/index.ts',
   '^(\\.{1,2}/.*)\\.js$': '$1',
 };

@@ -1,16 +1,16 @@
 /**
  * `@org/rlock-core`: the public API of rlock's core (most users import it from
  * `@org/rlock`). What the watchdog and Redlock build on is the internal
- * subpath `@org/rlock-core/engine`.
+ * subpath `@org/rlock-core/internal`.
  *
  * @module @org/rlock-core
  */
-export { RLockClient } from './rlock-client.js';
-export type { CloseReport } from './engine/engine-client.js';
-export type { RLockClientOptions, CommonClientOptions } from './options/client-options.js';
-export { CLIENT_DEFAULTS } from './options/client-options.js';
-export type { LockOptions } from './options/lock-options.js';
-export { LOCK_DEFAULTS, MIN_LEASE_MS } from './options/lock-options.js';
+export { RLockClient } from './client/rlock-client.js';
+export type { CloseReport } from './client/engine-client.js';
+export type { RLockClientOptions, CommonClientOptions } from './client/client-options.js';
+export { CLIENT_DEFAULTS } from './client/client-options.js';
+export type { LockOptions } from './objects/lock-options.js';
+export { LOCK_DEFAULTS, MIN_LEASE_MS } from './objects/lock-options.js';
 export type {
   RLockClientEvents,
   HoldEvent,
@@ -18,13 +18,13 @@ export type {
   LockReleasedEvent,
   LockLostEvent,
   LockRenewedEvent,
-} from './engine/client-events.js';
+} from './client/client-events.js';
 export type { RLock, LockHandle, LockScope } from './objects/lock/types.js';
 export type { RSemaphore } from './objects/semaphore/types.js';
 export type { RPermitExpirableSemaphore, PermitHandle, PermitOptions } from './objects/permit-semaphore/types.js';
 export type { RCountDownLatch } from './objects/latch/types.js';
-export type { WaitOptions } from './options/wait-options.js';
-export { MAX_COUNT } from './options/count-checks.js';
+export type { WaitOptions } from './objects/wait-options.js';
+export { MAX_COUNT } from './checks/count-checks.js';
 export { MultiLock } from './objects/multi-lock/multi-lock.js';
 export type { RReadWriteLock } from './objects/rw-lock/read-write-lock.js';
 export type { MultiLockHandle, MultiLockScope } from './objects/multi-lock/multi-lock.js';
@@ -39,17 +39,17 @@ export {
   ClientClosedError,
 } from './errors.js';
 export type { RLockErrorCode, LockLostReason } from './errors.js';
-export type { RedisInput } from './deployment/connection.js';
+export type { RedisInput } from './connection/endpoints.js';
 export { taskMiddleware } from './tasks/task-middleware.js';
 export type { TaskMiddleware } from './tasks/task-middleware.js';
 export { currentTask } from './tasks/task-context.js';
 export type { TaskContext } from './tasks/task-context.js';
 export { MAX_NAME_BYTES } from './objects/names.js';
 export { LAYOUT_VERSION } from './objects/scripts.generated.js';
-export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT } from './ops/inspect-types.js';
+export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT } from './client/inspect-types.js';
 export { LeaderElection } from './objects/leader/leader-election.js';
-export { CLOSE_ON_SIGNALS_DEFAULTS } from './ops/close-on-signals.js';
-export type { CloseOnSignalsOptions } from './ops/close-on-signals.js';
+export { CLOSE_ON_SIGNALS_DEFAULTS } from './client/close-on-signals.js';
+export type { CloseOnSignalsOptions } from './client/close-on-signals.js';
 export type {
   ElectOptions,
   LeadOptions,
@@ -76,4 +76,4 @@ export type {
   UnknownObjectInfo,
   InspectOptions,
   ListOptions,
-} from './ops/inspect-types.js';
+} from './client/inspect-types.js';

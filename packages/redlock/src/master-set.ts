@@ -1,6 +1,6 @@
 import { nanoid } from 'nanoid';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { gather, leaseDeadline, monotonicNow, withinMs, type AcquireReply, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/engine';
+import { gather, leaseDeadline, monotonicNow, withinMs, type AcquireReply, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/internal';
 import { QuorumError, type MasterVote } from './errors.js';
 import type { Master } from './master.js';
 import * as Q from './quorum.js';

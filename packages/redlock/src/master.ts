@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { ChannelHub, LeaseLockStore, StandaloneDeployment, monotonicNow, withinMs } from '@org/rlock-core/engine';
+import { ChannelHub, LEASE_LOCK_SCRIPTS, LeaseLockStore, StandaloneDeployment, monotonicNow, withinMs } from '@org/rlock-core/internal';
 
 /** A master's run as `INFO server` tells it: `run_id`, and its start on this client's monotonic clock (the latest it can be). */
 export interface MasterRun {
@@ -39,7 +39,7 @@ export class Master {
     events: { resubscribed(): void; identified(): void },
   ) {
     // Not batched: a round sends one command per lock, so a batch only delays each master's.
-    this.deployment = new StandaloneDeployment(input, commandTimeoutMs, undefined, false);
+    this.deployment = new StandaloneDeployment(input, commandTimeoutMs, LEASE_LOCK_SCRIPTS, undefined, false);
     this.store = new LeaseLockStore(this.deployment, commandTimeoutMs);
     // A dead master is an expected state: waiters fall back to their timers.
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {

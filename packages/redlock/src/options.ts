@@ -7,7 +7,7 @@ import {
   distinctEndpoints,
   readCommonOptions,
   type ResolvedCommonOptions,
-} from '@org/rlock-core/engine';
+} from '@org/rlock-core/internal';
 
 /** How a waiter backs off after rounds nobody won, or without a possible majority (jittered, exponential). */
 export interface RedlockRetryOptions {

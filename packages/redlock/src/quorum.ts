@@ -4,7 +4,7 @@
  * a master grants the lock to one owner at a time, so two owners never both
  * hold a majority, as long as no master forgets a grant (hence the quarantine).
  */
-import { driftMs } from '@org/rlock-core/engine';
+import { driftMs } from '@org/rlock-core/internal';
 
 /** Votes needed: a strict majority, ⌊N/2⌋ + 1. */
 export function quorumOf(masterCount: number): number {

@@ -1,5 +1,5 @@
 import type { RLock } from '@org/rlock-core';
-import { EngineClient, ReentrantLock, checkName, type QueueSubscription, type WaitQueue } from '@org/rlock-core/engine';
+import { EngineClient, ReentrantLock, checkName, type QueueSubscription, type WaitQueue } from '@org/rlock-core/internal';
 import { Master } from './master.js';
 import { MasterSet } from './master-set.js';
 import { resolveRedlockOptions, type RedlockClientOptions, type ResolvedRedlockOptions } from './options.js';

@@ -1,5 +1,5 @@
 import { RLockClient, type RLockClientOptions } from '@org/rlock-core';
-import { resolveClientOptions } from '@org/rlock-core/engine';
+import { resolveClientOptions } from '@org/rlock-core/internal';
 import type { WatchdogOptions } from '@org/rlock-watchdog';
 import { wireWatchdog } from './wire-watchdog.js';
 

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@org/rlock-core';
-import { describeValue, type LeaseRenewerFactory } from '@org/rlock-core/engine';
+import { describeValue, type LeaseRenewerFactory } from '@org/rlock-core/internal';
 import { createWatchdog, type WatchdogOptions } from '@org/rlock-watchdog';
 
 /**

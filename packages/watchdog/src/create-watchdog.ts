@@ -1,4 +1,4 @@
-import type { LeaseRenewerFactory } from '@org/rlock-core/engine';
+import type { LeaseRenewerFactory } from '@org/rlock-core/internal';
 import { Watchdog } from './watchdog.js';
 import { resolveWatchdogOptions, type WatchdogOptions } from './watchdog-options.js';
 

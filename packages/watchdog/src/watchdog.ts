@@ -6,7 +6,7 @@ import {
   type RenewableHold,
   type RenewalBackend,
   type RenewalReporter,
-} from '@org/rlock-core/engine';
+} from '@org/rlock-core/internal';
 import { DueQueue, type DueItem } from './due-queue.js';
 import {
   MAX_TIMER_DELAY_MS,

@@ -1,8 +1,8 @@
 import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold, type HoldTarget } from './hold.js';
-import { leaseDeadline, monotonicNow } from './time.js';
-import { wasNotSent } from './transport.js';
+import { leaseDeadline, monotonicNow } from '../connection/time.js';
+import { wasNotSent } from '../connection/transport.js';
 import { backoffDelayMs } from './backoff.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
 

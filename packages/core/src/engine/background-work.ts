@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelayMs } from './backoff.js';
-import { monotonicNow } from './time.js';
+import { monotonicNow } from '../connection/time.js';
 
 /** How {@link BackgroundWork.retry} retries. */
 export interface RetryPlan {

@@ -1,5 +1,5 @@
-import type { SubscriberConnection, SubscriberHandlers } from '../deployment/deployment.js';
-import { boundedCall } from './bounded-call.js';
+import type { SubscriberConnection, SubscriberHandlers } from '../connection/deployment.js';
+import { boundedCall } from '../connection/bounded-call.js';
 
 /** One channel's subscription on a hub. */
 export interface HubSubscription {

@@ -1,4 +1,4 @@
-import { monotonicNow } from './time.js';
+import { monotonicNow } from '../connection/time.js';
 
 /**
  * Calls functions after short delays on one timer for all of them, for

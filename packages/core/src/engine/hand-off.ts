@@ -1,7 +1,7 @@
 import { recordGrant, type AcquireReply } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold, HoldTarget } from './hold.js';
-import { driftMs, leaseDeadline, monotonicNow } from './time.js';
+import { driftMs, leaseDeadline, monotonicNow } from '../connection/time.js';
 
 /** How much of a fixed lease may have gone by (since the ticket try) for a hand-off to be taken without a try. */
 const MAX_LEASE_SPENT = 0.1;

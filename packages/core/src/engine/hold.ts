@@ -1,6 +1,6 @@
 import { LockLostError, type LockLostReason } from '../errors.js';
 import type { RenewableHold } from './renewal.js';
-import { leaseDeadline, monotonicNow } from './time.js';
+import { leaseDeadline, monotonicNow } from '../connection/time.js';
 
 /** How a hold reports what happens to it; the client turns these into renewal and events. */
 export interface HoldObserver {

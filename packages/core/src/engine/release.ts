@@ -1,7 +1,7 @@
 import { IllegalMonitorStateError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold } from './hold.js';
-import { driftMs } from './time.js';
+import { driftMs } from '../connection/time.js';
 
 /** What one release call answered. */
 export type ReleaseReply =

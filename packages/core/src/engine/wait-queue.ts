@@ -1,5 +1,5 @@
 import { ClientClosedError } from '../errors.js';
-import { monotonicNow } from './time.js';
+import { monotonicNow } from '../connection/time.js';
 
 /** Why a sleeping waiter woke. */
 export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';

@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { InvalidArgumentError } from '../errors.js';
-import { describeValue } from '../options/argument-checks.js';
+import { describeValue } from '../checks/argument-checks.js';
 import { fenceTagForSlot } from './fence-slot-tags.js';
 
 /** Longest object name accepted, in UTF-8 bytes. */

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RedisFleet } from '@org/rlock-testing';
-import { SCRIPTS, fenceKey, type EmbeddedScript } from '@org/rlock-core/engine';
+import { SCRIPTS, fenceKey, type EmbeddedScript } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RedisFleet } from '@org/rlock-testing';
 import { IllegalMonitorStateError } from '@org/rlock-core';
-import { SCRIPTS, type EmbeddedScript } from '@org/rlock-core/engine';
+import { SCRIPTS, type EmbeddedScript } from '@org/rlock-core/internal';
 import { ClientPool, commandCalls, uniquePrefix } from './support.js';
 
 const COUNTER = fileURLToPath(new URL('./fixtures/counter-worker.mjs', import.meta.url));

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisFleet } from '@org/rlock-testing';
-import { SCRIPTS, lockKeys, type EmbeddedScript, type LockKeys } from '@org/rlock-core/engine';
+import { SCRIPTS, lockKeys, type EmbeddedScript, type LockKeys } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**

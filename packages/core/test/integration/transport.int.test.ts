@@ -1,7 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { RedisCluster, RedisFleet } from '@org/rlock-testing';
 import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
-import { SCRIPTS, Transport, type EmbeddedScript } from '@org/rlock-core/engine';
+import { SCRIPTS, Transport, type EmbeddedScript } from '@org/rlock-core/internal';
 import { commandCalls, eventually } from './support.js';
 
 const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: "return {KEYS[1], ARGV[1]}" };

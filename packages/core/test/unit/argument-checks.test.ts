@@ -1,4 +1,4 @@
-import { checkDurationMs } from '../../src/options/argument-checks.js';
+import { checkDurationMs } from '../../src/checks/argument-checks.js';
 import { InvalidArgumentError } from '../../src/errors.js';
 
 describe('checkDurationMs', () => {

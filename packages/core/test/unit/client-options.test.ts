@@ -1,4 +1,4 @@
-import { resolveClientOptions } from '../../src/options/client-options.js';
+import { resolveClientOptions } from '../../src/client/client-options.js';
 import { InvalidArgumentError } from '../../src/errors.js';
 
 describe('resolveClientOptions', () => {

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { DelayQueue } from '../../src/engine/delay-queue.js';
 import { gather, type Settled } from '../../src/engine/gather.js';
-import { monotonicNow } from '../../src/engine/time.js';
+import { monotonicNow } from '../../src/connection/time.js';
 
 /** A call whose start is recorded and which settles when the test says so. */
 function controlled(started: number[], index: number) {

@@ -8,7 +8,7 @@ import type {
   RenewalBackend,
   RenewalReporter,
   RenewOutcome,
-} from '@org/rlock-core/engine';
+} from '@org/rlock-core/internal';
 
 /** Drift as core computes it: 1 % of the lease plus 2 ms. */
 export function driftMs(leaseMs: number): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { RenewOutcome } from '@org/rlock-core/engine';
+import type { RenewOutcome } from '@org/rlock-core/internal';
 import { advance, flush, useWatchdogHarness } from './watchdog-harness.js';
 import { FakeHold, PERIOD_MS, makeHolds } from './renewal-fakes.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import type { RenewableHold, RenewOutcome } from '@org/rlock-core/engine';
+import type { RenewableHold, RenewOutcome } from '@org/rlock-core/internal';
 import { advance, flush, useWatchdogHarness } from './watchdog-harness.js';
 import { FakeHold, PERIOD_MS, driftMs, makeHolds } from './renewal-fakes.js';
 

@@ -1,8 +1,8 @@
-import type { Deployment } from '../../deployment/deployment.js';
+import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../../options/lock-options.js';
+import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
 import type { HandOff } from '../../engine/hand-off.js';
 import { ServerLockStore } from '../lock/server-lock-store.js';

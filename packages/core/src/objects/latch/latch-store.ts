@@ -1,5 +1,5 @@
-import { replicated, type Deployment } from '../../deployment/deployment.js';
-import type { Transport } from '../../engine/transport.js';
+import { replicated, type Deployment } from '../../connection/deployment.js';
+import type { Transport } from '../../connection/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LatchKeys } from './keys.js';
 

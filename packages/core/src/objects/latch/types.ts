@@ -1,4 +1,4 @@
-import type { WaitOptions } from '../../options/wait-options.js';
+import type { WaitOptions } from '../wait-options.js';
 
 /**
  * A count-down latch (`java.util.concurrent.CountDownLatch`, Redisson's

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { backoffDelayMs } from '../../engine/backoff.js';
 import { LockLostError, RedisUnavailableError } from '../../errors.js';
-import { checkFunction, checkKnownKeys, checkOptionsObject, checkSignal } from '../../options/argument-checks.js';
+import { checkFunction, checkKnownKeys, checkOptionsObject, checkSignal } from '../../checks/argument-checks.js';
 import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js';
 import type { LockHandle, RLock } from '../lock/types.js';
 import type {

@@ -1,7 +1,7 @@
-import type { Deployment } from '../../deployment/deployment.js';
+import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { ReleaseReply } from '../../engine/release.js';
-import type { Transport } from '../../engine/transport.js';
+import type { Transport } from '../../connection/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from '../lock/keys.js';
 import { readValueAndPttl } from '../lock/read-lease.js';
@@ -37,6 +37,9 @@ function parseRelease(reply: unknown): ReleaseReply {
 
 const isOne = (reply: unknown): boolean => reply === 1;
 const asCodes = (reply: unknown): number[] => reply as number[];
+
+/** The scripts a Redlock master runs: loaded on each of its connects. */
+export const LEASE_LOCK_SCRIPTS = [SCRIPTS.leaseLockAcquire, SCRIPTS.leaseLockCancel, SCRIPTS.leaseLockRelease, SCRIPTS.leaseLockRenew, SCRIPTS.lockForceUnlock];
 
 /**
  * A lease lock on one server: one string key `<owner>|<op>` with a TTL,

@@ -5,7 +5,7 @@ import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../../options/lock-options.js';
+import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from './keys.js';
 
 /** The owner's hold as the store reads it. */

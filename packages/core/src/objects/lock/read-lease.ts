@@ -1,5 +1,5 @@
-import type { Deployment } from '../../deployment/deployment.js';
-import { boundedCall, toRLockError } from '../../engine/bounded-call.js';
+import type { Deployment } from '../../connection/deployment.js';
+import { boundedCall, toRLockError } from '../../connection/bounded-call.js';
 
 /**
  * A lock key's holder value and its PTTL, read atomically (MULTI), so the TTL

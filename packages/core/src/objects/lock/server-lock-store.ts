@@ -1,12 +1,12 @@
-import { replicated, type Deployment } from '../../deployment/deployment.js';
+import { replicated, type Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
-import { DEFAULT_DRIFT_FACTOR } from '../../engine/time.js';
-import type { Transport } from '../../engine/transport.js';
+import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
+import type { Transport } from '../../connection/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../../options/lock-options.js';
+import type { LockRequest } from '../lock-options.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfLock, type LockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';

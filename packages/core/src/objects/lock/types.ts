@@ -1,4 +1,4 @@
-import type { LockOptions } from '../../options/lock-options.js';
+import type { LockOptions } from '../lock-options.js';
 
 /**
  * What `withLock` hands to its function. `Token` is the fencing token's type:

@@ -1,8 +1,8 @@
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
-import { checkFunction, describeValue } from '../../options/argument-checks.js';
-import { parseLockOptions, requireTask, type LockOptions } from '../../options/lock-options.js';
+import { checkFunction, describeValue } from '../../checks/argument-checks.js';
+import { parseLockOptions, requireTask, type LockOptions } from '../lock-options.js';
 import { currentTask, newTaskContext, runInTask, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
-import { monotonicNow } from '../../engine/time.js';
+import { monotonicNow } from '../../connection/time.js';
 import type { LockHandle, LockScope, RLock } from '../lock/types.js';
 
 /** What a multi-lock's `withLock` hands to its function. */

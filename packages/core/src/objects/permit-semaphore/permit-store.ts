@@ -1,10 +1,10 @@
-import { replicated, type Deployment } from '../../deployment/deployment.js';
+import { replicated, type Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
-import type { Transport } from '../../engine/transport.js';
+import type { Transport } from '../../connection/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfMain, permitMarker, type PermitSemaphoreKeys } from './keys.js';
 

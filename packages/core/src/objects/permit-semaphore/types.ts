@@ -1,4 +1,4 @@
-import type { LockOptions } from '../../options/lock-options.js';
+import type { LockOptions } from '../lock-options.js';
 
 /**
  * Options of `acquire`/`tryAcquire` on a permit-expirable semaphore: the same

@@ -1,5 +1,5 @@
 import type { EngineContext } from '../../engine/engine-context.js';
-import { monotonicNow } from '../../engine/time.js';
+import { monotonicNow } from '../../connection/time.js';
 import type { SemaphoreKeys } from './keys.js';
 import type { SemaphoreStore } from './semaphore-store.js';
 

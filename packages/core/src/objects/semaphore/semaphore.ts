@@ -1,12 +1,12 @@
 import { acquireOrWait, type TryOutcome } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { Hold, type HoldObserver, type HoldTarget } from '../../engine/hold.js';
-import { monotonicNow } from '../../engine/time.js';
-import { wasNotSent } from '../../engine/transport.js';
+import { monotonicNow } from '../../connection/time.js';
+import { wasNotSent } from '../../connection/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { ClientClosedError, LockAcquireTimeoutError, RedisUnavailableError } from '../../errors.js';
-import { checkCount } from '../../options/count-checks.js';
-import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../../options/wait-options.js';
+import { checkCount } from '../../checks/count-checks.js';
+import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../wait-options.js';
 import { opMarker, semaphoreKeys, type SemaphoreKeys } from './keys.js';
 import { needAnnouncer, type NeedAnnouncer } from './need-announcer.js';
 import { NEED_PREFIX, type SemaphoreStore } from './semaphore-store.js';

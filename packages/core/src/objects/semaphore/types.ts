@@ -1,4 +1,4 @@
-import type { WaitOptions } from '../../options/wait-options.js';
+import type { WaitOptions } from '../wait-options.js';
 
 /**
  * A counting semaphore (`java.util.concurrent.Semaphore`, Redisson's

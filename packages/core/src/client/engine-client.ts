@@ -1,16 +1,16 @@
 import { EventEmitter } from 'eventemitter3';
 import { nanoid } from 'nanoid';
 import { ClientClosedError } from '../errors.js';
-import { checkFunction } from '../options/argument-checks.js';
-import type { ResolvedCommonOptions } from '../options/client-options.js';
+import { checkFunction } from '../checks/argument-checks.js';
+import type { ResolvedCommonOptions } from './client-options.js';
 import { runInTaskOrNew } from '../tasks/task-context.js';
-import { withinMs } from './bounded-call.js';
+import { withinMs } from '../connection/bounded-call.js';
 import type { RLockClientEvents } from './client-events.js';
-import { EngineContext } from './engine-context.js';
-import type { Hold } from './hold.js';
-import { monotonicNow } from './time.js';
-import { WaitQueues, type QueueSubscription, type WaitQueue } from './wait-queue.js';
-import { closeOnSignals, type CloseOnSignalsOptions } from '../ops/close-on-signals.js';
+import { EngineContext } from '../engine/engine-context.js';
+import type { Hold } from '../engine/hold.js';
+import { monotonicNow } from '../connection/time.js';
+import { WaitQueues, type QueueSubscription, type WaitQueue } from '../engine/wait-queue.js';
+import { closeOnSignals, type CloseOnSignalsOptions } from './close-on-signals.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { boundedCall } from '../engine/bounded-call.js';
-import { monotonicNow } from '../engine/time.js';
-import { Transport } from '../engine/transport.js';
-import { SCRIPTS } from '../objects/scripts.generated.js';
-import { resolveConnection } from './connection.js';
+import { boundedCall } from './bounded-call.js';
+import { monotonicNow } from './time.js';
+import type { EmbeddedScript } from './scripts.js';
+import { Transport } from './transport.js';
+import { resolveConnection } from './endpoints.js';
 import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 import { openSubscriberConnection } from './subscriber-connection.js';
 
@@ -24,6 +24,7 @@ export class StandaloneDeployment implements Deployment {
 
   /**
    * @param commandTimeoutMs rlock's own bound on every call (see Transport).
+   * @param scripts loaded on every connect, so EVALSHA finds them.
    * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT).
    * @param batching each turn's commands in one write (see Transport); false writes each at once.
    * @throws InvalidArgumentError for a bad `redis` input (see resolveConnection).
@@ -31,12 +32,13 @@ export class StandaloneDeployment implements Deployment {
   constructor(
     input: unknown,
     commandTimeoutMs: number,
+    scripts: readonly EmbeddedScript[],
     private readonly syncReplicas?: SyncReplicas,
     batching = true,
   ) {
     const connection = resolveConnection(input);
     this.redis = connection.redis;
-    this.transport = new Transport(this.redis, commandTimeoutMs, Object.values(SCRIPTS), batching);
+    this.transport = new Transport(this.redis, commandTimeoutMs, scripts, batching);
     this.owned = connection.owned;
     // Connection errors surface as typed errors of the calls; the listener keeps
     // ioredis from printing them as unhandled.

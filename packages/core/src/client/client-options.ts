@@ -1,10 +1,10 @@
 import type { LeaseRenewerFactory } from '../engine/renewal.js';
 import { checkKeyPrefix } from '../objects/names.js';
-import type { RedisInput } from '../deployment/connection.js';
-import { checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from './argument-checks.js';
-import type { SyncReplicas } from '../deployment/deployment.js';
-import type { ClusterInput } from '../deployment/create-deployment.js';
-import { OptionReader } from './option-reader.js';
+import type { RedisInput } from '../connection/endpoints.js';
+import { checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from '../checks/argument-checks.js';
+import type { SyncReplicas } from '../connection/deployment.js';
+import type { ClusterInput } from '../connection/create-deployment.js';
+import { OptionReader } from '../checks/option-reader.js';
 import { InvalidArgumentError } from '../errors.js';
 
 /** The options every client takes, on one Redis or across Redlock masters. */

@@ -1,4 +1,4 @@
-import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from './argument-checks.js';
+import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from '../checks/argument-checks.js';
 
 /** Options of a waiting call that takes no lease: a semaphore's `acquire`/`tryAcquire`, a latch's `await`. */
 export interface WaitOptions {

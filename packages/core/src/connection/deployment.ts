@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { Transport } from '../engine/transport.js';
+import type { Transport } from './transport.js';
 import { RedisUnavailableError } from '../errors.js';
 
 /** What a subscriber connection reports. */

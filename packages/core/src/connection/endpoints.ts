@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
-import { describeValue } from '../options/argument-checks.js';
+import { describeValue } from '../checks/argument-checks.js';
 
 /**
  * Settings of the connections rlock creates (options given by the user win):

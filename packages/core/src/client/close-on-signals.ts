@@ -1,6 +1,6 @@
-import { withinMs } from '../engine/bounded-call.js';
+import { withinMs } from '../connection/bounded-call.js';
 import { InvalidArgumentError } from '../errors.js';
-import { checkDurationMs, checkKnownKeys, checkOptionsObject, describeValue } from '../options/argument-checks.js';
+import { checkDurationMs, checkKnownKeys, checkOptionsObject, describeValue } from '../checks/argument-checks.js';
 
 /** Options of `client.closeOnSignals(options)`. */
 export interface CloseOnSignalsOptions {

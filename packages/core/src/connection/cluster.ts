@@ -1,9 +1,9 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Command, type Redis } from 'ioredis';
-import { boundedCall } from '../engine/bounded-call.js';
-import { monotonicNow } from '../engine/time.js';
-import { Transport } from '../engine/transport.js';
-import { SCRIPTS } from '../objects/scripts.generated.js';
+import { boundedCall } from './bounded-call.js';
+import { monotonicNow } from './time.js';
+import { Transport } from './transport.js';
+import type { EmbeddedScript } from './scripts.js';
 import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 
 /**
@@ -25,19 +25,20 @@ export class ClusterDeployment implements Deployment {
   /**
    * @param redis the Cluster (rlock's when `owned`, else the caller's, left open on close)
    * @param commandTimeoutMs rlock's own bound on every call
+   * @param scripts loaded on every node as it connects
    * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT on the slot's master)
    */
   constructor(
     readonly redis: Cluster,
     readonly owned: boolean,
     commandTimeoutMs: number,
+    scripts: readonly EmbeddedScript[],
     private readonly syncReplicas?: SyncReplicas,
   ) {
     // Scripts are loaded per node as each connects (below), not through the
     // Cluster, which would load them on one random node.
     this.transport = new Transport(redis, commandTimeoutMs, []);
     if (owned) redis.on('error', () => undefined);
-    const scripts = Object.values(SCRIPTS);
     const load = (node: Redis): void => {
       for (const script of scripts) {
         const command = new Command('script', ['LOAD', script.lua]);

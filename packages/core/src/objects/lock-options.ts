@@ -1,6 +1,6 @@
 import { IllegalMonitorStateError, InvalidArgumentError } from '../errors.js';
 import { currentTask, type TaskContext } from '../tasks/task-context.js';
-import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from './argument-checks.js';
+import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from '../checks/argument-checks.js';
 
 /** Options of the waiting calls: `lock`, `tryLock`, `acquire`, `withLock`. */
 export interface LockOptions {

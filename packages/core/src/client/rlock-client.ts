@@ -1,30 +1,31 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { Deployment } from './deployment/deployment.js';
-import { createDeployment } from './deployment/create-deployment.js';
-import { ChannelHub } from './engine/channel-hub.js';
-import { EngineClient } from './engine/engine-client.js';
-import type { QueueSubscription, WaitQueue } from './engine/wait-queue.js';
-import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptions } from './options/client-options.js';
-import { ReentrantLock } from './objects/lock/reentrant-lock.js';
-import { ServerLockStore } from './objects/lock/server-lock-store.js';
-import { FairLockStore } from './objects/fair-lock/fair-lock-store.js';
-import { MultiLock } from './objects/multi-lock/multi-lock.js';
-import { ReadWriteLock, type RReadWriteLock } from './objects/rw-lock/read-write-lock.js';
-import { RW_KIND, RwLockStore } from './objects/rw-lock/rw-lock-store.js';
-import type { RLock } from './objects/lock/types.js';
-import { checkName } from './objects/names.js';
-import { RedisSemaphore } from './objects/semaphore/semaphore.js';
-import { SemaphoreStore } from './objects/semaphore/semaphore-store.js';
-import type { RSemaphore } from './objects/semaphore/types.js';
-import { PermitExpirableSemaphore } from './objects/permit-semaphore/permit-semaphore.js';
-import { PERMIT_KIND, PermitStore } from './objects/permit-semaphore/permit-store.js';
-import type { RPermitExpirableSemaphore } from './objects/permit-semaphore/types.js';
-import { CountDownLatch } from './objects/latch/count-down-latch.js';
-import { LatchStore } from './objects/latch/latch-store.js';
-import type { RCountDownLatch } from './objects/latch/types.js';
-import { Inspector } from './ops/inspector.js';
-import { LeaderElection } from './objects/leader/leader-election.js';
-import type { InspectOptions, ListOptions, ObjectInfo } from './ops/inspect-types.js';
+import type { Deployment } from '../connection/deployment.js';
+import { createDeployment } from '../connection/create-deployment.js';
+import { ChannelHub } from '../engine/channel-hub.js';
+import { EngineClient } from './engine-client.js';
+import type { QueueSubscription, WaitQueue } from '../engine/wait-queue.js';
+import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptions } from './client-options.js';
+import { ReentrantLock } from '../objects/lock/reentrant-lock.js';
+import { ServerLockStore } from '../objects/lock/server-lock-store.js';
+import { FairLockStore } from '../objects/fair-lock/fair-lock-store.js';
+import { MultiLock } from '../objects/multi-lock/multi-lock.js';
+import { ReadWriteLock, type RReadWriteLock } from '../objects/rw-lock/read-write-lock.js';
+import { RW_KIND, RwLockStore } from '../objects/rw-lock/rw-lock-store.js';
+import type { RLock } from '../objects/lock/types.js';
+import { checkName } from '../objects/names.js';
+import { SCRIPTS } from '../objects/scripts.generated.js';
+import { RedisSemaphore } from '../objects/semaphore/semaphore.js';
+import { SemaphoreStore } from '../objects/semaphore/semaphore-store.js';
+import type { RSemaphore } from '../objects/semaphore/types.js';
+import { PermitExpirableSemaphore } from '../objects/permit-semaphore/permit-semaphore.js';
+import { PERMIT_KIND, PermitStore } from '../objects/permit-semaphore/permit-store.js';
+import type { RPermitExpirableSemaphore } from '../objects/permit-semaphore/types.js';
+import { CountDownLatch } from '../objects/latch/count-down-latch.js';
+import { LatchStore } from '../objects/latch/latch-store.js';
+import type { RCountDownLatch } from '../objects/latch/types.js';
+import { Inspector } from './inspector.js';
+import { LeaderElection } from '../objects/leader/leader-election.js';
+import type { InspectOptions, ListOptions, ObjectInfo } from './inspect-types.js';
 
 /**
  * A client of one Redis deployment: makes the coordination objects, runs
@@ -51,7 +52,7 @@ export class RLockClient extends EngineClient {
     const resolved = resolveClientOptions(options);
     super(resolved);
     this.options = resolved;
-    this.deployment = createDeployment(resolved.redis, resolved.commandTimeoutMs, resolved.syncReplicas);
+    this.deployment = createDeployment(resolved.redis, resolved.commandTimeoutMs, Object.values(SCRIPTS), resolved.syncReplicas);
     const { commandTimeoutMs } = resolved;
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),

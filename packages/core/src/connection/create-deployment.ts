@@ -1,8 +1,9 @@
 import { Cluster, type ClusterOptions } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
-import { describeValue } from '../options/argument-checks.js';
+import { describeValue } from '../checks/argument-checks.js';
 import { ClusterDeployment } from './cluster.js';
 import type { Deployment, SyncReplicas } from './deployment.js';
+import type { EmbeddedScript } from './scripts.js';
 import { StandaloneDeployment } from './standalone.js';
 
 /** Cluster options as `createClient` takes them: the nodes to start from, and ioredis's Cluster options. */
@@ -14,14 +15,15 @@ export interface ClusterInput extends ClusterOptions {
 /**
  * The deployment for a client's `redis` input: a Cluster (an ioredis
  * `Cluster` instance, or `{ cluster: [urls], ...clusterOptions }`), else one
- * Redis (a URL, ioredis options, Sentinel options, or a `Redis` instance).
+ * Redis (a URL, ioredis options, Sentinel options, or a `Redis` instance),
+ * which loads `scripts` on every connect.
  * @throws InvalidArgumentError for a bad input, or a connection with its own keyPrefix.
  */
-export function createDeployment(input: unknown, commandTimeoutMs: number, syncReplicas?: SyncReplicas): Deployment {
+export function createDeployment(input: unknown, commandTimeoutMs: number, scripts: readonly EmbeddedScript[], syncReplicas?: SyncReplicas): Deployment {
   if (input !== null && typeof input === 'object' && (input as { isCluster?: unknown }).isCluster === true) {
     const cluster = input as Cluster;
     checkNoKeyPrefix(cluster.options.keyPrefix);
-    return new ClusterDeployment(cluster, false, commandTimeoutMs, syncReplicas);
+    return new ClusterDeployment(cluster, false, commandTimeoutMs, scripts, syncReplicas);
   }
   // Plain options with `cluster` (a Redis instance has a cluster() method: not this).
   if (input !== null && typeof input === 'object' && 'cluster' in input && typeof (input as { defineCommand?: unknown }).defineCommand !== 'function') {
@@ -36,9 +38,9 @@ export function createDeployment(input: unknown, commandTimeoutMs: number, syncR
       const url = new URL(node);
       return { host: url.hostname, port: Number(url.port || 6379) };
     });
-    return new ClusterDeployment(new Cluster(startup, { ...options }), true, commandTimeoutMs, syncReplicas);
+    return new ClusterDeployment(new Cluster(startup, { ...options }), true, commandTimeoutMs, scripts, syncReplicas);
   }
-  return new StandaloneDeployment(input, commandTimeoutMs, syncReplicas);
+  return new StandaloneDeployment(input, commandTimeoutMs, scripts, syncReplicas);
 }
 
 function checkNoKeyPrefix(keyPrefix: unknown): void {

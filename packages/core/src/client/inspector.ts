@@ -1,8 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
-import { boundedCall, withinMs } from '../engine/bounded-call.js';
-import type { Transport } from '../engine/transport.js';
+import { boundedCall, withinMs } from '../connection/bounded-call.js';
+import type { Transport } from '../connection/transport.js';
 import { InvalidArgumentError, RedisUnavailableError } from '../errors.js';
-import { checkKnownKeys, checkOptionsObject, checkSignal, describeValue } from '../options/argument-checks.js';
+import { checkKnownKeys, checkOptionsObject, checkSignal, describeValue } from '../checks/argument-checks.js';
 import { checkName, objectKey } from '../objects/names.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
 import {
