@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { SubscriberConnection, SubscriberHandlers } from './deployment.js';
+import { FailWhileDown } from './fail-while-down.js';
 
 /**
  * A connection for (un)subscribing only, duplicated from `source` (same
  * options, without auto pipelining) and always owned by the caller. ioredis 6
  * holds commands back until its connection handshake is done, so a SUBSCRIBE
  * sent while it connects cannot race the ready check (ioredis #2037); the
- * ready check is off anyway, since a subscriber has nothing to check.
+ * ready check is off anyway, since a subscriber has nothing to check. A
+ * refused or reset connection fails a SUBSCRIBE at once, as it fails commands.
  */
 export function openSubscriberConnection(source: Redis, handlers: SubscriberHandlers): SubscriberConnection {
   const connection = source.duplicate({ enableAutoPipelining: false, enableReadyCheck: false });
@@ -17,8 +19,9 @@ export function openSubscriberConnection(source: Redis, handlers: SubscriberHand
     readyOnce = true;
   });
   connection.on('error', (error: Error) => handlers.error(error));
+  const guard = new FailWhileDown(connection);
   return {
-    subscribe: (channel) => connection.subscribe(channel),
+    subscribe: (channel) => guard.run(() => connection.subscribe(channel), 'SUBSCRIBE', channel),
     unsubscribe: (channel) => connection.unsubscribe(channel),
     close: () => {
       connection.removeAllListeners('message');

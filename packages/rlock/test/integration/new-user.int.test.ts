@@ -31,14 +31,17 @@ describe('what a new user trips on', () => {
   afterAll(() => fleet.stop());
 
   describe('a dead Redis', () => {
-    it('fails tryLock at once with the refused connection as cause, and closes at once', async () => {
-      const port = await new Promise<number>((resolve) => {
+    const freePort = (): Promise<number> =>
+      new Promise<number>((resolve) => {
         const server: Server = createServer();
         server.listen(0, '127.0.0.1', () => {
           const { port: free } = server.address() as { port: number };
           server.close(() => resolve(free));
         });
       });
+
+    it('fails tryLock at once with the refused connection as cause, and closes at once', async () => {
+      const port = await freePort();
       const client = createClient({ redis: `redis://127.0.0.1:${port}`, keyPrefix: uniquePrefix() });
       client.on('error', () => undefined);
       const started = performance.now();
@@ -49,6 +52,25 @@ describe('what a new user trips on', () => {
       const closing = performance.now();
       await client.close();
       expect(performance.now() - closing).toBeLessThan(1_000);
+    });
+
+    it('fails the calls that wait (lock, withLock, a semaphore acquire) at once too: their SUBSCRIBE is refused like a command', async () => {
+      const port = await freePort();
+      const client = createClient({ redis: `redis://127.0.0.1:${port}`, keyPrefix: uniquePrefix() });
+      client.on('error', () => undefined);
+      clients.push(client);
+      const calls: [string, () => Promise<unknown>][] = [
+        ['lock()', () => client.task(() => client.getLock('x').lock({ leaseMs: 1_000 }))],
+        ['withLock()', () => client.getLock('y').withLock(() => undefined)],
+        ['acquire()', () => client.getSemaphore('s').acquire()],
+      ];
+      for (const [call, run] of calls) {
+        const started = performance.now();
+        const error = await run().catch((e: unknown) => e);
+        expect([call, error]).toEqual([call, expect.any(RedisUnavailableError)]);
+        expect([call, ((error as Error).cause as { code?: string }).code]).toEqual([call, 'ECONNREFUSED']);
+        expect(performance.now() - started).toBeLessThan(1_000); // commandTimeoutMs is 5 000
+      }
     });
   });
 
