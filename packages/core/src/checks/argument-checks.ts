@@ -4,15 +4,18 @@ import { InvalidArgumentError } from '../errors.js';
 export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /**
- * A duration in ms: an integer from `min` (1, or 0 for `waitMs`) to 2^31 − 1.
- * Strings, NaN, Infinity and fractions are refused rather than coerced, because
- * a silently rounded or truncated lease is a lease the caller did not ask for.
+ * A duration in ms: an integer from `min` (1 by default, 0 for `waitMs`) to
+ * 2^31 − 1, the one range a refusal states, with `why` the minimum is what it
+ * is. Strings, NaN, Infinity and fractions are refused rather than coerced,
+ * because a silently rounded or truncated lease is a lease the caller did not
+ * ask for.
  * @throws InvalidArgumentError
  */
-export function checkDurationMs(value: unknown, what: string, min: 0 | 1 = 1): number {
+export function checkDurationMs(value: unknown, what: string, min = 1, why?: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
+    const reason = why === undefined ? '' : ` (${why})`;
     throw new InvalidArgumentError(
-      `${what} must be an integer number of ms from ${min} to ${MAX_DURATION_MS}, got ${describeValue(value)}`,
+      `${what} must be an integer number of ms from ${min} to ${MAX_DURATION_MS}${reason}, got ${describeValue(value)}`,
     );
   }
   return value;

@@ -101,15 +101,7 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
   const keyPrefix = reader.read('keyPrefix', checkKeyPrefix, CLIENT_DEFAULTS.keyPrefix);
   const watchdogTimeoutMs = reader.read(
     'watchdogTimeoutMs',
-    (value) => {
-      const ms = checkDurationMs(value, 'watchdogTimeoutMs');
-      if (ms < CLIENT_DEFAULTS.minWatchdogTimeoutMs) {
-        throw new InvalidArgumentError(
-          `watchdogTimeoutMs must be at least ${CLIENT_DEFAULTS.minWatchdogTimeoutMs} ms (a renewal every third of it), got ${ms}`,
-        );
-      }
-      return ms;
-    },
+    (value) => checkDurationMs(value, 'watchdogTimeoutMs', CLIENT_DEFAULTS.minWatchdogTimeoutMs, 'a renewal every third of it'),
     CLIENT_DEFAULTS.watchdogTimeoutMs,
   );
   const third = Math.floor(watchdogTimeoutMs / 3);

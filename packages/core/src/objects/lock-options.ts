@@ -1,4 +1,4 @@
-import { IllegalMonitorStateError, InvalidArgumentError } from '../errors.js';
+import { IllegalMonitorStateError } from '../errors.js';
 import { currentTask, type TaskContext } from '../tasks/task-context.js';
 import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from '../checks/argument-checks.js';
 
@@ -81,13 +81,11 @@ const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal', 'maxLeaseMs'] as const;
 export function parseLockOptions(options: unknown, call: string): LockRequest {
   const raw = checkOptionsObject(options, `${call}() options`);
   checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
-  const leaseMs = raw.leaseMs === undefined ? LOCK_DEFAULTS.leaseMs : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`);
-  if (leaseMs !== undefined && leaseMs < MIN_LEASE_MS) {
-    // lease − drift (1 % + 2 ms) must be positive, or every grant is already late.
-    throw new InvalidArgumentError(
-      `${call}(): leaseMs must be at least ${MIN_LEASE_MS} ms (the lease minus its drift allowance must be positive), got ${leaseMs}`,
-    );
-  }
+  // lease − drift (1 % + 2 ms) must be positive, or every grant is already late.
+  const leaseMs =
+    raw.leaseMs === undefined
+      ? LOCK_DEFAULTS.leaseMs
+      : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`, MIN_LEASE_MS, 'the lease minus its drift allowance must be positive');
   return {
     leaseMs,
     waitMs: raw.waitMs === undefined ? LOCK_DEFAULTS.waitMs : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
