@@ -5,11 +5,11 @@ import { UsageError } from './exit-codes.js';
 
 /** The connection flags every command takes. */
 export interface ConnectionFlags {
-  /** `--redis <url>`: one Redis. */
+  /** `--redis <url | host:port>`: one Redis. */
   readonly redis?: string;
-  /** `--cluster <url,url,…>`: a Cluster's startup nodes. */
+  /** `--cluster <url | host:port,…>`: a Cluster's startup nodes. */
   readonly cluster?: string;
-  /** `--sentinels <host:port,…>`: a Sentinel group (with `--name`). */
+  /** `--sentinels <url | host:port,…>`: a Sentinel group (with `--name`). */
   readonly sentinels?: string;
   /** `--name <master>`: the Sentinel master name. */
   readonly name?: string;
@@ -32,6 +32,7 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
  * The connection the flags ask for, and a client on it. A CLI run does not
  * wait for a server that is down: the connection gives up after a few tries,
  * so the command fails with RedisUnavailableError (exit code 3).
+ * Every address flag takes a `redis://` (or `rediss://`) URL or `host:port`.
  * @throws UsageError for flags that do not go together or a bad address.
  */
 export function connect(flags: ConnectionFlags): CliConnection {
@@ -43,15 +44,15 @@ export function connect(flags: ConnectionFlags): CliConnection {
   const common: RedisOptions = { connectTimeout: flags.timeout, maxRetriesPerRequest: 1, retryStrategy: giveUp };
   let redis: Redis | Cluster;
   if (flags.cluster !== undefined) {
+    const nodes = splitList(flags.cluster, '--cluster').map((node) => parseAddress(node, '--cluster'));
     const options: ClusterOptions = { redisOptions: common, clusterRetryStrategy: giveUp };
-    redis = new Cluster(splitList(flags.cluster, '--cluster').map((node) => parseNodeUrl(node)), options);
+    redis = new Cluster(nodes.map(({ host, port }) => ({ host, port })), options);
   } else if (flags.sentinels !== undefined) {
-    const sentinels = splitList(flags.sentinels, '--sentinels').map((entry) => parseHostPort(entry));
-    redis = new Redis({ ...common, sentinels, name: flags.name, sentinelRetryStrategy: giveUp });
+    const sentinels = splitList(flags.sentinels, '--sentinels').map((entry) => parseAddress(entry, '--sentinels'));
+    redis = new Redis({ ...common, sentinels: sentinels.map(({ host, port }) => ({ host, port })), name: flags.name, sentinelRetryStrategy: giveUp });
   } else {
-    const url = flags.redis ?? process.env.RLOCK_REDIS_URL ?? DEFAULT_REDIS_URL;
-    if (!/^rediss?:\/\//.test(url)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`);
-    redis = new Redis(url, common);
+    const from = flags.redis !== undefined ? '--redis' : 'RLOCK_REDIS_URL';
+    redis = new Redis(parseAddress(flags.redis ?? process.env.RLOCK_REDIS_URL ?? DEFAULT_REDIS_URL, from).url, common);
   }
   // Failures reach the commands as typed errors; ioredis must not print them too.
   redis.on('error', () => undefined);
@@ -87,15 +88,43 @@ function splitList(value: string, flag: string): string[] {
   return items;
 }
 
-function parseNodeUrl(node: string): { host: string; port: number } {
-  if (!/^rediss?:\/\//.test(node)) return parseHostPort(node);
-  const url = new URL(node);
-  return { host: url.hostname, port: Number(url.port || 6379) };
+/** One server's address, from a URL or `host:port`. */
+interface Address {
+  readonly host: string;
+  readonly port: number;
+  /** What to connect to: the URL as given (it may carry a password, a db, TLS), or `redis://host:port`. */
+  readonly url: string;
+  /** For messages: `host:port`, and `/db` when the URL picks one; never credentials. */
+  readonly address: string;
 }
 
-function parseHostPort(entry: string): { host: string; port: number } {
-  const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(entry);
-  const port = Number(match?.[2]);
-  if (!match || port < 1 || port > 65_535) throw new UsageError(`expected host:port, got ${JSON.stringify(entry)}`);
-  return { host: match[1] as string, port };
+/**
+ * `redis://[user:password@]host[:port][/db]`, `rediss://…` or `host:port`
+ * (`[::1]:6379` for IPv6), so each flag takes what the others do.
+ * @throws UsageError naming `flag`
+ */
+function parseAddress(entry: string, flag: string): Address {
+  if (/^rediss?:\/\//i.test(entry)) {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new UsageError(`${flag}: ${JSON.stringify(entry)} is not a valid URL`);
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '') || 'localhost';
+    const port = Number(url.port || 6379);
+    const db = url.pathname.replace(/^\//, '');
+    return { host, port, url: entry, address: `${hostPort(host, port)}${db && db !== '0' ? `/${db}` : ''}` };
+  }
+  const match = /^(?:\[([^\]]+)\]|([^:/[\]\s]+)):(\d{1,5})$/.exec(entry);
+  const port = Number(match?.[3]);
+  if (!match || port < 1 || port > 65_535) {
+    throw new UsageError(`${flag} takes a redis:// or rediss:// URL or host:port, got ${JSON.stringify(entry)}`);
+  }
+  const host = (match[1] ?? match[2]) as string;
+  return { host, port, url: `redis://${hostPort(host, port)}`, address: hostPort(host, port) };
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }

@@ -16,13 +16,18 @@ interface Run {
   readonly ms: number;
 }
 
-/** Runs the binary to its end (stdin closed unless `input`, or `tty` to give it a terminal through script(1)). */
-function rlock(args: readonly string[], options: { input?: string; tty?: boolean } = {}): Promise<Run> {
+/**
+ * Runs the binary to its end (stdin closed unless `input`, or `tty` to give it
+ * a terminal through script(1)), with `env` over this process's environment
+ * (`RLOCK_*` variables left out unless given, so a developer's own cannot leak in).
+ */
+function rlock(args: readonly string[], options: { input?: string; tty?: boolean; env?: Record<string, string> } = {}): Promise<Run> {
   const startedAt = performance.now();
   const quoted = [process.execPath, BIN, ...args].map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(' ');
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RLOCK_'))), ...options.env };
   const child = options.tty
-    ? spawn('script', ['-qec', quoted, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    ? spawn('script', ['-qec', quoted, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env })
+    : spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -75,6 +80,20 @@ describe('rlock CLI', () => {
       await permits.acquire({ leaseMs: 60_000 });
       return { token: held.token };
     }
+
+    describe('--redis', () => {
+      it('takes host:port as well as a URL, and so does RLOCK_REDIS_URL', async () => {
+        await client.getLock('order:9').acquire({ leaseMs: 60_000 });
+        const hostPort = `127.0.0.1:${fleet.port(0)}`;
+        const byFlag = await rlock(['show', 'order:9', '--json', '--redis', hostPort, '--prefix', keyPrefix]);
+        const byEnv = await rlock(['show', 'order:9', '--json', '--prefix', keyPrefix], { env: { RLOCK_REDIS_URL: hostPort } });
+        for (const run of [byFlag, byEnv]) {
+          expect(run.stderr).toBe('');
+          expect(run.code).toBe(0);
+          expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        }
+      });
+    });
 
     describe('ls', () => {
       it('lists every object with its kind, as a table and as JSON', async () => {
@@ -236,6 +255,9 @@ describe('rlock CLI', () => {
         expect((await rlock(['show', 'x', '--kind', 'mutex'])).code).toBe(2);
         expect((await rlock(['show', 'a{b}', ...flags])).code).toBe(2);
         expect((await rlock(['show', 'x', '--redis', 'http://127.0.0.1'])).code).toBe(2);
+        const portless = await rlock(['show', 'x', '--redis', '127.0.0.1']);
+        expect(portless.code).toBe(2);
+        expect(portless.stderr).toMatch(/--redis takes a redis:\/\/ or rediss:\/\/ URL or host:port, got "127\.0\.0\.1"/);
         expect((await rlock(['show', 'x', '--sentinels', '127.0.0.1:1'])).code).toBe(2);
         expect((await rlock(['show', 'x', '--cluster', 'redis://127.0.0.1:1', '--redis', fleet.url(0)])).code).toBe(2);
         const help = await rlock(['--help']);
@@ -310,6 +332,11 @@ describe('rlock CLI', () => {
         const run = await rlock(['show', 'report', '--json', '--sentinels', sentinels, '--name', group.masterName, '--prefix', keyPrefix]);
         expect(run.code).toBe(0);
         expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        // Sentinels as URLs, as --redis and --cluster take them.
+        const urls = group.sentinels.map(({ host, port }) => `redis://${host}:${port}`).join(',');
+        const byUrl = await rlock(['show', 'report', '--json', '--sentinels', urls, '--name', group.masterName, '--prefix', keyPrefix]);
+        expect(byUrl.stderr).toBe('');
+        expect(JSON.parse(byUrl.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
       } finally {
         await client.close();
       }
