@@ -22,6 +22,13 @@ export interface ConnectionFlags {
 /** A client for one CLI run, on a connection the CLI made (and closes). */
 export interface CliConnection {
   readonly client: RLockClient;
+  /**
+   * The server the run asks, for messages: `127.0.0.1:6379`, `Cluster
+   * host:port,…` or `Sentinel master "name" (Sentinels host:port,…)`; when no
+   * flag or variable chose it, it also says it is the default and how to
+   * choose another.
+   */
+  readonly server: string;
   close(): Promise<void>;
 }
 
@@ -43,16 +50,22 @@ export function connect(flags: ConnectionFlags): CliConnection {
   const giveUp = (times: number): number | null => (times > 2 ? null : 100);
   const common: RedisOptions = { connectTimeout: flags.timeout, maxRetriesPerRequest: 1, retryStrategy: giveUp };
   let redis: Redis | Cluster;
+  let server: string;
   if (flags.cluster !== undefined) {
     const nodes = splitList(flags.cluster, '--cluster').map((node) => parseAddress(node, '--cluster'));
     const options: ClusterOptions = { redisOptions: common, clusterRetryStrategy: giveUp };
     redis = new Cluster(nodes.map(({ host, port }) => ({ host, port })), options);
+    server = `Cluster ${nodes.map((node) => node.address).join(',')}`;
   } else if (flags.sentinels !== undefined) {
     const sentinels = splitList(flags.sentinels, '--sentinels').map((entry) => parseAddress(entry, '--sentinels'));
     redis = new Redis({ ...common, sentinels: sentinels.map(({ host, port }) => ({ host, port })), name: flags.name, sentinelRetryStrategy: giveUp });
+    server = `Sentinel master ${JSON.stringify(flags.name)} (Sentinels ${sentinels.map((sentinel) => sentinel.address).join(',')})`;
   } else {
+    const given = flags.redis ?? process.env.RLOCK_REDIS_URL;
     const from = flags.redis !== undefined ? '--redis' : 'RLOCK_REDIS_URL';
-    redis = new Redis(parseAddress(flags.redis ?? process.env.RLOCK_REDIS_URL ?? DEFAULT_REDIS_URL, from).url, common);
+    const target = parseAddress(given ?? DEFAULT_REDIS_URL, from);
+    redis = new Redis(target.url, common);
+    server = given === undefined ? `${target.address} (the default: choose a server with --redis or RLOCK_REDIS_URL)` : target.address;
   }
   // Failures reach the commands as typed errors; ioredis must not print them too.
   redis.on('error', () => undefined);
@@ -72,6 +85,7 @@ export function connect(flags: ConnectionFlags): CliConnection {
   client.on('error', () => undefined);
   return {
     client,
+    server,
     async close() {
       await client.close().catch(() => undefined);
       redis.disconnect();

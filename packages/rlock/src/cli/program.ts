@@ -93,7 +93,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       else if (listed.length > 0) out(table([LIST_HEADER, ...listed.map(listRow)]));
       if (truncated) err(`stopped at --max ${options.max}: there may be more (narrow the pattern or raise --max)`);
       if (listed.length === 0) {
-        if (!flags.json) err(`nothing matches ${JSON.stringify(pattern)} under the prefix ${JSON.stringify(flags.prefix)}`);
+        if (!flags.json) err(`nothing matches ${JSON.stringify(pattern)} under the prefix ${JSON.stringify(flags.prefix)} on ${connection.server}`);
         exitCode = EXIT.notFound;
       }
     });
@@ -110,7 +110,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (flags.json) out(JSON.stringify(info ?? null, null, 2));
       else if (info) out(describeObject(info));
       if (!info) {
-        if (!flags.json) err(`no object named ${JSON.stringify(name)} under the prefix ${JSON.stringify(flags.prefix)}`);
+        if (!flags.json) err(`no object named ${JSON.stringify(name)} under the prefix ${JSON.stringify(flags.prefix)} on ${connection.server}`);
         exitCode = EXIT.notFound;
       }
     });
@@ -131,7 +131,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         else if (reason) err(reason);
         exitCode = released ? EXIT.ok : EXIT.notFound;
       };
-      if (!info) return report(false, undefined, `no object named ${JSON.stringify(name)}: nothing released`);
+      if (!info) return report(false, undefined, `no object named ${JSON.stringify(name)} on ${connection.server}: nothing released`);
       if (!LOCK_KINDS.has(info.kind)) {
         return report(false, info.kind, `${JSON.stringify(name)} is a ${info.kind}, not a lock: nothing released`);
       }
@@ -164,7 +164,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         else if (reason) err(reason);
         exitCode = released ? EXIT.ok : EXIT.notFound;
       };
-      if (!info) return report(false, `no object named ${JSON.stringify(name)}: nothing released`);
+      if (!info) return report(false, `no object named ${JSON.stringify(name)} on ${connection.server}: nothing released`);
       if (info.kind !== 'permitExpirableSemaphore') {
         return report(false, `${JSON.stringify(name)} is a ${info.kind}, not a permit-expirable semaphore: nothing released`);
       }
@@ -202,7 +202,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
             continue;
           }
           const at = new Date(info?.serverTimeMs ?? Date.now()).toISOString();
-          const body = info ? describeObject(info) : `no object named ${JSON.stringify(name)}`;
+          const body = info ? describeObject(info) : `no object named ${JSON.stringify(name)} on ${connection.server}`;
           if (live) io.stdout.write(`\x1b[2J\x1b[H${name}  every ${options.interval} ms  ${at}  (Ctrl-C to stop)\n\n${body}\n`);
           else out(`${frame > 0 ? '\n' : ''}--- ${at}\n${body}`);
         }

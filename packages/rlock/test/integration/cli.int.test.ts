@@ -123,6 +123,18 @@ describe('rlock CLI', () => {
         expect(none.code).toBe(1);
         expect(none.stderr).toMatch(/nothing matches "nothing:\*"/);
       });
+
+      it('names the server it asked when nothing matches, however it was chosen', async () => {
+        const address = `127.0.0.1:${fleet.port(0)}`;
+        const byFlag = await rlock(['ls', ...flags]);
+        expect(byFlag.code).toBe(1);
+        expect(byFlag.stderr).toContain(`nothing matches "*" under the prefix "${keyPrefix}" on ${address}\n`);
+        const byEnv = await rlock(['ls', '--prefix', keyPrefix], { env: { RLOCK_REDIS_URL: fleet.url(0) } });
+        expect(byEnv.code).toBe(1);
+        expect(byEnv.stderr).toContain(`on ${address}\n`);
+        const shown = await rlock(['show', 'missing', ...flags]);
+        expect(shown.stderr).toContain(`no object named "missing" under the prefix "${keyPrefix}" on ${address}\n`);
+      });
     });
 
     describe('show', () => {
