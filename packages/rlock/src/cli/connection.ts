@@ -29,6 +29,12 @@ export interface CliConnection {
    * choose another.
    */
   readonly server: string;
+  /**
+   * The last connection failure (refused, reset, DNS…) since the connection
+   * was last ready, naming the address that failed and the socket error code;
+   * undefined while connected.
+   */
+  connectionFailure(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -48,7 +54,14 @@ export function connect(flags: ConnectionFlags): CliConnection {
   if (flags.sentinels !== undefined && flags.name === undefined) throw new UsageError('--sentinels needs --name <master name>');
   if (flags.name !== undefined && flags.sentinels === undefined) throw new UsageError('--name goes with --sentinels');
   const giveUp = (times: number): number | null => (times > 2 ? null : 100);
-  const common: RedisOptions = { connectTimeout: flags.timeout, maxRetriesPerRequest: 1, retryStrategy: giveUp };
+  const common: RedisOptions = {
+    connectTimeout: flags.timeout,
+    maxRetriesPerRequest: 1,
+    retryStrategy: giveUp,
+    // ioredis waits this long for a socket that never connected to close
+    // (2 s by default), which held a run against a refused port open for it.
+    disconnectTimeout: 100,
+  };
   let redis: Redis | Cluster;
   let server: string;
   if (flags.cluster !== undefined) {
@@ -67,8 +80,28 @@ export function connect(flags: ConnectionFlags): CliConnection {
     redis = new Redis(target.url, common);
     server = given === undefined ? `${target.address} (the default: choose a server with --redis or RLOCK_REDIS_URL)` : target.address;
   }
-  // Failures reach the commands as typed errors; ioredis must not print them too.
-  redis.on('error', () => undefined);
+  // Failures reach the commands as typed errors; ioredis must not print them
+  // too. The socket's own error is kept: the command only sees ioredis's
+  // summary ("Reached the max retries per request limit"), which names
+  // neither the address nor the code.
+  let failure: { text: string; coded: boolean } | undefined;
+  const failed = (error: Error & { code?: unknown }, address?: string): void => {
+    const coded = typeof error.code === 'string';
+    // ioredis's own words for a connection it gave up on ("Connection is
+    // closed.", a Cluster's "Failed to refresh slots cache") come after the
+    // socket's error or a node's, and must not hide its code or address.
+    if (failure !== undefined && !coded && (failure.coded || address === undefined)) return;
+    failure = { text: `${address === undefined ? '' : `${address}: `}${describeSocketError(error)}`, coded };
+  };
+  redis.on('error', (error: Error & { lastNodeError?: unknown }) => {
+    if (redis.status === 'ready') return;
+    failed(error.lastNodeError instanceof Error ? error.lastNodeError : error);
+  });
+  // A Cluster's nodes: each one's own failure, with the node's address.
+  redis.on('node error', (error: Error, address: string) => failed(error, address));
+  redis.on('ready', () => {
+    failure = undefined;
+  });
   let client: RLockClient;
   try {
     client = createClient({
@@ -86,11 +119,18 @@ export function connect(flags: ConnectionFlags): CliConnection {
   return {
     client,
     server,
+    connectionFailure: () => failure?.text,
     async close() {
       await client.close().catch(() => undefined);
       redis.disconnect();
     },
   };
+}
+
+/** A socket error as Node words it (`connect ECONNREFUSED 127.0.0.1:6379`), with its code when the words lack it. */
+function describeSocketError(error: Error & { code?: unknown }): string {
+  const code = typeof error.code === 'string' ? error.code : undefined;
+  return code === undefined || error.message.includes(code) ? error.message : `${error.message} (${code})`;
 }
 
 function splitList(value: string, flag: string): string[] {

@@ -214,7 +214,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
-    exitCode = exitCodeOf(error, err);
+    exitCode = exitCodeOf(error, err, connection);
   } finally {
     await connection?.close();
   }
@@ -222,7 +222,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** The exit code of a failure, after saying what it was (commander has said it for its own). */
-function exitCodeOf(error: unknown, err: (text: string) => void): number {
+function exitCodeOf(error: unknown, err: (text: string) => void, connection: CliConnection | undefined): number {
   if (error instanceof CommanderError) {
     return ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code) ? EXIT.ok : EXIT.usage;
   }
@@ -232,7 +232,9 @@ function exitCodeOf(error: unknown, err: (text: string) => void): number {
     return EXIT.usage;
   }
   if (error instanceof RedisUnavailableError) {
-    err(`Redis unreachable: ${message}`);
+    // The socket's error (address and code) says more than the command's
+    // summary of it; a timeout on a live connection has only the latter.
+    err(`Redis unreachable${connection ? ` at ${connection.server}` : ''}: ${connection?.connectionFailure() ?? message}`);
     return EXIT.unreachable;
   }
   err(message);

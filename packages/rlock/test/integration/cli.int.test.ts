@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ObjectInfo, type RLockClient } from '@org/rlock';
 import { RedisCluster, RedisFleet, RedisSentinelGroup, uniquePrefix } from '@org/rlock-testing';
@@ -46,6 +47,18 @@ function rlock(args: readonly string[], options: { input?: string; tty?: boolean
       resolve({ code, stdout, stderr, ms: performance.now() - startedAt });
     }),
   );
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 describe('rlock CLI', () => {
@@ -283,6 +296,8 @@ describe('rlock CLI', () => {
         const refused = await rlock(['show', 'x', '--redis', refusedUrl]);
         expect(refused.code).toBe(3);
         expect(refused.stderr).toMatch(/Redis unreachable/);
+        expect(refused.stderr).toContain(`127.0.0.1:${fleet.port(1)}`);
+        expect(refused.stderr).toContain('ECONNREFUSED');
 
         await fleet.pause(0);
         try {
@@ -293,6 +308,20 @@ describe('rlock CLI', () => {
           await fleet.resume(0);
         }
       });
+    });
+  });
+
+  describe('with nothing listening on the port', () => {
+    it('exits 3 at once, naming the host:port that refused and the socket error code', async () => {
+      const port = await closedPort();
+      const startup = await rlock(['--version']);
+      for (const command of [['ls'], ['show', 'x'], ['watch', 'x', '--count', '1']]) {
+        const run = await rlock([...command, '--redis', `redis://127.0.0.1:${port}`]);
+        expect(run.code).toBe(3);
+        expect(run.stderr).toBe(`rlock: Redis unreachable at 127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+        // It took 2.7 s, 2 of them ioredis waiting for a socket that never opened to close.
+        expect(run.ms).toBeLessThan(startup.ms + 1_500);
+      }
     });
   });
 
