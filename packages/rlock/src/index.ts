@@ -23,6 +23,10 @@ export {
   ClientClosedError,
   CLIENT_DEFAULTS,
   LOCK_DEFAULTS,
+  MIN_LEASE_MS,
+  MAX_NAME_BYTES,
+  LAYOUT_VERSION,
+  MultiLock,
   taskMiddleware,
   currentTask,
 } from '@org/rlock-core';
@@ -44,6 +48,10 @@ export type {
   TaskContext,
   RedisInput,
   CommonClientOptions,
+  RLockClientOptions,
+  RReadWriteLock,
+  MultiLockHandle,
+  MultiLockScope,
 } from '@org/rlock-core';
 export { MAX_COUNT } from '@org/rlock-core';
 export type { RSemaphore, RPermitExpirableSemaphore, PermitHandle, PermitOptions, RCountDownLatch, WaitOptions } from '@org/rlock-core';

@@ -5,11 +5,11 @@ import { UsageError } from './exit-codes.js';
 
 /** The connection flags every command takes. */
 export interface ConnectionFlags {
-  /** `--redis <url>`: one Redis. */
+  /** `--redis <url | host:port>`: one Redis. */
   readonly redis?: string;
-  /** `--cluster <url,url,…>`: a Cluster's startup nodes. */
+  /** `--cluster <url | host:port,…>`: a Cluster's startup nodes. */
   readonly cluster?: string;
-  /** `--sentinels <host:port,…>`: a Sentinel group (with `--name`). */
+  /** `--sentinels <url | host:port,…>`: a Sentinel group (with `--name`). */
   readonly sentinels?: string;
   /** `--name <master>`: the Sentinel master name. */
   readonly name?: string;
@@ -22,6 +22,19 @@ export interface ConnectionFlags {
 /** A client for one CLI run, on a connection the CLI made (and closes). */
 export interface CliConnection {
   readonly client: RLockClient;
+  /**
+   * The server the run asks, for messages: `127.0.0.1:6379`, `Cluster
+   * host:port,…` or `Sentinel master "name" (Sentinels host:port,…)`; when no
+   * flag or variable chose it, it also says it is the default and how to
+   * choose another.
+   */
+  readonly server: string;
+  /**
+   * The last connection failure (refused, reset, DNS…) since the connection
+   * was last ready, naming the address that failed and the socket error code;
+   * undefined while connected.
+   */
+  connectionFailure(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -32,6 +45,7 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
  * The connection the flags ask for, and a client on it. A CLI run does not
  * wait for a server that is down: the connection gives up after a few tries,
  * so the command fails with RedisUnavailableError (exit code 3).
+ * Every address flag takes a `redis://` (or `rediss://`) URL or `host:port`.
  * @throws UsageError for flags that do not go together or a bad address.
  */
 export function connect(flags: ConnectionFlags): CliConnection {
@@ -40,21 +54,54 @@ export function connect(flags: ConnectionFlags): CliConnection {
   if (flags.sentinels !== undefined && flags.name === undefined) throw new UsageError('--sentinels needs --name <master name>');
   if (flags.name !== undefined && flags.sentinels === undefined) throw new UsageError('--name goes with --sentinels');
   const giveUp = (times: number): number | null => (times > 2 ? null : 100);
-  const common: RedisOptions = { connectTimeout: flags.timeout, maxRetriesPerRequest: 1, retryStrategy: giveUp };
+  const common: RedisOptions = {
+    connectTimeout: flags.timeout,
+    maxRetriesPerRequest: 1,
+    retryStrategy: giveUp,
+    // ioredis waits this long for a socket that never connected to close
+    // (2 s by default), which held a run against a refused port open for it.
+    disconnectTimeout: 100,
+  };
   let redis: Redis | Cluster;
+  let server: string;
   if (flags.cluster !== undefined) {
+    const nodes = splitList(flags.cluster, '--cluster').map((node) => parseAddress(node, '--cluster'));
     const options: ClusterOptions = { redisOptions: common, clusterRetryStrategy: giveUp };
-    redis = new Cluster(splitList(flags.cluster, '--cluster').map((node) => parseNodeUrl(node)), options);
+    redis = new Cluster(nodes.map(({ host, port }) => ({ host, port })), options);
+    server = `Cluster ${nodes.map((node) => node.address).join(',')}`;
   } else if (flags.sentinels !== undefined) {
-    const sentinels = splitList(flags.sentinels, '--sentinels').map((entry) => parseHostPort(entry));
-    redis = new Redis({ ...common, sentinels, name: flags.name, sentinelRetryStrategy: giveUp });
+    const sentinels = splitList(flags.sentinels, '--sentinels').map((entry) => parseAddress(entry, '--sentinels'));
+    redis = new Redis({ ...common, sentinels: sentinels.map(({ host, port }) => ({ host, port })), name: flags.name, sentinelRetryStrategy: giveUp });
+    server = `Sentinel master ${JSON.stringify(flags.name)} (Sentinels ${sentinels.map((sentinel) => sentinel.address).join(',')})`;
   } else {
-    const url = flags.redis ?? process.env.RLOCK_REDIS_URL ?? DEFAULT_REDIS_URL;
-    if (!/^rediss?:\/\//.test(url)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`);
-    redis = new Redis(url, common);
+    const given = flags.redis ?? process.env.RLOCK_REDIS_URL;
+    const from = flags.redis !== undefined ? '--redis' : 'RLOCK_REDIS_URL';
+    const target = parseAddress(given ?? DEFAULT_REDIS_URL, from);
+    redis = new Redis(target.url, common);
+    server = given === undefined ? `${target.address} (the default: choose a server with --redis or RLOCK_REDIS_URL)` : target.address;
   }
-  // Failures reach the commands as typed errors; ioredis must not print them too.
-  redis.on('error', () => undefined);
+  // Failures reach the commands as typed errors; ioredis must not print them
+  // too. The socket's own error is kept: the command only sees ioredis's
+  // summary ("Reached the max retries per request limit"), which names
+  // neither the address nor the code.
+  let failure: { text: string; coded: boolean } | undefined;
+  const failed = (error: Error & { code?: unknown }, address?: string): void => {
+    const coded = typeof error.code === 'string';
+    // ioredis's own words for a connection it gave up on ("Connection is
+    // closed.", a Cluster's "Failed to refresh slots cache") come after the
+    // socket's error or a node's, and must not hide its code or address.
+    if (failure !== undefined && !coded && (failure.coded || address === undefined)) return;
+    failure = { text: `${address === undefined ? '' : `${address}: `}${describeSocketError(error)}`, coded };
+  };
+  redis.on('error', (error: Error & { lastNodeError?: unknown }) => {
+    if (redis.status === 'ready') return;
+    failed(error.lastNodeError instanceof Error ? error.lastNodeError : error);
+  });
+  // A Cluster's nodes: each one's own failure, with the node's address.
+  redis.on('node error', (error: Error, address: string) => failed(error, address));
+  redis.on('ready', () => {
+    failure = undefined;
+  });
   let client: RLockClient;
   try {
     client = createClient({
@@ -71,11 +118,19 @@ export function connect(flags: ConnectionFlags): CliConnection {
   client.on('error', () => undefined);
   return {
     client,
+    server,
+    connectionFailure: () => failure?.text,
     async close() {
       await client.close().catch(() => undefined);
       redis.disconnect();
     },
   };
+}
+
+/** A socket error as Node words it (`connect ECONNREFUSED 127.0.0.1:6379`), with its code when the words lack it. */
+function describeSocketError(error: Error & { code?: unknown }): string {
+  const code = typeof error.code === 'string' ? error.code : undefined;
+  return code === undefined || error.message.includes(code) ? error.message : `${error.message} (${code})`;
 }
 
 function splitList(value: string, flag: string): string[] {
@@ -87,15 +142,43 @@ function splitList(value: string, flag: string): string[] {
   return items;
 }
 
-function parseNodeUrl(node: string): { host: string; port: number } {
-  if (!/^rediss?:\/\//.test(node)) return parseHostPort(node);
-  const url = new URL(node);
-  return { host: url.hostname, port: Number(url.port || 6379) };
+/** One server's address, from a URL or `host:port`. */
+interface Address {
+  readonly host: string;
+  readonly port: number;
+  /** What to connect to: the URL as given (it may carry a password, a db, TLS), or `redis://host:port`. */
+  readonly url: string;
+  /** For messages: `host:port`, and `/db` when the URL picks one; never credentials. */
+  readonly address: string;
 }
 
-function parseHostPort(entry: string): { host: string; port: number } {
-  const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(entry);
-  const port = Number(match?.[2]);
-  if (!match || port < 1 || port > 65_535) throw new UsageError(`expected host:port, got ${JSON.stringify(entry)}`);
-  return { host: match[1] as string, port };
+/**
+ * `redis://[user:password@]host[:port][/db]`, `rediss://…` or `host:port`
+ * (`[::1]:6379` for IPv6), so each flag takes what the others do.
+ * @throws UsageError naming `flag`
+ */
+function parseAddress(entry: string, flag: string): Address {
+  if (/^rediss?:\/\//i.test(entry)) {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new UsageError(`${flag}: ${JSON.stringify(entry)} is not a valid URL`);
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '') || 'localhost';
+    const port = Number(url.port || 6379);
+    const db = url.pathname.replace(/^\//, '');
+    return { host, port, url: entry, address: `${hostPort(host, port)}${db && db !== '0' ? `/${db}` : ''}` };
+  }
+  const match = /^(?:\[([^\]]+)\]|([^:/[\]\s]+)):(\d{1,5})$/.exec(entry);
+  const port = Number(match?.[3]);
+  if (!match || port < 1 || port > 65_535) {
+    throw new UsageError(`${flag} takes a redis:// or rediss:// URL or host:port, got ${JSON.stringify(entry)}`);
+  }
+  const host = (match[1] ?? match[2]) as string;
+  return { host, port, url: `redis://${hostPort(host, port)}`, address: hostPort(host, port) };
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }

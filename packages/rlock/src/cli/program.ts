@@ -60,9 +60,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command('rlock')
     .description("Inspect and administer rlock's objects in Redis: locks, fair and read-write locks, semaphores, latches, leader elections.")
     .version(packageVersion(), '-V, --version')
-    .option('--redis <url>', 'a Redis URL (default: $RLOCK_REDIS_URL, else redis://127.0.0.1:6379)')
+    .option('--redis <url>', `one Redis: redis://host:port or host:port (default: $RLOCK_REDIS_URL, else ${DEFAULT_REDIS_URL})`)
     .option('--cluster <urls>', 'a Redis Cluster: startup nodes, comma-separated (redis://host:port or host:port)')
-    .option('--sentinels <hosts>', 'a Sentinel group: sentinels as host:port, comma-separated (with --name)')
+    .option('--sentinels <hosts>', 'a Sentinel group: sentinels, comma-separated (host:port or redis://host:port; with --name)')
     .option('--name <master>', 'the Sentinel master name (with --sentinels)')
     .option('--prefix <prefix>', "the objects' key prefix", process.env.RLOCK_PREFIX ?? 'rlock')
     .option('--timeout <ms>', 'limit on each Redis call, in ms', parseMs, 5_000)
@@ -93,7 +93,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       else if (listed.length > 0) out(table([LIST_HEADER, ...listed.map(listRow)]));
       if (truncated) err(`stopped at --max ${options.max}: there may be more (narrow the pattern or raise --max)`);
       if (listed.length === 0) {
-        if (!flags.json) err(`nothing matches ${JSON.stringify(pattern)} under the prefix ${JSON.stringify(flags.prefix)}`);
+        if (!flags.json) err(`nothing matches ${JSON.stringify(pattern)} under the prefix ${JSON.stringify(flags.prefix)} on ${connection.server}`);
         exitCode = EXIT.notFound;
       }
     });
@@ -110,7 +110,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (flags.json) out(JSON.stringify(info ?? null, null, 2));
       else if (info) out(describeObject(info));
       if (!info) {
-        if (!flags.json) err(`no object named ${JSON.stringify(name)} under the prefix ${JSON.stringify(flags.prefix)}`);
+        if (!flags.json) err(`no object named ${JSON.stringify(name)} under the prefix ${JSON.stringify(flags.prefix)} on ${connection.server}`);
         exitCode = EXIT.notFound;
       }
     });
@@ -131,7 +131,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         else if (reason) err(reason);
         exitCode = released ? EXIT.ok : EXIT.notFound;
       };
-      if (!info) return report(false, undefined, `no object named ${JSON.stringify(name)}: nothing released`);
+      if (!info) return report(false, undefined, `no object named ${JSON.stringify(name)} on ${connection.server}: nothing released`);
       if (!LOCK_KINDS.has(info.kind)) {
         return report(false, info.kind, `${JSON.stringify(name)} is a ${info.kind}, not a lock: nothing released`);
       }
@@ -164,7 +164,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         else if (reason) err(reason);
         exitCode = released ? EXIT.ok : EXIT.notFound;
       };
-      if (!info) return report(false, `no object named ${JSON.stringify(name)}: nothing released`);
+      if (!info) return report(false, `no object named ${JSON.stringify(name)} on ${connection.server}: nothing released`);
       if (info.kind !== 'permitExpirableSemaphore') {
         return report(false, `${JSON.stringify(name)} is a ${info.kind}, not a permit-expirable semaphore: nothing released`);
       }
@@ -202,7 +202,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
             continue;
           }
           const at = new Date(info?.serverTimeMs ?? Date.now()).toISOString();
-          const body = info ? describeObject(info) : `no object named ${JSON.stringify(name)}`;
+          const body = info ? describeObject(info) : `no object named ${JSON.stringify(name)} on ${connection.server}`;
           if (live) io.stdout.write(`\x1b[2J\x1b[H${name}  every ${options.interval} ms  ${at}  (Ctrl-C to stop)\n\n${body}\n`);
           else out(`${frame > 0 ? '\n' : ''}--- ${at}\n${body}`);
         }
@@ -214,7 +214,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
-    exitCode = exitCodeOf(error, err);
+    exitCode = exitCodeOf(error, err, connection);
   } finally {
     await connection?.close();
   }
@@ -222,7 +222,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** The exit code of a failure, after saying what it was (commander has said it for its own). */
-function exitCodeOf(error: unknown, err: (text: string) => void): number {
+function exitCodeOf(error: unknown, err: (text: string) => void, connection: CliConnection | undefined): number {
   if (error instanceof CommanderError) {
     return ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code) ? EXIT.ok : EXIT.usage;
   }
@@ -232,7 +232,9 @@ function exitCodeOf(error: unknown, err: (text: string) => void): number {
     return EXIT.usage;
   }
   if (error instanceof RedisUnavailableError) {
-    err(`Redis unreachable: ${message}`);
+    // The socket's error (address and code) says more than the command's
+    // summary of it; a timeout on a live connection has only the latter.
+    err(`Redis unreachable${connection ? ` at ${connection.server}` : ''}: ${connection?.connectionFailure() ?? message}`);
     return EXIT.unreachable;
   }
   err(message);

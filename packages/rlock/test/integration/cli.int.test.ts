@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ObjectInfo, type RLockClient } from '@org/rlock';
 import { RedisCluster, RedisFleet, RedisSentinelGroup, uniquePrefix } from '@org/rlock-testing';
@@ -16,13 +17,18 @@ interface Run {
   readonly ms: number;
 }
 
-/** Runs the binary to its end (stdin closed unless `input`, or `tty` to give it a terminal through script(1)). */
-function rlock(args: readonly string[], options: { input?: string; tty?: boolean } = {}): Promise<Run> {
+/**
+ * Runs the binary to its end (stdin closed unless `input`, or `tty` to give it
+ * a terminal through script(1)), with `env` over this process's environment
+ * (`RLOCK_*` variables left out unless given, so a developer's own cannot leak in).
+ */
+function rlock(args: readonly string[], options: { input?: string; tty?: boolean; env?: Record<string, string> } = {}): Promise<Run> {
   const startedAt = performance.now();
   const quoted = [process.execPath, BIN, ...args].map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(' ');
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('RLOCK_'))), ...options.env };
   const child = options.tty
-    ? spawn('script', ['-qec', quoted, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    ? spawn('script', ['-qec', quoted, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env })
+    : spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -41,6 +47,18 @@ function rlock(args: readonly string[], options: { input?: string; tty?: boolean
       resolve({ code, stdout, stderr, ms: performance.now() - startedAt });
     }),
   );
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 describe('rlock CLI', () => {
@@ -76,6 +94,20 @@ describe('rlock CLI', () => {
       return { token: held.token };
     }
 
+    describe('--redis', () => {
+      it('takes host:port as well as a URL, and so does RLOCK_REDIS_URL', async () => {
+        await client.getLock('order:9').acquire({ leaseMs: 60_000 });
+        const hostPort = `127.0.0.1:${fleet.port(0)}`;
+        const byFlag = await rlock(['show', 'order:9', '--json', '--redis', hostPort, '--prefix', keyPrefix]);
+        const byEnv = await rlock(['show', 'order:9', '--json', '--prefix', keyPrefix], { env: { RLOCK_REDIS_URL: hostPort } });
+        for (const run of [byFlag, byEnv]) {
+          expect(run.stderr).toBe('');
+          expect(run.code).toBe(0);
+          expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        }
+      });
+    });
+
     describe('ls', () => {
       it('lists every object with its kind, as a table and as JSON', async () => {
         await setUp();
@@ -103,6 +135,18 @@ describe('rlock CLI', () => {
         const none = await rlock(['ls', 'nothing:*', ...flags]);
         expect(none.code).toBe(1);
         expect(none.stderr).toMatch(/nothing matches "nothing:\*"/);
+      });
+
+      it('names the server it asked when nothing matches, however it was chosen', async () => {
+        const address = `127.0.0.1:${fleet.port(0)}`;
+        const byFlag = await rlock(['ls', ...flags]);
+        expect(byFlag.code).toBe(1);
+        expect(byFlag.stderr).toContain(`nothing matches "*" under the prefix "${keyPrefix}" on ${address}\n`);
+        const byEnv = await rlock(['ls', '--prefix', keyPrefix], { env: { RLOCK_REDIS_URL: fleet.url(0) } });
+        expect(byEnv.code).toBe(1);
+        expect(byEnv.stderr).toContain(`on ${address}\n`);
+        const shown = await rlock(['show', 'missing', ...flags]);
+        expect(shown.stderr).toContain(`no object named "missing" under the prefix "${keyPrefix}" on ${address}\n`);
       });
     });
 
@@ -236,6 +280,9 @@ describe('rlock CLI', () => {
         expect((await rlock(['show', 'x', '--kind', 'mutex'])).code).toBe(2);
         expect((await rlock(['show', 'a{b}', ...flags])).code).toBe(2);
         expect((await rlock(['show', 'x', '--redis', 'http://127.0.0.1'])).code).toBe(2);
+        const portless = await rlock(['show', 'x', '--redis', '127.0.0.1']);
+        expect(portless.code).toBe(2);
+        expect(portless.stderr).toMatch(/--redis takes a redis:\/\/ or rediss:\/\/ URL or host:port, got "127\.0\.0\.1"/);
         expect((await rlock(['show', 'x', '--sentinels', '127.0.0.1:1'])).code).toBe(2);
         expect((await rlock(['show', 'x', '--cluster', 'redis://127.0.0.1:1', '--redis', fleet.url(0)])).code).toBe(2);
         const help = await rlock(['--help']);
@@ -249,6 +296,8 @@ describe('rlock CLI', () => {
         const refused = await rlock(['show', 'x', '--redis', refusedUrl]);
         expect(refused.code).toBe(3);
         expect(refused.stderr).toMatch(/Redis unreachable/);
+        expect(refused.stderr).toContain(`127.0.0.1:${fleet.port(1)}`);
+        expect(refused.stderr).toContain('ECONNREFUSED');
 
         await fleet.pause(0);
         try {
@@ -259,6 +308,20 @@ describe('rlock CLI', () => {
           await fleet.resume(0);
         }
       });
+    });
+  });
+
+  describe('with nothing listening on the port', () => {
+    it('exits 3 at once, naming the host:port that refused and the socket error code', async () => {
+      const port = await closedPort();
+      const startup = await rlock(['--version']);
+      for (const command of [['ls'], ['show', 'x'], ['watch', 'x', '--count', '1']]) {
+        const run = await rlock([...command, '--redis', `redis://127.0.0.1:${port}`]);
+        expect(run.code).toBe(3);
+        expect(run.stderr).toBe(`rlock: Redis unreachable at 127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+        // It took 2.7 s, 2 of them ioredis waiting for a socket that never opened to close.
+        expect(run.ms).toBeLessThan(startup.ms + 1_500);
+      }
     });
   });
 
@@ -310,6 +373,11 @@ describe('rlock CLI', () => {
         const run = await rlock(['show', 'report', '--json', '--sentinels', sentinels, '--name', group.masterName, '--prefix', keyPrefix]);
         expect(run.code).toBe(0);
         expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        // Sentinels as URLs, as --redis and --cluster take them.
+        const urls = group.sentinels.map(({ host, port }) => `redis://${host}:${port}`).join(',');
+        const byUrl = await rlock(['show', 'report', '--json', '--sentinels', urls, '--name', group.masterName, '--prefix', keyPrefix]);
+        expect(byUrl.stderr).toBe('');
+        expect(JSON.parse(byUrl.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
       } finally {
         await client.close();
       }
