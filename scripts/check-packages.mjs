@@ -3,7 +3,7 @@
 // TypeScript, nodenext) and a scratch CommonJS project, and take one lock
 // against a real redis-server from each. Run after `npm run build` (CI does).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RedisFleet } from '@org/rlock-testing';

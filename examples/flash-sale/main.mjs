@@ -18,7 +18,6 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { RedisFleet } from '@org/rlock-testing';
 import { ShopKeys } from './services.mjs';
 import { externalTarget, targetFromEnv } from './target.mjs';

@@ -66,8 +66,8 @@ export const MAX_FLEET_SIZE = 64;
 export const FLEET_DEFAULTS = Object.freeze({
   size: 1,
   appendonly: false,
-  appendfsync: 'everysec' as RedisAppendFsync,
-  backend: 'auto' as RedisFleetBackend,
+  appendfsync: 'everysec',
+  backend: 'auto',
   redisServerPath: 'redis-server',
   extraArgs: Object.freeze([] as string[]),
 });

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '@org/rlock-core';
+import { describeValue } from '@org/rlock-core/internal';
 
 /**
  * Options of a {@link Watchdog}. The renewal period is not an option: every hold
@@ -59,7 +60,7 @@ const KNOWN_KEYS = Object.keys(WATCHDOG_DEFAULTS) as readonly (keyof WatchdogOpt
 export function resolveWatchdogOptions(options: WatchdogOptions | undefined): ResolvedWatchdogOptions {
   if (options === undefined) return WATCHDOG_DEFAULTS;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidArgumentError(`watchdog options must be an object, got ${describe(options)}`);
+    throw new InvalidArgumentError(`watchdog options must be an object, got ${describeValue(options)}`);
   }
   for (const key of Object.keys(options)) {
     if (!(KNOWN_KEYS as readonly string[]).includes(key)) {
@@ -84,16 +85,8 @@ function checkMs(value: unknown, name: keyof WatchdogOptions, min: 0 | 1): numbe
   // Refused rather than coerced: a silently rounded duration is not the one asked for.
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_TIMER_DELAY_MS) {
     throw new InvalidArgumentError(
-      `watchdog options: ${name} must be an integer number of ms from ${min} to ${MAX_TIMER_DELAY_MS}, got ${describe(value)}`,
+      `watchdog options: ${name} must be an integer number of ms from ${min} to ${MAX_TIMER_DELAY_MS}, got ${describeValue(value)}`,
     );
   }
   return value;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return typeof value === 'function' ? 'a function' : String(value);
 }

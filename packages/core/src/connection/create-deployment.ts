@@ -32,7 +32,8 @@ export function createDeployment(input: unknown, commandTimeoutMs: number, scrip
       throw new InvalidArgumentError(`redis.cluster must list at least one node (a redis:// URL or { host, port }), got ${describeValue(nodes)}`);
     }
     checkNoKeyPrefix(options.keyPrefix);
-    const startup = nodes.map((node) => {
+    // Array.isArray narrowed the readonly list to any[]: its own type back.
+    const startup = (nodes as ClusterInput['cluster']).map((node) => {
       if (typeof node !== 'string') return node;
       if (!/^rediss?:\/\//.test(node)) throw new InvalidArgumentError(`redis.cluster: ${describeValue(node)} is not a redis:// or rediss:// URL`);
       const url = new URL(node);

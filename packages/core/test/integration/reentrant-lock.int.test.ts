@@ -247,7 +247,7 @@ describe('RLock', () => {
         const owner = i % 2 === 0 ? client : other;
         const lock = owner.getLock('fenced');
         await lock.withLock(async ({ token }) => {
-          const value = BigInt(token!);
+          const value = BigInt(token);
           expect(value > last).toBe(true);
           last = value;
           await lock.withLock(async (inner) => expect(inner.token).toBe(token), { leaseMs: 5_000 });

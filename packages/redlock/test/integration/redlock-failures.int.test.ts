@@ -3,7 +3,6 @@ import {
   IllegalMonitorStateError,
   LockAcquireTimeoutError,
   LockLostError,
-  type LockHandle,
   type LockLostEvent,
 } from '@org/rlock-core';
 import { QuorumError } from '@org/rlock-redlock';

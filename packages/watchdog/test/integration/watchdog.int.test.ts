@@ -159,7 +159,7 @@ describe('Watchdog', () => {
         holder.signal('SIGSTOP');
         const rival = pool.make(fleet.url(0), { keyPrefix: prefix, watchdogTimeoutMs });
         const handle = await rival.getLock('job').acquire({ waitMs: 5_000 });
-        expect(BigInt(handle.token!) > BigInt(acquired.split(' ')[1]!)).toBe(true);
+        expect(BigInt(handle.token) > BigInt(acquired.split(' ')[1]!)).toBe(true);
         holder.signal('SIGCONT');
         const lost = await holder.waitForLine('lost', 2_000);
         const [, reason, sinceResume] = lost.split(' ');
