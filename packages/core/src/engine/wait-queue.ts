@@ -1,6 +1,12 @@
 import { ClientClosedError } from '../errors.js';
 import { monotonicNow } from '../connection/time.js';
 
+/**
+ * How long a client that released while other clients wait too holds back
+ * its own waiters, ms (see {@link WaitQueue.yieldFor}).
+ */
+const HANDOFF_YIELD_MS = 2;
+
 /** Why a sleeping waiter woke. */
 export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';
 
@@ -201,17 +207,9 @@ export class WaitQueue {
 
   /** A release was announced: wake one waiter now, or once this client's turn to yield is over. */
   released(): void {
-    const wait = this.yieldUntil - monotonicNow();
-    if (wait <= 0) {
-      this.wakeOne();
-      return;
-    }
-    if (this.yieldTimer) return;
-    this.yieldTimer = setTimeout(() => {
-      this.yieldTimer = undefined;
-      this.wakeOne();
-    }, Math.ceil(wait));
-    this.yieldTimer.unref();
+    const wait = this.yieldLeftMs();
+    if (wait <= 0) this.wakeOne();
+    else this.wakeAfterYield(wait, () => this.wakeOne());
   }
 
   /**
@@ -220,8 +218,28 @@ export class WaitQueue {
    * loop is awake, so without this it would win the next round far more often
    * than its share.
    */
-  yieldFor(ms: number): void {
+  yieldFor(ms = HANDOFF_YIELD_MS): void {
     this.yieldUntil = monotonicNow() + ms;
+  }
+
+  /** How long this client still holds its waiters back, ms (≤ 0: it does not). */
+  yieldLeftMs(): number {
+    return this.yieldUntil - monotonicNow();
+  }
+
+  /** A wake held back by the yield is due (see {@link wakeAfterYield}). */
+  get wakeHeldBack(): boolean {
+    return this.yieldTimer !== undefined;
+  }
+
+  /** Runs `wake` in `waitMs` (the rest of the yield); one held-back wake at a time: while one is due, it serves. */
+  wakeAfterYield(waitMs: number, wake: () => void): void {
+    if (this.yieldTimer) return;
+    this.yieldTimer = setTimeout(() => {
+      this.yieldTimer = undefined;
+      wake();
+    }, Math.max(1, Math.ceil(waitMs)));
+    this.yieldTimer.unref();
   }
 }
 
