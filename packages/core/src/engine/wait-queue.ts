@@ -22,7 +22,7 @@ export class Waiter {
 
   constructor(
     readonly queue: WaitQueue,
-    /** Who waits: the owner, or an id the object's messages name (a fair lock's waiter). */
+    /** Who waits: the owner, or an id the object's messages name. */
     readonly id: string,
   ) {}
 
@@ -82,7 +82,7 @@ export class Waiter {
 /**
  * The local waiters of one channel, in arrival order, and how they are woken:
  * {@link wakeOne} (an exclusive lock's release), {@link wakeN} (n permits came
- * back), {@link wakeId} (a fair lock's hand-off names its waiter),
+ * back), {@link wakeId} (a message names its waiter),
  * {@link wakeAll} (a latch reached zero, a resubscribe). In a head-only queue
  * only the head tries (Redlock: a process's own tasks would split the votes);
  * the others wait for their turn.
@@ -93,8 +93,8 @@ export class WaitQueue {
   pendingWakes = 0;
   /** Wakes by id that found their waiter busy trying: its next sleep returns at once. */
   private readonly pendingIds = new Set<string>();
-  /** Grants that came with a wake by id (a fair lock's hand-off), until a waiter with that id takes them. */
-  private readonly grants = new Map<string, string>();
+  /** Payloads that came with a wake by id (a grant made in Redis), until a waiter with that id takes them. */
+  private readonly payloads = new Map<string, string>();
   /** The latest acquire op each id sent while waiting here. */
   private readonly lastTries = new Map<string, string>();
   closedError: Error | undefined;
@@ -133,30 +133,30 @@ export class WaitQueue {
 
   /**
    * Wakes the waiter `id` (it need not be first); one busy trying finds the
-   * wake at its next sleep. `grant`: the message handed the lock to `id` in
-   * Redis (a fair lock's hand-off); the waiter that wakes takes it.
+   * wake at its next sleep. `payload`: the message granted `id` something in
+   * Redis; the waiter that wakes takes it (WaitSpec.takeGrant reads it).
    */
-  wakeId(id: string, grant?: string): void {
+  wakeId(id: string, payload?: string): void {
     const waiter = this.waiters.find((candidate) => candidate.id === id);
     if (!waiter) return;
-    if (grant !== undefined) this.grants.set(id, grant);
+    if (payload !== undefined) this.payloads.set(id, payload);
     if (waiter.sleeping) waiter.fire('released');
     else this.pendingIds.add(id);
   }
 
-  /** The grant a wake for `id` carried, once. */
+  /** The payload a wake for `id` carried, once. */
   takeGrant(id: string): string | undefined {
-    if (this.grants.size === 0) return undefined;
-    const grant = this.grants.get(id);
-    this.grants.delete(id);
-    return grant;
+    if (this.payloads.size === 0) return undefined;
+    const payload = this.payloads.get(id);
+    this.payloads.delete(id);
+    return payload;
   }
 
-  /** A wake (grant, last try) kept for `id` is nobody's once no waiter with that id is left. */
+  /** A wake (payload, last try) kept for `id` is nobody's once no waiter with that id is left. */
   forgetPendingId(id: string): void {
-    if ((this.pendingIds.has(id) || this.grants.has(id) || this.lastTries.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
+    if ((this.pendingIds.has(id) || this.payloads.has(id) || this.lastTries.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
       this.pendingIds.delete(id);
-      this.grants.delete(id);
+      this.payloads.delete(id);
       this.lastTries.delete(id);
     }
   }
@@ -181,8 +181,7 @@ export class WaitQueue {
 
   /**
    * The op of the latest acquire any waiter (or branch) with `id` sent here
-   * while it waited: a hand-off naming an older try may predate a claim of
-   * that owner which was undone since.
+   * while it waited: a payload naming an older try may be stale.
    */
   lastTry(id: string): string | undefined {
     return this.lastTries.get(id);

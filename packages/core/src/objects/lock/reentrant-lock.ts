@@ -1,5 +1,4 @@
 import { acquireOrWait, attempt, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
-import { HandOffCall } from '../../engine/hand-off.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
@@ -183,8 +182,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       return current?.active ? reenterOrAttempt(current, signal) : attempt(ctx, tries, signal);
     };
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
-    const readGrant = store.readGrant?.bind(store);
-    const handOffs = readGrant && new HandOffCall(ctx, target, this.keys.channel, readGrant, request);
+    const handOffs = store.handOffs?.(ctx, target, this.keys.channel, request);
     const leaveQueue = store.leaveQueue?.bind(store);
     return acquireOrWait(ctx, {
       name: this.name,
@@ -203,7 +201,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
           const held = ctx.holds.current(this.keys.lock, this.mode, owner);
           return leaveQueue(this.keys, owner, held?.active ? (held.token ?? '') : '');
         }),
-      takeGrant: handOffs && ((grant) => handOffs.take(grant)),
+      takeGrant: handOffs && ((payload) => handOffs.take(payload)),
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce,
