@@ -231,7 +231,7 @@ export class WaitQueue {
     return this.yieldTimer !== undefined;
   }
 
-  /** Runs `wake` in `waitMs` (the rest of the yield); one held-back wake at a time: while one is due, it serves. */
+  /** Runs `wake` in `waitMs` (the rest of the yield), unless a held-back wake is due already: that one serves both. */
   wakeAfterYield(waitMs: number, wake: () => void): void {
     if (this.yieldTimer) return;
     this.yieldTimer = setTimeout(() => {
