@@ -22,6 +22,7 @@ export { ChannelHub } from './engine/channel-hub.js';
 export type { HubSubscription } from './engine/channel-hub.js';
 export type { QueueSubscription, WaitQueue } from './engine/wait-queue.js';
 export { backoffDelayMs } from './engine/backoff.js';
+export { DelayQueue } from './engine/delay-queue.js';
 export { gather } from './engine/gather.js';
 export type { Settled } from './engine/gather.js';
 export type {

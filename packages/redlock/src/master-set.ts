@@ -1,6 +1,6 @@
 import { nanoid } from 'nanoid';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { gather, leaseDeadline, monotonicNow, withinMs, type AcquireReply, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/internal';
+import { DelayQueue, gather, leaseDeadline, monotonicNow, withinMs, type AcquireReply, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/internal';
 import { QuorumError, type MasterVote } from './errors.js';
 import type { Master } from './master.js';
 import * as Q from './quorum.js';
@@ -82,6 +82,8 @@ export class MasterSet {
   private spreads = 0;
   /** Per lock key, the order its rounds ask the masters in (orderOf). */
   private readonly orders = new Map<string, number[]>();
+  /** The one timer every uncontended round's later asks wait on. */
+  private readonly staggered = new DelayQueue();
 
   constructor(
     readonly masters: readonly Master[],
@@ -149,7 +151,7 @@ export class MasterSet {
     const order = this.orderOf(keys.lock);
     const gateIndex = contended ? order.find((index) => this.masters[index]?.voting) : undefined;
     const gate = gateIndex === undefined ? undefined : this.masters[gateIndex];
-    const stagger = contended || order.length < this.quorum ? undefined : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done || verdict !== 'acquired' };
+    const stagger = contended || order.length < this.quorum ? undefined : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done || verdict !== 'acquired', timers: this.staggered };
     const timeout = { ms: this.perNodeTimeoutMs, error: () => (timedOut ??= new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`)) };
     if (gate) {
       const first = (await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result))).results[0];

@@ -10,8 +10,6 @@ const REDLOCK_KIND = 'redlock';
 /** Local hand-offs of one lock in a row, and for how long (ms), before a release lets other clients in. */
 const MAX_HANDOFFS = 32;
 const HANDOFF_WINDOW_MS = 100;
-/** How long this client's waiters hold back after such a release, so that other clients' go first. */
-const YIELD_MS = 2;
 
 /** What one acquisition call keeps between its rounds: it lost one (its next go to the gate first), since when no majority is possible, losses in a row without a clear holder. */
 interface CallState {
@@ -150,7 +148,7 @@ export class QuorumLockStore implements LockStore {
     const now = monotonicNow();
     if (!wake?.waiting || grants.handoffs >= MAX_HANDOFFS || now - grants.wonAt >= HANDOFF_WINDOW_MS || now >= grants.deadline - this.masters.perNodeTimeoutMs) {
       // Other clients wait too: their turn first (held back before the announcements come).
-      if (wake?.waiting && grants.contended) wake.queue.yieldFor(YIELD_MS);
+      if (wake?.waiting && grants.contended) wake.queue.yieldFor();
       return this.masters.release(hold, keys, op);
     }
     grants.handoffs++;

@@ -175,7 +175,7 @@ export class Transport {
     const entry: Pending = { command, deadline: monotonicNow() + this.timeoutMs, what, key, done: false };
     if (this.down && this.redis.status !== 'ready') {
       const error = unavailable(entry, this.down);
-      notSent.add(error);
+      Object.defineProperty(error, NOT_SENT, { value: true });
       command.reject(error);
       return entry;
     }
@@ -247,11 +247,12 @@ export class Transport {
   };
 }
 
-const notSent = new WeakSet<Error>();
+/** Marks, on the error itself, the failure of a call that never reached ioredis. */
+const NOT_SENT = Symbol('not sent');
 
 /** True for the failure of a call that never reached ioredis (the connection was known down): it cannot run later. */
 export function wasNotSent(error: unknown): boolean {
-  return error instanceof Error && notSent.has(error);
+  return error instanceof Error && NOT_SENT in error;
 }
 
 function unavailable(entry: Pending, cause: Error): RedisUnavailableError {

@@ -25,75 +25,115 @@ export type AcquireReply<G = unknown> =
       readonly holder?: string;
     };
 
-/** What one try of an acquisition found. */
-export type TryOutcome = { readonly hold: Hold } | { readonly retryInMs: number };
+/** What one try of an acquisition found: the object's grant (a leased hold, a permit count, "open"), or when to try again. */
+export type TryOutcome<G> = { readonly grant: G } | { readonly retryInMs: number };
 
-/** One attempt: the object's call, and how to cancel it. */
-export interface AttemptSpec<G> {
-  readonly target: HoldTarget;
-  /** Fixed lease in ms; undefined: a watchdog lease. */
-  readonly leaseMs: number | undefined;
-  readonly signal: AbortSignal | undefined;
-  /** Cap on renewal in ms from the send (`maxLeaseMs`); undefined: none. */
-  readonly maxLeaseMs?: number | undefined;
-  send(op: string, leaseMs: number): Promise<AcquireReply<G>>;
+/** One kind of try for {@link attempt}: what it sends, how it is undone, and what a reply grants. */
+export interface AttemptSpec<R, G> {
+  /** The turn the try takes: operations of `owner` on `key` go out one at a time. */
+  readonly key: string;
+  readonly owner: string;
+  send(op: string): Promise<R>;
   /** Cancels the acquire `op`, whether it ran, will run late, or never arrives. */
   undo(op: string): Promise<unknown>;
+  /** How long to wait before trying again when `reply` granted nothing; undefined when it granted. */
+  refusal(reply: R): number | undefined;
+  /** Whether a grant sent at `sentAt` comes too late to be counted on (a lease past lease − drift); absent: grants do not expire. */
+  late?(sentAt: number): boolean;
+  /** The grant of `reply`, recorded: called only once it counts (in time, nobody gave up). */
+  keep(reply: R, sentAt: number): G;
 }
 
 /**
  * One acquire call, with the guarantees every object needs: an operation id,
  * the monotonic time taken *before* the send, and an undo when the grant came
- * too late to be counted on (past lease − drift), the caller aborted, the
- * client closed, or no answer came in time (the call may still run). The undo
- * is sent inside the owner's turn, right behind the acquire on the same
- * connection, so no other operation of the owner lands between the two.
+ * too late to be counted on, the caller aborted, the client closed, or no
+ * answer came in time (the call may still run). The undo is sent inside the
+ * owner's turn, right behind the acquire on the same connection, so no other
+ * operation of the owner lands between the two.
  */
-export async function attempt<G>(ctx: EngineContext, spec: AttemptSpec<G>): Promise<TryOutcome> {
+export async function attempt<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined): Promise<TryOutcome<G>> {
   ctx.assertOpen();
-  spec.signal?.throwIfAborted();
-  const { target } = spec;
-  const leaseMs = spec.leaseMs ?? ctx.watchdogTimeoutMs;
+  signal?.throwIfAborted();
   const op = ctx.newOpId();
-  const undo = (): Promise<void> => {
-    const work = spec.undo(op).then(
-      () => undefined,
-      (error: unknown) => ctx.backgroundError(error),
-    );
-    ctx.background.track(work);
-    return work;
-  };
-  const turn = ctx.chains.enter(target.key, target.owner);
+  const turn = ctx.chains.enter(spec.key, spec.owner);
   if (turn) await turn;
-  let outcome: TryOutcome | 'undone';
+  let outcome: TryOutcome<G> | undefined;
   try {
     const sentAt = monotonicNow();
-    let reply: AcquireReply<G>;
+    let reply: R;
     try {
-      reply = await spec.send(op, leaseMs);
+      reply = await spec.send(op);
     } catch (error) {
       // No answer: the acquire may still run. The undo goes out behind it on
       // the same connection; the caller hears of the failure now.
-      if (error instanceof RedisUnavailableError && !wasNotSent(error)) void undo();
+      if (error instanceof RedisUnavailableError && !wasNotSent(error)) void undo(ctx, spec, op);
       throw error;
     }
-    if (!reply.granted) {
-      outcome = { retryInMs: reply.retryInMs };
-    } else if (spec.signal?.aborted || ctx.closed || monotonicNow() >= leaseDeadline(sentAt, leaseMs, target.driftFactor)) {
-      // Within the owner's turn: the owner's next operation goes out only once
-      // the undo was answered, so nothing of the owner can land between them.
-      await undo();
-      outcome = 'undone';
-    } else {
-      outcome = { hold: recordGrant(ctx, target, reply, sentAt, spec.leaseMs, spec.maxLeaseMs) };
-    }
+    const retryInMs = spec.refusal(reply);
+    if (retryInMs !== undefined) outcome = { retryInMs };
+    // Within the owner's turn: the owner's next operation goes out only once
+    // the undo was answered, so nothing of the owner can land between them.
+    else if (signal?.aborted || ctx.closed || spec.late?.(sentAt)) await undo(ctx, spec, op);
+    else outcome = { grant: spec.keep(reply, sentAt) };
   } finally {
-    ctx.chains.leave(target.key, target.owner);
+    ctx.chains.leave(spec.key, spec.owner);
   }
-  if (outcome !== 'undone') return outcome;
-  spec.signal?.throwIfAborted();
+  if (outcome) return outcome;
+  signal?.throwIfAborted();
   if (ctx.closed) throw new ClientClosedError();
   return { retryInMs: 1 };
+}
+
+function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: string): Promise<void> {
+  const work = spec.undo(op).then(
+    () => undefined,
+    (error: unknown) => ctx.backgroundError(error),
+  );
+  ctx.background.track(work);
+  return work;
+}
+
+/**
+ * A try for a leased hold (a lock's, an expirable permit's): the grant is the
+ * owner's {@link Hold}, recorded by {@link recordGrant}; one comes too late
+ * past lease − drift from its send. Made once per acquisition call.
+ */
+export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Hold> {
+  readonly key: string;
+  readonly owner: string;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly target: HoldTarget,
+    /** Fixed lease in ms; undefined: a watchdog lease. */
+    private readonly fixedLeaseMs: number | undefined,
+    /** Cap on renewal in ms from the send (`maxLeaseMs`); undefined: none. */
+    private readonly maxLeaseMs: number | undefined,
+    private readonly acquire: (op: string, leaseMs: number) => Promise<AcquireReply<X>>,
+    readonly undo: (op: string) => Promise<unknown>,
+  ) {
+    this.key = target.key;
+    this.owner = target.owner;
+    this.leaseMs = fixedLeaseMs ?? ctx.watchdogTimeoutMs;
+  }
+
+  send(op: string): Promise<AcquireReply<X>> {
+    return this.acquire(op, this.leaseMs);
+  }
+
+  refusal(reply: AcquireReply<X>): number | undefined {
+    return reply.granted ? undefined : reply.retryInMs;
+  }
+
+  late(sentAt: number): boolean {
+    return monotonicNow() >= leaseDeadline(sentAt, this.leaseMs, this.target.driftFactor);
+  }
+
+  keep(reply: AcquireReply<X>, sentAt: number): Hold {
+    return recordGrant(this.ctx, this.target, reply as AcquireReply<X> & { granted: true }, sentAt, this.fixedLeaseMs, this.maxLeaseMs);
+  }
 }
 
 /**
@@ -126,8 +166,8 @@ export function recordGrant<G>(
   return hold;
 }
 
-/** How an acquisition waits: on which channel, as whom, and what a try is. */
-export interface WaitSpec {
+/** How an acquisition waits for a grant of type `G`: on which channel, as whom, and what a try is. */
+export interface WaitSpec<G> {
   /** The object's name, for a LockAcquireTimeoutError. */
   readonly name: string;
   readonly channel: string;
@@ -137,29 +177,29 @@ export interface WaitSpec {
   readonly headOnly: boolean;
   /** The object's wake policy: what a message on the channel wakes. */
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
-  /** A reentry never queues behind local waiters (it would wait for itself). */
-  readonly reentry: boolean;
   /**
-   * A newcomer queues behind this process's waiters before its first try (no
-   * barging: a task that just released must not starve them). False where the
-   * order is kept in Redis (a fair lock): the newcomer's first try joins it.
+   * How the call starts. 'queue': behind this process's waiters, if any (no
+   * barging: a task that just released must not starve them). 'join': where
+   * Redis keeps the order, into the local queue before the first try when the
+   * channel is subscribed already. 'try': at once (a reentry, which would
+   * wait for itself; a latch's readers, who do not compete).
    */
-  readonly queueLocally: boolean;
-  /** Called when the call ends without the hold (timed out, aborted, failed): leave a queue kept in Redis. */
+  readonly arrival: 'queue' | 'join' | 'try';
+  /** Called when the call ends without a grant (timed out, aborted, failed): leave a queue kept in Redis. */
   leave?(): Promise<unknown>;
   /**
-   * A wake carried a grant (a release handed the lock to this waiter in
-   * Redis): the hold, recorded from it, or undefined when it is not this
-   * call's to count on (then the call tries, which claims a grant that is).
+   * A wake carried a payload (a release granted this waiter in Redis): the
+   * grant it makes, or undefined when it is not this call's to count on
+   * (then the call tries, which claims a grant that is).
    */
-  takeGrant?(grant: string): Hold | undefined;
+  takeGrant?(payload: string): G | undefined;
   /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
   /** One try (usually an {@link attempt}) under `signal`: the caller's, aborted also when `waitMs` runs out. */
-  tryOnce(signal: AbortSignal | undefined): Promise<TryOutcome>;
-  /** Releases the acquisition just granted (its caller aborted while it was being recorded). */
-  giveBack(hold: Hold): Promise<unknown>;
+  tryOnce(signal: AbortSignal | undefined): Promise<TryOutcome<G>>;
+  /** Gives back a grant its caller aborted before seeing; absent where a grant binds nobody (a latch's "open"). */
+  giveBack?(grant: G): Promise<unknown>;
 }
 
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
@@ -177,14 +217,14 @@ const WAIT_MARGIN_MS = 250;
  * out, so a call settles by `waitMs` whatever Redis does) and whether a try
  * is out at that moment (then Redis did not answer in time).
  */
-class WaitCall {
+class WaitCall<G> {
   readonly signal: AbortSignal | undefined;
   trying = false;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly forward: (() => void) | undefined;
 
   constructor(
-    private readonly spec: WaitSpec,
+    private readonly spec: WaitSpec<G>,
     commandTimeoutMs: number,
   ) {
     const { waitMs, signal } = spec;
@@ -239,12 +279,12 @@ class WaitCall {
     });
   }
 
-  tryOnce(ctx: EngineContext): Promise<TryOutcome> {
+  tryOnce(ctx: EngineContext): Promise<TryOutcome<G>> {
     // Without a signal nothing can cut a try off: it is the call's own promise, with no layer around it.
     return this.signal ? this.tryRacing(ctx) : this.spec.tryOnce(undefined);
   }
 
-  private async tryRacing(ctx: EngineContext): Promise<TryOutcome> {
+  private async tryRacing(ctx: EngineContext): Promise<TryOutcome<G>> {
     this.trying = true;
     const work = this.spec.tryOnce(this.signal);
     try {
@@ -258,7 +298,7 @@ class WaitCall {
       // the abort was seen) belongs to nobody: give it back.
       work.then(
         (outcome) => {
-          if ('hold' in outcome) void this.spec.giveBack(outcome.hold).catch((giveBackError: unknown) => ctx.backgroundError(giveBackError));
+          if ('grant' in outcome) void this.spec.giveBack?.(outcome.grant).catch((giveBackError: unknown) => ctx.backgroundError(giveBackError));
         },
         () => undefined,
       );
@@ -282,11 +322,11 @@ class WaitCall {
  * whose cause says Redis did not answer (the try goes on, and undoes its grant
  * if one comes).
  */
-export async function acquireOrWait(ctx: EngineContext, spec: WaitSpec): Promise<Hold | undefined> {
+export async function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
   const call = new WaitCall(spec, ctx.commandTimeoutMs);
-  let hold: Hold | undefined;
+  let grant: G | undefined;
   try {
-    hold = await waitLoop(ctx, spec, call);
+    grant = await waitLoop(ctx, spec, call);
   } catch (error) {
     if (call.expired) {
       if (!call.trying) return undefined;
@@ -299,22 +339,22 @@ export async function acquireOrWait(ctx: EngineContext, spec: WaitSpec): Promise
     throw error;
   } finally {
     call.dispose();
-    // Without the hold: out of a queue kept in Redis, in one script.
-    if (!hold && spec.leave) await spec.leave().catch((error: unknown) => ctx.backgroundError(error));
+    // Without a grant: out of a queue kept in Redis, in one script.
+    if (grant === undefined && spec.leave) await spec.leave().catch((error: unknown) => ctx.backgroundError(error));
   }
-  if (hold && spec.signal?.aborted) {
+  if (grant !== undefined && spec.signal?.aborted) {
     // The caller gave up while the grant was being recorded (a listener of
     // lockAcquired, say): it will never release what it does not know it has,
     // so the acquisition is given back at once rather than kept (and renewed).
-    await spec.giveBack(hold).catch((error: unknown) => {
+    await spec.giveBack?.(grant).catch((error: unknown) => {
       if (!(error instanceof LockLostError)) ctx.backgroundError(error);
     });
     throw spec.signal.reason;
   }
-  return hold;
+  return grant;
 }
 
-async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Promise<Hold | undefined> {
+async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>): Promise<G | undefined> {
   const waitUntil = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
   let failingSince: number | undefined;
   let failures = 0;
@@ -322,7 +362,7 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
   // that finds Redis unavailable is tried again, with jittered backoff, until
   // Redis has been unavailable for commandTimeoutMs; then the call fails with
   // it. A call that does not wait (waitMs 0) fails at once.
-  const tryOnce = async (): Promise<TryOutcome> => {
+  const tryOnce = async (): Promise<TryOutcome<G>> => {
     try {
       const outcome = await call.tryOnce(ctx);
       failingSince = undefined;
@@ -337,17 +377,17 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
   };
   // Tasks of this process queue behind the ones already waiting (no barging):
   // a releasing task that locks again at once must not starve them.
-  const queueBehind = spec.queueLocally && !spec.reentry && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
+  const queueBehind = spec.arrival === 'queue' && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
   let retryInMs = ctx.maxSleepMs;
   // Where Redis keeps the order and the channel is subscribed already (this
   // process has waiters there), the newcomer joins the local queue before its
   // first try: an announcement made while that try is out finds it (as a
   // pending wake), so the try after the subscription's acknowledgement, which
   // would close that gap, is not needed: one try, not two, per waiting call.
-  const joinFirst = !spec.queueLocally && !spec.reentry && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
+  const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
   if (!queueBehind && !joinFirst) {
     const first = await tryOnce();
-    if ('hold' in first) return first.hold;
+    if ('grant' in first) return first.grant;
     if (spec.waitMs === 0) return undefined;
     retryInMs = first.retryInMs;
   }
@@ -365,12 +405,12 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
     for (;;) {
       if (tryNow && (!spec.headOnly || waiter.isHead)) {
         const result = await tryOnce();
-        if ('hold' in result) {
+        if ('grant' in result) {
           acquired = true;
           // Branches of one task share its ownership: those waiting beside this
           // one can reenter now instead of sleeping until the next release.
           ctx.queues.wakeSiblings(waiter);
-          return result.hold;
+          return result.grant;
         }
         retryInMs = result.retryInMs;
       }
@@ -382,9 +422,9 @@ async function waitLoop(ctx: EngineContext, spec: WaitSpec, call: WaitCall): Pro
           : Math.min(retryInMs >= 0 ? Math.max(1, retryInMs) : ctx.maxSleepMs, ctx.maxSleepMs, remaining);
       await waiter.sleep(sleepMs, call.signal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
-      const grant = spec.takeGrant && waiter.queue.takeGrant(waiter.id);
-      const granted = grant === undefined ? undefined : spec.takeGrant?.(grant);
-      if (granted) {
+      const payload = spec.takeGrant && waiter.queue.takeGrant(waiter.id);
+      const granted = payload === undefined ? undefined : spec.takeGrant?.(payload);
+      if (granted !== undefined) {
         acquired = true;
         ctx.queues.wakeSiblings(waiter);
         return granted;

@@ -28,8 +28,9 @@ export interface ContextSettings {
 /**
  * What every object of one client shares: its holds and their registry, the
  * per-owner operation chains, the wait queues, the kinds of hold and the
- * renewer, background work, and the client's open/closed state. Objects get
- * it at construction and need nothing else from the client.
+ * renewer, background work, each object kind's state, and the client's
+ * open/closed state. Objects get it at construction and need nothing else
+ * from the client.
  */
 export class EngineContext {
   readonly clientId: string;
@@ -46,6 +47,7 @@ export class EngineContext {
   renewer: LeaseRenewer | undefined;
   closed = false;
   private opCounter = 0;
+  private readonly states = new Map<abstract new (...args: never[]) => unknown, unknown>();
 
   constructor(
     settings: ContextSettings,
@@ -83,6 +85,19 @@ export class EngineContext {
    */
   newOpId(): string {
     return (++this.opCounter).toString(36);
+  }
+
+  /**
+   * An object kind's state for this client (two clients in one process never
+   * share it): the one instance of `kind`, made by `create` on first use.
+   */
+  stateOf<T>(kind: abstract new (...args: never[]) => T, create: () => T): T {
+    let state = this.states.get(kind) as T | undefined;
+    if (state === undefined) {
+      state = create();
+      this.states.set(kind, state);
+    }
+    return state;
   }
 
   acquired(hold: Hold): void {

@@ -1,4 +1,4 @@
-import { DelayQueue } from './delay-queue.js';
+import type { DelayQueue } from './delay-queue.js';
 
 /** The outcome of one call of a {@link gather}: its value or its error. */
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Error };
@@ -26,10 +26,9 @@ export interface GatherStagger {
   readonly first: readonly number[];
   readonly afterMs: number;
   skip(): boolean;
+  /** Where the later starts wait: one timer for a client's gathers, since a timer each would cost more than a round's own work. */
+  readonly timers: DelayQueue;
 }
-
-/** The later calls of every staggered gather wait on one timer: a timer each would cost more than a round's own work. */
-const staggered = new DelayQueue();
 
 /**
  * A fan-out to several servers (Redlock's masters) decided as soon as the
@@ -84,7 +83,7 @@ export function gather<T, V>(
     };
     if (stagger) {
       stagger.first.forEach(start);
-      staggered.add(stagger.afterMs, startRest);
+      stagger.timers.add(stagger.afterMs, startRest);
     } else calls.forEach((_, index) => start(index));
     if (calls.length === 0) finish(decide(results, 0));
     else if (timeout && !done) {

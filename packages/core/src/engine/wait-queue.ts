@@ -1,6 +1,12 @@
 import { ClientClosedError } from '../errors.js';
 import { monotonicNow } from '../connection/time.js';
 
+/**
+ * How long a client that released while other clients wait too holds back
+ * its own waiters, ms (see {@link WaitQueue.yieldFor}).
+ */
+const HANDOFF_YIELD_MS = 2;
+
 /** Why a sleeping waiter woke. */
 export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';
 
@@ -16,7 +22,7 @@ export class Waiter {
 
   constructor(
     readonly queue: WaitQueue,
-    /** Who waits: the owner, or an id the object's messages name (a fair lock's waiter). */
+    /** Who waits: the owner, or an id the object's messages name. */
     readonly id: string,
   ) {}
 
@@ -76,7 +82,7 @@ export class Waiter {
 /**
  * The local waiters of one channel, in arrival order, and how they are woken:
  * {@link wakeOne} (an exclusive lock's release), {@link wakeN} (n permits came
- * back), {@link wakeId} (a fair lock's hand-off names its waiter),
+ * back), {@link wakeId} (a message names its waiter),
  * {@link wakeAll} (a latch reached zero, a resubscribe). In a head-only queue
  * only the head tries (Redlock: a process's own tasks would split the votes);
  * the others wait for their turn.
@@ -87,8 +93,8 @@ export class WaitQueue {
   pendingWakes = 0;
   /** Wakes by id that found their waiter busy trying: its next sleep returns at once. */
   private readonly pendingIds = new Set<string>();
-  /** Grants that came with a wake by id (a fair lock's hand-off), until a waiter with that id takes them. */
-  private readonly grants = new Map<string, string>();
+  /** Payloads that came with a wake by id (a grant made in Redis), until a waiter with that id takes them. */
+  private readonly payloads = new Map<string, string>();
   /** The latest acquire op each id sent while waiting here. */
   private readonly lastTries = new Map<string, string>();
   closedError: Error | undefined;
@@ -127,30 +133,30 @@ export class WaitQueue {
 
   /**
    * Wakes the waiter `id` (it need not be first); one busy trying finds the
-   * wake at its next sleep. `grant`: the message handed the lock to `id` in
-   * Redis (a fair lock's hand-off); the waiter that wakes takes it.
+   * wake at its next sleep. `payload`: the message granted `id` something in
+   * Redis; the waiter that wakes takes it (WaitSpec.takeGrant reads it).
    */
-  wakeId(id: string, grant?: string): void {
+  wakeId(id: string, payload?: string): void {
     const waiter = this.waiters.find((candidate) => candidate.id === id);
     if (!waiter) return;
-    if (grant !== undefined) this.grants.set(id, grant);
+    if (payload !== undefined) this.payloads.set(id, payload);
     if (waiter.sleeping) waiter.fire('released');
     else this.pendingIds.add(id);
   }
 
-  /** The grant a wake for `id` carried, once. */
+  /** The payload a wake for `id` carried, once. */
   takeGrant(id: string): string | undefined {
-    if (this.grants.size === 0) return undefined;
-    const grant = this.grants.get(id);
-    this.grants.delete(id);
-    return grant;
+    if (this.payloads.size === 0) return undefined;
+    const payload = this.payloads.get(id);
+    this.payloads.delete(id);
+    return payload;
   }
 
-  /** A wake (grant, last try) kept for `id` is nobody's once no waiter with that id is left. */
+  /** A wake (payload, last try) kept for `id` is nobody's once no waiter with that id is left. */
   forgetPendingId(id: string): void {
-    if ((this.pendingIds.has(id) || this.grants.has(id) || this.lastTries.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
+    if ((this.pendingIds.has(id) || this.payloads.has(id) || this.lastTries.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
       this.pendingIds.delete(id);
-      this.grants.delete(id);
+      this.payloads.delete(id);
       this.lastTries.delete(id);
     }
   }
@@ -175,8 +181,7 @@ export class WaitQueue {
 
   /**
    * The op of the latest acquire any waiter (or branch) with `id` sent here
-   * while it waited: a hand-off naming an older try may predate a claim of
-   * that owner which was undone since.
+   * while it waited: a payload naming an older try may be stale.
    */
   lastTry(id: string): string | undefined {
     return this.lastTries.get(id);
@@ -201,17 +206,9 @@ export class WaitQueue {
 
   /** A release was announced: wake one waiter now, or once this client's turn to yield is over. */
   released(): void {
-    const wait = this.yieldUntil - monotonicNow();
-    if (wait <= 0) {
-      this.wakeOne();
-      return;
-    }
-    if (this.yieldTimer) return;
-    this.yieldTimer = setTimeout(() => {
-      this.yieldTimer = undefined;
-      this.wakeOne();
-    }, Math.ceil(wait));
-    this.yieldTimer.unref();
+    const wait = this.yieldLeftMs();
+    if (wait <= 0) this.wakeOne();
+    else this.wakeAfterYield(wait, () => this.wakeOne());
   }
 
   /**
@@ -220,8 +217,28 @@ export class WaitQueue {
    * loop is awake, so without this it would win the next round far more often
    * than its share.
    */
-  yieldFor(ms: number): void {
+  yieldFor(ms = HANDOFF_YIELD_MS): void {
     this.yieldUntil = monotonicNow() + ms;
+  }
+
+  /** How long this client still holds its waiters back, ms (≤ 0: it does not). */
+  yieldLeftMs(): number {
+    return this.yieldUntil - monotonicNow();
+  }
+
+  /** A wake held back by the yield is due (see {@link wakeAfterYield}). */
+  get wakeHeldBack(): boolean {
+    return this.yieldTimer !== undefined;
+  }
+
+  /** Runs `wake` in `waitMs` (the rest of the yield), unless a held-back wake is due already: that one serves both. */
+  wakeAfterYield(waitMs: number, wake: () => void): void {
+    if (this.yieldTimer) return;
+    this.yieldTimer = setTimeout(() => {
+      this.yieldTimer = undefined;
+      wake();
+    }, Math.max(1, Math.ceil(waitMs)));
+    this.yieldTimer.unref();
   }
 }
 

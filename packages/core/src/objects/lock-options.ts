@@ -108,3 +108,10 @@ export function requireTask(objectName: string, call: string): TaskContext {
   }
   return task;
 }
+
+/** The lease of `extend(leaseMs)`: required, checked like every `leaseMs`. */
+export function checkLease(leaseMs: unknown, call: string): number {
+  const checked = parseLockOptions({ leaseMs }, call).leaseMs;
+  if (checked === undefined) throw new InvalidArgumentError(`${call}(): leaseMs is required, got undefined`);
+  return checked;
+}

@@ -23,11 +23,13 @@ const yesOfFive = (results: readonly (Settled<string> | undefined)[]): boolean |
 };
 
 describe('gather with a staggered start', () => {
+  const timers = new DelayQueue();
+
   it('starts the first calls only; a verdict from them never starts the others when skip() says so by then', async () => {
     const started: number[] = [];
     const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
     let skip = false;
-    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [4, 0, 2], afterMs: 5, skip: () => skip });
+    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [4, 0, 2], afterMs: 5, skip: () => skip, timers });
     expect(started).toEqual([4, 0, 2]);
     for (const index of [4, 0, 2]) calls[index]?.settle('yes');
     expect((await gathering).verdict).toBe(true);
@@ -39,7 +41,7 @@ describe('gather with a staggered start', () => {
   it('starts the others once the first settled without a verdict, and counts them', async () => {
     const started: number[] = [];
     const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
-    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [0, 1, 2], afterMs: 60_000, skip: () => false });
+    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [0, 1, 2], afterMs: 60_000, skip: () => false, timers });
     calls[0]?.settle('yes');
     calls[1]?.settle('no');
     calls[2]?.settle('yes');
@@ -55,7 +57,7 @@ describe('gather with a staggered start', () => {
     const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
     const late: number[] = [];
     const begun = monotonicNow();
-    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, (index) => late.push(index), { first: [0, 1, 2], afterMs: 20, skip: () => false });
+    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, (index) => late.push(index), { first: [0, 1, 2], afterMs: 20, skip: () => false, timers });
     calls[0]?.settle('yes');
     calls[1]?.settle('yes'); // 2 answers silently
     while (started.length < 5) await new Promise((resolve) => setTimeout(resolve, 2));
@@ -81,6 +83,7 @@ describe('gather with a staggered start', () => {
       first: [0],
       afterMs: 5,
       skip: () => false,
+      timers,
     });
     calls[0]?.settle('yes'); // alone, not a verdict: the others start now
     while (started.length < 2) await new Promise((resolve) => setTimeout(resolve, 2));

@@ -1,10 +1,12 @@
 import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import type { HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
-import type { HandOff } from '../../engine/hand-off.js';
+import { HandOffCall, type HandOff } from './hand-off.js';
 import { ServerLockStore } from '../lock/server-lock-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
@@ -116,8 +118,12 @@ export class FairLockStore extends ServerLockStore {
     else queue.wakeId(payload.slice(0, space), payload.slice(space + 1));
   }
 
+  handOffs(ctx: EngineContext, target: HoldTarget, channel: string, request: LockRequest): HandOffCall {
+    return new HandOffCall(ctx, target, channel, (payload) => this.readGrant(payload), request);
+  }
+
   /** A hand-off's grant as the waiter reads it: the lock's new token, and the op of the waiter's try that set its waiter lease. */
-  readGrant(grant: string): HandOff | undefined {
+  private readGrant(grant: string): HandOff | undefined {
     // With syncReplicas a hold counts once replicas have it: the head's own
     // acquire (the claim) waits for them; the release that handed it over did not.
     if (this.deployment.syncsReplicas) return undefined;

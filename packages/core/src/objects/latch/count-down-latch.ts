@@ -1,23 +1,11 @@
 import { acquireOrWait, type TryOutcome } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
-import { Hold, type HoldObserver, type HoldTarget } from '../../engine/hold.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { checkCount } from '../../checks/count-checks.js';
 import { parseWaitOptions, type WaitOptions } from '../wait-options.js';
 import { latchKeys, latchOpMarker, type LatchKeys } from './keys.js';
 import type { LatchStore } from './latch-store.js';
 import type { RCountDownLatch } from './types.js';
-
-/** The engine's wait loop hands "done" over as a hold: this carrier is inert (never registered, renewed or reported). */
-const INERT: HoldObserver = {
-  startRenewal: () => undefined,
-  stopRenewal: () => undefined,
-  lost: () => undefined,
-  watchesLosses: () => false,
-};
-
-/** Waiting calls of this process, numbered for their waiter ids. */
-let calls = 0;
 
 /** Reaching zero is announced once: every local awaiter wakes (and one busy reading finds the wake at its next sleep). */
 function wakeAll(_payload: string, queue: WaitQueue): void {
@@ -61,30 +49,26 @@ export class CountDownLatch implements RCountDownLatch {
     const { ctx } = this;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
-    const done = await acquireOrWait(ctx, {
+    const open = await acquireOrWait(ctx, {
       name: this.name,
       channel: this.keys.channel,
-      id: (++calls).toString(36),
+      id: ctx.newOpId(),
       headOnly: false,
       // Awaiters do not compete: a newcomer reads at once rather than queue.
-      queueLocally: false,
+      arrival: 'try',
       onMessage: wakeAll,
-      reentry: true,
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce: (signal) => this.readOnce(signal),
-      giveBack: () => Promise.resolve(),
     });
-    return done !== undefined;
+    return open === true;
   }
 
-  /** One read of the count: zero is "done"; otherwise sleep until the message or the capped sleep. */
-  private async readOnce(signal: AbortSignal | undefined): Promise<TryOutcome> {
+  /** One read of the count: zero is "open"; otherwise sleep until the message or the capped sleep. */
+  private async readOnce(signal: AbortSignal | undefined): Promise<TryOutcome<true>> {
     this.ctx.assertOpen();
     signal?.throwIfAborted();
-    if ((await this.store.count(this.keys)) > 0) return { retryInMs: -1 };
-    const target: HoldTarget = { name: this.name, key: this.keys.count, mode: 'latch', kind: 'latch', owner: '', exclusive: false, driftFactor: 0 };
-    return { hold: new Hold(target, undefined, this.ctx.watchdogTimeoutMs, INERT, undefined) };
+    return (await this.store.count(this.keys)) > 0 ? { retryInMs: -1 } : { grant: true };
   }
 
   private newMarker(): string {

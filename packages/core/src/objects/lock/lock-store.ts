@@ -1,6 +1,6 @@
 import type { AcquireReply } from '../../engine/acquire.js';
-import type { HandOff } from '../../engine/hand-off.js';
-import type { Hold } from '../../engine/hold.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
@@ -13,6 +13,14 @@ export interface OwnerHoldRead {
   readonly held: boolean;
   /** The owner's count where the store counts (0 when not held). */
   readonly count: number;
+}
+
+/** One waiting call's side of a lock that a release hands over in Redis (a fair lock's). */
+export interface HandOffs {
+  /** Sends the call's acquire `op` through `acquire`, with what must go before it. */
+  send(op: string, acquire: (op: string) => Promise<AcquireReply>): Promise<AcquireReply>;
+  /** The hold a wake's payload hands this call, or undefined: the call tries instead. */
+  take(payload: string): Hold | undefined;
 }
 
 /**
@@ -42,8 +50,8 @@ export interface LockStore extends HoldKind {
    * on) stays, whatever else was handed to the owner is given back.
    */
   leaveQueue?(keys: LockKeys, owner: string, keptToken?: string): Promise<unknown>;
-  /** Where a release hands the lock to a waiter in Redis: how a wake's grant reads. */
-  readGrant?(grant: string): HandOff | undefined;
+  /** Where a release hands the lock to a waiter in Redis: one waiting call's side of it. */
+  handOffs?(ctx: EngineContext, target: HoldTarget, channel: string, request: LockRequest): HandOffs;
   /** The renewal kind of its holds. */
   readonly kind: string;
   /** The registry mode of its holds ('' for a lock; 'read', 'write'). @default '' */

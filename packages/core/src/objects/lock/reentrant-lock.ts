@@ -1,27 +1,19 @@
-import { acquireOrWait, attempt, type TryOutcome } from '../../engine/acquire.js';
-import { HandOffCall } from '../../engine/hand-off.js';
-import type { HoldTarget } from '../../engine/hold.js';
+import { acquireOrWait, attempt, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
+import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
+import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
-import type { Hold } from '../../engine/hold.js';
 import { releaseHold } from '../../engine/release.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction } from '../../checks/argument-checks.js';
-import { LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
+import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, ownerId, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { ORDER_KEY } from '../multi-lock/multi-lock.js';
 import { lockKeys, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandle, LockScope, RLock } from './types.js';
-
-/**
- * How long a client that just released a lock holds back its own waiters when
- * other clients wait too (a fairness heuristic: see WaitQueue.yieldFor).
- */
-const HANDOFF_YIELD_MS = 2;
-
 
 /**
  * The reentrant lock (Redisson's RLock) on the engine: see {@link RLock}. The
@@ -96,7 +88,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireOrThrow(task, request);
     return new ReentrantLockHandle<Token>(this.name, hold, task, () => this.releaseFor(this.ownerOf(task), hold), (leaseMs) =>
-      this.extendHold(hold, checkLease(leaseMs, 'extend')),
+      this.extendHeld(hold, checkLease(leaseMs, 'extend')),
     );
   }
 
@@ -139,23 +131,12 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   async extend(leaseMs: number): Promise<void> {
     const checked = checkLease(leaseMs, 'extend');
     const owner = this.ownerOf(requireTask(this.name, 'extend'));
-    await this.extendHold(this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
+    await this.extendHeld(this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
   }
 
-  /** Extends `hold` to `leaseMs` from now, in the owner's turn. */
-  private async extendHold(hold: Hold | undefined, leaseMs: number): Promise<void> {
-    const { ctx, store } = this;
+  private async extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
     if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was extended)`);
-    if (hold.expired) hold.lose('expired');
-    if (!hold.active) throw hold.lostError ?? new IllegalMonitorStateError(`lock "${this.name}" is not held`);
-    ctx.assertOpen();
-    await ctx.chains.run(hold.key, hold.owner, async () => {
-      const sentAt = monotonicNow();
-      const verdict = await store.extend(hold, leaseMs);
-      if (verdict === 'renewed') hold.extendTo(sentAt, leaseMs);
-      else hold.lose(verdict === 'gone' ? 'expired' : 'taken');
-    });
-    if (!hold.active) throw hold.lostError;
+    await extendHold(this.ctx, hold, leaseMs, this.store, `lock "${this.name}" is not held`);
   }
 
   // ---- acquisition -------------------------------------------------------
@@ -182,28 +163,26 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, this.keys, owner);
     const target: HoldTarget = { name: this.name, key: this.keys.lock, mode: this.mode, kind: store.kind, owner, exclusive: store.exclusive ?? true, driftFactor: store.driftFactor };
-    const attemptOnce = (signal: AbortSignal | undefined): Promise<TryOutcome> =>
-      attempt(ctx, {
-        target,
-        leaseMs: request.leaseMs,
-        signal,
-        maxLeaseMs: request.maxLeaseMs,
-        send: (op, leaseMs) => {
-          const acquire = (sendOp: string) => store.acquire(this.keys, owner, leaseMs, sendOp, request);
-          return handOffs ? handOffs.send(op, acquire) : acquire(op);
-        },
-        undo: (op) => store.cancel(this.keys, owner, op),
-      });
+    const tries = new HoldAttempt(
+      ctx,
+      target,
+      request.leaseMs,
+      request.maxLeaseMs,
+      (op, leaseMs) =>
+        handOffs
+          ? handOffs.send(op, (sendOp) => store.acquire(this.keys, owner, leaseMs, sendOp, request))
+          : store.acquire(this.keys, owner, leaseMs, op, request),
+      (op) => store.cancel(this.keys, owner, op),
+    );
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
-    const reenterOrAttempt = async (current: Hold, signal: AbortSignal | undefined): Promise<TryOutcome> =>
-      (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request))) ? { hold: current } : attemptOnce(signal);
-    const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome> => {
+    const reenterOrAttempt = async (current: Hold, signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> =>
+      (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request))) ? { grant: current } : attempt(ctx, tries, signal);
+    const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
       const current = store.counting === 'client' ? ctx.holds.current(this.keys.lock, this.mode, owner) : undefined;
-      return current?.active ? reenterOrAttempt(current, signal) : attemptOnce(signal);
+      return current?.active ? reenterOrAttempt(current, signal) : attempt(ctx, tries, signal);
     };
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
-    const readGrant = store.readGrant?.bind(store);
-    const handOffs = readGrant && new HandOffCall(ctx, target, this.keys.channel, readGrant, request);
+    const handOffs = store.handOffs?.(ctx, target, this.keys.channel, request);
     const leaveQueue = store.leaveQueue?.bind(store);
     return acquireOrWait(ctx, {
       name: this.name,
@@ -211,8 +190,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       id: owner,
       headOnly: store.headOnly,
       onMessage: this.onMessage,
-      reentry: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true,
-      queueLocally: store.queueLocally ?? true,
+      arrival: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
       // The queue's place is the owner's: kept while a branch of the task still
       // waits here. A hold a branch counts on (it may be a hand-off to this
       // place, count 0 in Redis) is named by its token, so it stays.
@@ -223,7 +201,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
           const held = ctx.holds.current(this.keys.lock, this.mode, owner);
           return leaveQueue(this.keys, owner, held?.active ? (held.token ?? '') : '');
         }),
-      takeGrant: handOffs && ((grant) => handOffs.take(grant)),
+      takeGrant: handOffs && ((payload) => handOffs.take(payload)),
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce,
@@ -294,7 +272,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
       // Other clients' waiters heard it too (ours count one while local tasks
       // wait): let them try first.
-      ctx.queues.get(keys.channel)?.yieldFor(HANDOFF_YIELD_MS);
+      ctx.queues.get(keys.channel)?.yieldFor();
     }
   }
 
@@ -327,11 +305,4 @@ class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle i
     this.assertHeld('extend()');
     await this.extendBy(leaseMs);
   }
-}
-
-/** The lease of `extend(leaseMs)`: required, checked like every `leaseMs`. */
-function checkLease(leaseMs: unknown, call: string): number {
-  const checked = parseLockOptions({ leaseMs }, call).leaseMs;
-  if (checked === undefined) throw new InvalidArgumentError(`${call}(): leaseMs is required, got undefined`);
-  return checked;
 }

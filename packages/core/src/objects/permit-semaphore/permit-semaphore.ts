@@ -1,14 +1,15 @@
-import { acquireOrWait, attempt } from '../../engine/acquire.js';
+import { acquireOrWait, attempt, HoldAttempt } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
+import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import { releaseHold } from '../../engine/release.js';
-import { DEFAULT_DRIFT_FACTOR, monotonicNow } from '../../connection/time.js';
+import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { describeValue } from '../../checks/argument-checks.js';
 import { checkCount } from '../../checks/count-checks.js';
-import { LOCK_DEFAULTS, parseLockOptions, type LockRequest } from '../lock-options.js';
+import { checkLease, LOCK_DEFAULTS, parseLockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, type TaskContext } from '../../tasks/task-context.js';
 import { permitOpMarker, permitSemaphoreKeys, type PermitSemaphoreKeys } from './keys.js';
 import { PERMIT_KIND, type PermitStore } from './permit-store.js';
@@ -16,9 +17,6 @@ import type { PermitHandle, PermitOptions, RPermitExpirableSemaphore } from './t
 
 /** The registry mode of permits: each permit is a hold of its own, owned by its id. */
 const MODE = 'permit';
-
-/** Waiting calls of this process, numbered for their waiter ids. */
-let calls = 0;
 
 /**
  * A message is `<came back>:<available>`: every process with waiters hears
@@ -117,25 +115,25 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     return acquireOrWait(ctx, {
       name: this.name,
       channel: keys.channel,
-      id: (++calls).toString(36),
+      id: ctx.newOpId(),
       headOnly: false,
-      queueLocally: true,
+      arrival: 'queue',
       onMessage: wakePermits,
-      reentry: false,
       waitMs: request.waitMs,
       signal: request.signal,
       tryOnce: (signal) => {
         // A new permit id for every try: a try cancelled after it got no
         // answer leaves a tombstone on its own id, never on the next try's.
         const id = `${ctx.clientId}:${ctx.newOpId()}`;
-        return attempt(ctx, {
-          target: this.target(id),
-          leaseMs: request.leaseMs,
-          signal,
-          maxLeaseMs: request.maxLeaseMs,
-          send: (_op, leaseMs) => store.acquire(keys, id, leaseMs),
-          undo: () => store.cancel(keys, id),
-        });
+        const tries = new HoldAttempt(
+          ctx,
+          this.target(id),
+          request.leaseMs,
+          request.maxLeaseMs,
+          (_op, leaseMs) => store.acquire(keys, id, leaseMs),
+          () => store.cancel(keys, id),
+        );
+        return attempt(ctx, tries, signal);
       },
       giveBack: (hold) => this.releasePermit(hold),
     });
@@ -167,19 +165,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   }
 
   private async extendPermit(hold: Hold, leaseMs: unknown): Promise<void> {
-    const checked = parseLockOptions({ leaseMs }, 'extend').leaseMs;
-    if (checked === undefined) throw new InvalidArgumentError('extend(): leaseMs is required, got undefined');
-    const { ctx, store } = this;
-    if (hold.expired) hold.lose('expired');
-    if (!hold.active) throw hold.lostError ?? new IllegalMonitorStateError(`permit "${hold.owner}" of "${this.name}" is not held`);
-    ctx.assertOpen();
-    await ctx.chains.run(hold.key, hold.owner, async () => {
-      const sentAt = monotonicNow();
-      const verdict = await store.extend(hold, checked);
-      if (verdict === 'renewed') hold.extendTo(sentAt, checked);
-      else hold.lose(verdict === 'gone' ? 'expired' : 'taken');
-    });
-    if (!hold.active) throw hold.lostError;
+    await extendHold(this.ctx, hold, checkLease(leaseMs, 'extend'), this.store, `permit "${hold.owner}" of "${this.name}" is not held`);
   }
 
   private newOpMarker(): string {

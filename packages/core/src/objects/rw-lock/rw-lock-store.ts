@@ -21,7 +21,6 @@ export type RwMode = 'read' | 'write';
 
 const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
 const isOne = (reply: unknown): boolean => reply === 1;
-let clears = 0;
 
 function parseAcquire(reply: unknown): AcquireReply {
   const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
@@ -60,6 +59,7 @@ export class RwLockStore implements LockStore {
   readonly exclusive: boolean;
   readonly transport: Transport;
   private readonly sharded: string;
+  private clears = 0;
 
   constructor(
     readonly deployment: Deployment,
@@ -172,7 +172,7 @@ export class RwLockStore implements LockStore {
     const keys = rwLockKeys(hold.key.slice(0, hold.key.indexOf(':{')), hold.name);
     const reply = await this.transport.script(
       SCRIPTS.rwLockRelease,
-      [keys.lock, keys.released, keys.readers, keys.writers, hold.owner, `clear/${++clears}`, hold.mode, '1', hold.token ?? '', this.replayWindowMs, this.sharded],
+      [keys.lock, keys.released, keys.readers, keys.writers, hold.owner, `clear/${++this.clears}`, hold.mode, '1', hold.token ?? '', this.replayWindowMs, this.sharded],
       'release',
       keys.lock,
       parseRelease,

@@ -124,15 +124,3 @@ export class NeedAnnouncer {
     this.arm(keys, watch, waited >= NEED_AFTER_MS ? NEED_AFTER_MS : NEED_AFTER_MS - waited);
   }
 }
-
-const announcers = new WeakMap<EngineContext, NeedAnnouncer>();
-
-/** The client's announcer (one per engine context, gone with it). */
-export function needAnnouncer(ctx: EngineContext, store: SemaphoreStore): NeedAnnouncer {
-  let announcer = announcers.get(ctx);
-  if (!announcer) {
-    announcer = new NeedAnnouncer(ctx, store);
-    announcers.set(ctx, announcer);
-  }
-  return announcer;
-}

@@ -1,32 +1,15 @@
-import { acquireOrWait, type TryOutcome } from '../../engine/acquire.js';
+import { acquireOrWait, attempt, type AttemptSpec, type TryOutcome } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
-import { Hold, type HoldObserver, type HoldTarget } from '../../engine/hold.js';
 import { monotonicNow } from '../../connection/time.js';
-import { wasNotSent } from '../../connection/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import { ClientClosedError, LockAcquireTimeoutError, RedisUnavailableError } from '../../errors.js';
+import { LockAcquireTimeoutError } from '../../errors.js';
 import { checkCount } from '../../checks/count-checks.js';
 import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../wait-options.js';
 import { opMarker, semaphoreKeys, type SemaphoreKeys } from './keys.js';
-import { needAnnouncer, type NeedAnnouncer } from './need-announcer.js';
-import { NEED_PREFIX, type SemaphoreStore } from './semaphore-store.js';
+import { NeedAnnouncer } from './need-announcer.js';
+import { NEED_PREFIX, type SemaphoreAcquireReply, type SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
 import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
-
-/**
- * A grant of permits is not a hold (nothing is owned, leased or renewed), but
- * the engine's wait loop hands grants over as holds: this observer makes the
- * carrier inert (it is never registered, renewed or reported).
- */
-const INERT: HoldObserver = {
-  startRenewal: () => undefined,
-  stopRenewal: () => undefined,
-  lost: () => undefined,
-  watchesLosses: () => false,
-};
-
-/** Waiting calls of this process, numbered for their waiter ids. */
-let calls = 0;
 
 /**
  * How many releases in a row a client may hand to its own waiting tasks
@@ -41,36 +24,7 @@ let calls = 0;
 const MAX_LOCAL_STREAK = 255;
 const MAX_DEAF_MS = 50;
 
-/**
- * How long a client whose release went back through Redis while other
- * clients listened holds back its own waiters (ms): its event loop is awake,
- * so without this it would win the permit back far more often than its share
- * (the lock's hand-off yield, see WaitQueue.yieldFor).
- */
-const HANDOFF_YIELD_MS = 2;
-
-/**
- * Permits a releasing task handed straight to a waiting task of the same
- * client (no Redis call: the count in Redis has them taken already), by the
- * waiter's id (unique in the process), until the waiter takes them. Entries
- * live only while their call does.
- */
-const handedByContext = new WeakMap<EngineContext, Map<string, number>>();
-
-function handedPermits(ctx: EngineContext): Map<string, number> {
-  let handed = handedByContext.get(ctx);
-  if (!handed) {
-    handed = new Map();
-    handedByContext.set(ctx, handed);
-  }
-  return handed;
-}
-
-/**
- * What keeps one client's hand-offs from starving other clients, per wait
- * queue (one per semaphore with local waiters; it goes when they do, and so
- * does this).
- */
+/** What keeps one client's hand-offs on one semaphore from starving other clients. */
 interface Turns {
   /** Releases handed to local waiters since permits last went back through Redis. */
   streak: number;
@@ -79,14 +33,9 @@ interface Turns {
   turnCheck: boolean;
   /** Another client announced a need: the next release goes back through Redis. */
   owed: boolean;
-  /** Until then (monotonic ms) a message wakes no local waiter: other clients' waiters go first. */
-  yieldUntil: number;
-  yieldTimer: NodeJS.Timeout | undefined;
-  /** Messages heard while yielding: the permits that came back, summed, and the latest available count. */
+  /** Messages heard while this client yields (WaitQueue.yieldFor): the permits that came back, summed, and the latest available count. */
   heldBack: { cameBack: number; available: number };
 }
-
-const turnsByQueue = new WeakMap<WaitQueue, Turns>();
 
 /** Notes the next turn of the event loop on `turns` (one check scheduled at a time). */
 function watchTurn(turns: Turns): void {
@@ -98,13 +47,30 @@ function watchTurn(turns: Turns): void {
   });
 }
 
-function turnsOf(queue: WaitQueue): Turns {
-  let turns = turnsByQueue.get(queue);
-  if (!turns) {
-    turns = { streak: 0, turnedAt: 0, turnCheck: false, owed: false, yieldUntil: 0, yieldTimer: undefined, heldBack: { cameBack: 0, available: 0 } };
-    turnsByQueue.set(queue, turns);
+/** One client's semaphore state, shared by its semaphores (see EngineContext.stateOf). */
+class SemaphoreClientState {
+  /**
+   * Permits a releasing task handed straight to a waiting task of this client
+   * (no Redis call: the count in Redis has them taken already), by waiter id,
+   * until the waiter takes them. Entries live only while their call does.
+   */
+  readonly handed = new Map<string, number>();
+  readonly needs: NeedAnnouncer;
+  /** Per wait queue: one per semaphore with local waiters, gone when they are. */
+  private readonly turns = new WeakMap<WaitQueue, Turns>();
+
+  constructor(ctx: EngineContext, store: SemaphoreStore) {
+    this.needs = new NeedAnnouncer(ctx, store);
   }
-  return turns;
+
+  turnsOf(queue: WaitQueue): Turns {
+    let turns = this.turns.get(queue);
+    if (!turns) {
+      turns = { streak: 0, turnedAt: 0, turnCheck: false, owed: false, heldBack: { cameBack: 0, available: 0 } };
+      this.turns.set(queue, turns);
+    }
+    return turns;
+  }
 }
 
 /**
@@ -114,10 +80,7 @@ function turnsOf(queue: WaitQueue): Turns {
  */
 export class RedisSemaphore implements RSemaphore {
   readonly keys: SemaphoreKeys;
-  /** Permits handed to this client's waiting calls, by waiter id. */
-  private readonly handed: Map<string, number>;
-  /** This client's announcer of needs (shared by its semaphores). */
-  private readonly needs: NeedAnnouncer;
+  private readonly state: SemaphoreClientState;
   private readonly onMessage: (payload: string, queue: WaitQueue) => void;
 
   constructor(
@@ -126,8 +89,7 @@ export class RedisSemaphore implements RSemaphore {
     private readonly store: SemaphoreStore,
   ) {
     this.keys = semaphoreKeys(ctx.keyPrefix, name);
-    this.handed = handedPermits(ctx);
-    this.needs = needAnnouncer(ctx, store);
+    this.state = ctx.stateOf(SemaphoreClientState, () => new SemaphoreClientState(ctx, store));
     this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
@@ -166,7 +128,7 @@ export class RedisSemaphore implements RSemaphore {
   async release(permits: number = 1): Promise<void> {
     const checked = checkCount(permits, 'release(): permits');
     this.ctx.assertOpen();
-    this.needs.countHeld(this.keys, -checked);
+    this.state.needs.countHeld(this.keys, -checked);
     await this.giveBack(checked);
   }
 
@@ -184,46 +146,75 @@ export class RedisSemaphore implements RSemaphore {
 
   /** The engine's wait loop with the semaphore's try and wake policy; true when acquired. */
   private async acquireChecked(permits: number, request: WaitRequest): Promise<boolean> {
-    const { ctx } = this;
+    const { ctx, keys, store } = this;
+    const { handed, needs } = this.state;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
-    const id = waiterId(++calls, permits);
+    const id = waiterId(ctx.newOpId(), permits);
+    const marker = (op: string): string => opMarker(keys, ctx.clientId, op);
+    const tries: AttemptSpec<SemaphoreAcquireReply, number> = {
+      // The call's own turn: close() waits for its try and for the undo that
+      // try may send, so a grant that lands during close goes back.
+      key: keys.permits,
+      owner: id,
+      send: (op) => store.acquire(keys, marker(op), permits),
+      // Leaves a tombstone for an acquire that has not run yet.
+      undo: (op) => store.cancel(keys, marker(op), permits),
+      // Refused: nothing to time a retry by (permits come back only when
+      // someone releases), so the waiter sleeps until a message or the capped
+      // sleep. Cancelled (an undone op's replay): at once.
+      refusal: (reply) => (reply === 'granted' ? undefined : reply === 'refused' ? -1 : 0),
+      // Permits do not expire: a late grant is still a grant (no `late`).
+      keep: () => permits,
+    };
     // A call that does not wait has no need to announce.
     const watched = request.waitMs !== 0;
-    if (watched) this.needs.begin(this.keys, id);
-    let hold;
+    if (watched) needs.begin(keys, id);
+    let granted;
     try {
-      hold = await acquireOrWait(ctx, {
+      granted = await acquireOrWait(ctx, {
         name: this.name,
-        channel: this.keys.channel,
+        channel: keys.channel,
         id,
         headOnly: false,
-        queueLocally: true,
+        arrival: 'queue',
         onMessage: this.onMessage,
-        reentry: false,
         waitMs: request.waitMs,
         signal: request.signal,
-        tryOnce: (signal) => this.tryOnce(id, permits, signal),
+        tryOnce: (signal) => this.tryOnce(id, permits, tries, signal),
         // Granted just as the caller gave up: nobody will release them, so they go back now.
-        giveBack: () => this.giveBack(permits),
+        giveBack: (grant) => this.giveBack(grant),
       });
     } finally {
-      if (watched) this.needs.end(this.keys, id);
+      if (watched) needs.end(keys, id);
       // Permits a local release handed to this call that it did not take
       // (it timed out, aborted, was closed, or took others from Redis): on
       // to the next local waiter, or back to Redis.
-      const unused = this.handed.get(id);
+      const unused = handed.get(id);
       if (unused !== undefined) {
-        this.handed.delete(id);
+        handed.delete(id);
         const work = this.giveBack(unused).catch((error: unknown) => ctx.backgroundError(error));
         ctx.background.track(work);
       }
     }
-    if (hold === undefined) return false;
-    this.needs.countHeld(this.keys, permits);
+    if (granted === undefined) return false;
+    needs.countHeld(keys, permits);
     return true;
   }
 
+  /** Permits a local release handed to call `id` are taken without a Redis call; else one acquire script call. */
+  private async tryOnce(
+    id: string,
+    permits: number,
+    tries: AttemptSpec<SemaphoreAcquireReply, number>,
+    signal: AbortSignal | undefined,
+  ): Promise<TryOutcome<number>> {
+    if (this.state.handed.get(id) !== permits) return attempt(this.ctx, tries, signal);
+    this.ctx.assertOpen();
+    signal?.throwIfAborted();
+    this.state.handed.delete(id);
+    return { grant: permits };
+  }
 
   // ---- release: to a local waiter, or back to Redis -------------------------
 
@@ -233,14 +224,16 @@ export class RedisSemaphore implements RSemaphore {
    * the count in Redis has them taken already; the rest, the first release
    * after another client announced a need, and the first after
    * MAX_LOCAL_STREAK hand-offs in a row or MAX_DEAF_MS of them without a turn
-   * of the event loop, back through Redis, where every client's waiters are woken. Then, when other clients listened, this
-   * client's own waiters hold back for a moment so one of theirs wins.
+   * of the event loop, back through Redis, where every client's waiters are
+   * woken. Then, when other clients listened, this client's own waiters hold
+   * back for a moment so one of theirs wins.
    */
   private async giveBack(permits: number): Promise<void> {
-    const { handed, ctx, keys } = this;
+    const { ctx, keys } = this;
+    const { handed } = this.state;
     let rest = permits;
     const queue = ctx.queues.get(keys.channel);
-    const turns = queue && turnsOf(queue);
+    const turns = queue && this.state.turnsOf(queue);
     const now = monotonicNow();
     const streakOpen = turns !== undefined && (turns.streak === 0 || (turns.streak < MAX_LOCAL_STREAK && now - turns.turnedAt < MAX_DEAF_MS));
     if (queue && turns && streakOpen && !turns.owed && !ctx.closed) {
@@ -264,20 +257,20 @@ export class RedisSemaphore implements RSemaphore {
       turns.owed = false;
     }
     const reply = await this.store.release(keys, this.newMarker(), rest);
-    if (turns && reply.receivers > 1 && queue.waiters.length > 0) turns.yieldUntil = monotonicNow() + HANDOFF_YIELD_MS;
+    if (queue && reply.receivers > 1 && queue.waiters.length > 0) queue.yieldFor();
   }
 
   /** A message on the channel: wake the local waiters it can serve, after this client's yield. */
   private heard(payload: string, queue: WaitQueue): void {
-    const { handed } = this;
-    const turns = turnsOf(queue);
+    const { handed } = this.state;
+    const turns = this.state.turnsOf(queue);
     if (payload.startsWith(NEED_PREFIX)) {
       if (payload.slice(NEED_PREFIX.length) !== this.ctx.clientId) turns.owed = true;
       return;
     }
     const served = (id: string): boolean => handed.has(id);
-    const waitMs = turns.yieldUntil - monotonicNow();
-    if (waitMs <= 0 && !turns.yieldTimer) {
+    const waitMs = queue.yieldLeftMs();
+    if (waitMs <= 0 && !queue.wakeHeldBack) {
       wakeFitting(payload, queue, served);
       return;
     }
@@ -285,70 +278,11 @@ export class RedisSemaphore implements RSemaphore {
     const colon = payload.indexOf(':');
     turns.heldBack.cameBack += Number(payload.slice(0, colon));
     turns.heldBack.available = Number(payload.slice(colon + 1));
-    if (turns.yieldTimer) return;
-    turns.yieldTimer = setTimeout(() => {
-      turns.yieldTimer = undefined;
+    queue.wakeAfterYield(waitMs, () => {
       const { cameBack, available } = turns.heldBack;
       turns.heldBack = { cameBack: 0, available: 0 };
       wakeFitting(`${cameBack}:${available}`, queue, served);
-    }, Math.max(1, Math.ceil(waitMs)));
-    turns.yieldTimer.unref();
-  }
-
-
-  /**
-   * One acquire script call, with what the engine's `attempt` gives a hold,
-   * minus the lease: an operation id (its marker), and an undo when the
-   * caller aborted, the client closed, or no answer came (the call may still
-   * run: the undo goes out behind it on the same connection and leaves a
-   * tombstone). Permits do not expire, so a late grant is still a grant.
-   */
-  private async tryOnce(id: string, permits: number, signal: AbortSignal | undefined): Promise<TryOutcome> {
-    const { ctx, store, keys } = this;
-    ctx.assertOpen();
-    signal?.throwIfAborted();
-    // Handed over by a local release: taken without a Redis call.
-    if (this.handed.get(id) === permits) {
-      this.handed.delete(id);
-      return { hold: this.carrier(permits) };
-    }
-    const marker = this.newMarker();
-    const undo = (): Promise<void> => {
-      const work = store.cancel(keys, marker, permits).then(
-        () => undefined,
-        (error: unknown) => ctx.backgroundError(error),
-      );
-      ctx.background.track(work);
-      return work;
-    };
-    // A turn of its own (the marker is unique): close() waits for the try and
-    // for the undo it may send, so a grant that lands during close goes back.
-    ctx.chains.enter(keys.permits, marker);
-    try {
-      let reply;
-      try {
-        reply = await store.acquire(keys, marker, permits);
-      } catch (error) {
-        if (error instanceof RedisUnavailableError && !wasNotSent(error)) void undo();
-        throw error;
-      }
-      // Refused: nothing to time a retry by (permits come back only when
-      // someone releases), so the waiter sleeps until a message or the capped sleep.
-      if (reply === 'refused') return { retryInMs: -1 };
-      if (reply === 'cancelled') return { retryInMs: 0 };
-      if (!signal?.aborted && !ctx.closed) return { hold: this.carrier(permits) };
-      await undo();
-    } finally {
-      ctx.chains.leave(keys.permits, marker);
-    }
-    signal?.throwIfAborted();
-    throw new ClientClosedError();
-  }
-
-  /** The inert hold that carries a grant through the engine's wait loop. */
-  private carrier(permits: number): Hold<number> {
-    const target: HoldTarget = { name: this.name, key: this.keys.permits, mode: 'permits', kind: 'semaphore', owner: '', exclusive: false, driftFactor: 0 };
-    return new Hold<number>(target, undefined, this.ctx.watchdogTimeoutMs, INERT, permits);
+    });
   }
 
   private newMarker(): string {

@@ -57,9 +57,10 @@ export interface RSemaphore {
   /**
    * Gives `permits` (default 1) back and wakes waiters. Anyone may release.
    * When tasks of this client wait, the permits go straight to them (in
-   * arrival order) with no Redis call, since Redis counts them taken already;
-   * every sixteenth such release in a row goes back through Redis instead, so
-   * other clients' waiters get their turn.
+   * arrival order) with no Redis call, since Redis counts them taken already.
+   * The release goes back through Redis instead once another client has
+   * announced a waiter that waited long, or after 255 local hand-offs in a row
+   * (or 50 ms of them), so other clients' waiters get their turn.
    */
   release(permits?: number): Promise<void>;
   /** The available count (0 when not set; negative after `addPermits` removed more than there was). */

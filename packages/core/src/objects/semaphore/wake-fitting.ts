@@ -4,8 +4,8 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
  * A waiter's id on a semaphore's channel: unique per call (so a grant never
  * wakes "siblings"), ending in the number of permits it wants.
  */
-export function waiterId(call: number, permits: number): string {
-  return `${call.toString(36)}:${permits}`;
+export function waiterId(call: string, permits: number): string {
+  return `${call}:${permits}`;
 }
 
 /** The permits the waiter `id` wants. */

@@ -1,7 +1,8 @@
-import { recordGrant, type AcquireReply } from './acquire.js';
-import type { EngineContext } from './engine-context.js';
-import type { Hold, HoldTarget } from './hold.js';
-import { driftMs, leaseDeadline, monotonicNow } from '../connection/time.js';
+import { recordGrant, type AcquireReply } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import type { Hold, HoldTarget } from '../../engine/hold.js';
+import { driftMs, leaseDeadline, monotonicNow } from '../../connection/time.js';
+import type { HandOffs } from '../lock/lock-store.js';
 
 /** How much of a fixed lease may have gone by (since the ticket try) for a hand-off to be taken without a try. */
 const MAX_LEASE_SPENT = 0.1;
@@ -11,7 +12,7 @@ const MAX_LEASE_SPENT = 0.1;
  * script of the owner has counted yet (a fair lock's count 0): the owner's
  * next acquire there must first claim it (see {@link claimHandOff}).
  */
-export const HANDED_OVER = Symbol('handed over, not yet counted in Redis');
+const HANDED_OVER = Symbol('handed over, not yet counted in Redis');
 
 /** A lock a release handed to a waiter in Redis, as its message reads: the hold's token, the try it names, the waiter lease that try set. */
 export interface HandOff {
@@ -23,7 +24,7 @@ export interface HandOff {
 }
 
 /** A lock a release handed to this waiter in Redis. */
-export interface HandOffSpec {
+interface HandOffSpec {
   readonly target: HoldTarget;
   /** The hold's fencing token, as the hand-off named it. */
   readonly token: string;
@@ -47,7 +48,7 @@ export interface HandOffSpec {
  * operation of the owner on this lock is out (a branch of the task trying: its
  * answer, a claim or a refusal, comes first).
  */
-export function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
+function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
   const { target } = spec;
   if (ctx.chains.busy(target.key, target.owner)) return undefined;
   const leaseMs = spec.leaseMs ?? ctx.watchdogTimeoutMs;
@@ -71,7 +72,7 @@ export function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undef
  * it lost (the acquire that follows is then a fresh one). Runs inside the
  * owner's turn.
  */
-export async function claimHandOff(
+async function claimHandOff(
   ctx: EngineContext,
   key: string,
   mode: string,
@@ -96,7 +97,7 @@ export async function claimHandOff(
  * holding the lock already reenters instead. Then the call tries, which
  * claims a hand-off that is its own.
  */
-export class HandOffCall {
+export class HandOffCall implements HandOffs {
   private refused: { readonly op: string; readonly sentAt: number } | undefined;
 
   constructor(
@@ -121,10 +122,10 @@ export class HandOffCall {
     return reply;
   }
 
-  /** The hold from a wake's grant, or undefined when the call should try instead. */
-  take(grant: string): Hold | undefined {
+  /** The hold from a wake's payload, or undefined when the call should try instead. */
+  take(payload: string): Hold | undefined {
     const { ctx, target, refused } = this;
-    const handOff = this.readGrant(grant);
+    const handOff = this.readGrant(payload);
     if (!handOff || !refused || handOff.ticket !== refused.op || ctx.queues.get(this.channel)?.lastTry(target.owner) !== refused.op) return undefined;
     if (ctx.holds.current(target.key, target.mode, target.owner)?.active) return undefined;
     return takeHandOff(ctx, {
