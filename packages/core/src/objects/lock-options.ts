@@ -1,4 +1,4 @@
-import { IllegalMonitorStateError } from '../errors.js';
+import { IllegalMonitorStateError, InvalidArgumentError } from '../errors.js';
 import { currentTask, type TaskContext } from '../tasks/task-context.js';
 import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from '../checks/argument-checks.js';
 
