@@ -46,7 +46,7 @@ export { currentTask } from './tasks/task-context.js';
 export type { TaskContext } from './tasks/task-context.js';
 export { MAX_NAME_BYTES } from './objects/names.js';
 export { LAYOUT_VERSION } from './objects/scripts.generated.js';
-export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT } from './client/inspect-types.js';
+export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS } from './client/inspect-types.js';
 export { LeaderElection } from './objects/leader/leader-election.js';
 export { CLOSE_ON_SIGNALS_DEFAULTS } from './client/close-on-signals.js';
 export type { CloseOnSignalsOptions } from './client/close-on-signals.js';

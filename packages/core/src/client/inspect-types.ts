@@ -4,57 +4,13 @@
  * script call.
  */
 
+import type { ObjectInfoBase, WaiterInfo } from '../objects/inspect/info.js';
+import { KINDS } from '../objects/kinds.js';
+
+export type { ObjectInfoBase, HolderInfo, WaiterInfo } from '../objects/inspect/info.js';
+
 /** The kinds of coordination object the data layout tells apart. */
 export type ObjectKind = 'lock' | 'fairLock' | 'readWriteLock' | 'semaphore' | 'permitExpirableSemaphore' | 'countDownLatch';
-
-/** One holder of an object: a lock's owner, a reader or the writer of a read-write lock, a leased permit. */
-export interface HolderInfo {
-  /** The owner id `<clientId>:<taskId>`; for a permit, the client id of its holder. */
-  readonly owner: string;
-  /** The owner's hold count (reentrant acquisitions not yet released); 1 for a permit. */
-  readonly count: number;
-  /** The hold's fencing token (a decimal string), undefined when the layout has none. */
-  readonly token: string | undefined;
-  /** Lease left in ms, on the server's clock; -1 for a key without TTL. */
-  readonly ttlMs: number;
-  /**
-   * When the hold was first acquired, in Unix ms of the server's clock, read
-   * from its fencing token (tokens are the server's `TIME` in µs unless the
-   * slot's counter had run ahead of it): an estimate; undefined without a
-   * token.
-   */
-  readonly acquiredAtMs: number | undefined;
-  /** For a read-write lock: which side it holds. */
-  readonly mode?: 'read' | 'write';
-  /** For a permit-expirable semaphore: the permit's id (`semaphore.release(id)` frees it). */
-  readonly id?: string;
-}
-
-/** One waiter queued in Redis: a fair lock's queued owner, or a read-write lock's waiting writer. */
-export interface WaiterInfo {
-  /** The waiting owner id `<clientId>:<taskId>`. */
-  readonly owner: string;
-  /** Waiter lease left in ms (server clock): a waiter that stops trying drops out when it ends. */
-  readonly ttlMs: number;
-}
-
-/** What every report has. */
-export interface ObjectInfoBase {
-  /** The object's name, as given to `getLock(name)` and the like. */
-  readonly name: string;
-  /** Its main key `<prefix>:{<name>}`. */
-  readonly key: string;
-  /** The server's clock when it was read, Unix ms. */
-  readonly serverTimeMs: number;
-  /**
-   * Who holds it, at most `limit` of them (lock: 0 or 1; read-write lock: the
-   * writer first, then readers by lease end; permits by lease end). Empty for
-   * a semaphore and a latch, whose permits and counts nobody owns.
-   */
-  readonly holders: readonly HolderInfo[];
-  /** How many hold it in all (may exceed `holders.length`, which the limit bounds). */
-  readonly holderCount: number;
-}
 
 /**
  * A reentrant lock (`getLock`): a hash with its owner, count and token. Read on
@@ -177,6 +133,9 @@ export interface ListOptions {
   /** Stops the listing: the next page rejects with `signal.reason`. @default undefined */
   readonly signal?: AbortSignal;
 }
+
+/** Every {@link ObjectKind}: what `inspect`'s `{ kind }` (and the CLI's `--kind`) accepts. */
+export const OBJECT_KINDS: readonly ObjectKind[] = Object.freeze(KINDS.map((kind) => kind.name));
 
 /** The defaults of {@link InspectOptions} and {@link ListOptions}, in one frozen object. */
 export const INSPECT_DEFAULTS = Object.freeze({

@@ -3,38 +3,16 @@ import { boundedCall, withinMs } from '../connection/bounded-call.js';
 import type { Transport } from '../connection/transport.js';
 import { InvalidArgumentError, RedisUnavailableError } from '../errors.js';
 import { checkKnownKeys, checkOptionsObject, checkSignal, describeValue } from '../checks/argument-checks.js';
-import { checkName, objectKey } from '../objects/names.js';
-import { SCRIPTS } from '../objects/scripts.generated.js';
-import {
-  INSPECT_DEFAULTS,
-  MAX_INSPECT_LIMIT,
-  type HolderInfo,
-  type InspectOptions,
-  type ListOptions,
-  type ObjectInfo,
-  type ObjectInfoBase,
-  type ObjectKind,
-  type WaiterInfo,
-} from './inspect-types.js';
-
-const KINDS: readonly ObjectKind[] = ['lock', 'fairLock', 'readWriteLock', 'semaphore', 'permitExpirableSemaphore', 'countDownLatch'];
-
-/** The reply of objects/inspect/read-7.lua, as ioredis hands it over (strings, integers, nulls). */
-type ReadReply = [
-  now: number,
-  types: string[],
-  mainPttl: number,
-  main: (string | null)[],
-  queue: (string | number)[],
-  readers: (string | number | null)[],
-  writers: (string | number)[],
-  permits: (string | number | null)[],
-];
+import { checkName } from '../objects/names.js';
+import { KINDS, type AnyKind } from '../objects/kinds.js';
+import { integerValue, readSnapshot, type LayoutSnapshot } from '../objects/inspect/snapshot.js';
+import { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS, type InspectOptions, type ListOptions, type ObjectInfo, type ObjectKind } from './inspect-types.js';
 
 /**
  * Reads the public data layout of objects, read-only and bounded: one script
  * call per object (objects/inspect/read-7.lua, a consistent snapshot of its
- * keys), and SCAN (never KEYS) to find objects by name. Works on one Redis and
+ * keys, which each registered kind recognises and describes: objects/kinds.ts),
+ * and SCAN (never KEYS) to find objects by name. Works on one Redis and
  * on a Cluster (SCAN on every master; each object's keys share one slot).
  * What a client's `inspect()` and `list()` use, and the `rlock` CLI directly.
  */
@@ -58,8 +36,8 @@ export class Inspector {
     checkName(name, 'object name');
     const raw = checkOptionsObject(options, 'inspect() options');
     checkKnownKeys(raw, ['kind', 'limit'], 'inspect() options');
-    if (raw.kind !== undefined && !KINDS.includes(raw.kind as ObjectKind)) {
-      throw new InvalidArgumentError(`inspect(): kind must be one of ${KINDS.join(', ')}, got ${describeValue(raw.kind)}`);
+    if (raw.kind !== undefined && !OBJECT_KINDS.includes(raw.kind as ObjectKind)) {
+      throw new InvalidArgumentError(`inspect(): kind must be one of ${OBJECT_KINDS.join(', ')}, got ${describeValue(raw.kind)}`);
     }
     const limit = checkLimit(raw.limit, 'inspect(): limit', INSPECT_DEFAULTS.limit);
     this.beforeCall();
@@ -141,142 +119,32 @@ export class Inspector {
   }
 
   private async read(name: string, hint: ObjectKind | undefined, limit: number): Promise<ObjectInfo | undefined> {
-    const key = objectKey(this.keyPrefix, name);
-    const keys = [key, `${key}:queue`, `${key}:waiters`, `${key}:readers`, `${key}:writers`, `${key}:leases`, `${key}:holders`];
-    const reply = await this.transport.script(SCRIPTS.inspectRead, [...keys, limit], 'inspect', key, (value) => value as ReadReply);
-    return describe(name, key, hint, reply);
+    const { key, snapshot } = await readSnapshot(this.transport, this.keyPrefix, name, limit);
+    const base = { name, key, serverTimeMs: snapshot.now };
+    const kind = kindOf(snapshot, hint);
+    if (kind) return kind.describe(snapshot, base);
+    const noHolders = { ...base, holders: [], holderCount: 0 };
+    const value = integerValue(snapshot);
+    // Several kinds keep a bare integer and none was named: say what it is.
+    if (value !== undefined) return { ...noHolders, kind: 'semaphoreOrLatch', value };
+    // No key of any kind: a free lock, a latch at zero, a semaphore never set.
+    if (snapshot.types.main === 'none') return undefined;
+    return { ...noHolders, kind: 'unknown', redisType: snapshot.types.main };
   }
 }
 
-/** Turns the script's reply into the object's report (see read-7.lua for the reply's shape). */
-function describe(name: string, key: string, hint: ObjectKind | undefined, reply: ReadReply): ObjectInfo | undefined {
-  const [now, types, mainPttl, main, queue, readers, writers, permits] = reply;
-  const [mainType, queueType, waitersType, readersType, writersType, leasesType, holdersType] = types;
-  const base = { name, key, serverTimeMs: now };
-  const noHolders = { ...base, holders: [] as HolderInfo[], holderCount: 0 };
-  const fairQueue = queueType === 'list' || waitersType === 'zset';
-  const rwKeys = readersType === 'zset' || writersType === 'zset';
-  const permitKeys = leasesType === 'zset' || holdersType === 'hash';
-  const ttlMs = mainPttl;
-
-  if (mainType === 'hash') {
-    const [owner, count, token, mode, writer, writerCount, writerToken] = main;
-    if (mode !== null || rwKeys) {
-      const holders: HolderInfo[] = [];
-      if (writer) holders.push(holder(writer, writerCount, writerToken, mainPttl, now, { mode: 'write' }));
-      holders.push(...readerHolders(readers, now));
-      const waiters = waiterList(writers, now);
-      return {
-        ...base,
-        kind: 'readWriteLock',
-        mode: mode === 'write' || mode === 'read' ? mode : undefined,
-        ttlMs,
-        holders,
-        holderCount: (writer ? 1 : 0) + Number(readers[0] ?? 0),
-        waiters,
-        waiterCount: Number(writers[0] ?? 0),
-      };
-    }
-    if (owner) {
-      const holders = [holder(owner, count, token, mainPttl, now)];
-      if (fairQueue || hint === 'fairLock') {
-        return { ...base, kind: 'fairLock', ttlMs, holders, holderCount: 1, waiters: waiterList(queue, now), waiterCount: Number(queue[0] ?? 0) };
-      }
-      return { ...base, kind: 'lock', ttlMs, holders, holderCount: 1 };
-    }
-    return { ...noHolders, kind: 'unknown', redisType: 'hash' };
-  }
-
-  if (mainType === 'string') {
-    // A Redlock master's lease lock, `<clientId>:<taskId>|<op>`: a lock held once, with no fencing token.
-    const leaseOwner = /^([^|:]+:[^|:]+)\|./.exec(main[0] ?? '')?.[1];
-    if (leaseOwner) return { ...base, kind: 'lock', ttlMs, holders: [holder(leaseOwner, 1, undefined, mainPttl, now)], holderCount: 1 };
-    const value = Number(main[0]);
-    if (!Number.isSafeInteger(value)) return { ...noHolders, kind: 'unknown', redisType: 'string' };
-    if (permitKeys || hint === 'permitExpirableSemaphore') return permitInfo(base, value, permits, now);
-    if (hint === 'semaphore') return { ...noHolders, kind: 'semaphore', permits: value };
-    if (hint === 'countDownLatch') return { ...noHolders, kind: 'countDownLatch', count: value };
-    return { ...noHolders, kind: 'semaphoreOrLatch', value };
-  }
-
-  if (mainType === 'none') {
-    // The main key is gone but others are not: a free fair lock with waiters
-    // queued, a free read-write lock with writers waiting, permits leased
-    // from a semaphore whose count was never set.
-    if (fairQueue) {
-      return { ...noHolders, kind: 'fairLock', ttlMs, waiters: waiterList(queue, now), waiterCount: Number(queue[0] ?? 0) };
-    }
-    if (rwKeys) {
-      const holders = readerHolders(readers, now);
-      return {
-        ...base,
-        kind: 'readWriteLock',
-        mode: undefined,
-        ttlMs,
-        holders,
-        holderCount: Number(readers[0] ?? 0),
-        waiters: waiterList(writers, now),
-        waiterCount: Number(writers[0] ?? 0),
-      };
-    }
-    if (permitKeys) return permitInfo(base, 0, permits, now);
-    return undefined;
-  }
-
-  return { ...noHolders, kind: 'unknown', redisType: mainType ?? 'none' };
-}
-
-function holder(
-  owner: string,
-  count: string | number | null | undefined,
-  token: string | number | null | undefined,
-  ttlMs: number,
-  now: number,
-  extra: { mode?: 'read' | 'write'; id?: string } = {},
-): HolderInfo {
-  const tokenText = token === null || token === undefined ? undefined : String(token);
-  // A fair lock's hold handed over and not yet counted by its owner's script reads count 0: it is one.
-  return { owner, count: Math.max(1, Number(count ?? 0)), token: tokenText, ttlMs, acquiredAtMs: acquiredAt(tokenText, now), ...extra };
-}
-
-/** The token read as server time (µs), when it is one: not after now. */
-function acquiredAt(token: string | undefined, now: number): number | undefined {
-  if (token === undefined || !/^\d{1,16}$/.test(token)) return undefined;
-  const ms = Math.floor(Number(token) / 1000);
-  return ms <= now ? ms : undefined;
-}
-
-/** {live, owner, leaseEnd, count, token, …} of the script: the live readers. */
-function readerHolders(readers: readonly (string | number | null)[], now: number): HolderInfo[] {
-  const holders: HolderInfo[] = [];
-  for (let i = 1; i + 3 < readers.length; i += 4) {
-    holders.push(holder(String(readers[i]), readers[i + 2], readers[i + 3], Number(readers[i + 1]) - now, now, { mode: 'read' }));
-  }
-  return holders;
-}
-
-/** {live, owner, leaseEnd, …} of the script: queued waiters or waiting writers. */
-function waiterList(entries: readonly (string | number | null)[], now: number): WaiterInfo[] {
-  const waiters: WaiterInfo[] = [];
-  for (let i = 1; i + 1 < entries.length; i += 2) waiters.push({ owner: String(entries[i]), ttlMs: Number(entries[i + 1]) - now });
-  return waiters;
-}
-
-function permitInfo(base: Omit<ObjectInfoBase, 'holders' | 'holderCount'>, available: number, permits: ReadReply[7], now: number): ObjectInfo {
-  const holders: HolderInfo[] = [];
-  for (let i = 2; i + 2 < permits.length; i += 3) {
-    const id = String(permits[i]);
-    const owner = id.includes(':') ? id.slice(0, id.lastIndexOf(':')) : id;
-    holders.push(holder(owner, 1, permits[i + 2], Number(permits[i + 1]) - now, now, { id }));
-  }
-  return {
-    ...base,
-    kind: 'permitExpirableSemaphore',
-    // Lapsed permits go back to the pool with the next call: count them as available.
-    permits: available + Number(permits[1] ?? 0),
-    holders,
-    holderCount: Number(permits[0] ?? 0),
-  };
+/**
+ * The kind the snapshot shows (the first registered, if several do), else the
+ * hinted one if the layout fits it, else the likely reading of the layout.
+ */
+function kindOf(snapshot: LayoutSnapshot, hint: ObjectKind | undefined): AnyKind | undefined {
+  const seen = KINDS.map((kind) => ({ kind, recognition: kind.recognise(snapshot) }));
+  const find = (test: (entry: (typeof seen)[number]) => boolean): AnyKind | undefined => seen.find(test)?.kind;
+  return (
+    find((entry) => entry.recognition === 'shown') ??
+    find((entry) => entry.kind.name === hint && entry.recognition !== undefined) ??
+    find((entry) => entry.recognition === 'likely')
+  );
 }
 
 /** @throws InvalidArgumentError unless undefined (then `fallback`) or an integer from 1 to MAX_INSPECT_LIMIT. */

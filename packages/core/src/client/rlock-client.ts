@@ -5,24 +5,15 @@ import { ChannelHub } from '../engine/channel-hub.js';
 import { EngineClient } from './engine-client.js';
 import type { QueueSubscription, WaitQueue } from '../engine/wait-queue.js';
 import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptions } from './client-options.js';
-import { ReentrantLock } from '../objects/lock/reentrant-lock.js';
-import { ServerLockStore } from '../objects/lock/server-lock-store.js';
-import { FairLockStore } from '../objects/fair-lock/fair-lock-store.js';
 import { MultiLock } from '../objects/multi-lock/multi-lock.js';
-import { ReadWriteLock, type RReadWriteLock } from '../objects/rw-lock/read-write-lock.js';
-import { RW_KIND, RwLockStore } from '../objects/rw-lock/rw-lock-store.js';
+import type { RReadWriteLock } from '../objects/rw-lock/read-write-lock.js';
 import type { RLock } from '../objects/lock/types.js';
 import { checkName } from '../objects/names.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
-import { RedisSemaphore } from '../objects/semaphore/semaphore.js';
-import { SemaphoreStore } from '../objects/semaphore/semaphore-store.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
-import { PermitExpirableSemaphore } from '../objects/permit-semaphore/permit-semaphore.js';
-import { PERMIT_KIND, PermitStore } from '../objects/permit-semaphore/permit-store.js';
 import type { RPermitExpirableSemaphore } from '../objects/permit-semaphore/types.js';
-import { CountDownLatch } from '../objects/latch/count-down-latch.js';
-import { LatchStore } from '../objects/latch/latch-store.js';
 import type { RCountDownLatch } from '../objects/latch/types.js';
+import { KINDS, type KindGetter, type KindName } from '../objects/kinds.js';
 import { Inspector } from './inspector.js';
 import { LeaderElection } from '../objects/leader/leader-election.js';
 import type { InspectOptions, ListOptions, ObjectInfo } from './inspect-types.js';
@@ -41,10 +32,8 @@ export class RLockClient extends EngineClient {
   readonly options: ResolvedClientOptions;
   private readonly deployment: Deployment;
   private readonly hub: ChannelHub;
-  private readonly locks: ServerLockStore;
-  private readonly permits: PermitStore;
-  private readonly fairLocks: FairLockStore;
-  private readonly rwLocks: { readonly read: RwLockStore; readonly write: RwLockStore };
+  /** Each registered kind's getter, made once with the kind's per-client state. */
+  private readonly getters = new Map<KindName, unknown>();
   private inspectorCache: Inspector | undefined;
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
@@ -58,21 +47,8 @@ export class RLockClient extends EngineClient {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),
       error: (error) => this.reportError(error),
     });
-    this.locks = new ServerLockStore(this.deployment, commandTimeoutMs);
-    // A waiter keeps its place in a fair lock's queue for a watchdog lease: its
-    // tries (at least every third of it) renew it.
-    this.fairLocks = new FairLockStore(this.deployment, commandTimeoutMs, resolved.watchdogTimeoutMs, this.clientId);
-    this.context.kinds.register(this.locks.kind, this.locks);
-    // A refused writer holds new readers back for a watchdog lease, renewed by its tries.
-    this.rwLocks = {
-      read: new RwLockStore(this.deployment, 'read', commandTimeoutMs, resolved.watchdogTimeoutMs),
-      write: new RwLockStore(this.deployment, 'write', commandTimeoutMs, resolved.watchdogTimeoutMs),
-    };
-    // Either store renews and clears holds of both modes.
-    this.context.kinds.register(RW_KIND, this.rwLocks.read);
-    // Leased permits: the watchdog renews them in batches of their own kind.
-    this.permits = new PermitStore(this.deployment, commandTimeoutMs, this.clientId);
-    this.context.kinds.register(PERMIT_KIND, this.permits);
+    const site = { deployment: this.deployment, context: this.context, assertOpen: () => this.assertOpen() };
+    for (const kind of KINDS) this.getters.set(kind.name, kind.getter(site));
     this.startRenewer(resolved);
     // Back after a disconnect: the server may have lost holds (a restart
     // without persistence); check them now, not at their next renewal.
@@ -90,9 +66,7 @@ export class RLockClient extends EngineClient {
    * @throws ClientClosedError (synchronously) once the client is closed.
    */
   getLock(name: string): RLock<string> {
-    checkName(name);
-    this.assertOpen();
-    return new ReentrantLock<string>(name, this.context, this.locks);
+    return this.getter('lock')(name);
   }
 
   /**
@@ -102,9 +76,7 @@ export class RLockClient extends EngineClient {
    * @throws ClientClosedError (synchronously) once the client is closed.
    */
   getFairLock(name: string): RLock<string> {
-    checkName(name);
-    this.assertOpen();
-    return new ReentrantLock<string>(name, this.context, this.fairLocks);
+    return this.getter('fairLock')(name);
   }
 
   /**
@@ -113,9 +85,7 @@ export class RLockClient extends EngineClient {
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    */
   getReadWriteLock(name: string): RReadWriteLock {
-    checkName(name);
-    this.assertOpen();
-    return new ReadWriteLock(name, this.context, this.rwLocks);
+    return this.getter('readWriteLock')(name);
   }
 
   /**
@@ -134,9 +104,7 @@ export class RLockClient extends EngineClient {
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    */
   getSemaphore(name: string): RSemaphore {
-    checkName(name, 'semaphore name');
-    this.assertOpen();
-    return new RedisSemaphore(name, this.context, new SemaphoreStore(this.deployment, this.options.commandTimeoutMs));
+    return this.getter('semaphore')(name);
   }
 
   /**
@@ -144,9 +112,7 @@ export class RLockClient extends EngineClient {
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    */
   getPermitExpirableSemaphore(name: string): RPermitExpirableSemaphore {
-    checkName(name, 'semaphore name');
-    this.assertOpen();
-    return new PermitExpirableSemaphore(name, this.context, this.permits);
+    return this.getter('permitExpirableSemaphore')(name);
   }
 
   /**
@@ -154,9 +120,7 @@ export class RLockClient extends EngineClient {
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    */
   getCountDownLatch(name: string): RCountDownLatch {
-    checkName(name, 'latch name');
-    this.assertOpen();
-    return new CountDownLatch(name, this.context, new LatchStore(this.deployment, this.options.commandTimeoutMs));
+    return this.getter('countDownLatch')(name);
   }
 
   /**
@@ -207,6 +171,11 @@ export class RLockClient extends EngineClient {
       const holder = info?.kind === 'lock' || info?.kind === 'fairLock' ? info.holders[0] : undefined;
       return holder?.token === undefined ? undefined : { owner: holder.owner, epoch: holder.token, ttlMs: holder.ttlMs };
     });
+  }
+
+  /** The getter of kind `name` (see objects/kinds.ts). */
+  private getter<Name extends KindName>(name: Name): KindGetter<Name> {
+    return this.getters.get(name) as KindGetter<Name>;
   }
 
   private get inspector(): Inspector {

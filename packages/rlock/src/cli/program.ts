@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
-import { IllegalMonitorStateError, InvalidArgumentError, RedisUnavailableError, type ObjectInfo, type ObjectKind, type RLock } from '@org/rlock-core';
+import { IllegalMonitorStateError, InvalidArgumentError, OBJECT_KINDS, RedisUnavailableError, type ObjectInfo, type ObjectKind, type RLock } from '@org/rlock-core';
 import { connect, DEFAULT_REDIS_URL, type CliConnection, type ConnectionFlags } from './connection.js';
 import { EXIT, UsageError } from './exit-codes.js';
 import { describeObject, LIST_HEADER, listRow, table } from './format.js';
@@ -18,7 +18,6 @@ interface GlobalFlags extends ConnectionFlags {
   readonly json?: boolean;
 }
 
-const KINDS: readonly ObjectKind[] = ['lock', 'fairLock', 'readWriteLock', 'semaphore', 'permitExpirableSemaphore', 'countDownLatch'];
 const LOCK_KINDS = new Set(['lock', 'fairLock', 'readWriteLock']);
 
 const EXIT_CODES_HELP = `
@@ -46,7 +45,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     connection = connect(flags);
     return { flags, connection };
   };
-  const kindOption = (): Option => new Option('--kind <kind>', 'read the object as this kind (a bare integer is a semaphore or a latch)').choices(KINDS);
+  const kindOption = (): Option => new Option('--kind <kind>', 'read the object as this kind (a bare integer is a semaphore or a latch)').choices(OBJECT_KINDS);
   /** Whether the user agreed to `question` on the terminal; --yes agrees, and without a terminal --yes is required. */
   const confirmed = async (command: string, yes: boolean | undefined, question: string): Promise<boolean> => {
     if (yes) return true;

@@ -23,8 +23,9 @@ Returns {nowMs, types, mainPttl, main, queue, readers, writers, permits}
   nowMs     the server's clock, Unix ms
   types     TYPE of KEYS[1..7] ('none', 'hash', 'string', 'list', 'zset', ...)
   mainPttl  PTTL of KEYS[1]: ms left, -1 without TTL, -2 absent
-  main      a hash: {owner, count, token, mode, w, wc, wt} (nil for a missing
-            field); a string: {value}; otherwise {}
+  main      a hash: {owner, count, token, mode, w, wc, wt, kind} (nil for a
+            missing field; kind: the kind of an object whose hash is otherwise
+            another kind's); a string: {value}; otherwise {}
   queue     {live, owner1, leaseEnd1, owner2, leaseEnd2, ...}: the live queued
             waiters in arrival order (at most limit of the queue's head)
   readers   {live, owner1, leaseEnd1, count1, token1, ...}: live readers,
@@ -48,7 +49,7 @@ end
 
 local main = {}
 if types[1] == 'hash' then
-  main = redis.call('HMGET', KEYS[1], 'owner', 'count', 'token', 'mode', 'w', 'wc', 'wt')
+  main = redis.call('HMGET', KEYS[1], 'owner', 'count', 'token', 'mode', 'w', 'wc', 'wt', 'kind')
 elseif types[1] == 'string' then
   main = {redis.call('GET', KEYS[1])}
 end

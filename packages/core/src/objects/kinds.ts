@@ -1,0 +1,24 @@
+import { FAIR_LOCK } from './fair-lock/kind.js';
+import { COUNT_DOWN_LATCH } from './latch/kind.js';
+import { LOCK } from './lock/kind.js';
+import { PERMIT_EXPIRABLE_SEMAPHORE } from './permit-semaphore/kind.js';
+import { READ_WRITE_LOCK } from './rw-lock/kind.js';
+import { SEMAPHORE } from './semaphore/kind.js';
+
+/**
+ * Every kind of object a client makes and `inspect` tells apart. A new kind
+ * is its folder and one entry here; being public, it also has a getter on the
+ * client and a report in the ObjectInfo union (client/inspect-types.ts), which
+ * the compiler checks against its folder's. When a snapshot shows several
+ * kinds, the first listed wins.
+ */
+export const KINDS = [LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH] as const;
+
+/** One of {@link KINDS}. */
+export type AnyKind = (typeof KINDS)[number];
+
+/** The name of a registered kind. */
+export type KindName = AnyKind['name'];
+
+/** The getter kind `Name` adds to a client. */
+export type KindGetter<Name extends KindName> = ReturnType<Extract<AnyKind, { name: Name }>['getter']>;
