@@ -72,6 +72,7 @@ export type {
   SemaphoreInfo,
   PermitExpirableSemaphoreInfo,
   CountDownLatchInfo,
+  NonReentrantLockInfo,
   SemaphoreOrLatchInfo,
   UnknownObjectInfo,
   InspectOptions,

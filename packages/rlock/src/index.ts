@@ -78,6 +78,7 @@ export type {
   SemaphoreInfo,
   PermitExpirableSemaphoreInfo,
   CountDownLatchInfo,
+  NonReentrantLockInfo,
   SemaphoreOrLatchInfo,
   UnknownObjectInfo,
   InspectOptions,

@@ -10,7 +10,7 @@ import { KINDS } from '../objects/kinds.js';
 export type { ObjectInfoBase, HolderInfo, WaiterInfo } from '../objects/inspect/info.js';
 
 /** The kinds of coordination object the data layout tells apart. */
-export type ObjectKind = 'lock' | 'fairLock' | 'readWriteLock' | 'semaphore' | 'permitExpirableSemaphore' | 'countDownLatch';
+export type ObjectKind = 'lock' | 'fairLock' | 'readWriteLock' | 'semaphore' | 'permitExpirableSemaphore' | 'countDownLatch' | 'nonReentrantLock';
 
 /**
  * A reentrant lock (`getLock`): a hash with its owner, count and token. Read on
@@ -75,6 +75,17 @@ export interface CountDownLatchInfo extends ObjectInfoBase {
 }
 
 /**
+ * A non-reentrant lock (`getNonReentrantLock`): a lock's hash, marked with
+ * field `kind` = `nonReentrantLock`; its holder's count is always 1.
+ */
+export interface NonReentrantLockInfo extends ObjectInfoBase {
+  /** The kind: a non-reentrant lock. */
+  readonly kind: 'nonReentrantLock';
+  /** PTTL of the main key: lease left in ms, -1 without TTL. */
+  readonly ttlMs: number;
+}
+
+/**
  * A bare integer at the main key: a semaphore's available permits or a
  * latch's count, which the layout stores alike. Pass `{ kind: 'semaphore' }`
  * or `{ kind: 'countDownLatch' }` to `inspect` to read it as one.
@@ -102,6 +113,7 @@ export type ObjectInfo =
   | SemaphoreInfo
   | PermitExpirableSemaphoreInfo
   | CountDownLatchInfo
+  | NonReentrantLockInfo
   | SemaphoreOrLatchInfo
   | UnknownObjectInfo;
 

@@ -173,6 +173,29 @@ export class RLockClient extends EngineClient {
     });
   }
 
+  /**
+   * The non-reentrant lock `name` (Redisson's `getNonReentrantLock`): the
+   * RLock interface, but a task that holds it and asks again is refused as
+   * another task would be: `lock()` waits until the task's own hold is
+   * released (so a nested `lock()` without `waitMs` waits for ever),
+   * `tryLock()` resolves false, `acquire()` and `withLock()` wait as `lock()`
+   * does. Redis decides, so two branches of one task (a `Promise.all`) are
+   * never both granted it. A hold the task has lost (expired, forced) does
+   * not count: the task may take the lock again. Its keys are `getLock(name)`'s:
+   * use one kind per name.
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
+   * @example
+   * const job = client.getNonReentrantLock('job:5');
+   * await client.task(async () => {
+   *   await job.lock();
+   *   await job.tryLock(); // false: this task holds it already
+   *   await job.unlock();
+   * });
+   */
+  getNonReentrantLock(name: string): RLock<string> {
+    return this.getter('nonReentrantLock')(name);
+  }
+
   /** The getter of kind `name` (see objects/kinds.ts). */
   private getter<Name extends KindName>(name: Name): KindGetter<Name> {
     return this.getters.get(name) as KindGetter<Name>;

@@ -1,6 +1,7 @@
 import { FAIR_LOCK } from './fair-lock/kind.js';
 import { COUNT_DOWN_LATCH } from './latch/kind.js';
 import { LOCK } from './lock/kind.js';
+import { NON_REENTRANT_LOCK } from './non-reentrant-lock/kind.js';
 import { PERMIT_EXPIRABLE_SEMAPHORE } from './permit-semaphore/kind.js';
 import { READ_WRITE_LOCK } from './rw-lock/kind.js';
 import { SEMAPHORE } from './semaphore/kind.js';
@@ -12,7 +13,7 @@ import { SEMAPHORE } from './semaphore/kind.js';
  * the compiler checks against its folder's. When a snapshot shows several
  * kinds, the first listed wins.
  */
-export const KINDS = [LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH] as const;
+export const KINDS = [LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const;
 
 /** One of {@link KINDS}. */
 export type AnyKind = (typeof KINDS)[number];

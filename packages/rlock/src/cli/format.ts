@@ -32,6 +32,7 @@ function detail(info: ObjectInfo): string {
   switch (info.kind) {
     case 'lock':
     case 'fairLock':
+    case 'nonReentrantLock':
       return info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free';
     case 'readWriteLock':
       return info.mode ? `mode ${info.mode}` : 'free';

@@ -18,7 +18,7 @@ interface GlobalFlags extends ConnectionFlags {
   readonly json?: boolean;
 }
 
-const LOCK_KINDS = new Set(['lock', 'fairLock', 'readWriteLock']);
+const LOCK_KINDS = new Set(['lock', 'fairLock', 'readWriteLock', 'nonReentrantLock']);
 
 const EXIT_CODES_HELP = `
 Exit codes:

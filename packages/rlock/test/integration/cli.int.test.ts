@@ -126,6 +126,16 @@ describe('rlock CLI', () => {
         expect(listed.every((info) => info.kind === 'lock')).toBe(true);
       });
 
+      it('lists a non-reentrant lock as its kind, and unlocks it', async () => {
+        await client.getNonReentrantLock('job:5').acquire({ leaseMs: 60_000 });
+        const listed = await rlock(['ls', 'job:*', ...flags]);
+        expect(listed.code).toBe(0);
+        expect(listed.stdout).toMatch(/job:5\s+nonReentrantLock\s+1\s+-\s+\d+\.\ds\s+owner \S+ count 1/);
+        const unlocked = await rlock(['unlock', 'job:5', '--yes', ...flags]);
+        expect(unlocked.stdout).toMatch(/released nonReentrantLock "job:5"/);
+        expect(await client.getNonReentrantLock('job:5').isLocked()).toBe(false);
+      });
+
       it('stops at --max, and exits 1 when nothing matches', async () => {
         await setUp();
         const bounded = await rlock(['ls', '--max', '2', '--json', ...flags]);

@@ -8,6 +8,8 @@ KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
+ARGV[4]  kind: '' (or absent) the reentrant lock; 'nonReentrantLock' refuses the
+         owner's second acquisition as if another held it, and is kept in field kind
 
 Returns
   {1, token, count}  granted: token is the hold's fencing token (decimal string),
@@ -42,8 +44,16 @@ end
 if not owner then
   local token = mintToken(KEYS[2])
   redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
+  if ARGV[4] and ARGV[4] ~= '' then
+    redis.call('HSET', lock, 'kind', ARGV[4])
+  end
   redis.call('PEXPIRE', lock, ARGV[2])
   return {1, token, 1}
+end
+-- Decided here, not in the client: two branches of one task may both be on
+-- their way, and only Redis sees them one after the other.
+if ARGV[4] == 'nonReentrantLock' then
+  return {0, redis.call('PTTL', lock), owner}
 end
 
 return reenterCount(lock, held)

@@ -56,13 +56,15 @@ export class ServerLockStore implements LockStore {
     readonly deployment: Deployment,
     /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
     protected readonly replayWindowMs: number,
+    /** acquire-3's kind: '' counts an owner's acquisitions; 'nonReentrantLock' refuses its second. */
+    private readonly lockKind: '' | 'nonReentrantLock' = '',
   ) {
     this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
-    const reply = this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op], 'acquire', keys.lock, parseAcquire);
+    const reply = this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op, this.lockKind], 'acquire', keys.lock, parseAcquire);
     return this.replicated(reply, keys.lock);
   }
 
