@@ -137,7 +137,7 @@ export class Inspector {
  * The kind the snapshot shows (the first registered, if several do), else the
  * hinted one if the layout fits it, else the likely reading of the layout.
  */
-function kindOf(snapshot: LayoutSnapshot, hint: ObjectKind | undefined): AnyKind | undefined {
+export function kindOf(snapshot: LayoutSnapshot, hint: ObjectKind | undefined): AnyKind | undefined {
   const seen = KINDS.map((kind) => ({ kind, recognition: kind.recognise(snapshot) }));
   const find = (test: (entry: (typeof seen)[number]) => boolean): AnyKind | undefined => seen.find(test)?.kind;
   return (
