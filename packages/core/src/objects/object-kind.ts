@@ -2,7 +2,7 @@ import type { Deployment } from '../connection/deployment.js';
 import type { EngineContext } from '../engine/engine-context.js';
 import type { ObjectInfoBase } from './inspect/info.js';
 import { checkName } from './names.js';
-import type { LayoutSnapshot, ReportBase } from './inspect/snapshot.js';
+import { fitsBareInteger, integerValue, type LayoutSnapshot, type ReportBase } from './inspect/snapshot.js';
 
 /** What a kind is built from on one client: its deployment and the engine context its objects share. */
 export interface KindSite {
@@ -57,4 +57,30 @@ export function byName<T>(site: KindSite, what: string, make: (name: string) => 
     site.assertOpen();
     return make(name);
   };
+}
+
+/**
+ * A kind kept as nothing but a bare integer at its main key (a semaphore, a
+ * latch): it fits a snapshot as the others that keep one do, its report is
+ * the integer as `field` with no holders (nobody owns permits or counts), and
+ * its getter makes `make(name, site)` by name (`what` names it in errors).
+ */
+export function bareIntegerKind<Name extends string, Field extends string, T>(
+  name: Name,
+  field: Field,
+  what: string,
+  make: (name: string, site: KindSite) => T,
+) {
+  return defineKind({
+    name,
+    getter: (site) => byName(site, what, (object) => make(object, site)),
+    recognise: fitsBareInteger,
+    describe: (snapshot, base) => ({
+      ...base,
+      kind: name,
+      holders: [],
+      holderCount: 0,
+      ...({ [field]: integerValue(snapshot) ?? 0 } as Record<Field, number>),
+    }),
+  });
 }

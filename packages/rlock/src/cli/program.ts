@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
-import { IllegalMonitorStateError, InvalidArgumentError, OBJECT_KINDS, RedisUnavailableError, type ObjectInfo, type ObjectKind, type RLock } from '@org/rlock-core';
+import {
+  IllegalMonitorStateError,
+  InvalidArgumentError,
+  OBJECT_KINDS,
+  RedisUnavailableError,
+  type ObjectInfo,
+  type ObjectKind,
+  type RLock,
+} from '@org/rlock-core';
 import { connect, DEFAULT_REDIS_URL, type CliConnection, type ConnectionFlags } from './connection.js';
 import { EXIT, UsageError } from './exit-codes.js';
 import { describeObject, LIST_HEADER, listRow, table } from './format.js';

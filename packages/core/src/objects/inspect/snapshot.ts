@@ -80,25 +80,6 @@ export function integerValue(snapshot: LayoutSnapshot): number | undefined {
 /** How a kind that keeps a bare integer recognises it: one of several (a semaphore's permits, a latch's count, a pool). */
 export const fitsBareInteger = (snapshot: LayoutSnapshot): 'fits' | undefined => (integerValue(snapshot) === undefined ? undefined : 'fits');
 
-/**
- * The name and `inspect` part of a kind kept as nothing but a bare integer at
- * its main key (a semaphore, a latch): it fits, as others do, and its report
- * is the integer as `field`, with no holders (nobody owns permits or counts).
- */
-export function bareIntegerReport<Name extends string, Field extends string>(name: Name, field: Field) {
-  return {
-    name,
-    recognise: fitsBareInteger,
-    describe: (snapshot: LayoutSnapshot, base: ReportBase) => ({
-      ...base,
-      kind: name,
-      holders: [],
-      holderCount: 0,
-      ...({ [field]: integerValue(snapshot) ?? 0 } as Record<Field, number>),
-    }),
-  };
-}
-
 export function holder(
   owner: string,
   count: string | number | null | undefined,

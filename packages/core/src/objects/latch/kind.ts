@@ -1,11 +1,12 @@
-import { bareIntegerReport } from '../inspect/snapshot.js';
-import { byName, defineKind } from '../object-kind.js';
+import { bareIntegerKind } from '../object-kind.js';
 import { CountDownLatch } from './count-down-latch.js';
 import { LatchStore } from './latch-store.js';
 import type { RCountDownLatch } from './types.js';
 
 /** The count-down latch (`getCountDownLatch`). */
-export const COUNT_DOWN_LATCH = defineKind({
-  ...bareIntegerReport('countDownLatch', 'count'),
-  getter: (site) => byName(site, 'latch name', (name): RCountDownLatch => new CountDownLatch(name, site.context, new LatchStore(site.deployment, site.context.commandTimeoutMs))),
-});
+export const COUNT_DOWN_LATCH = bareIntegerKind(
+  'countDownLatch',
+  'count',
+  'latch name',
+  (name, { deployment, context }): RCountDownLatch => new CountDownLatch(name, context, new LatchStore(deployment, context.commandTimeoutMs)),
+);

@@ -64,7 +64,13 @@ export class ServerLockStore implements LockStore {
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
-    const reply = this.transport.script(SCRIPTS.lockAcquire, [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op, this.lockKind], 'acquire', keys.lock, parseAcquire);
+    const reply = this.transport.script(
+      SCRIPTS.lockAcquire,
+      [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op, this.lockKind],
+      'acquire',
+      keys.lock,
+      parseAcquire,
+    );
     return this.replicated(reply, keys.lock);
   }
 

@@ -32,14 +32,15 @@ export const READ_WRITE_LOCK = defineKind({
     return (types.main === 'hash' && (fields.mode !== null || rwKeys)) || (types.main === 'none' && rwKeys) ? 'shown' : undefined;
   },
   describe: ({ now, mainPttl: ttlMs, fields, readers, writers }, base) => {
-    const { mode, w: writer, wc, wt } = fields;
+    const { w: writer, wc, wt } = fields;
+    const mode: HolderInfo['mode'] = fields.mode === 'write' || fields.mode === 'read' ? fields.mode : undefined;
     const holders: HolderInfo[] = [];
     if (writer) holders.push(holder(writer, wc, wt, ttlMs, now, { mode: 'write' }));
     holders.push(...readerHolders(readers, now));
     return {
       ...base,
       kind: 'readWriteLock',
-      mode: (mode === 'write' || mode === 'read' ? mode : undefined) as HolderInfo['mode'],
+      mode,
       ttlMs,
       holders,
       holderCount: (writer ? 1 : 0) + Number(readers[0] ?? 0),
