@@ -55,6 +55,11 @@ export class Hold<G = unknown> implements RenewableHold {
   previous: Hold<G> | undefined;
   /** The release that takes the count to 0 went out: from then on it is released or lost, never held again. */
   releaseSent = false;
+  /**
+   * Acquisitions that a scope (withLock) or a handle releases itself when it
+   * ends: a bare unlock() may not take the count below them.
+   */
+  scoped = 0;
   grant: G | undefined;
   /**
    * Monotonic time (ms) past which the hold is neither renewed nor relied on

@@ -197,6 +197,34 @@ describe('RLock', () => {
         }, { leaseMs: 5_000 }),
       ).rejects.toMatchObject({ name: 'LockLostError', reason: 'forced' });
     });
+
+    it('refuses a bare unlock() of its own acquisition, saying the scope releases it, and still releases it once', async () => {
+      const lock = client.getLock('scoped');
+      const probe = fleet.client(0);
+      const result = await lock.withLock(async () => {
+        const before = await commandsProcessed(probe);
+        const error = await lock.unlock().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(IllegalMonitorStateError);
+        expect((error as Error).message).toMatch(/only through withLock\(\) or a handle, which releases it when it ends \(nothing was released\)/);
+        expect((await commandsProcessed(probe)) - before).toBe(1); // only the probe's INFO
+        // A lock() inside the scope is the callback's to unlock.
+        await lock.lock({ leaseMs: 5_000 });
+        await lock.unlock();
+        expect(await lock.isHeldByCurrentTask()).toBe(true);
+        return 'done';
+      }, { leaseMs: 5_000 });
+      expect(result).toBe('done');
+      expect(await lock.isLocked()).toBe(false);
+    });
+
+    it('refuses a bare unlock() of a handle\'s acquisition run as its owner', async () => {
+      const lock = client.getLock('handled');
+      const handle = await lock.acquire({ leaseMs: 5_000 });
+      await expect(handle.run(() => lock.unlock())).rejects.toThrow(IllegalMonitorStateError);
+      expect(await lock.isLocked()).toBe(true);
+      await handle.unlock();
+      expect(await lock.isLocked()).toBe(false);
+    });
   });
 
   describe('acquire', () => {

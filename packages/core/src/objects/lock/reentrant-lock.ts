@@ -68,17 +68,18 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return runInTaskOrNew(async () => {
       const task = currentTask() as TaskContext;
       const hold = await this.acquireOrThrow(task, request);
+      const release = this.scopedRelease(task, hold);
       let result: T;
       try {
         result = await fn({ signal: hold.signal, token: hold.token as Token });
       } catch (error) {
         // The caller sees fn's error; a failed release is only reported.
-        await this.releaseFor(this.ownerOf(task), hold).catch((releaseError: unknown) => {
+        await release().catch((releaseError: unknown) => {
           if (hold.state !== 'lost') this.ctx.backgroundError(releaseError);
         });
         throw error;
       }
-      await this.releaseFor(this.ownerOf(task), hold);
+      await release();
       return result;
     });
   }
@@ -87,7 +88,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const request = parseLockOptions(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle<Token>(this.name, hold, task, () => this.releaseFor(this.ownerOf(task), hold), (leaseMs) =>
+    return new ReentrantLockHandle<Token>(this.name, hold, task, this.scopedRelease(task, hold), (leaseMs) =>
       this.extendHeld(hold, checkLease(leaseMs, 'extend')),
     );
   }
@@ -261,6 +262,12 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   private async releaseFor(owner: string, own?: Hold): Promise<void> {
     const { ctx, store, keys } = this;
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
+    if (!own && hold?.active && hold.count <= hold.scoped) {
+      throw new IllegalMonitorStateError(
+        `unlock(): "${this.name}" is held by the current task only through withLock() or a handle, ` +
+          'which releases it when it ends (nothing was released)',
+      );
+    }
     const reply = await releaseHold(ctx, hold, this.name, {
       send: (op) =>
         // Where the client counts, a nested release never reaches the store.
@@ -274,6 +281,19 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       // wait): let them try first.
       ctx.queues.get(keys.channel)?.yieldFor();
     }
+  }
+
+  /** The release of one acquisition that a scope or handle owns: counted as scoped until it is first called. */
+  private scopedRelease(task: TaskContext, hold: Hold): () => Promise<void> {
+    hold.scoped++;
+    let counted = true;
+    return () => {
+      if (counted) {
+        counted = false;
+        hold.scoped--;
+      }
+      return this.releaseFor(this.ownerOf(task), hold);
+    };
   }
 
   private ownerOf(task: TaskContext): string {

@@ -67,8 +67,10 @@ export interface RLock<Token extends string | undefined = string | undefined> {
   /** Like `lock`, but resolves false when not acquired within `waitMs` (default 0). */
   tryLock(options?: LockOptions): Promise<boolean>;
   /**
-   * Releases one hold of the current task.
-   * @throws IllegalMonitorStateError when the task does not hold it
+   * Releases one hold of the current task: one taken by `lock()` or
+   * `tryLock()`. An acquisition of `withLock()` or of a handle is released by
+   * its scope or handle, so unlock() refuses to release it.
+   * @throws IllegalMonitorStateError when the task does not hold it, or holds it only through withLock() or a handle
    * @throws LockLostError when the task held it but it is gone (expired, taken, forced)
    */
   unlock(): Promise<void>;
