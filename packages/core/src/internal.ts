@@ -8,7 +8,7 @@ export { COMMON_OPTION_NAMES, readCommonOptions, resolveClientOptions } from './
 export type { ResolvedCommonOptions } from './client/client-options.js';
 export { OptionReader } from './checks/option-reader.js';
 export { checkDurationMs, describeValue } from './checks/argument-checks.js';
-export type { EmbeddedScript } from './connection/scripts.js';
+export type { EmbeddedScript, ScriptArg } from './connection/scripts.js';
 export { Transport } from './connection/transport.js';
 export { StandaloneDeployment } from './connection/standalone.js';
 export { distinctEndpoints } from './connection/endpoints.js';
