@@ -39,6 +39,13 @@ const TARGETS = [
     typesFrom: '../connection/scripts.js',
     layoutVersion: true,
   },
+  {
+    dir: join(root, 'packages/redlock/src'),
+    kinds: () => ['lease-lock'],
+    out: 'lease-lock/scripts.generated.ts',
+    typesFrom: '@org/rlock-core/internal',
+    layoutVersion: false,
+  },
 ];
 
 const errors = [];

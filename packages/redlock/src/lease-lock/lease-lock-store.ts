@@ -1,10 +1,6 @@
-import type { Deployment } from '../../connection/deployment.js';
-import type { AcquireReply } from '../../engine/acquire.js';
-import type { ReleaseReply } from '../../engine/release.js';
-import type { Transport } from '../../connection/transport.js';
-import { SCRIPTS } from '../scripts.generated.js';
-import type { LockKeys } from '../lock/keys.js';
-import { readValueAndPttl } from '../lock/read-lease.js';
+import { SCRIPTS as CORE_SCRIPTS, readValueAndPttl } from '@org/rlock-core/internal';
+import type { AcquireReply, Deployment, LockKeys, ReleaseReply, Transport } from '@org/rlock-core/internal';
+import { SCRIPTS } from './scripts.generated.js';
 
 /** `<owner>|<op>`: the value of a lease lock's key, and its tombstone's field. */
 export function holderValue(owner: string, op: string): string {
@@ -38,8 +34,8 @@ function parseRelease(reply: unknown): ReleaseReply {
 const isOne = (reply: unknown): boolean => reply === 1;
 const asCodes = (reply: unknown): number[] => reply as number[];
 
-/** The scripts a Redlock master runs: loaded on each of its connects. */
-export const LEASE_LOCK_SCRIPTS = [SCRIPTS.leaseLockAcquire, SCRIPTS.leaseLockCancel, SCRIPTS.leaseLockRelease, SCRIPTS.leaseLockRenew, SCRIPTS.lockForceUnlock];
+/** The scripts a Redlock master runs: loaded on each of its connects. forceUnlock is the reentrant lock's: a DEL and a 'force' either way. */
+export const LEASE_LOCK_SCRIPTS = [...Object.values(SCRIPTS), CORE_SCRIPTS.lockForceUnlock];
 
 /**
  * A lease lock on one server: one string key `<owner>|<op>` with a TTL,
@@ -101,6 +97,6 @@ export class LeaseLockStore {
 
   /** Deletes the lock whoever holds it ('force' published); true if it was held. */
   forceUnlock(keys: LockKeys): Promise<boolean> {
-    return this.transport.run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' }, 'forceUnlock', keys.lock, isOne);
+    return this.transport.run(CORE_SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' }, 'forceUnlock', keys.lock, isOne);
   }
 }
