@@ -210,32 +210,31 @@ for (const name of readdirSync(includesDir).filter((f) => f.endsWith('.lua'))) {
   });
 }
 
-const doc = (lines, indent) => `${indent}/** ${lines.join(' ').replace(/\*\//g, '* /')} */\n`;
-const field = (d, type, indent) => `${doc(d.doc, indent)}${indent}readonly ${d.name}: ${type};\n`;
+const fields = (list, type) => list.map((d) => `${d.name}: ${type}`);
 
-/** The entry's `args`: named arguments in, KEYS then ARGV out, in the header's order. */
+/**
+ * The entry's `args`: named arguments in, KEYS then ARGV out, in the header's
+ * order (the header says what each one is). One line, as the entry's others.
+ */
 function argsFunction(declared, numberOfKeys) {
-  const keyType = 'string';
-  const argType = 'ScriptArg';
   if (numberOfKeys !== null) {
-    const fields = [...declared.KEYS.map((d) => field(d, keyType, '      ')), ...declared.ARGV.map((d) => field(d, argType, '      '))].join('');
-    const values = [...declared.KEYS, ...declared.ARGV].map((d) => `a.${d.name}`).join(', ');
-    return `(a: {\n${fields}    }): ScriptArg[] => [${values}]`;
+    const type = [...fields(declared.KEYS, 'string'), ...fields(declared.ARGV, 'ScriptArg')].join('; ');
+    return `(a: { ${type} }): ScriptArg[] => [${[...declared.KEYS, ...declared.ARGV].map((d) => `a.${d.name}`).join(', ')}]`;
   }
   const fixedArgs = declared.ARGV.filter((d) => typeof d.index === 'number');
   const itemArgs = declared.ARGV.filter((d) => typeof d.index !== 'number');
-  const itemFields = [...declared.KEYS.map((d) => field(d, keyType, '        ')), ...itemArgs.map((d) => field(d, argType, '        '))].join('');
-  const fields = `${fixedArgs.map((d) => field(d, argType, '      ')).join('')}      /** One entry per item of the batch. */\n      readonly items: readonly {\n${itemFields}      }[];\n`;
+  const item = [...fields(declared.KEYS, 'string'), ...fields(itemArgs, 'ScriptArg')].join('; ');
+  const type = [...fields(fixedArgs, 'ScriptArg'), `readonly items: readonly { ${item} }[]`].join('; ');
   const count = declared.KEYS.length === 1 ? 'a.items.length' : `a.items.length * ${declared.KEYS.length}`;
-  const push = (list) => `      for (const item of a.items) out.push(${list.map((d) => `item.${d.name}`).join(', ')});\n`;
-  return (
-    `(a: {\n${fields}    }): ScriptArg[] => {\n` +
-    `      const out: ScriptArg[] = [${count}];\n` +
-    push(declared.KEYS) +
-    (fixedArgs.length > 0 ? `      out.push(${fixedArgs.map((d) => `a.${d.name}`).join(', ')});\n` : '') +
-    (itemArgs.length > 0 ? push(itemArgs) : '') +
-    `      return out;\n    }`
-  );
+  const push = (list, of) => `${list.map((d) => `${of}.${d.name}`).join(', ')}`;
+  const steps = [
+    `const out: ScriptArg[] = [${count}];`,
+    `for (const item of a.items) out.push(${push(declared.KEYS, 'item')});`,
+    ...(fixedArgs.length > 0 ? [`out.push(${push(fixedArgs, 'a')});`] : []),
+    ...(itemArgs.length > 0 ? [`for (const item of a.items) out.push(${push(itemArgs, 'item')});`] : []),
+    'return out;',
+  ];
+  return `(a: { ${type} }): ScriptArg[] => { ${steps.join(' ')} }`;
 }
 
 function generate(target) {

@@ -7,74 +7,28 @@ export const SCRIPTS = {
     numberOfKeys: 2,
     sha: "c3c99e63de1cb52cb6df509059df3f0805c1bec9",
     lua: "--[[\nacquire-2: take a lease lock for one owner's operation, unless it is held.\n\nA lease lock is one string key whose value names its holder and the operation\nthat took it; it counts nothing (a Redlock client counts reentrancy itself).\n\nKEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op> of the acquire that holds it\nKEYS[2]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>), left\n         by cancel-2 for an op it cancelled, in case the op arrives after it\nARGV[1]  holder: <owner>|<op> of this call (owner <clientId>:<taskId>)\nARGV[2]  leaseMs: the key's TTL, integer ms > 0\n\nReturns\n  1             granted (the token is the op, which the caller knows); also\n                for a replay of the op that holds the lock (ioredis resends\n                after a reconnect), which changes nothing\n  -1            this op was cancelled before it arrived: nothing changed\n  {pttl, held}  held by another: its remaining TTL in ms (-1: none) and its\n                value <owner>|<op> (Redlock tells a split vote from it)\n\nPublishes nothing.\n]]\nif redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then\n  return -1\nend\nif redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n  return 1\nend\nlocal held = redis.call('GET', KEYS[1])\nif held == ARGV[1] then\n  return 1\nend\nreturn {redis.call('PTTL', KEYS[1]), held}\n",
-    args: (a: {
-      /** string <prefix>:{<name>}: <owner>|<op> of the acquire that holds it */
-      readonly lock: string;
-      /** tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>), left by cancel-2 for an op it cancelled, in case the op arrives after it */
-      readonly cancelled: string;
-      /** <owner>|<op> of this call (owner <clientId>:<taskId>) */
-      readonly holder: ScriptArg;
-      /** the key's TTL, integer ms > 0 */
-      readonly leaseMs: ScriptArg;
-    }): ScriptArg[] => [a.lock, a.cancelled, a.holder, a.leaseMs],
+    args: (a: { lock: string; cancelled: string; holder: ScriptArg; leaseMs: ScriptArg }): ScriptArg[] => [a.lock, a.cancelled, a.holder, a.leaseMs],
   },
   /** lease-lock/cancel-2.lua */
   leaseLockCancel: {
     numberOfKeys: 2,
     sha: "f61eb0a117a9e13d8de8330060e420f324c6e12c",
     lua: "--[[\ncancel-2: undo a lease lock acquire whose reply came too late, or never came.\n\nThe acquire may have run, may still be on its way (a NOSCRIPT answered by EVAL\nruns after the commands sent behind it), or may never arrive. Either way it\nmust leave no hold: the tombstone refuses it if it arrives after this, and if\nit ran and still holds the lock, the key is deleted.\n\nKEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op>\nKEYS[2]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>)\nARGV[1]  holder: <owner>|<op> of the acquire to undo\nARGV[2]  replayWindowMs: how long KEYS[2] lives after this call, ms\n\nReturns\n  1  the acquire had run and is undone ('unlock' published)\n  0  it had not run, or no longer holds the lock: the tombstone refuses it\n\nPublishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock.\n]]\nredis.call('HSET', KEYS[2], ARGV[1], '1')\nredis.call('PEXPIRE', KEYS[2], ARGV[2])\nif redis.call('GET', KEYS[1]) ~= ARGV[1] then\n  return 0\nend\nredis.call('DEL', KEYS[1])\nredis.call('PUBLISH', KEYS[1] .. ':release', 'unlock')\nreturn 1\n",
-    args: (a: {
-      /** string <prefix>:{<name>}: <owner>|<op> */
-      readonly lock: string;
-      /** tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>) */
-      readonly cancelled: string;
-      /** <owner>|<op> of the acquire to undo */
-      readonly holder: ScriptArg;
-      /** how long KEYS[2] lives after this call, ms */
-      readonly replayWindowMs: ScriptArg;
-    }): ScriptArg[] => [a.lock, a.cancelled, a.holder, a.replayWindowMs],
+    args: (a: { lock: string; cancelled: string; holder: ScriptArg; replayWindowMs: ScriptArg }): ScriptArg[] => [a.lock, a.cancelled, a.holder, a.replayWindowMs],
   },
   /** lease-lock/release-2.lua */
   leaseLockRelease: {
     numberOfKeys: 2,
     sha: "9d428d846f3757858fd8ffc11b18f92fbcec52d1",
     lua: "--[[\nrelease-2: release a lease lock held by one owner, and wake its waiters.\n\nKEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op>\nKEYS[2]  released: last release <prefix>:{<name>}:released (string: <owner>|<release op>),\n         so a replayed release still answers \"released\"\nARGV[1]  owner: <clientId>:<taskId>\nARGV[2]  token: the op of the acquire that holds it; '' releases the owner's\n         hold whatever its op (sweeping a grant whose reply has not come)\nARGV[3]  op: operation id of this release\nARGV[4]  replayWindowMs: how long KEYS[2] remembers this release, ms\n\nReturns\n  n >= 0  released: the key was deleted and 'unlock' published on\n          <prefix>:{<name>}:release; n subscriber connections got it (0 on a\n          replay, which changes nothing)\n  -1      not held by the owner (with that token), and the key is gone\n  -2      not held by the owner (with that token): another holds it\n\nPublishes 'unlock' on <prefix>:{<name>}:release when it deletes the key. A\nRedlock master is one standalone server, so this is always PUBLISH.\n]]\nlocal held = redis.call('GET', KEYS[1])\nlocal prefix = ARGV[1] .. '|'\nlocal mine = held ~= false and (held == prefix .. ARGV[2] or (ARGV[2] == '' and string.sub(held, 1, #prefix) == prefix))\nif not mine then\n  if redis.call('GET', KEYS[2]) == prefix .. ARGV[3] then\n    return 0\n  end\n  return held and -2 or -1\nend\nredis.call('DEL', KEYS[1])\nredis.call('SET', KEYS[2], prefix .. ARGV[3], 'PX', ARGV[4])\nreturn redis.call('PUBLISH', KEYS[1] .. ':release', 'unlock')\n",
-    args: (a: {
-      /** string <prefix>:{<name>}: <owner>|<op> */
-      readonly lock: string;
-      /** last release <prefix>:{<name>}:released (string: <owner>|<release op>), so a replayed release still answers "released" */
-      readonly released: string;
-      /** <clientId>:<taskId> */
-      readonly owner: ScriptArg;
-      /** the op of the acquire that holds it; '' releases the owner's hold whatever its op (sweeping a grant whose reply has not come) */
-      readonly token: ScriptArg;
-      /** operation id of this release */
-      readonly op: ScriptArg;
-      /** how long KEYS[2] remembers this release, ms */
-      readonly replayWindowMs: ScriptArg;
-    }): ScriptArg[] => [a.lock, a.released, a.owner, a.token, a.op, a.replayWindowMs],
+    args: (a: { lock: string; released: string; owner: ScriptArg; token: ScriptArg; op: ScriptArg; replayWindowMs: ScriptArg }): ScriptArg[] => [a.lock, a.released, a.owner, a.token, a.op, a.replayWindowMs],
   },
   /** lease-lock/renew-n.lua */
   leaseLockRenew: {
     numberOfKeys: undefined,
     sha: "993740dfaf070d76730a58af8d314d9ae745f6ad",
     lua: "--[[\nrenew-n: extend the leases of a batch of lease locks on one server.\n\nKEYS[i]     lock: string of hold i, <prefix>:{<name>}: <owner>|<op>\nARGV[2i-1]  holder: of hold i, <owner>|<op of the acquire that took it>\nARGV[2i]    leaseMs: its lease, ms; the TTL becomes max(current, leaseMs)\n\nReturns one integer per hold, in order:\n   1  renewed\n   0  gone: the key does not exist (never recreated here)\n  -1  taken: the key holds another owner or op\n\nPublishes nothing.\n]]\nlocal results = {}\nfor i = 1, #KEYS do\n  local held = redis.call('GET', KEYS[i])\n  if not held then\n    results[i] = 0\n  elseif held ~= ARGV[2 * i - 1] then\n    results[i] = -1\n  else\n    if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[2 * i]) then\n      redis.call('PEXPIRE', KEYS[i], ARGV[2 * i])\n    end\n    results[i] = 1\n  end\nend\nreturn results\n",
-    args: (a: {
-      /** One entry per item of the batch. */
-      readonly items: readonly {
-        /** string of hold i, <prefix>:{<name>}: <owner>|<op> */
-        readonly lock: string;
-        /** of hold i, <owner>|<op of the acquire that took it> */
-        readonly holder: ScriptArg;
-        /** its lease, ms; the TTL becomes max(current, leaseMs) */
-        readonly leaseMs: ScriptArg;
-      }[];
-    }): ScriptArg[] => {
-      const out: ScriptArg[] = [a.items.length];
-      for (const item of a.items) out.push(item.lock);
-      for (const item of a.items) out.push(item.holder, item.leaseMs);
-      return out;
-    },
+    args: (a: { readonly items: readonly { lock: string; holder: ScriptArg; leaseMs: ScriptArg }[] }): ScriptArg[] => { const out: ScriptArg[] = [a.items.length]; for (const item of a.items) out.push(item.lock); for (const item of a.items) out.push(item.holder, item.leaseMs); return out; },
   },
 } as const satisfies Record<string, EmbeddedScript>;
 

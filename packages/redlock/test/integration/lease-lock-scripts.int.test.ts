@@ -14,16 +14,15 @@ import { uniquePrefix } from './support.js';
 describe('lease lock scripts', () => {
   let fleet: RedisFleet;
   let redis: Redis;
+  const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(redis, script, args);
+  const fresh = (): LockKeys => leaseLockKeys(uniquePrefix(), 'job');
+  const WINDOW = 2_000;
 
   beforeAll(async () => {
     fleet = await RedisFleet.start({ size: 1 });
     redis = fleet.client(0);
   });
   afterAll(() => fleet.stop());
-  const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(redis, script, args);
-
-  const fresh = (): LockKeys => leaseLockKeys(uniquePrefix(), 'job');
-  const WINDOW = 2_000;
 
   it('are registered under the SHA1 the generator computed', async () => {
     for (const script of Object.values(SCRIPTS)) {
