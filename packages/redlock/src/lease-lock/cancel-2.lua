@@ -9,7 +9,7 @@ it ran and still holds the lock, the key is deleted.
 KEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op>
 KEYS[2]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>)
 ARGV[1]  holder: <owner>|<op> of the acquire to undo
-ARGV[2]  replayWindowMs: how long KEYS[2] lives after this call, ms
+ARGV[2]  replayWindowMs: how long `cancelled` lives after this call, ms
 
 Returns
   1  the acquire had run and is undone ('unlock' published)

@@ -8,7 +8,7 @@ ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  token: the op of the acquire that holds it; '' releases the owner's
          hold whatever its op (sweeping a grant whose reply has not come)
 ARGV[3]  op: operation id of this release
-ARGV[4]  replayWindowMs: how long KEYS[2] remembers this release, ms
+ARGV[4]  replayWindowMs: how long `released` remembers this release, ms
 
 Returns
   n >= 0  released: the key was deleted and 'unlock' published on

@@ -12,7 +12,7 @@ ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this call
 ARGV[3]  all: '1' releases every count of the owner, '0' one count
 ARGV[4]  token: release only the hold with this fencing token; '' any
-ARGV[5]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
+ARGV[5]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns (as release-2 of the lock)

@@ -13,7 +13,7 @@ ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
-ARGV[5]  replayWindowMs: how long KEYS[2] and KEYS[3] live after this call, ms
+ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns

@@ -11,7 +11,7 @@ ARGV[2]  op: operation id of this call
 ARGV[3]  mode: 'read' or 'write'
 ARGV[4]  all: '1' releases every count of the owner in that mode, '0' one count
 ARGV[5]  token: release only the hold with this token; '' any
-ARGV[6]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
+ARGV[6]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[7]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns
