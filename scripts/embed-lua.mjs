@@ -64,7 +64,9 @@ function parseIndex(text) {
 }
 
 const indexName = (index) =>
-  typeof index === 'number' ? String(index) : `${index.stride === 1 ? '' : index.stride}i${index.offset > 0 ? `+${index.offset}` : index.offset < 0 ? index.offset : ''}`;
+  typeof index === 'number'
+    ? String(index)
+    : `${index.stride === 1 ? '' : index.stride}i${index.offset > 0 ? `+${index.offset}` : index.offset < 0 ? index.offset : ''}`;
 /** Where an index falls for the first item: orders the declarations. */
 const firstIndex = (index) => (typeof index === 'number' ? index : index.stride + index.offset);
 
@@ -178,7 +180,11 @@ function readScript(file, source, numberOfKeys) {
     perItem.forEach((d, i) => {
       const expected = fixed.length + i + 1;
       if (d.index.stride !== perItem.length || firstIndex(d.index) !== expected) {
-        fail(file, d.line, `${table}[${indexName(d.index)}]: expected ${table}[${indexName({ stride: perItem.length, offset: expected - perItem.length })}] (one block of ${perItem.length} per item)`);
+        fail(
+          file,
+          d.line,
+          `${table}[${indexName(d.index)}]: expected ${table}[${indexName({ stride: perItem.length, offset: expected - perItem.length })}] (one block of ${perItem.length} per item)`,
+        );
       }
     });
     if (numberOfKeys === null) {

@@ -1,4 +1,14 @@
-import { backoffDelayMs, driftMs, leaseDeadline, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/internal';
+import {
+  backoffDelayMs,
+  driftMs,
+  leaseDeadline,
+  monotonicNow,
+  type AcquireReply,
+  type Hold,
+  type HubSubscription,
+  type LockKeys,
+  type LockRequest,
+} from '@org/rlock-core/internal';
 import type { LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/internal';
 import { leaseLockKeys } from './lease-lock/keys.js';
 import { QuorumError } from './errors.js';

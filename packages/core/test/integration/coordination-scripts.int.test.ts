@@ -50,10 +50,12 @@ describe('coordination scripts', () => {
       run(SCRIPTS.semaphoreAcquire, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW }) as Promise<number[]>;
     const release = (k: Keys, op: string, n: number) =>
       run(SCRIPTS.semaphoreRelease, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' }) as Promise<number[]>;
-    const cancel = (k: Keys, op: string, n: number) => run(SCRIPTS.semaphoreCancel, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
+    const cancel = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.semaphoreCancel, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
     const trySet = (k: Keys, op: string, n: number) =>
       run(SCRIPTS.semaphoreTrySetPermits, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
-    const add = (k: Keys, op: string, n: number) => run(SCRIPTS.semaphoreAddPermits, { permits: k.permits, marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
+    const add = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.semaphoreAddPermits, { permits: k.permits, marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
     const drain = (k: Keys, op: string) => run(SCRIPTS.semaphoreDrainPermits, { permits: k.permits, marker: k.op(op), replayWindowMs: WINDOW });
 
     describe('acquire-2', () => {
@@ -217,10 +219,14 @@ describe('coordination scripts', () => {
       run(SCRIPTS.permitSemaphoreRelease, { ...three(k), marker: k.marker(id), id, token, op, replayWindowMs: WINDOW, sharded: '0' }) as Promise<number[]>;
     const cancel = (k: Keys, id: string) => run(SCRIPTS.permitSemaphoreCancel, { ...three(k), marker: k.marker(id), id, replayWindowMs: WINDOW, sharded: '0' });
     const renew = (items: { k: Keys; id: string; token: string; leaseMs: number }[]) =>
-      run(SCRIPTS.permitSemaphoreRenew, { sharded: '0', items: items.map((i) => ({ ...three(i.k), id: i.id, token: i.token, leaseMs: i.leaseMs })) }) as Promise<number[]>;
+      run(SCRIPTS.permitSemaphoreRenew, {
+        sharded: '0',
+        items: items.map((i) => ({ ...three(i.k), id: i.id, token: i.token, leaseMs: i.leaseMs })),
+      }) as Promise<number[]>;
     const trySet = (k: Keys, op: string, n: number) =>
       run(SCRIPTS.permitSemaphoreTrySetPermits, { ...three(k), marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
-    const add = (k: Keys, op: string, n: number) => run(SCRIPTS.permitSemaphoreAddPermits, { ...three(k), marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
+    const add = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.permitSemaphoreAddPermits, { ...three(k), marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
     const available = (k: Keys) => run(SCRIPTS.permitSemaphoreAvailable, { ...three(k), sharded: '0' });
     const serverMs = async () => {
       const [seconds, micros] = await redis.time();
@@ -416,7 +422,8 @@ describe('coordination scripts', () => {
       return { count, channel: `${count}:zero`, op: (op: string) => `${count}:op:client:${op}` };
     };
     type Keys = ReturnType<typeof fresh>;
-    const trySet = (k: Keys, op: string, n: number) => run(SCRIPTS.latchTrySetCount, { count: k.count, marker: k.op(op), initialCount: n, replayWindowMs: WINDOW });
+    const trySet = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.latchTrySetCount, { count: k.count, marker: k.op(op), initialCount: n, replayWindowMs: WINDOW });
     const countDown = (k: Keys, op: string) => run(SCRIPTS.latchCountDown, { count: k.count, marker: k.op(op), replayWindowMs: WINDOW, sharded: '0' });
 
     it('trySetCount-2 sets the count only when zero or absent; a replay answers its first outcome', async () => {
@@ -468,7 +475,17 @@ describe('coordination scripts', () => {
     const release = (k: Keys, owner: string, op: string) =>
       run(SCRIPTS.fairLockRelease, { ...queueOf(k), released: k.released, owner, op, all: '0', token: '', replayWindowMs: WINDOW, sharded: '0' });
     const cancel = (k: Keys, owner: string, op: string, acquireOp: string) =>
-      run(SCRIPTS.fairLockCancel, { ...queueOf(k), released: k.released, cancelled: k.cancelled, owner, op, acquireOp, all: '0', replayWindowMs: WINDOW, sharded: '0' });
+      run(SCRIPTS.fairLockCancel, {
+        ...queueOf(k),
+        released: k.released,
+        cancelled: k.cancelled,
+        owner,
+        op,
+        acquireOp,
+        all: '0',
+        replayWindowMs: WINDOW,
+        sharded: '0',
+      });
     const leave = (k: Keys, owner: string, keptToken = '') => run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken });
     const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0' });
     const holder = async (k: Keys) => redis.hmget(k.lock, 'owner', 'count');

@@ -24,9 +24,33 @@ describe('read-write lock', () => {
       return { hash, fence: `${prefix}:{1}:fence`, cancelled: `${hash}:cancelled`, readers: `${hash}:readers`, writers: `${hash}:writers`, released: `${hash}:released` };
     };
     const acquire = (k: ReturnType<typeof keysOf>, owner: string, mode: string, op: string, leaseMs = 10_000, join = '1') =>
-      run(SCRIPTS.rwLockAcquire, { hash: k.hash, fence: k.fence, cancelled: k.cancelled, readers: k.readers, writers: k.writers, owner, leaseMs, op, mode, waiterLeaseMs: 5_000, join });
+      run(SCRIPTS.rwLockAcquire, {
+        hash: k.hash,
+        fence: k.fence,
+        cancelled: k.cancelled,
+        readers: k.readers,
+        writers: k.writers,
+        owner,
+        leaseMs,
+        op,
+        mode,
+        waiterLeaseMs: 5_000,
+        join,
+      });
     const release = (k: ReturnType<typeof keysOf>, owner: string, op: string, mode: string, token: string) =>
-      run(SCRIPTS.rwLockRelease, { hash: k.hash, released: k.released, readers: k.readers, writers: k.writers, owner, op, mode, all: '0', token, replayWindowMs: 5_000, sharded: '0' });
+      run(SCRIPTS.rwLockRelease, {
+        hash: k.hash,
+        released: k.released,
+        readers: k.readers,
+        writers: k.writers,
+        owner,
+        op,
+        mode,
+        all: '0',
+        token,
+        replayWindowMs: 5_000,
+        sharded: '0',
+      });
 
     it('shares reads, each reader with its own token and lease, and refuses a writer meanwhile', async () => {
       const k = keysOf(uniquePrefix());

@@ -24,11 +24,28 @@ describe('lock scripts', () => {
   const acquire = (keys: LockKeys, owner: string, leaseMs: number, op: string) =>
     run(SCRIPTS.lockAcquire, { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs, op }) as Promise<unknown[]>;
   const release = (keys: LockKeys, owner: string, op: string, options: { all?: boolean; token?: string } = {}) =>
-    run(SCRIPTS.lockRelease, { lock: keys.lock, released: keys.released, owner, op, all: options.all ? '1' : '0', token: options.token ?? '', replayWindowMs: WINDOW, sharded: '0' }) as Promise<
-      unknown[]
-    >;
+    run(SCRIPTS.lockRelease, {
+      lock: keys.lock,
+      released: keys.released,
+      owner,
+      op,
+      all: options.all ? '1' : '0',
+      token: options.token ?? '',
+      replayWindowMs: WINDOW,
+      sharded: '0',
+    }) as Promise<unknown[]>;
   const cancel = (keys: LockKeys, owner: string, op: string, acquireOp: string, all = false) =>
-    run(SCRIPTS.lockCancel, { lock: keys.lock, released: keys.released, cancelled: keys.cancelled, owner, op, acquireOp, all: all ? '1' : '0', replayWindowMs: WINDOW, sharded: '0' });
+    run(SCRIPTS.lockCancel, {
+      lock: keys.lock,
+      released: keys.released,
+      cancelled: keys.cancelled,
+      owner,
+      op,
+      acquireOp,
+      all: all ? '1' : '0',
+      replayWindowMs: WINDOW,
+      sharded: '0',
+    });
 
   describe('acquire-3', () => {
     it('grants a free lock with count 1, the lease as TTL and a token, and reenters for the same owner', async () => {
@@ -184,7 +201,18 @@ describe('lock scripts', () => {
       listener.on('smessage', (_channel: string, message: string) => messages.push(message));
       await listener.ssubscribe(keys.channel);
       await acquire(keys, 'o', 10_000, 'a');
-      expect(await run(SCRIPTS.lockRelease, { lock: keys.lock, released: keys.released, owner: 'o', op: 'r', all: '0', token: '', replayWindowMs: WINDOW, sharded: '1' })).toEqual([1, 0, 1]);
+      expect(
+        await run(SCRIPTS.lockRelease, {
+          lock: keys.lock,
+          released: keys.released,
+          owner: 'o',
+          op: 'r',
+          all: '0',
+          token: '',
+          replayWindowMs: WINDOW,
+          sharded: '1',
+        }),
+      ).toEqual([1, 0, 1]);
       await listener.ping().catch(() => undefined);
       expect(messages).toEqual(['unlock']);
     });

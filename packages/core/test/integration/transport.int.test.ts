@@ -4,7 +4,7 @@ import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
 import { SCRIPTS, Transport, type EmbeddedScript } from '@org/rlock-core/internal';
 import { commandCalls, eventually } from './support.js';
 
-const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: "return {KEYS[1], ARGV[1]}", args: () => [] };
+const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: 'return {KEYS[1], ARGV[1]}', args: () => [] };
 
 describe('Transport', () => {
   let fleet: RedisFleet;

@@ -58,17 +58,35 @@ export class LeaseLockStore {
 
   /** Takes the lock for `owner`'s operation `op`. A grant carries no token: its token is `op` (release and renewal name it). */
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
-    return this.transport.run(SCRIPTS.leaseLockAcquire, { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), leaseMs }, 'acquire', keys.lock, parseAcquire);
+    return this.transport.run(
+      SCRIPTS.leaseLockAcquire,
+      { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), leaseMs },
+      'acquire',
+      keys.lock,
+      parseAcquire,
+    );
   }
 
   /** Cancels acquire `op` of `owner`: undone if it ran and still holds, refused if it comes later. */
   cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
-    return this.transport.run(SCRIPTS.leaseLockCancel, { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), replayWindowMs: this.replayWindowMs }, 'cancel', keys.lock, isOne);
+    return this.transport.run(
+      SCRIPTS.leaseLockCancel,
+      { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), replayWindowMs: this.replayWindowMs },
+      'cancel',
+      keys.lock,
+      isOne,
+    );
   }
 
   /** Releases `owner`'s hold taken by op `token` (any of the owner's when undefined), as release op `op`. */
   release(keys: LockKeys, owner: string, token: string | undefined, op: string): Promise<ReleaseReply> {
-    return this.transport.run(SCRIPTS.leaseLockRelease, { lock: keys.lock, released: keys.released, owner, token: token ?? '', op, replayWindowMs: this.replayWindowMs }, 'release', keys.lock, parseRelease);
+    return this.transport.run(
+      SCRIPTS.leaseLockRelease,
+      { lock: keys.lock, released: keys.released, owner, token: token ?? '', op, replayWindowMs: this.replayWindowMs },
+      'release',
+      keys.lock,
+      parseRelease,
+    );
   }
 
   /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */

@@ -31,11 +31,13 @@ describe('lease lock scripts', () => {
   });
 
   describe('acquire-2, release-2, cancel-2, renew-n', () => {
-    const take = (keys: LockKeys, holder: string, leaseMs: number) => run(SCRIPTS.leaseLockAcquire, { lock: keys.lock, cancelled: keys.cancelled, holder, leaseMs });
+    const take = (keys: LockKeys, holder: string, leaseMs: number) =>
+      run(SCRIPTS.leaseLockAcquire, { lock: keys.lock, cancelled: keys.cancelled, holder, leaseMs });
     const give = (keys: LockKeys, owner: string, token: string, op: string) =>
       run(SCRIPTS.leaseLockRelease, { lock: keys.lock, released: keys.released, owner, token, op, replayWindowMs: WINDOW });
-    const undo = (keys: LockKeys, holder: string) => run(SCRIPTS.leaseLockCancel, { lock: keys.lock, cancelled: keys.cancelled, holder, replayWindowMs: WINDOW });
-    const listen = async (keys: LockKeys): Promise<{ messages: string[]; settle(): Promise<unknown> }> => {
+    const undo = (keys: LockKeys, holder: string) =>
+      run(SCRIPTS.leaseLockCancel, { lock: keys.lock, cancelled: keys.cancelled, holder, replayWindowMs: WINDOW });
+    const listen = async (keys: LockKeys): Promise<{ messages: string[]; settle: () => Promise<unknown> }> => {
       const listener = fleet.client(0);
       const messages: string[] = [];
       listener.on('message', (_channel: string, message: string) => messages.push(message));
@@ -54,7 +56,7 @@ describe('lease lock scripts', () => {
       expect(await redis.pttl(keys.lock)).toBeLessThanOrEqual(10_000);
     });
 
-    it('refuses any other value, the same owner\'s other op included, with the TTL and the holder, and changes nothing', async () => {
+    it("refuses any other value, the same owner's other op included, with the TTL and the holder, and changes nothing", async () => {
       const keys = fresh();
       await take(keys, 'c:t1|a1', 10_000);
       for (const holder of ['c:t2|b1', 'c:t1|a2']) {
@@ -87,7 +89,7 @@ describe('lease lock scripts', () => {
       expect(await take(late, 'o|c', 10_000)).toBe(1);
     });
 
-    it('leaves another op\'s hold alone on a cancel', async () => {
+    it("leaves another op's hold alone on a cancel", async () => {
       const keys = fresh();
       await take(keys, 'o|kept', 10_000);
       expect(await undo(keys, 'o|other')).toBe(0);

@@ -97,7 +97,19 @@ export class FairLockStore extends ServerLockStore {
     const join = request?.waitMs === 0 ? '0' : '1';
     const reply = this.transport.run(
       SCRIPTS.fairLockAcquire,
-      { lock: fair.lock, fence: fair.fence, cancelled: fair.cancelled, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets, owner, leaseMs, op, waiterLeaseMs: this.waiterLeaseMs, join },
+      {
+        lock: fair.lock,
+        fence: fair.fence,
+        cancelled: fair.cancelled,
+        queue: fair.queue,
+        waiters: fair.waiters,
+        tickets: fair.tickets,
+        owner,
+        leaseMs,
+        op,
+        waiterLeaseMs: this.waiterLeaseMs,
+        join,
+      },
       'acquire',
       fair.lock,
       parseAcquire,

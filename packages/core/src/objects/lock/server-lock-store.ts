@@ -62,7 +62,13 @@ export class ServerLockStore implements LockStore {
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
-    const reply = this.transport.run(SCRIPTS.lockAcquire, { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs, op }, 'acquire', keys.lock, parseAcquire);
+    const reply = this.transport.run(
+      SCRIPTS.lockAcquire,
+      { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs, op },
+      'acquire',
+      keys.lock,
+      parseAcquire,
+    );
     return this.replicated(reply, keys.lock);
   }
 
@@ -78,7 +84,17 @@ export class ServerLockStore implements LockStore {
   cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.lockCancel,
-      { lock: keys.lock, released: keys.released, cancelled: keys.cancelled, owner, op: `${op}/cancel`, acquireOp: op, all: all ? '1' : '0', replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      {
+        lock: keys.lock,
+        released: keys.released,
+        cancelled: keys.cancelled,
+        owner,
+        op: `${op}/cancel`,
+        acquireOp: op,
+        all: all ? '1' : '0',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'cancel',
       keys.lock,
       isOne,
@@ -93,7 +109,16 @@ export class ServerLockStore implements LockStore {
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     return this.transport.run(
       SCRIPTS.lockRelease,
-      { lock: keys.lock, released: keys.released, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      {
+        lock: keys.lock,
+        released: keys.released,
+        owner,
+        op,
+        all: all ? '1' : '0',
+        token: token ?? '',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'release',
       keys.lock,
       parseRelease,

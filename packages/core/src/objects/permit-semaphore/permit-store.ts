@@ -56,7 +56,16 @@ export class PermitStore implements HoldKind {
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
     const reply = this.transport.run(
       SCRIPTS.permitSemaphoreAcquire,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, fence: keys.fence, marker: permitMarker(keys, id), id, leaseMs, sharded: this.sharded },
+      {
+        permits: keys.permits,
+        leases: keys.leases,
+        holders: keys.holders,
+        fence: keys.fence,
+        marker: permitMarker(keys, id),
+        id,
+        leaseMs,
+        sharded: this.sharded,
+      },
       'acquire',
       keys.permits,
       parseAcquire,
@@ -70,7 +79,15 @@ export class PermitStore implements HoldKind {
   cancel(keys: PermitSemaphoreKeys, id: string): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreCancel,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, marker: permitMarker(keys, id), id, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      {
+        permits: keys.permits,
+        leases: keys.leases,
+        holders: keys.holders,
+        marker: permitMarker(keys, id),
+        id,
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'cancel',
       keys.permits,
       isOne,
@@ -154,7 +171,13 @@ export class PermitStore implements HoldKind {
       const keys = keysOfMain(key);
       return { permits: keys.permits, leases: keys.leases, holders: keys.holders, id, token, leaseMs };
     });
-    return this.transport.run(SCRIPTS.permitSemaphoreRenew, { sharded: this.sharded, items: permits }, `renew of ${items.length} permits`, items[0]?.key ?? '', asCodes);
+    return this.transport.run(
+      SCRIPTS.permitSemaphoreRenew,
+      { sharded: this.sharded, items: permits },
+      `renew of ${items.length} permits`,
+      items[0]?.key ?? '',
+      asCodes,
+    );
   }
 
   /** Releases what is left of permit `hold` (checked by id and token): on close, and after a loss. */

@@ -92,7 +92,19 @@ export class RwLockStore implements LockStore {
     const join = request?.waitMs === 0 ? '0' : '1';
     const reply = this.transport.run(
       SCRIPTS.rwLockAcquire,
-      { hash: rw.lock, fence: rw.fence, cancelled: rw.cancelled, readers: rw.readers, writers: rw.writers, owner, leaseMs, op, mode: this.mode, waiterLeaseMs: this.waiterLeaseMs, join },
+      {
+        hash: rw.lock,
+        fence: rw.fence,
+        cancelled: rw.cancelled,
+        readers: rw.readers,
+        writers: rw.writers,
+        owner,
+        leaseMs,
+        op,
+        mode: this.mode,
+        waiterLeaseMs: this.waiterLeaseMs,
+        join,
+      },
       'acquire',
       rw.lock,
       parseAcquire,
@@ -183,7 +195,13 @@ export class RwLockStore implements LockStore {
 
   private async renewItems(items: readonly RenewItem[]): Promise<RenewOutcome[]> {
     const holds = items.map(({ key, owner, token, leaseMs, mode }) => ({ hash: key, readers: `${key}:readers`, owner, token: token ?? '', leaseMs, mode }));
-    const codes = await this.transport.run(SCRIPTS.rwLockRenew, { items: holds }, `renew of ${items.length} holds`, items[0]?.key ?? '', (reply) => reply as number[]);
+    const codes = await this.transport.run(
+      SCRIPTS.rwLockRenew,
+      { items: holds },
+      `renew of ${items.length} holds`,
+      items[0]?.key ?? '',
+      (reply) => reply as number[],
+    );
     if (this.deployment.syncsReplicas) await this.deployment.afterWrite(items[0]?.key ?? '');
     return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
   }

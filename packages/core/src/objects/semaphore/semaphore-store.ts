@@ -47,7 +47,13 @@ export class SemaphoreStore {
   }
 
   acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
-    const reply = this.transport.run(SCRIPTS.semaphoreAcquire, { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs }, 'acquire', keys.permits, parseAcquire);
+    const reply = this.transport.run(
+      SCRIPTS.semaphoreAcquire,
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs },
+      'acquire',
+      keys.permits,
+      parseAcquire,
+    );
     // With syncReplicas permits count once enough replicas have them, as a
     // lock's hold does: a rejection here makes the caller undo the grant.
     return replicated(this.deployment, keys.permits, reply, (value) => value === 'granted');
@@ -55,26 +61,56 @@ export class SemaphoreStore {
 
   /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
   cancel(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(SCRIPTS.semaphoreCancel, { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded }, 'cancel', keys.permits, isOne);
+    return this.transport.run(
+      SCRIPTS.semaphoreCancel,
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      'cancel',
+      keys.permits,
+      isOne,
+    );
   }
 
   /** Gives `permits` back. */
   release(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreReleaseReply> {
-    return this.transport.run(SCRIPTS.semaphoreRelease, { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded }, 'release', keys.permits, parseRelease);
+    return this.transport.run(
+      SCRIPTS.semaphoreRelease,
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      'release',
+      keys.permits,
+      parseRelease,
+    );
   }
 
   trySetPermits(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(SCRIPTS.semaphoreTrySetPermits, { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded }, 'trySetPermits', keys.permits, isOne);
+    return this.transport.run(
+      SCRIPTS.semaphoreTrySetPermits,
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      'trySetPermits',
+      keys.permits,
+      isOne,
+    );
   }
 
   /** Adds `delta` (may be negative); resolves the available count after. */
   addPermits(keys: SemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.run(SCRIPTS.semaphoreAddPermits, { permits: keys.permits, marker, delta, replayWindowMs: this.replayWindowMs, sharded: this.sharded }, 'addPermits', keys.permits, asNumber);
+    return this.transport.run(
+      SCRIPTS.semaphoreAddPermits,
+      { permits: keys.permits, marker, delta, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      'addPermits',
+      keys.permits,
+      asNumber,
+    );
   }
 
   /** Takes every available permit; resolves how many. */
   drainPermits(keys: SemaphoreKeys, marker: string): Promise<number> {
-    return this.transport.run(SCRIPTS.semaphoreDrainPermits, { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs }, 'drainPermits', keys.permits, asNumber);
+    return this.transport.run(
+      SCRIPTS.semaphoreDrainPermits,
+      { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs },
+      'drainPermits',
+      keys.permits,
+      asNumber,
+    );
   }
 
   /**
