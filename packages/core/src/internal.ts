@@ -8,8 +8,9 @@ export { COMMON_OPTION_NAMES, readCommonOptions, resolveClientOptions } from './
 export type { ResolvedCommonOptions } from './client/client-options.js';
 export { OptionReader } from './checks/option-reader.js';
 export { checkDurationMs, describeValue } from './checks/argument-checks.js';
-export type { EmbeddedScript } from './connection/scripts.js';
+export type { EmbeddedScript, ScriptArg } from './connection/scripts.js';
 export { Transport } from './connection/transport.js';
+export type { Deployment } from './connection/deployment.js';
 export { StandaloneDeployment } from './connection/standalone.js';
 export { distinctEndpoints } from './connection/endpoints.js';
 export { withinMs } from './connection/bounded-call.js';
@@ -35,11 +36,10 @@ export type {
   RenewOutcome,
 } from './engine/renewal.js';
 export type { LockRequest } from './objects/lock-options.js';
-export { checkName, fenceKey } from './objects/names.js';
-export { lockKeys } from './objects/lock/keys.js';
+export { checkName, fenceKey, objectKey } from './objects/names.js';
+export { keysOfLock, lockKeys } from './objects/lock/keys.js';
+export { readValueAndPttl } from './objects/lock/read-lease.js';
 export type { LockKeys } from './objects/lock/keys.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from './objects/lock/lock-store.js';
-export { LEASE_LOCK_SCRIPTS, LeaseLockStore } from './objects/lease-lock/lease-lock-store.js';
-export { leaseLockKeys } from './objects/lease-lock/keys.js';
 export { SCRIPTS } from './objects/scripts.generated.js';

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { ChannelHub, LEASE_LOCK_SCRIPTS, LeaseLockStore, StandaloneDeployment, monotonicNow, withinMs } from '@org/rlock-core/internal';
+import { ChannelHub, StandaloneDeployment, monotonicNow, withinMs } from '@org/rlock-core/internal';
+import { LEASE_LOCK_SCRIPTS, LeaseLockStore } from './lease-lock/lease-lock-store.js';
 
 /** A master's run as `INFO server` tells it: `run_id`, and its start on this client's monotonic clock (the latest it can be). */
 export interface MasterRun {

@@ -1,5 +1,16 @@
-import { backoffDelayMs, driftMs, leaseDeadline, leaseLockKeys, monotonicNow, type AcquireReply, type Hold, type HubSubscription, type LockKeys, type LockRequest } from '@org/rlock-core/internal';
+import {
+  backoffDelayMs,
+  driftMs,
+  leaseDeadline,
+  monotonicNow,
+  type AcquireReply,
+  type Hold,
+  type HubSubscription,
+  type LockKeys,
+  type LockRequest,
+} from '@org/rlock-core/internal';
 import type { LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/internal';
+import { leaseLockKeys } from './lease-lock/keys.js';
 import { QuorumError } from './errors.js';
 import type { AcquireVote, Grants, MasterSet } from './master-set.js';
 import type { ResolvedRetryOptions } from './options.js';

@@ -9,4 +9,5 @@ export { RedisSentinelGroup } from './sentinel-fleet.js';
 export type { SentinelGroupNode, SentinelGroupRole, SentinelWaitOptions } from './sentinel-fleet.js';
 export type { RedisSentinelGroupOptions } from './sentinel-options.js';
 export { keySlot } from './key-slot.js';
-export { uniquePrefix, eventually, sleep, tick, OverlapProbe, commandCalls, commandsProcessed } from './test-helpers.js';
+export { uniquePrefix, eventually, sleep, tick, OverlapProbe, commandCalls, commandsProcessed, evalScript } from './test-helpers.js';
+export type { ScriptToEval } from './test-helpers.js';

@@ -55,3 +55,22 @@ export async function commandsProcessed(redis: Redis): Promise<number> {
   const info = await redis.info('stats');
   return Number(/^total_commands_processed:(\d+)/m.exec(info)?.[1] ?? NaN);
 }
+
+/** A generated script entry as evalScript needs it (core's EmbeddedScript, without depending on core). */
+export interface ScriptToEval<A> {
+  readonly numberOfKeys: number | undefined;
+  readonly lua: string;
+  readonly args: (named: A) => (string | number)[];
+}
+
+/**
+ * Runs `script` by EVAL of its text, its KEYS and ARGV by name (the order
+ * comes from its header, as in the stores): a script test never writes the
+ * order again. Resolves with the raw reply.
+ */
+export function evalScript<A>(redis: Redis, script: ScriptToEval<A>, args: NoInfer<A>): Promise<unknown> {
+  const keysAndArgs = script.args(args);
+  // A `-n` script's args start with its key count.
+  if (script.numberOfKeys === undefined) return redis.eval(script.lua, ...(keysAndArgs as [number, ...(string | number)[]]));
+  return redis.eval(script.lua, script.numberOfKeys, ...keysAndArgs);
+}

@@ -1,6 +1,6 @@
 import { Command, type Cluster, type Redis } from 'ioredis';
 import { RedisUnavailableError } from '../errors.js';
-import type { EmbeddedScript } from './scripts.js';
+import type { EmbeddedScript, ScriptArg } from './scripts.js';
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
 
@@ -136,8 +136,13 @@ export class Transport {
     );
   }
 
-  /** Runs `script` with `keysAndArgs` (KEYS first; a `-n` script takes the key count first). */
-  script<T>(script: EmbeddedScript, keysAndArgs: (string | number)[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
+  /** Runs `script` with its KEYS and ARGV by name: its `args` puts them in its header's order. */
+  run<A, T>(script: EmbeddedScript<A>, args: NoInfer<A>, what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
+    return this.script(script, script.args(args), what, key, parse);
+  }
+
+  /** Runs `script` with `keysAndArgs` positionally (KEYS first; a `-n` script takes the key count first). */
+  script<T>(script: EmbeddedScript, keysAndArgs: ScriptArg[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
     const head = script.numberOfKeys === undefined ? [script.sha] : [script.sha, script.numberOfKeys];
     const entry = this.send('evalsha', head.concat(keysAndArgs), what, key);
     return entry.command.promise.then(

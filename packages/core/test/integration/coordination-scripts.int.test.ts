@@ -1,30 +1,25 @@
 import type { Redis } from 'ioredis';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, evalScript } from '@org/rlock-testing';
 import { SCRIPTS, fenceKey, type EmbeddedScript } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**
  * Script-level tests of the semaphore, the permit-expirable semaphore, the
- * count-down latch and the fair lock: each script by EVAL of its text with raw KEYS and ARGV,
- * its raw reply and the keys it leaves checked against its header (and the
+ * count-down latch and the fair lock: each script by EVAL of its text with raw KEYS and ARGV
+ * (by name, in its header's order), its raw reply and the keys it leaves checked against its header (and the
  * public layout in the core README). Behaviour through the API is tested in
  * semaphore / permit-semaphore / count-down-latch .int.test.ts.
  */
 describe('coordination scripts', () => {
   let fleet: RedisFleet;
   let redis: Redis;
-  let lua: Record<keyof typeof SCRIPTS, (...args: (string | number)[]) => Promise<unknown>>;
 
   beforeAll(async () => {
     fleet = await RedisFleet.start({ size: 1 });
     redis = fleet.client(0);
-    const call = (script: EmbeddedScript) => async (...args: (string | number)[]) => {
-      const head = script.numberOfKeys === undefined ? [] : [script.numberOfKeys];
-      return redis.eval(script.lua, ...(head as [number]), ...args);
-    };
-    lua = Object.fromEntries(Object.entries(SCRIPTS).map(([id, script]) => [id, call(script)])) as typeof lua;
   });
   afterAll(() => fleet.stop());
+  const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(redis, script, args);
 
   const WINDOW = 2_000;
 
@@ -51,12 +46,17 @@ describe('coordination scripts', () => {
       return { permits, channel: `${permits}:permits`, op: (op: string) => `${permits}:op:client:${op}` };
     };
     type Keys = ReturnType<typeof fresh>;
-    const acquire = (k: Keys, op: string, n: number) => lua.semaphoreAcquire(k.permits, k.op(op), n, WINDOW) as Promise<number[]>;
-    const release = (k: Keys, op: string, n: number) => lua.semaphoreRelease(k.permits, k.op(op), n, WINDOW, '0') as Promise<number[]>;
-    const cancel = (k: Keys, op: string, n: number) => lua.semaphoreCancel(k.permits, k.op(op), n, WINDOW, '0');
-    const trySet = (k: Keys, op: string, n: number) => lua.semaphoreTrySetPermits(k.permits, k.op(op), n, WINDOW, '0');
-    const add = (k: Keys, op: string, n: number) => lua.semaphoreAddPermits(k.permits, k.op(op), n, WINDOW, '0');
-    const drain = (k: Keys, op: string) => lua.semaphoreDrainPermits(k.permits, k.op(op), WINDOW);
+    const acquire = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.semaphoreAcquire, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW }) as Promise<number[]>;
+    const release = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.semaphoreRelease, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' }) as Promise<number[]>;
+    const cancel = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.semaphoreCancel, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
+    const trySet = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.semaphoreTrySetPermits, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
+    const add = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.semaphoreAddPermits, { permits: k.permits, marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
+    const drain = (k: Keys, op: string) => run(SCRIPTS.semaphoreDrainPermits, { permits: k.permits, marker: k.op(op), replayWindowMs: WINDOW });
 
     describe('acquire-2', () => {
       it('refuses on an unset semaphore and creates nothing', async () => {
@@ -212,17 +212,22 @@ describe('coordination scripts', () => {
       };
     };
     type Keys = ReturnType<typeof fresh>;
-    const three = (k: Keys) => [k.permits, k.leases, k.holders];
+    const three = (k: Keys) => ({ permits: k.permits, leases: k.leases, holders: k.holders });
     const acquire = (k: Keys, id: string, leaseMs: number) =>
-      lua.permitSemaphoreAcquire(...three(k), k.fence, k.marker(id), id, leaseMs, '0') as Promise<unknown[]>;
+      run(SCRIPTS.permitSemaphoreAcquire, { ...three(k), fence: k.fence, marker: k.marker(id), id, leaseMs, sharded: '0' }) as Promise<unknown[]>;
     const release = (k: Keys, id: string, token: string, op: string) =>
-      lua.permitSemaphoreRelease(...three(k), k.marker(id), id, token, op, WINDOW, '0') as Promise<number[]>;
-    const cancel = (k: Keys, id: string) => lua.permitSemaphoreCancel(...three(k), k.marker(id), id, WINDOW, '0');
+      run(SCRIPTS.permitSemaphoreRelease, { ...three(k), marker: k.marker(id), id, token, op, replayWindowMs: WINDOW, sharded: '0' }) as Promise<number[]>;
+    const cancel = (k: Keys, id: string) => run(SCRIPTS.permitSemaphoreCancel, { ...three(k), marker: k.marker(id), id, replayWindowMs: WINDOW, sharded: '0' });
     const renew = (items: { k: Keys; id: string; token: string; leaseMs: number }[]) =>
-      lua.permitSemaphoreRenew(items.length * 3, ...items.flatMap((i) => three(i.k)), '0', ...items.flatMap((i) => [i.id, i.token, i.leaseMs])) as Promise<number[]>;
-    const trySet = (k: Keys, op: string, n: number) => lua.permitSemaphoreTrySetPermits(...three(k), k.op(op), n, WINDOW, '0');
-    const add = (k: Keys, op: string, n: number) => lua.permitSemaphoreAddPermits(...three(k), k.op(op), n, WINDOW, '0');
-    const available = (k: Keys) => lua.permitSemaphoreAvailable(...three(k), '0');
+      run(SCRIPTS.permitSemaphoreRenew, {
+        sharded: '0',
+        items: items.map((i) => ({ ...three(i.k), id: i.id, token: i.token, leaseMs: i.leaseMs })),
+      }) as Promise<number[]>;
+    const trySet = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.permitSemaphoreTrySetPermits, { ...three(k), marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
+    const add = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.permitSemaphoreAddPermits, { ...three(k), marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
+    const available = (k: Keys) => run(SCRIPTS.permitSemaphoreAvailable, { ...three(k), sharded: '0' });
     const serverMs = async () => {
       const [seconds, micros] = await redis.time();
       return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
@@ -417,8 +422,9 @@ describe('coordination scripts', () => {
       return { count, channel: `${count}:zero`, op: (op: string) => `${count}:op:client:${op}` };
     };
     type Keys = ReturnType<typeof fresh>;
-    const trySet = (k: Keys, op: string, n: number) => lua.latchTrySetCount(k.count, k.op(op), n, WINDOW);
-    const countDown = (k: Keys, op: string) => lua.latchCountDown(k.count, k.op(op), WINDOW, '0');
+    const trySet = (k: Keys, op: string, n: number) =>
+      run(SCRIPTS.latchTrySetCount, { count: k.count, marker: k.op(op), initialCount: n, replayWindowMs: WINDOW });
+    const countDown = (k: Keys, op: string) => run(SCRIPTS.latchCountDown, { count: k.count, marker: k.op(op), replayWindowMs: WINDOW, sharded: '0' });
 
     it('trySetCount-2 sets the count only when zero or absent; a replay answers its first outcome', async () => {
       const k = fresh();
@@ -461,15 +467,27 @@ describe('coordination scripts', () => {
       };
     };
     type Keys = ReturnType<typeof fresh>;
+    /** The keys every fair lock script but cancel and release takes as they are (those add released, cancelled). */
+    const queueOf = (k: Keys) => ({ lock: k.lock, fence: k.fence, queue: k.queue, waiters: k.waiters, tickets: k.tickets });
     const WAITER_LEASE = 5_000;
     const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000) =>
-      lua.fairLockAcquire(k.lock, k.fence, k.cancelled, k.queue, k.waiters, k.tickets, owner, leaseMs, op, waiterLeaseMs, join) as Promise<[number, ...unknown[]]>;
+      run(SCRIPTS.fairLockAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join }) as Promise<[number, ...unknown[]]>;
     const release = (k: Keys, owner: string, op: string) =>
-      lua.fairLockRelease(k.lock, k.released, k.fence, k.queue, k.waiters, k.tickets, owner, op, '0', '', WINDOW, '0');
+      run(SCRIPTS.fairLockRelease, { ...queueOf(k), released: k.released, owner, op, all: '0', token: '', replayWindowMs: WINDOW, sharded: '0' });
     const cancel = (k: Keys, owner: string, op: string, acquireOp: string) =>
-      lua.fairLockCancel(k.lock, k.released, k.cancelled, k.fence, k.queue, k.waiters, k.tickets, owner, op, acquireOp, '0', WINDOW, '0');
-    const leave = (k: Keys, owner: string, keptToken = '') => lua.fairLockLeaveQueue(k.lock, k.fence, k.queue, k.waiters, k.tickets, owner, '0', keptToken);
-    const forceUnlock = (k: Keys) => lua.fairLockForceUnlock(k.lock, k.fence, k.queue, k.waiters, k.tickets, '0');
+      run(SCRIPTS.fairLockCancel, {
+        ...queueOf(k),
+        released: k.released,
+        cancelled: k.cancelled,
+        owner,
+        op,
+        acquireOp,
+        all: '0',
+        replayWindowMs: WINDOW,
+        sharded: '0',
+      });
+    const leave = (k: Keys, owner: string, keptToken = '') => run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken });
+    const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0' });
     const holder = async (k: Keys) => redis.hmget(k.lock, 'owner', 'count');
 
     /** Every message on the lock's channels, with the channel it came on. */

@@ -1,4 +1,4 @@
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, evalScript } from '@org/rlock-testing';
 import { LockAcquireTimeoutError, LockLostError, type RLock, type RLockClient } from '@org/rlock-core';
 import { SCRIPTS, lockKeys } from '@org/rlock-core/internal';
 import { ClientPool, uniquePrefix } from './support.js';
@@ -95,7 +95,9 @@ describe('NonReentrantLock', () => {
 
   describe('acquire-3 with kind nonReentrantLock', () => {
     const acquire = (keys: ReturnType<typeof lockKeys>, owner: string, op: string, kind: string) =>
-      fleet.client(0).eval(SCRIPTS.lockAcquire.lua, 3, keys.lock, keys.fence, keys.cancelled, owner, 10_000, op, kind) as Promise<unknown[]>;
+      evalScript(fleet.client(0), SCRIPTS.lockAcquire, { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs: 10_000, op, kind }) as Promise<
+        unknown[]
+      >;
 
     it('marks the hash, refuses the owner a second op, and answers a replay of its op as granted', async () => {
       const redis = fleet.client(0);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, evalScript } from '@org/rlock-testing';
 import { IllegalMonitorStateError } from '@org/rlock-core';
 import { SCRIPTS, type EmbeddedScript } from '@org/rlock-core/internal';
 import { ClientPool, commandCalls, uniquePrefix } from './support.js';
@@ -18,14 +18,39 @@ describe('read-write lock', () => {
   afterAll(() => fleet.stop());
 
   describe('scripts', () => {
-    const run = (script: EmbeddedScript, keys: string[], args: (string | number)[]) =>
-      fleet.client(0).eval(script.lua, keys.length, ...keys, ...args) as Promise<unknown[]>;
+    const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(fleet.client(0), script, args) as Promise<unknown[]>;
     const keysOf = (prefix: string) => {
       const hash = `${prefix}:{doc}`;
       return { hash, fence: `${prefix}:{1}:fence`, cancelled: `${hash}:cancelled`, readers: `${hash}:readers`, writers: `${hash}:writers`, released: `${hash}:released` };
     };
     const acquire = (k: ReturnType<typeof keysOf>, owner: string, mode: string, op: string, leaseMs = 10_000, join = '1') =>
-      run(SCRIPTS.rwLockAcquire, [k.hash, k.fence, k.cancelled, k.readers, k.writers], [owner, leaseMs, op, mode, 5_000, join]);
+      run(SCRIPTS.rwLockAcquire, {
+        hash: k.hash,
+        fence: k.fence,
+        cancelled: k.cancelled,
+        readers: k.readers,
+        writers: k.writers,
+        owner,
+        leaseMs,
+        op,
+        mode,
+        waiterLeaseMs: 5_000,
+        join,
+      });
+    const release = (k: ReturnType<typeof keysOf>, owner: string, op: string, mode: string, token: string) =>
+      run(SCRIPTS.rwLockRelease, {
+        hash: k.hash,
+        released: k.released,
+        readers: k.readers,
+        writers: k.writers,
+        owner,
+        op,
+        mode,
+        all: '0',
+        token,
+        replayWindowMs: 5_000,
+        sharded: '0',
+      });
 
     it('shares reads, each reader with its own token and lease, and refuses a writer meanwhile', async () => {
       const k = keysOf(uniquePrefix());
@@ -51,7 +76,7 @@ describe('read-write lock', () => {
       const k = keysOf(uniquePrefix());
       const [, wt] = await acquire(k, 'w', 'write', 'o1');
       expect((await acquire(k, 'w', 'read', 'o2'))[0]).toBe(1);
-      const released = await run(SCRIPTS.rwLockRelease, [k.hash, k.released, k.readers, k.writers], ['w', 'o3', 'write', '0', wt as string, 5_000, '0']);
+      const released = await release(k, 'w', 'o3', 'write', wt as string);
       expect(released[0]).toBe(1);
       expect(await fleet.client(0).hget(k.hash, 'mode')).toBe('read');
       // A reader with a 50 ms lease that is never renewed: its share goes with its lease.
@@ -65,9 +90,8 @@ describe('read-write lock', () => {
       const k = keysOf(uniquePrefix());
       const first = await acquire(k, 'a', 'write', 'same');
       expect(await acquire(k, 'a', 'write', 'same')).toEqual(first);
-      const args = ['a', 'rel', 'write', '0', '', 5_000, '0'];
-      expect(await run(SCRIPTS.rwLockRelease, [k.hash, k.released, k.readers, k.writers], args)).toEqual([1, 0, 0]);
-      expect(await run(SCRIPTS.rwLockRelease, [k.hash, k.released, k.readers, k.writers], args)).toEqual([1, 0, 0]);
+      expect(await release(k, 'a', 'rel', 'write', '')).toEqual([1, 0, 0]);
+      expect(await release(k, 'a', 'rel', 'write', '')).toEqual([1, 0, 0]);
     });
   });
 

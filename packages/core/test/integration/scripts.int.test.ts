@@ -1,37 +1,51 @@
 import { Redis } from 'ioredis';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, evalScript } from '@org/rlock-testing';
 import { SCRIPTS, lockKeys, type EmbeddedScript, type LockKeys } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**
- * Script-level tests: each script called with raw KEYS and ARGV, its raw reply
- * checked against its header. Behaviour through the API is tested elsewhere.
+ * Script-level tests: each script by EVAL of its text with raw KEYS and ARGV
+ * (by name, in its header's order), its raw reply checked against its header.
+ * Behaviour through the API is tested elsewhere.
  */
 describe('lock scripts', () => {
   let fleet: RedisFleet;
   let redis: Redis;
-  let lua: Record<keyof typeof SCRIPTS, (...args: (string | number)[]) => Promise<unknown>>;
 
   beforeAll(async () => {
     fleet = await RedisFleet.start({ size: 1 });
     redis = fleet.client(0);
-    // Each script by EVAL of its text, and checked against the SHA1 the generator computed.
-    const call = (script: EmbeddedScript) => async (...args: (string | number)[]) => {
-      const head = script.numberOfKeys === undefined ? [] : [script.numberOfKeys];
-      return redis.eval(script.lua, ...(head as [number]), ...args);
-    };
-    lua = Object.fromEntries(Object.entries(SCRIPTS).map(([id, script]) => [id, call(script)])) as typeof lua;
   });
   afterAll(() => fleet.stop());
+  const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(redis, script, args);
 
   const fresh = (): LockKeys => lockKeys(uniquePrefix(), 'job');
   const WINDOW = 2_000;
   const acquire = (keys: LockKeys, owner: string, leaseMs: number, op: string) =>
-    lua.lockAcquire(keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op) as Promise<unknown[]>;
+    run(SCRIPTS.lockAcquire, { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs, op, kind: '' }) as Promise<unknown[]>;
   const release = (keys: LockKeys, owner: string, op: string, options: { all?: boolean; token?: string } = {}) =>
-    lua.lockRelease(keys.lock, keys.released, owner, op, options.all ? '1' : '0', options.token ?? '', WINDOW, '0') as Promise<unknown[]>;
+    run(SCRIPTS.lockRelease, {
+      lock: keys.lock,
+      released: keys.released,
+      owner,
+      op,
+      all: options.all ? '1' : '0',
+      token: options.token ?? '',
+      replayWindowMs: WINDOW,
+      sharded: '0',
+    }) as Promise<unknown[]>;
   const cancel = (keys: LockKeys, owner: string, op: string, acquireOp: string, all = false) =>
-    lua.lockCancel(keys.lock, keys.released, keys.cancelled, owner, op, acquireOp, all ? '1' : '0', WINDOW, '0');
+    run(SCRIPTS.lockCancel, {
+      lock: keys.lock,
+      released: keys.released,
+      cancelled: keys.cancelled,
+      owner,
+      op,
+      acquireOp,
+      all: all ? '1' : '0',
+      replayWindowMs: WINDOW,
+      sharded: '0',
+    });
 
   describe('acquire-3', () => {
     it('grants a free lock with count 1, the lease as TTL and a token, and reenters for the same owner', async () => {
@@ -187,7 +201,18 @@ describe('lock scripts', () => {
       listener.on('smessage', (_channel: string, message: string) => messages.push(message));
       await listener.ssubscribe(keys.channel);
       await acquire(keys, 'o', 10_000, 'a');
-      expect(await lua.lockRelease(keys.lock, keys.released, 'o', 'r', '0', '', WINDOW, '1')).toEqual([1, 0, 1]);
+      expect(
+        await run(SCRIPTS.lockRelease, {
+          lock: keys.lock,
+          released: keys.released,
+          owner: 'o',
+          op: 'r',
+          all: '0',
+          token: '',
+          replayWindowMs: WINDOW,
+          sharded: '1',
+        }),
+      ).toEqual([1, 0, 1]);
       await listener.ping().catch(() => undefined);
       expect(messages).toEqual(['unlock']);
     });
@@ -233,7 +258,12 @@ describe('lock scripts', () => {
       const taken = fresh();
       const [, token] = await acquire(held, 'o', 1_000, 'a');
       await acquire(taken, 'other', 10_000, 'b');
-      const codes = await lua.lockRenew(3, held.lock, gone.lock, taken.lock, 'o', token as string, 20_000, 'o', '1', 20_000, 'o', '1', 20_000);
+      const items = [
+        { key: held.lock, owner: 'o', token: token as string, leaseMs: 20_000 },
+        { key: gone.lock, owner: 'o', token: '1', leaseMs: 20_000 },
+        { key: taken.lock, owner: 'o', token: '1', leaseMs: 20_000 },
+      ];
+      const codes = await run(SCRIPTS.lockRenew, { items });
       expect(codes).toEqual([1, 0, -1]);
       expect(await redis.pttl(held.lock)).toBeGreaterThan(19_000);
       expect(await redis.exists(gone.lock)).toBe(0);
@@ -245,7 +275,7 @@ describe('lock scripts', () => {
       const [, stale] = await acquire(keys, 'o', 1_000, 'a');
       await release(keys, 'o', 'r');
       await acquire(keys, 'o', 1_000, 'b');
-      expect(await lua.lockRenew(1, keys.lock, 'o', stale as string, 50_000)).toEqual([-1]);
+      expect(await run(SCRIPTS.lockRenew, { items: [{ key: keys.lock, owner: 'o', token: stale as string, leaseMs: 50_000 }] })).toEqual([-1]);
       expect(await redis.pttl(keys.lock)).toBeLessThanOrEqual(1_000);
     });
   });
@@ -258,125 +288,11 @@ describe('lock scripts', () => {
       listener.on('message', (_channel: string, message: string) => messages.push(message));
       await listener.subscribe(keys.channel);
       await acquire(keys, 'o', 10_000, 'a');
-      expect(await lua.lockForceUnlock(keys.lock, '0')).toBe(1);
+      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' })).toBe(1);
       expect(await redis.exists(keys.lock)).toBe(0);
-      expect(await lua.lockForceUnlock(keys.lock, '0')).toBe(0);
+      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' })).toBe(0);
       await listener.ping();
       expect(messages).toEqual(['force']);
-    });
-  });
-
-  describe('lease lock (a Redlock master): acquire-2, release-2, cancel-2, renew-n', () => {
-    const take = (keys: LockKeys, holder: string, leaseMs: number) => lua.leaseLockAcquire(keys.lock, keys.cancelled, holder, leaseMs);
-    const give = (keys: LockKeys, owner: string, token: string, op: string) => lua.leaseLockRelease(keys.lock, keys.released, owner, token, op, WINDOW);
-    const undo = (keys: LockKeys, holder: string) => lua.leaseLockCancel(keys.lock, keys.cancelled, holder, WINDOW);
-    const listen = async (keys: LockKeys): Promise<{ messages: string[]; settle(): Promise<unknown> }> => {
-      const listener = fleet.client(0);
-      const messages: string[] = [];
-      listener.on('message', (_channel: string, message: string) => messages.push(message));
-      await listener.subscribe(keys.channel);
-      return { messages, settle: () => listener.ping() };
-    };
-
-    it('grants a free lock as one string <owner>|<op> with the lease as TTL, and answers a replay of that op as granted', async () => {
-      const keys = fresh();
-      expect(await take(keys, 'c:t1|a1', 10_000)).toBe(1);
-      expect(await redis.get(keys.lock)).toBe('c:t1|a1');
-      const pttl = await redis.pttl(keys.lock);
-      expect(pttl).toBeGreaterThan(9_000);
-      expect(pttl).toBeLessThanOrEqual(10_000);
-      expect(await take(keys, 'c:t1|a1', 50_000)).toBe(1);
-      expect(await redis.pttl(keys.lock)).toBeLessThanOrEqual(10_000);
-    });
-
-    it('refuses any other value, the same owner\'s other op included, with the TTL and the holder, and changes nothing', async () => {
-      const keys = fresh();
-      await take(keys, 'c:t1|a1', 10_000);
-      for (const holder of ['c:t2|b1', 'c:t1|a2']) {
-        const [ttl, held] = (await take(keys, holder, 50_000)) as [number, string];
-        expect(ttl).toBeGreaterThan(9_000);
-        expect(ttl).toBeLessThanOrEqual(10_000);
-        expect(held).toBe('c:t1|a1');
-      }
-      expect(await redis.get(keys.lock)).toBe('c:t1|a1');
-    });
-
-    it('cancels an acquire that ran (deleted, announced) and refuses one that comes after its cancel', async () => {
-      const ran = fresh();
-      const { messages, settle } = await listen(ran);
-      await take(ran, 'o|a', 10_000);
-      expect(await undo(ran, 'o|a')).toBe(1);
-      expect(await redis.exists(ran.lock)).toBe(0);
-      expect(await take(ran, 'o|a', 10_000)).toBe(-1);
-      expect(await redis.exists(ran.lock)).toBe(0);
-      await settle();
-      expect(messages).toEqual(['unlock']);
-      const late = fresh();
-      expect(await undo(late, 'o|b')).toBe(0);
-      expect(await take(late, 'o|b', 10_000)).toBe(-1);
-      expect(await redis.exists(late.lock)).toBe(0);
-      const tombstones = await redis.pttl(late.cancelled);
-      expect(tombstones).toBeGreaterThan(0);
-      expect(tombstones).toBeLessThanOrEqual(WINDOW);
-      // A new op of the same owner is not refused.
-      expect(await take(late, 'o|c', 10_000)).toBe(1);
-    });
-
-    it('leaves another op\'s hold alone on a cancel', async () => {
-      const keys = fresh();
-      await take(keys, 'o|kept', 10_000);
-      expect(await undo(keys, 'o|other')).toBe(0);
-      expect(await redis.get(keys.lock)).toBe('o|kept');
-    });
-
-    it('releases by owner and token, announcing to the receivers; "" releases the owner\'s hold whatever its op', async () => {
-      const keys = fresh();
-      const { messages, settle } = await listen(keys);
-      await take(keys, 'o|a', 10_000);
-      expect(await give(keys, 'o', 'a', 'r1')).toBe(1);
-      expect(await redis.exists(keys.lock)).toBe(0);
-      await take(keys, 'o|b', 10_000);
-      expect(await give(keys, 'o', '', 'r2')).toBe(1);
-      expect(await redis.exists(keys.lock)).toBe(0);
-      await settle();
-      expect(messages).toEqual(['unlock', 'unlock']);
-    });
-
-    it('refuses another owner, a stale token and a prefix of the owner, telling "taken" from "gone", and changes nothing', async () => {
-      const keys = fresh();
-      await take(keys, 'c:1|a', 10_000);
-      expect(await give(keys, 'c:2', 'a', 'r1')).toBe(-2);
-      expect(await give(keys, 'c:1', 'old', 'r2')).toBe(-2);
-      expect(await give(keys, 'c:', '', 'r3')).toBe(-2);
-      expect(await redis.get(keys.lock)).toBe('c:1|a');
-      expect(await give(fresh(), 'c:1', 'a', 'r4')).toBe(-1);
-    });
-
-    it('answers a replayed release as released with no receivers, within the window, and only for that op', async () => {
-      const keys = fresh();
-      await take(keys, 'o|a', 10_000);
-      expect(await give(keys, 'o', 'a', 'r1')).toBe(0);
-      expect(await give(keys, 'o', 'a', 'r1')).toBe(0);
-      expect(await give(keys, 'o', 'a', 'r2')).toBe(-1);
-      const marker = await redis.pttl(keys.released);
-      expect(marker).toBeGreaterThan(0);
-      expect(marker).toBeLessThanOrEqual(WINDOW);
-    });
-
-    it('renews held leases, reports gone and taken ones, never shortens a TTL and never recreates a key', async () => {
-      const held = fresh();
-      const gone = fresh();
-      const taken = fresh();
-      const longer = fresh();
-      await take(held, 'o|a', 1_000);
-      await take(taken, 'o|b', 10_000);
-      await take(longer, 'o|c', 60_000);
-      const codes = await lua.leaseLockRenew(4, held.lock, gone.lock, taken.lock, longer.lock, 'o|a', 20_000, 'o|a', 20_000, 'o|stale', 20_000, 'o|c', 20_000);
-      expect(codes).toEqual([1, 0, -1, 1]);
-      expect(await redis.pttl(held.lock)).toBeGreaterThan(19_000);
-      expect(await redis.exists(gone.lock)).toBe(0);
-      expect(await redis.pttl(taken.lock)).toBeLessThanOrEqual(10_000);
-      expect(await redis.pttl(longer.lock)).toBeGreaterThan(50_000);
     });
   });
 });

@@ -4,7 +4,7 @@ import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
 import { SCRIPTS, Transport, type EmbeddedScript } from '@org/rlock-core/internal';
 import { commandCalls, eventually } from './support.js';
 
-const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: "return {KEYS[1], ARGV[1]}" };
+const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: 'return {KEYS[1], ARGV[1]}', args: () => [] };
 
 describe('Transport', () => {
   let fleet: RedisFleet;
@@ -99,7 +99,7 @@ describe('Transport', () => {
     await fleet.restart(0); // no persistence: an empty server with an empty script cache
     expect(await eventually(async () => (await t.call('ping', [], 'PING', '-', String).catch(() => '')) === 'PONG', 5_000)).toBe(true);
     const evalsBefore = await commandCalls(fleet.client(0), 'eval');
-    const reply = await t.script(SCRIPTS.lockForceUnlock, ['free-lock', '0'], 'forceUnlock', 'free-lock', (r) => r);
+    const reply = await t.run(SCRIPTS.lockForceUnlock, { lock: 'free-lock', sharded: '0' }, 'forceUnlock', 'free-lock', (r) => r);
     expect(reply).toBe(0);
     expect(await commandCalls(fleet.client(0), 'eval')).toBe(evalsBefore);
   });

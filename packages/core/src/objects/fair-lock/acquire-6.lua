@@ -1,12 +1,12 @@
 --[[
 acquire-6: take, claim or reenter the fair lock for one owner, in arrival order.
 
-KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op (as the lock)
-KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
-KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
-KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners, arrival order)
-KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, server ms)
-KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>" of the try that set its lease)
+KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op (as the lock)
+KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
+KEYS[4]  queue: waiter queue <prefix>:{<name>}:queue (list of owners, arrival order)
+KEYS[5]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, server ms)
+KEYS[6]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>" of the try that set its lease)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: the hold's TTL, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner; "claim/<token>":
@@ -50,7 +50,7 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}
 end
 if mine then
-  return reenterCount(lock, held)
+  return reenterCount(lock, held, ARGV[2], ARGV[3])
 end
 
 local now = nowMs()

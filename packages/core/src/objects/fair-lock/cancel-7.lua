@@ -3,18 +3,18 @@ cancel-7: undo an acquire of the fair lock whose reply came too late, was
 aborted, or never came (as cancel-3 of the lock), and hand a lock it frees to
 the queue head.
 
-KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
-KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
-KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
-KEYS[4]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
-KEYS[5]  waiter queue <prefix>:{<name>}:queue (list of owners)
-KEYS[6]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[7]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
+KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
+KEYS[4]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[5]  queue: waiter queue <prefix>:{<name>}:queue (list of owners)
+KEYS[6]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[7]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
-ARGV[5]  replayWindowMs: how long KEYS[2] and KEYS[3] live after this call, ms
+ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns
@@ -30,8 +30,10 @@ of the head> when the undo frees the lock and someone is queued (grant-head).
 --- @include "grant-head"
 --- @include "cancel-count"
 
-local undone, freed = cancelCount(KEYS[1], KEYS[2], KEYS[3])
+local lock, released, cancelled, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local owner, op, acquireOp, all, replayWindowMs, sharded = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local undone, freed = cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)
 if freed then
-  grantNext(KEYS[1], KEYS[4], KEYS[5], KEYS[6], KEYS[7], ARGV[6])
+  grantNext(lock, fence, queue, waiters, tickets, sharded)
 end
 return undone

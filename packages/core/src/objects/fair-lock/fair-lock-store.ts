@@ -57,9 +57,23 @@ export class FairLockStore extends ServerLockStore {
 
   override cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
     const fair = keys as FairLockKeys;
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.fairLockCancel,
-      [fair.lock, fair.released, fair.cancelled, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, `${op}/cancel`, op, all ? '1' : '0', this.replayWindowMs, this.sharded],
+      {
+        lock: fair.lock,
+        released: fair.released,
+        cancelled: fair.cancelled,
+        fence: fair.fence,
+        queue: fair.queue,
+        waiters: fair.waiters,
+        tickets: fair.tickets,
+        owner,
+        op: `${op}/cancel`,
+        acquireOp: op,
+        all: all ? '1' : '0',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'cancel',
       fair.lock,
       isOne,
@@ -68,16 +82,34 @@ export class FairLockStore extends ServerLockStore {
 
   override forceUnlock(keys: LockKeys): Promise<boolean> {
     const fair = keys as FairLockKeys;
-    return this.transport.script(SCRIPTS.fairLockForceUnlock, [fair.lock, fair.fence, fair.queue, fair.waiters, fair.tickets, this.sharded], 'forceUnlock', fair.lock, isOne);
+    return this.transport.run(
+      SCRIPTS.fairLockForceUnlock,
+      { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets, sharded: this.sharded },
+      'forceUnlock',
+      fair.lock,
+      isOne,
+    );
   }
 
   override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
     const fair = keys as FairLockKeys;
     // tryLock({ waitMs: 0 }) never queues.
     const join = request?.waitMs === 0 ? '0' : '1';
-    const reply = this.transport.script(
+    const reply = this.transport.run(
       SCRIPTS.fairLockAcquire,
-      [fair.lock, fair.fence, fair.cancelled, fair.queue, fair.waiters, fair.tickets, owner, leaseMs, op, this.waiterLeaseMs, join],
+      {
+        lock: fair.lock,
+        fence: fair.fence,
+        cancelled: fair.cancelled,
+        queue: fair.queue,
+        waiters: fair.waiters,
+        tickets: fair.tickets,
+        owner,
+        leaseMs,
+        op,
+        waiterLeaseMs: this.waiterLeaseMs,
+        join,
+      },
       'acquire',
       fair.lock,
       parseAcquire,
@@ -87,9 +119,22 @@ export class FairLockStore extends ServerLockStore {
 
   override releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     const fair = keys as FairLockKeys;
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.fairLockRelease,
-      [fair.lock, fair.released, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
+      {
+        lock: fair.lock,
+        released: fair.released,
+        fence: fair.fence,
+        queue: fair.queue,
+        waiters: fair.waiters,
+        tickets: fair.tickets,
+        owner,
+        op,
+        all: all ? '1' : '0',
+        token: token ?? '',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'release',
       fair.lock,
       parseRelease,
@@ -98,9 +143,9 @@ export class FairLockStore extends ServerLockStore {
 
   leaveQueue(keys: LockKeys, owner: string, keptToken = ''): Promise<boolean> {
     const fair = keys as FairLockKeys;
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.fairLockLeaveQueue,
-      [fair.lock, fair.fence, fair.queue, fair.waiters, fair.tickets, owner, this.sharded, keptToken],
+      { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets, owner, sharded: this.sharded, kept: keptToken },
       'leaveQueue',
       fair.lock,
       isOne,

@@ -2,11 +2,11 @@
 forceUnlock-5: release the fair lock whoever holds it (admin), and hand it to
 the queue head.
 
-KEYS[1]  lock hash <prefix>:{<name>}
-KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
-KEYS[3]  waiter queue <prefix>:{<name>}:queue (list of owners; kept: they still wait)
-KEYS[4]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
+KEYS[1]  lock: hash <prefix>:{<name>}
+KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[3]  queue: waiter queue <prefix>:{<name>}:queue (list of owners; kept: they still wait)
+KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[5]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns 1 if a holder was released, 0 if the lock was free.

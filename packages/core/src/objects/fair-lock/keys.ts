@@ -3,14 +3,15 @@ import { lockKeys, type LockKeys } from '../lock/keys.js';
 /**
  * The Redis names of one fair lock as one client sees them: the lock's, its
  * waiter queue, and the client's own wake channel `<prefix>:{<name>}:release:<clientId>`
- * as `channel` (public layout, see the core README).
+ * as `channel`, where a release hands the lock to this client's queue head:
+ * `<owner> <token> <ticket op>` (public layout, see the core README).
  */
 export interface FairLockKeys extends LockKeys {
   /** List `<prefix>:{<name>}:queue`: waiting owners in arrival order. */
   readonly queue: string;
   /** Zset `<prefix>:{<name>}:waiters`: waiting owner → end of its waiter lease (server ms). */
   readonly waiters: string;
-  /** Hash `<prefix>:{<name>}:tickets`: waiting owner → op of the try that set its waiter lease (named in a hand-off). */
+  /** Hash `<prefix>:{<name>}:tickets`: waiting owner → `<op> <leaseMs>` of the try that set its waiter lease (a hand-off names the op and lives at most leaseMs). */
   readonly tickets: string;
 }
 

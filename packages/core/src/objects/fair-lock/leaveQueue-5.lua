@@ -3,11 +3,11 @@ leaveQueue-5: a waiter gives up (timed out, aborted, failed): out of the queue
 in one step. A grant a release made to it meanwhile, not yet claimed, is given
 back; and a free lock whose head left goes to the next head.
 
-KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
-KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
-KEYS[3]  waiter queue <prefix>:{<name>}:queue (list of owners)
-KEYS[4]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[5]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
+KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[3]  queue: waiter queue <prefix>:{<name>}:queue (list of owners)
+KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[5]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[3]  kept: the token of a hold of this owner that its client counts on

@@ -2,17 +2,17 @@
 release-6: release one hold (or all of an owner's holds) of the fair lock, and
 hand it to the queue head.
 
-KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
-KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
-KEYS[3]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
-KEYS[4]  waiter queue <prefix>:{<name>}:queue (list of owners)
-KEYS[5]  waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
-KEYS[6]  waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
+KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
+KEYS[4]  queue: waiter queue <prefix>:{<name>}:queue (list of owners)
+KEYS[5]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
+KEYS[6]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this call
 ARGV[3]  all: '1' releases every count of the owner, '0' one count
 ARGV[4]  token: release only the hold with this fencing token; '' any
-ARGV[5]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
+ARGV[5]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns (as release-2 of the lock)
@@ -32,9 +32,10 @@ client hears it, and only that waiter wakes, already holding the lock.
 --- @include "grant-head"
 --- @include "release-count"
 
-local lock = KEYS[1]
-local stays = releaseCount(lock, KEYS[2])
+local lock, released, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local owner, op, all, token, replayWindowMs, sharded = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local stays = releaseCount(lock, released, owner, op, all, token, replayWindowMs)
 if stays then
   return stays
 end
-return {1, 0, grantNext(lock, KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[6])}
+return {1, 0, grantNext(lock, fence, queue, waiters, tickets, sharded)}

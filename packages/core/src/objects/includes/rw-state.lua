@@ -1,5 +1,5 @@
 -- rw-state (include): the state of a read-write lock.
--- KEYS: hash <prefix>:{<name>} with mode ('read' | 'write'); the writer's fields
+-- Keys: hash <prefix>:{<name>} with mode ('read' | 'write'); the writer's fields
 -- w (owner), wc (count), wt (token), wo (last op); per reader r:<owner> (count),
 -- rt:<owner> (token), ro:<owner> (last op). Each reader's lease is its score in
 -- the zset <prefix>:{<name>}:readers (server ms), so a crashed reader frees its

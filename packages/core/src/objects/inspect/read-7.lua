@@ -7,16 +7,16 @@ waiting writers, permits) are what the next state change purges: they are
 left out of the lists and the counts here. Every list is bounded by the limit.
 A key of an unexpected type is reported by its type and not read.
 
-KEYS[1]  main <prefix>:{<name>}: hash of a lock or fair lock (owner, count,
+KEYS[1]  main: <prefix>:{<name>}: hash of a lock or fair lock (owner, count,
          token, op) or of a read-write lock (mode, w, wc, wt, r:<owner>,
          rt:<owner>, ...); string of a semaphore's available permits or a
          latch's count
-KEYS[2]  fair lock queue <prefix>:{<name>}:queue (list of owners, arrival order)
-KEYS[3]  fair lock waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, server ms)
-KEYS[4]  read-write lock readers <prefix>:{<name>}:readers (zset owner -> lease end, server ms)
-KEYS[5]  read-write lock waiting writers <prefix>:{<name>}:writers (zset owner -> lease end, server ms)
-KEYS[6]  permit leases <prefix>:{<name>}:leases (zset permit id -> lease end, server ms)
-KEYS[7]  permit holders <prefix>:{<name>}:holders (hash permit id -> token)
+KEYS[2]  queue: fair lock queue <prefix>:{<name>}:queue (list of owners, arrival order)
+KEYS[3]  waiters: fair lock waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, server ms)
+KEYS[4]  readers: read-write lock readers <prefix>:{<name>}:readers (zset owner -> lease end, server ms)
+KEYS[5]  writers: read-write lock waiting writers <prefix>:{<name>}:writers (zset owner -> lease end, server ms)
+KEYS[6]  leases: permit leases <prefix>:{<name>}:leases (zset permit id -> lease end, server ms)
+KEYS[7]  holders: permit holders <prefix>:{<name>}:holders (hash permit id -> token)
 ARGV[1]  limit: most entries per list, integer from 1 to 10000
 
 Returns {nowMs, types, mainPttl, main, queue, readers, writers, permits}

@@ -2,8 +2,8 @@
 countDown-2: count the latch down by one; at zero delete it and announce it,
 once.
 
-KEYS[1]  count <prefix>:{<name>} (string: the remaining count; absent: zero)
-KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the count this
+KEYS[1]  count: <prefix>:{<name>} (string: the remaining count; absent: zero)
+KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the count this
          op left), so a replay does not count down twice
 ARGV[1]  replayWindowMs: how long the marker lives, integer ms
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH

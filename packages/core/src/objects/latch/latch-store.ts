@@ -28,13 +28,25 @@ export class LatchStore {
   }
 
   trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
-    const reply = this.transport.script(SCRIPTS.latchTrySetCount, [keys.count, marker, count, this.replayWindowMs], 'trySetCount', keys.count, isOne);
+    const reply = this.transport.run(
+      SCRIPTS.latchTrySetCount,
+      { count: keys.count, marker, initialCount: count, replayWindowMs: this.replayWindowMs },
+      'trySetCount',
+      keys.count,
+      isOne,
+    );
     return replicated(this.deployment, keys.count, reply, always);
   }
 
   /** Counts down once; resolves the count left. */
   countDown(keys: LatchKeys, marker: string): Promise<number> {
-    const reply = this.transport.script(SCRIPTS.latchCountDown, [keys.count, marker, this.replayWindowMs, this.sharded], 'countDown', keys.count, asNumber);
+    const reply = this.transport.run(
+      SCRIPTS.latchCountDown,
+      { count: keys.count, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      'countDown',
+      keys.count,
+      asNumber,
+    );
     return replicated(this.deployment, keys.count, reply, always);
   }
 

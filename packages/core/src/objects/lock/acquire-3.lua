@@ -1,9 +1,9 @@
 --[[
 acquire-3: take or reenter the reentrant lock for one owner, in one step.
 
-KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
-KEYS[2]  fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
-KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left by
+KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
+KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left by
          cancel-3 when it cancelled an op before the op reached Redis
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
@@ -56,4 +56,4 @@ if ARGV[4] == 'nonReentrantLock' then
   return {0, redis.call('PTTL', lock), owner}
 end
 
-return reenterCount(lock, held)
+return reenterCount(lock, held, ARGV[2], ARGV[3])

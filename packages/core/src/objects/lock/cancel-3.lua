@@ -6,14 +6,14 @@ after a reconnect), or may never arrive. Either way it must leave no hold: if it
 ran and is the hold's last op, one count (or every count) of the owner is
 released; and a tombstone refuses the acquire if it arrives after this.
 
-KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
-KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
-KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
+KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
-ARGV[5]  replayWindowMs: how long KEYS[2] and KEYS[3] live after this call, ms
+ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns
@@ -26,8 +26,10 @@ Publishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock.
 --- @include "announce"
 --- @include "cancel-count"
 
-local undone, freed = cancelCount(KEYS[1], KEYS[2], KEYS[3])
+local lock, released, cancelled = KEYS[1], KEYS[2], KEYS[3]
+local owner, op, acquireOp, all, replayWindowMs, sharded = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local undone, freed = cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)
 if freed then
-  announce(KEYS[1] .. ':release', 'unlock', ARGV[6])
+  announce(lock .. ':release', 'unlock', sharded)
 end
 return undone

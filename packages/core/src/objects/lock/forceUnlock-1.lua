@@ -1,7 +1,7 @@
 --[[
 forceUnlock-1: release the lock whoever holds it (admin), and wake waiters.
 
-KEYS[1]  lock hash <prefix>:{<name>}
+KEYS[1]  lock: hash <prefix>:{<name>}
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns 1 if a holder was released, 0 if the lock was free.

@@ -1,14 +1,14 @@
 --[[
 release-2: release one hold (or all of an owner's holds) of the reentrant lock.
 
-KEYS[1]  lock hash <prefix>:{<name>}; fields owner, count, token, op
-KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>), so
+KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>), so
          a replayed full release still answers "released"
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this call
 ARGV[3]  all: '1' releases every count of the owner, '0' one count
 ARGV[4]  token: release only the hold with this fencing token; '' any
-ARGV[5]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
+ARGV[5]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns
@@ -27,9 +27,10 @@ Publishes 'unlock' on <prefix>:{<name>}:release when the count reaches 0.
 --- @include "announce"
 --- @include "release-count"
 
-local lock = KEYS[1]
-local stays = releaseCount(lock, KEYS[2])
+local lock, released = KEYS[1], KEYS[2]
+local owner, op, all, token, replayWindowMs, sharded = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local stays = releaseCount(lock, released, owner, op, all, token, replayWindowMs)
 if stays then
   return stays
 end
-return {1, 0, announce(lock .. ':release', 'unlock', ARGV[6])}
+return {1, 0, announce(lock .. ':release', 'unlock', sharded)}

@@ -1,10 +1,10 @@
 --[[
 renew-n: extend the leases of a batch of holds on one server and hash slot.
 
-KEYS[i]          lock hash of hold i, <prefix>:{<name>}
-ARGV[3i-2]       owner of hold i
-ARGV[3i-1]       token of hold i (decimal string)
-ARGV[3i]         leaseMs of hold i; the TTL becomes max(current, leaseMs)
+KEYS[i]     key: lock hash of hold i, <prefix>:{<name>}
+ARGV[3i-2]  owner: the owner of hold i
+ARGV[3i-1]  token: its fencing token (decimal string)
+ARGV[3i]    leaseMs: its lease, ms; the TTL becomes max(current, leaseMs)
 
 Returns one integer per hold, in order:
    1  renewed
@@ -15,15 +15,16 @@ Publishes nothing.
 ]]
 local results = {}
 for i = 1, #KEYS do
-  local held = redis.call('HMGET', KEYS[i], 'owner', 'token')
-  local base = (i - 1) * 3
+  local key = KEYS[i]
+  local owner, token, leaseMs = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
+  local held = redis.call('HMGET', key, 'owner', 'token')
   if not held[1] then
     results[i] = 0
-  elseif held[1] ~= ARGV[base + 1] or held[2] ~= ARGV[base + 2] then
+  elseif held[1] ~= owner or held[2] ~= token then
     results[i] = -1
   else
-    if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[base + 3]) then
-      redis.call('PEXPIRE', KEYS[i], ARGV[base + 3])
+    if redis.call('PTTL', key) < tonumber(leaseMs) then
+      redis.call('PEXPIRE', key, leaseMs)
     end
     results[i] = 1
   end

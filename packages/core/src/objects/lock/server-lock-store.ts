@@ -64,9 +64,9 @@ export class ServerLockStore implements LockStore {
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
-    const reply = this.transport.script(
+    const reply = this.transport.run(
       SCRIPTS.lockAcquire,
-      [keys.lock, keys.fence, keys.cancelled, owner, leaseMs, op, this.lockKind],
+      { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs, op, kind: this.lockKind },
       'acquire',
       keys.lock,
       parseAcquire,
@@ -84,9 +84,19 @@ export class ServerLockStore implements LockStore {
 
   /** Cancels acquire `op` of `owner` (one count, or all of them). */
   cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.lockCancel,
-      [keys.lock, keys.released, keys.cancelled, owner, `${op}/cancel`, op, all ? '1' : '0', this.replayWindowMs, this.sharded],
+      {
+        lock: keys.lock,
+        released: keys.released,
+        cancelled: keys.cancelled,
+        owner,
+        op: `${op}/cancel`,
+        acquireOp: op,
+        all: all ? '1' : '0',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'cancel',
       keys.lock,
       isOne,
@@ -99,9 +109,18 @@ export class ServerLockStore implements LockStore {
 
   /** One release of `owner`'s hold (with `token`, when given: never a newer hold). */
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.lockRelease,
-      [keys.lock, keys.released, owner, op, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
+      {
+        lock: keys.lock,
+        released: keys.released,
+        owner,
+        op,
+        all: all ? '1' : '0',
+        token: token ?? '',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'release',
       keys.lock,
       parseRelease,
@@ -138,10 +157,7 @@ export class ServerLockStore implements LockStore {
 
   /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */
   renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
-    const args: (string | number)[] = [items.length];
-    for (const item of items) args.push(item.key);
-    for (const item of items) args.push(item.owner, item.token, item.leaseMs);
-    return this.transport.script(SCRIPTS.lockRenew, args, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
+    return this.transport.run(SCRIPTS.lockRenew, { items }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 
   async clear(hold: Hold): Promise<boolean> {
@@ -178,7 +194,7 @@ export class ServerLockStore implements LockStore {
   }
 
   forceUnlock(keys: LockKeys): Promise<boolean> {
-    return this.transport.script(SCRIPTS.lockForceUnlock, [keys.lock, this.sharded], 'forceUnlock', keys.lock, isOne);
+    return this.transport.run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: this.sharded }, 'forceUnlock', keys.lock, isOne);
   }
 }
 

@@ -2,12 +2,12 @@
 acquire-5: take one leased permit of the permit-expirable semaphore, in one
 step, after giving lapsed permits back to the pool.
 
-KEYS[1]  permits <prefix>:{<name>} (string: available permits; absent: not set, 0)
-KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: permit id -> lease end,
+KEYS[1]  permits: <prefix>:{<name>} (string: available permits; absent: not set, 0)
+KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: permit id -> lease end,
          Unix ms of the server's clock)
-KEYS[3]  holders <prefix>:{<name>}:holders (hash: permit id -> fencing token)
-KEYS[4]  fencing counter of the slot <prefix>:{<slot tag>}:fence (string)
-KEYS[5]  marker of this permit <prefix>:{<name>}:permit:<id> (string, left by
+KEYS[3]  holders: <prefix>:{<name>}:holders (hash: permit id -> fencing token)
+KEYS[4]  fence: fencing counter of the slot <prefix>:{<slot tag>}:fence (string)
+KEYS[5]  marker: marker of this permit <prefix>:{<name>}:permit:<id> (string, left by
          cancel-4 ('cancelled') or release-4 ('released:<op>'))
 ARGV[1]  id: the permit's id, <clientId>:<op>, new for every try
 ARGV[2]  leaseMs: the permit's lease, integer ms from now on the server's clock

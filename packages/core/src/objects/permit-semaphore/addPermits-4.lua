@@ -3,10 +3,10 @@ addPermits-4: add `delta` permits to the permit-expirable semaphore (negative:
 remove them; the available count may go below zero). Lapsed permits are
 reclaimed first.
 
-KEYS[1]  permits <prefix>:{<name>} (string; created when absent)
-KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
-KEYS[3]  holders <prefix>:{<name>}:holders (hash: id -> token)
-KEYS[4]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the available
+KEYS[1]  permits: <prefix>:{<name>} (string; created when absent)
+KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3]  holders: <prefix>:{<name>}:holders (hash: id -> token)
+KEYS[4]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the available
          count this op left), so a replay does not add twice
 ARGV[1]  delta: integer from -(2^31-1) to 2^31-1, not 0
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms

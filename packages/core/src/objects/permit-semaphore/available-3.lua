@@ -3,9 +3,9 @@ available-3: the available permits of the permit-expirable semaphore, after
 giving lapsed permits back to the pool (a read that reclaims, so it counts
 permits whose holders crashed).
 
-KEYS[1]  permits <prefix>:{<name>} (string)
-KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
-KEYS[3]  holders <prefix>:{<name>}:holders (hash: id -> token)
+KEYS[1]  permits: <prefix>:{<name>} (string)
+KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3]  holders: <prefix>:{<name>}:holders (hash: id -> token)
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns the available count (0 when not set; negative after addPermits removed

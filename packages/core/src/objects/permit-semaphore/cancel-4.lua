@@ -5,10 +5,10 @@ on its way, or may never arrive: if it ran, the permit goes back to the pool;
 either way the permit's marker says 'cancelled', so the acquire, arriving
 later, is refused.
 
-KEYS[1]  permits <prefix>:{<name>} (string)
-KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
-KEYS[3]  holders <prefix>:{<name>}:holders (hash: id -> token)
-KEYS[4]  marker of the permit <prefix>:{<name>}:permit:<id> (string)
+KEYS[1]  permits: <prefix>:{<name>} (string)
+KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3]  holders: <prefix>:{<name>}:holders (hash: id -> token)
+KEYS[4]  marker: marker of the permit <prefix>:{<name>}:permit:<id> (string)
 ARGV[1]  id: the permit's id
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH

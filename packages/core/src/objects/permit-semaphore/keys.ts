@@ -14,7 +14,7 @@ export interface PermitSemaphoreKeys {
   readonly holders: string;
   /** String `<prefix>:{<slot tag>}:fence`: last fencing token of the slot. */
   readonly fence: string;
-  /** Channel `<prefix>:{<name>}:permits`: the available count (decimal) after permits came back. */
+  /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` when permits came back (released, cancelled, reclaimed, added) and some are available. */
   readonly channel: string;
 }
 

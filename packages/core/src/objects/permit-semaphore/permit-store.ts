@@ -54,9 +54,18 @@ export class PermitStore implements HoldKind {
   }
 
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
-    const reply = this.transport.script(
+    const reply = this.transport.run(
       SCRIPTS.permitSemaphoreAcquire,
-      [keys.permits, keys.leases, keys.holders, keys.fence, permitMarker(keys, id), id, leaseMs, this.sharded],
+      {
+        permits: keys.permits,
+        leases: keys.leases,
+        holders: keys.holders,
+        fence: keys.fence,
+        marker: permitMarker(keys, id),
+        id,
+        leaseMs,
+        sharded: this.sharded,
+      },
       'acquire',
       keys.permits,
       parseAcquire,
@@ -68,9 +77,17 @@ export class PermitStore implements HoldKind {
 
   /** Cancels the acquire of permit `id`: whether it ran, will run late, or never arrives, it leaves no permit. */
   cancel(keys: PermitSemaphoreKeys, id: string): Promise<boolean> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.permitSemaphoreCancel,
-      [keys.permits, keys.leases, keys.holders, permitMarker(keys, id), id, this.replayWindowMs, this.sharded],
+      {
+        permits: keys.permits,
+        leases: keys.leases,
+        holders: keys.holders,
+        marker: permitMarker(keys, id),
+        id,
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'cancel',
       keys.permits,
       isOne,
@@ -79,9 +96,19 @@ export class PermitStore implements HoldKind {
 
   /** Releases permit `id` (only with `token`, when given) by op `op` of this client. */
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.permitSemaphoreRelease,
-      [keys.permits, keys.leases, keys.holders, permitMarker(keys, id), id, token ?? '', `${this.clientId}:${op}`, this.replayWindowMs, this.sharded],
+      {
+        permits: keys.permits,
+        leases: keys.leases,
+        holders: keys.holders,
+        marker: permitMarker(keys, id),
+        id,
+        token: token ?? '',
+        op: `${this.clientId}:${op}`,
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'release',
       keys.permits,
       parseRelease,
@@ -89,9 +116,9 @@ export class PermitStore implements HoldKind {
   }
 
   trySetPermits(keys: PermitSemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.permitSemaphoreTrySetPermits,
-      [keys.permits, keys.leases, keys.holders, marker, permits, this.replayWindowMs, this.sharded],
+      { permits: keys.permits, leases: keys.leases, holders: keys.holders, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
       'trySetPermits',
       keys.permits,
       isOne,
@@ -99,9 +126,9 @@ export class PermitStore implements HoldKind {
   }
 
   addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.permitSemaphoreAddPermits,
-      [keys.permits, keys.leases, keys.holders, marker, delta, this.replayWindowMs, this.sharded],
+      { permits: keys.permits, leases: keys.leases, holders: keys.holders, marker, delta, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
       'addPermits',
       keys.permits,
       asNumber,
@@ -109,9 +136,9 @@ export class PermitStore implements HoldKind {
   }
 
   available(keys: PermitSemaphoreKeys): Promise<number> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.permitSemaphoreAvailable,
-      [keys.permits, keys.leases, keys.holders, this.sharded],
+      { permits: keys.permits, leases: keys.leases, holders: keys.holders, sharded: this.sharded },
       'availablePermits',
       keys.permits,
       asNumber,
@@ -140,14 +167,17 @@ export class PermitStore implements HoldKind {
   }
 
   private renewItems(items: readonly { key: string; id: string; token: string; leaseMs: number }[]): Promise<number[]> {
-    const args: (string | number)[] = [items.length * 3];
-    for (const item of items) {
-      const keys = keysOfMain(item.key);
-      args.push(keys.permits, keys.leases, keys.holders);
-    }
-    args.push(this.sharded);
-    for (const item of items) args.push(item.id, item.token, item.leaseMs);
-    return this.transport.script(SCRIPTS.permitSemaphoreRenew, args, `renew of ${items.length} permits`, items[0]?.key ?? '', asCodes);
+    const permits = items.map(({ key, id, token, leaseMs }) => {
+      const keys = keysOfMain(key);
+      return { permits: keys.permits, leases: keys.leases, holders: keys.holders, id, token, leaseMs };
+    });
+    return this.transport.run(
+      SCRIPTS.permitSemaphoreRenew,
+      { sharded: this.sharded, items: permits },
+      `renew of ${items.length} permits`,
+      items[0]?.key ?? '',
+      asCodes,
+    );
   }
 
   /** Releases what is left of permit `hold` (checked by id and token): on close, and after a loss. */

@@ -2,10 +2,10 @@
 release-4: give permit `id` back to the pool, and wake waiters. Lapsed permits
 are reclaimed first, so a permit whose lease ended is found gone.
 
-KEYS[1]  permits <prefix>:{<name>} (string)
-KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
-KEYS[3]  holders <prefix>:{<name>}:holders (hash: id -> token)
-KEYS[4]  marker of the permit <prefix>:{<name>}:permit:<id> (string
+KEYS[1]  permits: <prefix>:{<name>} (string)
+KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3]  holders: <prefix>:{<name>}:holders (hash: id -> token)
+KEYS[4]  marker: marker of the permit <prefix>:{<name>}:permit:<id> (string
          'released:<op>'), so a replay of this release answers "released"
 ARGV[1]  id: the permit's id
 ARGV[2]  token: release only with this fencing token; '' any

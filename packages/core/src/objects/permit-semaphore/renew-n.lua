@@ -3,13 +3,13 @@ renew-n: extend the leases of a batch of permits on one server and hash slot
 (the watchdog's batches, and extend()). Lapsed permits of each semaphore are
 reclaimed first, so a permit whose lease ended is found gone, never revived.
 
-KEYS[3i-2]   permits of permit i's semaphore, <prefix>:{<name>} (string)
-KEYS[3i-1]   its leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
-KEYS[3i]     its holders <prefix>:{<name>}:holders (hash: id -> token)
-ARGV[1]      sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[3i-1]   id of permit i
-ARGV[3i]     token of permit i (decimal string)
-ARGV[3i+1]   leaseMs of permit i: the lease end becomes max(current, now + leaseMs)
+KEYS[3i-2]  permits: of permit i's semaphore, <prefix>:{<name>} (string)
+KEYS[3i-1]  leases: its leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3i]    holders: its holders <prefix>:{<name>}:holders (hash: id -> token)
+ARGV[1]     sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[3i-1]  id: the id of permit i
+ARGV[3i]    token: its fencing token (decimal string)
+ARGV[3i+1]  leaseMs: its lease, ms: the lease end becomes max(current, now + leaseMs)
 
 Returns one integer per permit, in order:
    1  renewed

@@ -2,19 +2,19 @@
 trySetPermits-4: set the number of available permits of the permit-expirable
 semaphore, only when it is not set yet (its permits key is absent).
 
-KEYS[1]  permits <prefix>:{<name>} (string)
-KEYS[2]  leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
-KEYS[3]  holders <prefix>:{<name>}:holders (hash: id -> token)
-KEYS[4]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0'),
+KEYS[1]  permits: <prefix>:{<name>} (string)
+KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
+KEYS[3]  holders: <prefix>:{<name>}:holders (hash: id -> token)
+KEYS[4]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0'),
          so a replay answers its first outcome
-ARGV[1]  permits: integer from 1 to 2^31-1
+ARGV[1]  count: the permits to set, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns 1 when it set the permits, 0 when the semaphore was set already.
 Lapsed permits are reclaimed first.
 
-Publishes '<permits>:<permits>' on <prefix>:{<name>}:permits when it set them.
+Publishes '<count>:<count>' on <prefix>:{<name>}:permits when it set them.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"

@@ -1,11 +1,11 @@
 --[[
 acquire-5: take or reenter the read or the write lock of a read-write lock.
 
-KEYS[1]  hash <prefix>:{<name>} (see the rw-state include for its fields)
-KEYS[2]  fencing counter of the hash slot <prefix>:{<slot tag>}:fence
-KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
-KEYS[4]  reader leases <prefix>:{<name>}:readers (zset owner -> lease end, server ms)
-KEYS[5]  waiting writers <prefix>:{<name>}:writers (zset owner -> waiter lease end, ms)
+KEYS[1]  hash: <prefix>:{<name>} (see the rw-state include for its fields)
+KEYS[2]  fence: fencing counter of the hash slot <prefix>:{<slot tag>}:fence
+KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
+KEYS[4]  readers: reader leases <prefix>:{<name>}:readers (zset owner -> lease end, server ms)
+KEYS[5]  writers: waiting writers <prefix>:{<name>}:writers (zset owner -> waiter lease end, ms)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: the hold's lease, integer ms (TTL of the hash: max(current, leaseMs))
 ARGV[3]  op: operation id of this call, unique per owner

@@ -2,16 +2,16 @@
 cancel-5: undo an acquire of a read-write lock whose reply came too late, was
 aborted, or never came, and refuse it if it arrives after this.
 
-KEYS[1]  hash <prefix>:{<name>} (see the rw-state include)
-KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
-KEYS[3]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
-KEYS[4]  reader leases <prefix>:{<name>}:readers (zset)
-KEYS[5]  waiting writers <prefix>:{<name>}:writers (zset)
+KEYS[1]  hash: <prefix>:{<name>} (see the rw-state include)
+KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
+KEYS[4]  readers: reader leases <prefix>:{<name>}:readers (zset)
+KEYS[5]  writers: waiting writers <prefix>:{<name>}:writers (zset)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  mode: 'read' or 'write'
-ARGV[5]  replayWindowMs: how long KEYS[2] and KEYS[3] live after this call, ms
+ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns 1 if the acquire had run and is undone (one count), 0 if not.

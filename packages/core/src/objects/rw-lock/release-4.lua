@@ -2,16 +2,16 @@
 release-4: release one hold (or all of an owner's holds) of the read or the
 write lock of a read-write lock.
 
-KEYS[1]  hash <prefix>:{<name>} (see the rw-state include)
-KEYS[2]  last full release <prefix>:{<name>}:released (string: <owner>:<op>)
-KEYS[3]  reader leases <prefix>:{<name>}:readers (zset)
-KEYS[4]  waiting writers <prefix>:{<name>}:writers (zset)
+KEYS[1]  hash: <prefix>:{<name>} (see the rw-state include)
+KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3]  readers: reader leases <prefix>:{<name>}:readers (zset)
+KEYS[4]  writers: waiting writers <prefix>:{<name>}:writers (zset)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this call
 ARGV[3]  mode: 'read' or 'write'
 ARGV[4]  all: '1' releases every count of the owner in that mode, '0' one count
 ARGV[5]  token: release only the hold with this token; '' any
-ARGV[6]  replayWindowMs: how long KEYS[2] remembers the last full release, ms
+ARGV[6]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[7]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns

@@ -2,12 +2,12 @@
 renew-n: extend the leases of a batch of read-write lock holds on one server
 and hash slot.
 
-KEYS[2i-1]  hash of hold i, <prefix>:{<name>}
-KEYS[2i]    reader leases of hold i, <prefix>:{<name>}:readers (zset)
-ARGV[4i-3]  owner of hold i
-ARGV[4i-2]  token of hold i
-ARGV[4i-1]  leaseMs of hold i (TTL of the hash: max(current, leaseMs))
-ARGV[4i]    mode of hold i: 'read' (its own lease in the zset) or 'write'
+KEYS[2i-1]  hash: of hold i, <prefix>:{<name>}
+KEYS[2i]    readers: its reader leases, <prefix>:{<name>}:readers (zset)
+ARGV[4i-3]  owner: the owner of hold i
+ARGV[4i-2]  token: its token
+ARGV[4i-1]  leaseMs: its lease, ms (TTL of the hash: max(current, leaseMs))
+ARGV[4i]    mode: 'read' (its own lease in the zset) or 'write'
 
 Returns one integer per hold, in order:
    1  renewed
@@ -22,8 +22,7 @@ local now = nowMs()
 local results = {}
 for i = 1, #KEYS / 2 do
   local hash, readers = KEYS[2 * i - 1], KEYS[2 * i]
-  local base = (i - 1) * 4
-  local owner, token, leaseMs, mode = ARGV[base + 1], ARGV[base + 2], tonumber(ARGV[base + 3]), ARGV[base + 4]
+  local owner, token, leaseMs, mode = ARGV[4 * i - 3], ARGV[4 * i - 2], tonumber(ARGV[4 * i - 1]), ARGV[4 * i]
   local held
   if mode == 'write' then
     held = redis.call('HMGET', hash, 'w', 'wt')

@@ -90,9 +90,21 @@ export class RwLockStore implements LockStore {
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
     const rw = keys as RwLockKeys;
     const join = request?.waitMs === 0 ? '0' : '1';
-    const reply = this.transport.script(
+    const reply = this.transport.run(
       SCRIPTS.rwLockAcquire,
-      [rw.lock, rw.fence, rw.cancelled, rw.readers, rw.writers, owner, leaseMs, op, this.mode, this.waiterLeaseMs, join],
+      {
+        hash: rw.lock,
+        fence: rw.fence,
+        cancelled: rw.cancelled,
+        readers: rw.readers,
+        writers: rw.writers,
+        owner,
+        leaseMs,
+        op,
+        mode: this.mode,
+        waiterLeaseMs: this.waiterLeaseMs,
+        join,
+      },
       'acquire',
       rw.lock,
       parseAcquire,
@@ -103,9 +115,21 @@ export class RwLockStore implements LockStore {
 
   cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
     const rw = keys as RwLockKeys;
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.rwLockCancel,
-      [rw.lock, rw.released, rw.cancelled, rw.readers, rw.writers, owner, `${op}/cancel`, op, this.mode, this.replayWindowMs, this.sharded],
+      {
+        hash: rw.lock,
+        released: rw.released,
+        cancelled: rw.cancelled,
+        readers: rw.readers,
+        writers: rw.writers,
+        owner,
+        op: `${op}/cancel`,
+        acquireOp: op,
+        mode: this.mode,
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'cancel',
       rw.lock,
       isOne,
@@ -123,9 +147,21 @@ export class RwLockStore implements LockStore {
 
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     const rw = keys as RwLockKeys;
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.rwLockRelease,
-      [rw.lock, rw.released, rw.readers, rw.writers, owner, op, this.mode, all ? '1' : '0', token ?? '', this.replayWindowMs, this.sharded],
+      {
+        hash: rw.lock,
+        released: rw.released,
+        readers: rw.readers,
+        writers: rw.writers,
+        owner,
+        op,
+        mode: this.mode,
+        all: all ? '1' : '0',
+        token: token ?? '',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'release',
       rw.lock,
       parseRelease,
@@ -145,7 +181,7 @@ export class RwLockStore implements LockStore {
   leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {
     if (this.mode !== 'write') return Promise.resolve(false);
     const rw = keys as RwLockKeys;
-    return this.transport.script(SCRIPTS.rwLockLeaveQueue, [rw.lock, rw.writers, rw.readers, owner, this.sharded], 'leaveQueue', rw.lock, isOne);
+    return this.transport.run(SCRIPTS.rwLockLeaveQueue, { hash: rw.lock, writers: rw.writers, owner, sharded: this.sharded }, 'leaveQueue', rw.lock, isOne);
   }
 
   batchKey(hold: RenewableHold): string {
@@ -158,11 +194,14 @@ export class RwLockStore implements LockStore {
   }
 
   private async renewItems(items: readonly RenewItem[]): Promise<RenewOutcome[]> {
-    const keys: string[] = [];
-    const args: (string | number)[] = [];
-    for (const item of items) keys.push(item.key, `${item.key}:readers`);
-    for (const item of items) args.push(item.owner, item.token ?? '', item.leaseMs, item.mode);
-    const codes = await this.transport.script(SCRIPTS.rwLockRenew, [keys.length, ...keys, ...args], `renew of ${items.length} holds`, items[0]?.key ?? '', (reply) => reply as number[]);
+    const holds = items.map(({ key, owner, token, leaseMs, mode }) => ({ hash: key, readers: `${key}:readers`, owner, token: token ?? '', leaseMs, mode }));
+    const codes = await this.transport.run(
+      SCRIPTS.rwLockRenew,
+      { items: holds },
+      `renew of ${items.length} holds`,
+      items[0]?.key ?? '',
+      (reply) => reply as number[],
+    );
     if (this.deployment.syncsReplicas) await this.deployment.afterWrite(items[0]?.key ?? '');
     return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
   }
@@ -170,9 +209,21 @@ export class RwLockStore implements LockStore {
   /** Releases what is left of a hold of either mode (checked by owner and token). */
   async clear(hold: Hold): Promise<boolean> {
     const keys = rwLockKeys(hold.key.slice(0, hold.key.indexOf(':{')), hold.name);
-    const reply = await this.transport.script(
+    const reply = await this.transport.run(
       SCRIPTS.rwLockRelease,
-      [keys.lock, keys.released, keys.readers, keys.writers, hold.owner, `clear/${++this.clears}`, hold.mode, '1', hold.token ?? '', this.replayWindowMs, this.sharded],
+      {
+        hash: keys.lock,
+        released: keys.released,
+        readers: keys.readers,
+        writers: keys.writers,
+        owner: hold.owner,
+        op: `clear/${++this.clears}`,
+        mode: hold.mode,
+        all: '1',
+        token: hold.token ?? '',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'release',
       keys.lock,
       parseRelease,
@@ -201,6 +252,6 @@ export class RwLockStore implements LockStore {
 
   forceUnlock(keys: LockKeys): Promise<boolean> {
     const rw = keys as RwLockKeys;
-    return this.transport.script(SCRIPTS.rwLockForceUnlock, [rw.lock, rw.readers, rw.writers, this.sharded], 'forceUnlock', rw.lock, isOne);
+    return this.transport.run(SCRIPTS.rwLockForceUnlock, { hash: rw.lock, readers: rw.readers, sharded: this.sharded }, 'forceUnlock', rw.lock, isOne);
   }
 }

@@ -1,19 +1,19 @@
 --[[
-acquire-2: take `permits` permits of the semaphore if that many are available,
+acquire-2: take `count` permits of the semaphore if that many are available,
 in one step. Permits are not owned: nothing records who took them.
 
-KEYS[1]  permits <prefix>:{<name>} (string: available permits, an integer that
+KEYS[1]  permits: <prefix>:{<name>} (string: available permits, an integer that
          addPermits may have made negative; absent: 0, not set yet)
-KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string), written when
+KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string), written when
          the op is granted ('acquired') or cancelled ('cancelled'), so a replay
          answers its first outcome and an op cancelled before it arrived is refused
-ARGV[1]  permits: how many to take, integer from 1 to 2^31-1
+ARGV[1]  count: how many to take, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 
 Returns
   {1, available}  granted; available is what is left now. A replay of a granted
                   op answers 1 again and takes nothing.
-  {0, available}  fewer than `permits` available: nothing changed.
+  {0, available}  fewer than `count` available: nothing changed.
   {-1}            the op was cancelled (cancel-2) before it arrived: nothing changed.
 
 Publishes nothing.
@@ -27,10 +27,10 @@ if done then
 end
 
 local available = tonumber(redis.call('GET', KEYS[1]) or '0')
-local wanted = tonumber(ARGV[1])
-if available < wanted then
+local count = tonumber(ARGV[1])
+if available < count then
   return {0, available}
 end
-redis.call('DECRBY', KEYS[1], wanted)
+redis.call('DECRBY', KEYS[1], count)
 redis.call('SET', KEYS[2], 'acquired', 'PX', ARGV[2])
-return {1, available - wanted}
+return {1, available - count}

@@ -2,8 +2,8 @@
 addPermits-2: add `delta` permits (negative: remove them; the available count
 may go below zero, and acquirers then wait until releases bring it back up).
 
-KEYS[1]  permits <prefix>:{<name>} (string; created when absent)
-KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the available
+KEYS[1]  permits: <prefix>:{<name>} (string; created when absent)
+KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the available
          count this op left), so a replay does not add twice
 ARGV[1]  delta: integer from -(2^31-1) to 2^31-1, not 0
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms

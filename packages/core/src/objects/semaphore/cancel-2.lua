@@ -5,9 +5,9 @@ resends a command after a reconnect), or may never arrive: if it ran, its
 permits go back; either way its marker becomes 'cancelled', so the acquire,
 arriving later, is refused.
 
-KEYS[1]  permits <prefix>:{<name>} (string)
-KEYS[2]  marker of the acquire to undo, <prefix>:{<name>}:op:<clientId>:<op>
-ARGV[1]  permits: how many that acquire asked for, integer from 1 to 2^31-1
+KEYS[1]  permits: <prefix>:{<name>} (string)
+KEYS[2]  marker: marker of the acquire to undo, <prefix>:{<name>}:op:<clientId>:<op>
+ARGV[1]  count: how many that acquire asked for, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
@@ -15,7 +15,7 @@ Returns
   1  the acquire had run: its permits are back
   0  it had not run (or was cancelled already): the marker refuses it
 
-Publishes '<permits>:<available>' (the permits that came back, and the
+Publishes '<count>:<available>' (the permits that came back, and the
 available count after) on <prefix>:{<name>}:permits when some are available.
 ]]
 --- @include "announce"

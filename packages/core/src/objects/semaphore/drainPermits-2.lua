@@ -3,8 +3,8 @@ drainPermits-2: take every available permit at once (java.util.concurrent's
 drainPermits): the available count becomes 0. A negative count is reset to 0
 and nothing is taken. An unset semaphore (absent key) stays unset.
 
-KEYS[1]  permits <prefix>:{<name>} (string)
-KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: how many this
+KEYS[1]  permits: <prefix>:{<name>} (string)
+KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: how many this
          op took), so a replay answers its first outcome
 ARGV[1]  replayWindowMs: how long the marker lives, integer ms
 

@@ -1,11 +1,11 @@
 --[[
-release-2: give `permits` permits back to the semaphore (anyone may: permits
+release-2: give `count` permits back to the semaphore (anyone may: permits
 are not owned), and wake waiters.
 
-KEYS[1]  permits <prefix>:{<name>} (string; created when absent)
-KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string 'released'),
+KEYS[1]  permits: <prefix>:{<name>} (string; created when absent)
+KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string 'released'),
          so a replay of the same op does not count twice
-ARGV[1]  permits: how many to give back, integer from 1 to 2^31-1
+ARGV[1]  count: how many to give back, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
@@ -13,7 +13,7 @@ Returns {available, receivers}: the available count after the release, and how
 many subscriber connections the announcement reached (0 when nothing was
 announced, and on a replay, which changes nothing).
 
-Publishes '<permits>:<available>' (the permits that came back, and the
+Publishes '<count>:<available>' (the permits that came back, and the
 available count after) on <prefix>:{<name>}:permits when the available count
 is positive afterwards.
 ]]

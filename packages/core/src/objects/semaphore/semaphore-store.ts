@@ -47,7 +47,13 @@ export class SemaphoreStore {
   }
 
   acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
-    const reply = this.transport.script(SCRIPTS.semaphoreAcquire, [keys.permits, marker, permits, this.replayWindowMs], 'acquire', keys.permits, parseAcquire);
+    const reply = this.transport.run(
+      SCRIPTS.semaphoreAcquire,
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs },
+      'acquire',
+      keys.permits,
+      parseAcquire,
+    );
     // With syncReplicas permits count once enough replicas have them, as a
     // lock's hold does: a rejection here makes the caller undo the grant.
     return replicated(this.deployment, keys.permits, reply, (value) => value === 'granted');
@@ -55,9 +61,9 @@ export class SemaphoreStore {
 
   /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
   cancel(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.semaphoreCancel,
-      [keys.permits, marker, permits, this.replayWindowMs, this.sharded],
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
       'cancel',
       keys.permits,
       isOne,
@@ -66,9 +72,9 @@ export class SemaphoreStore {
 
   /** Gives `permits` back. */
   release(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreReleaseReply> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.semaphoreRelease,
-      [keys.permits, marker, permits, this.replayWindowMs, this.sharded],
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
       'release',
       keys.permits,
       parseRelease,
@@ -76,9 +82,9 @@ export class SemaphoreStore {
   }
 
   trySetPermits(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.semaphoreTrySetPermits,
-      [keys.permits, marker, permits, this.replayWindowMs, this.sharded],
+      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
       'trySetPermits',
       keys.permits,
       isOne,
@@ -87,9 +93,9 @@ export class SemaphoreStore {
 
   /** Adds `delta` (may be negative); resolves the available count after. */
   addPermits(keys: SemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.script(
+    return this.transport.run(
       SCRIPTS.semaphoreAddPermits,
-      [keys.permits, marker, delta, this.replayWindowMs, this.sharded],
+      { permits: keys.permits, marker, delta, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
       'addPermits',
       keys.permits,
       asNumber,
@@ -98,7 +104,13 @@ export class SemaphoreStore {
 
   /** Takes every available permit; resolves how many. */
   drainPermits(keys: SemaphoreKeys, marker: string): Promise<number> {
-    return this.transport.script(SCRIPTS.semaphoreDrainPermits, [keys.permits, marker, this.replayWindowMs], 'drainPermits', keys.permits, asNumber);
+    return this.transport.run(
+      SCRIPTS.semaphoreDrainPermits,
+      { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs },
+      'drainPermits',
+      keys.permits,
+      asNumber,
+    );
   }
 
   /**

@@ -2,17 +2,17 @@
 trySetPermits-2: set the number of available permits, only when the semaphore
 is not set yet (its key is absent).
 
-KEYS[1]  permits <prefix>:{<name>} (string)
-KEYS[2]  op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0',
+KEYS[1]  permits: <prefix>:{<name>} (string)
+KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0',
          this op's outcome), so a replay answers its first outcome
-ARGV[1]  permits: integer from 1 to 2^31-1
+ARGV[1]  count: the permits to set, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 
 Returns 1 when it set the permits, 0 when the semaphore was set already
 (nothing changed).
 
-Publishes '<permits>:<permits>' on <prefix>:{<name>}:permits when it set them
+Publishes '<count>:<count>' on <prefix>:{<name>}:permits when it set them
 (waiters may have been waiting for the semaphore to be set up).
 ]]
 --- @include "announce"

@@ -1,10 +1,9 @@
 --[[
-leaveQueue-3: a waiting writer gives up (timed out, aborted): it stops holding
+leaveQueue-2: a waiting writer gives up (timed out, aborted): it stops holding
 back new readers, in one step.
 
-KEYS[1]  hash <prefix>:{<name>}
-KEYS[2]  waiting writers <prefix>:{<name>}:writers (zset)
-KEYS[3]  reader leases <prefix>:{<name>}:readers (zset, unused: the slot's keys travel together)
+KEYS[1]  hash: <prefix>:{<name>}
+KEYS[2]  writers: waiting writers <prefix>:{<name>}:writers (zset)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 

@@ -4,8 +4,8 @@ acquire-2: take a lease lock for one owner's operation, unless it is held.
 A lease lock is one string key whose value names its holder and the operation
 that took it; it counts nothing (a Redlock client counts reentrancy itself).
 
-KEYS[1]  lock string <prefix>:{<name>}: <owner>|<op> of the acquire that holds it
-KEYS[2]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>), left
+KEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op> of the acquire that holds it
+KEYS[2]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>), left
          by cancel-2 for an op it cancelled, in case the op arrives after it
 ARGV[1]  holder: <owner>|<op> of this call (owner <clientId>:<taskId>)
 ARGV[2]  leaseMs: the key's TTL, integer ms > 0

@@ -1,14 +1,14 @@
 --[[
 release-2: release a lease lock held by one owner, and wake its waiters.
 
-KEYS[1]  lock string <prefix>:{<name>}: <owner>|<op>
-KEYS[2]  last release <prefix>:{<name>}:released (string: <owner>|<release op>),
+KEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op>
+KEYS[2]  released: last release <prefix>:{<name>}:released (string: <owner>|<release op>),
          so a replayed release still answers "released"
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  token: the op of the acquire that holds it; '' releases the owner's
          hold whatever its op (sweeping a grant whose reply has not come)
 ARGV[3]  op: operation id of this release
-ARGV[4]  replayWindowMs: how long KEYS[2] remembers this release, ms
+ARGV[4]  replayWindowMs: how long `released` remembers this release, ms
 
 Returns
   n >= 0  released: the key was deleted and 'unlock' published on

@@ -1,9 +1,9 @@
 --[[
 renew-n: extend the leases of a batch of lease locks on one server.
 
-KEYS[i]       lock string of hold i, <prefix>:{<name>}: <owner>|<op>
-ARGV[2i-1]    holder of hold i: <owner>|<op of the acquire that took it>
-ARGV[2i]      leaseMs of hold i; the TTL becomes max(current, leaseMs)
+KEYS[i]     lock: string of hold i, <prefix>:{<name>}: <owner>|<op>
+ARGV[2i-1]  holder: of hold i, <owner>|<op of the acquire that took it>
+ARGV[2i]    leaseMs: its lease, ms; the TTL becomes max(current, leaseMs)
 
 Returns one integer per hold, in order:
    1  renewed

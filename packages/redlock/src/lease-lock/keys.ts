@@ -1,5 +1,4 @@
-import { keysOfLock, type LockKeys } from '../lock/keys.js';
-import { objectKey } from '../names.js';
+import { keysOfLock, objectKey, type LockKeys } from '@org/rlock-core/internal';
 
 /**
  * The Redis names of one lease lock: the reentrant lock's names without the

@@ -1,10 +1,6 @@
-import type { Deployment } from '../../connection/deployment.js';
-import type { AcquireReply } from '../../engine/acquire.js';
-import type { ReleaseReply } from '../../engine/release.js';
-import type { Transport } from '../../connection/transport.js';
-import { SCRIPTS } from '../scripts.generated.js';
-import type { LockKeys } from '../lock/keys.js';
-import { readValueAndPttl } from '../lock/read-lease.js';
+import { SCRIPTS as CORE_SCRIPTS, readValueAndPttl } from '@org/rlock-core/internal';
+import type { AcquireReply, Deployment, LockKeys, ReleaseReply, Transport } from '@org/rlock-core/internal';
+import { SCRIPTS } from './scripts.generated.js';
 
 /** `<owner>|<op>`: the value of a lease lock's key, and its tombstone's field. */
 export function holderValue(owner: string, op: string): string {
@@ -38,8 +34,8 @@ function parseRelease(reply: unknown): ReleaseReply {
 const isOne = (reply: unknown): boolean => reply === 1;
 const asCodes = (reply: unknown): number[] => reply as number[];
 
-/** The scripts a Redlock master runs: loaded on each of its connects. */
-export const LEASE_LOCK_SCRIPTS = [SCRIPTS.leaseLockAcquire, SCRIPTS.leaseLockCancel, SCRIPTS.leaseLockRelease, SCRIPTS.leaseLockRenew, SCRIPTS.lockForceUnlock];
+/** The scripts a Redlock master runs: loaded on each of its connects. forceUnlock is the reentrant lock's: a DEL and a 'force' either way. */
+export const LEASE_LOCK_SCRIPTS = [...Object.values(SCRIPTS), CORE_SCRIPTS.lockForceUnlock];
 
 /**
  * A lease lock on one server: one string key `<owner>|<op>` with a TTL,
@@ -62,25 +58,41 @@ export class LeaseLockStore {
 
   /** Takes the lock for `owner`'s operation `op`. A grant carries no token: its token is `op` (release and renewal name it). */
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
-    return this.transport.script(SCRIPTS.leaseLockAcquire, [keys.lock, keys.cancelled, holderValue(owner, op), leaseMs], 'acquire', keys.lock, parseAcquire);
+    return this.transport.run(
+      SCRIPTS.leaseLockAcquire,
+      { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), leaseMs },
+      'acquire',
+      keys.lock,
+      parseAcquire,
+    );
   }
 
   /** Cancels acquire `op` of `owner`: undone if it ran and still holds, refused if it comes later. */
   cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
-    return this.transport.script(SCRIPTS.leaseLockCancel, [keys.lock, keys.cancelled, holderValue(owner, op), this.replayWindowMs], 'cancel', keys.lock, isOne);
+    return this.transport.run(
+      SCRIPTS.leaseLockCancel,
+      { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), replayWindowMs: this.replayWindowMs },
+      'cancel',
+      keys.lock,
+      isOne,
+    );
   }
 
   /** Releases `owner`'s hold taken by op `token` (any of the owner's when undefined), as release op `op`. */
   release(keys: LockKeys, owner: string, token: string | undefined, op: string): Promise<ReleaseReply> {
-    return this.transport.script(SCRIPTS.leaseLockRelease, [keys.lock, keys.released, owner, token ?? '', op, this.replayWindowMs], 'release', keys.lock, parseRelease);
+    return this.transport.run(
+      SCRIPTS.leaseLockRelease,
+      { lock: keys.lock, released: keys.released, owner, token: token ?? '', op, replayWindowMs: this.replayWindowMs },
+      'release',
+      keys.lock,
+      parseRelease,
+    );
   }
 
   /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */
   renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
-    const args: (string | number)[] = [items.length];
-    for (const item of items) args.push(item.key);
-    for (const item of items) args.push(holderValue(item.owner, item.token), item.leaseMs);
-    return this.transport.script(SCRIPTS.leaseLockRenew, args, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
+    const holds = items.map(({ key, owner, token, leaseMs }) => ({ lock: key, holder: holderValue(owner, token), leaseMs }));
+    return this.transport.run(SCRIPTS.leaseLockRenew, { items: holds }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 
   /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
@@ -91,6 +103,6 @@ export class LeaseLockStore {
 
   /** Deletes the lock whoever holds it ('force' published); true if it was held. */
   forceUnlock(keys: LockKeys): Promise<boolean> {
-    return this.transport.script(SCRIPTS.lockForceUnlock, [keys.lock, '0'], 'forceUnlock', keys.lock, isOne);
+    return this.transport.run(CORE_SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' }, 'forceUnlock', keys.lock, isOne);
   }
 }

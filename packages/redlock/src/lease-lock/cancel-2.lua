@@ -6,10 +6,10 @@ runs after the commands sent behind it), or may never arrive. Either way it
 must leave no hold: the tombstone refuses it if it arrives after this, and if
 it ran and still holds the lock, the key is deleted.
 
-KEYS[1]  lock string <prefix>:{<name>}: <owner>|<op>
-KEYS[2]  tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>)
+KEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op>
+KEYS[2]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>)
 ARGV[1]  holder: <owner>|<op> of the acquire to undo
-ARGV[2]  replayWindowMs: how long KEYS[2] lives after this call, ms
+ARGV[2]  replayWindowMs: how long `cancelled` lives after this call, ms
 
 Returns
   1  the acquire had run and is undone ('unlock' published)
