@@ -37,7 +37,7 @@ export class Master {
     readonly name: string,
     input: unknown,
     private readonly commandTimeoutMs: number,
-    events: { resubscribed(): void; identified(): void },
+    events: { resubscribed: () => void; identified: () => void },
   ) {
     // Not batched: a round sends one command per lock, so a batch only delays each master's.
     this.deployment = new StandaloneDeployment(input, commandTimeoutMs, LEASE_LOCK_SCRIPTS, undefined, false);
@@ -49,7 +49,9 @@ export class Master {
     });
     // Each connect reads the run first (ioredis emits ready before it resends
     // anything), so a reply to an acquire is never read before the restart is known.
-    this.redis.on('ready', () => (this.identifying = this.identify(events.identified)));
+    this.redis.on('ready', () => {
+      this.identifying = this.identify(events.identified);
+    });
     if (this.redis.status === 'ready') this.identifying = this.identify(events.identified);
     else if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
     this.firstConnect = this.deployment

@@ -313,6 +313,15 @@ class WaitCall<G> {
 }
 
 /**
+ * What a non-waiting call (tryLock, tryAcquire) throws for a failure of its
+ * wait: a timeout whose cause says Redis did not answer is that failure, not
+ * a refusal that a false would report.
+ */
+export function unansweredFailure(error: unknown): unknown {
+  return error instanceof LockAcquireTimeoutError && error.cause instanceof Error ? error.cause : error;
+}
+
+/**
  * Tries, then waits on the object's channel and tries again when woken or when
  * the holder's TTL (capped at a third of the watchdog lease, since a TTL of −1
  * must not park a waiter forever) runs out, until acquired, `waitMs` runs out

@@ -26,5 +26,5 @@ export async function extendHold(
     if (verdict === 'renewed') hold.extendTo(sentAt, leaseMs);
     else hold.lose(verdict === 'gone' ? 'expired' : 'taken');
   });
-  if (!hold.active) throw hold.lostError;
+  if (!hold.active) throw hold.endedError();
 }

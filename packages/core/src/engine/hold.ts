@@ -1,4 +1,4 @@
-import { LockLostError, type LockLostReason } from '../errors.js';
+import { IllegalMonitorStateError, LockLostError, type LockLostReason } from '../errors.js';
 import type { RenewableHold } from './renewal.js';
 import { leaseDeadline, monotonicNow } from '../connection/time.js';
 
@@ -104,6 +104,11 @@ export class Hold<G = unknown> implements RenewableHold {
 
   get active(): boolean {
     return this.state === 'held';
+  }
+
+  /** What a call on this hold throws once it is no longer held: its loss, or that it was released. */
+  endedError(): LockLostError | IllegalMonitorStateError {
+    return this.lostError ?? new IllegalMonitorStateError(`"${this.name}" is no longer held: it was released`);
   }
 
   /**

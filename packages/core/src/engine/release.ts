@@ -81,7 +81,7 @@ export async function releaseHold(ctx: EngineContext, hold: Hold | undefined, na
     // Lost while the release was in flight (its fixed deadline passed, a
     // forceUnlock): the holder must hear of it, whatever the reply.
     ctx.holds.dropOne(hold);
-    throw hold.lostError;
+    throw hold.endedError();
   }
   if (reply.released) {
     hold.releasedOne(reply.remaining);
@@ -93,7 +93,7 @@ export async function releaseHold(ctx: EngineContext, hold: Hold | undefined, na
   }
   hold.lose(reply.reason);
   ctx.holds.dropOne(hold);
-  throw hold.lostError;
+  throw hold.endedError();
 }
 
 /**

@@ -49,7 +49,7 @@ describe('attempt', () => {
   it('undoes a grant whose caller aborted meanwhile, and rejects with the reason', async () => {
     const controller = new AbortController();
     const granted = spec({ granted: true });
-    const send = granted.send;
+    const send = granted.send.bind(granted);
     granted.send = (op) => send(op).finally(() => controller.abort(new Error('gave up')));
     await expect(attempt(context(), granted, controller.signal)).rejects.toThrow('gave up');
     expect(granted.undone).toEqual(granted.sent);

@@ -48,7 +48,7 @@ function snippetsOf(path: string): Snippet[] {
 /** The tests' compiler options (strict; `@org/*` mapped to the sources), as `npm run typecheck:tests` uses them. */
 function compilerOptions(): ts.CompilerOptions {
   const configPath = `${ROOT}tsconfig.test.json`;
-  const { config } = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
+  const { config } = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path)) as { config: unknown };
   const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT, undefined, configPath);
   // A callback handed to a placeholder has nothing to infer its parameters from.
   return { ...options, noImplicitAny: false, noEmit: true };

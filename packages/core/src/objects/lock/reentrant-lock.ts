@@ -1,4 +1,4 @@
-import { acquireOrWait, attempt, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
+import { acquireOrWait, attempt, unansweredFailure, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
@@ -52,9 +52,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     try {
       return (await this.acquireChecked(task, { ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs, failFast: true })) !== undefined;
     } catch (error) {
-      // Not refused but unanswered: the failure, not a false that would hide it.
-      if (error instanceof LockAcquireTimeoutError && error.cause) throw error.cause;
-      throw error;
+      throw unansweredFailure(error);
     }
   }
 

@@ -46,11 +46,13 @@ export class MultiLock implements RLock<undefined> {
 
   /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
   constructor(private readonly members: readonly RLock[]) {
-    if (!Array.isArray(members) || members.length === 0) {
+    // Checked as unknown (JavaScript callers): Array.isArray would narrow a readonly array to any[].
+    const list: unknown = members;
+    if (!Array.isArray(list) || list.length === 0) {
       throw new InvalidArgumentError(`a multi-lock needs a non-empty array of locks, got ${describeValue(members)}`);
     }
     for (const [index, member] of members.entries()) {
-      if (member === null || typeof member !== 'object' || typeof (member as RLock).acquire !== 'function') {
+      if (member === null || typeof member !== 'object' || typeof member.acquire !== 'function') {
         throw new InvalidArgumentError(`multi-lock member ${index} must be a lock (an RLock), got ${describeValue(member)}`);
       }
     }
@@ -208,10 +210,10 @@ class MultiHandle implements MultiLockHandle {
 
 /** Runs every release (last taken first), each whatever the others did; rejects with the first failure. */
 async function releaseAll(releases: (() => Promise<unknown>)[]): Promise<void> {
-  let failure: unknown;
+  let failure: Error | undefined;
   for (const release of releases) {
     await release().catch((error: unknown) => {
-      failure ??= error;
+      failure ??= error instanceof Error ? error : new Error(String(error));
     });
   }
   if (failure !== undefined) throw failure;

@@ -1,4 +1,4 @@
-import { acquireOrWait, attempt, HoldAttempt } from '../../engine/acquire.js';
+import { acquireOrWait, attempt, unansweredFailure, HoldAttempt } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
@@ -74,9 +74,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     try {
       hold = await this.acquireChecked({ ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs });
     } catch (error) {
-      // Not refused but unanswered: the failure, not an undefined that would hide it.
-      if (error instanceof LockAcquireTimeoutError && error.cause) throw error.cause;
-      throw error;
+      throw unansweredFailure(error);
     }
     return hold && this.handleOf(hold, task);
   }

@@ -1,4 +1,4 @@
-import { acquireOrWait, attempt, type AttemptSpec, type TryOutcome } from '../../engine/acquire.js';
+import { acquireOrWait, attempt, unansweredFailure, type AttemptSpec, type TryOutcome } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { monotonicNow } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
@@ -119,9 +119,7 @@ export class RedisSemaphore implements RSemaphore {
     try {
       return await this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 });
     } catch (error) {
-      // Not refused but unanswered: the failure, not a false that would hide it.
-      if (error instanceof LockAcquireTimeoutError && error.cause) throw error.cause;
-      throw error;
+      throw unansweredFailure(error);
     }
   }
 
