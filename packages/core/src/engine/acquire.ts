@@ -358,10 +358,8 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   const waitUntil = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
   let failingSince: number | undefined;
   let failures = 0;
-  // A waiting call rides out a short outage (a failover, a restart): a try
-  // that finds Redis unavailable is tried again, with jittered backoff, until
-  // Redis has been unavailable for commandTimeoutMs; then the call fails with
-  // it. A call that does not wait (waitMs 0) fails at once.
+  // A waiting call rides out a short outage (failover, restart): an unavailable
+  // Redis is retried with jittered backoff for up to commandTimeoutMs. waitMs 0 fails at once.
   const tryOnce = async (): Promise<TryOutcome<G>> => {
     try {
       const outcome = await call.tryOnce(ctx);
@@ -379,11 +377,9 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   // a releasing task that locks again at once must not starve them.
   const queueBehind = spec.arrival === 'queue' && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
   let retryInMs = ctx.maxSleepMs;
-  // Where Redis keeps the order and the channel is subscribed already (this
-  // process has waiters there), the newcomer joins the local queue before its
-  // first try: an announcement made while that try is out finds it (as a
-  // pending wake), so the try after the subscription's acknowledgement, which
-  // would close that gap, is not needed: one try, not two, per waiting call.
+  // Where Redis keeps the order and the channel is subscribed already, join
+  // the local queue before the first try: an announcement made while it is out
+  // becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
   if (!queueBehind && !joinFirst) {
     const first = await tryOnce();
@@ -398,9 +394,8 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   const joining = ctx.queues.join(spec, (joined) => (entered = joined));
   try {
     waiter = await call.race(joining);
-    // The subscription is acknowledged: a release from now on cannot be
-    // missed, so one more try closes the gap since the first one (or, having
-    // joined first, this is the first).
+    // Subscribed (acknowledged): no later release can be missed, so one more
+    // try closes the gap since the first (or, having joined first, is the first).
     let tryNow = !queueBehind;
     for (;;) {
       if (tryNow && (!spec.headOnly || waiter.isHead)) {

@@ -162,11 +162,9 @@ export class Hold<G = unknown> implements RenewableHold {
     this.applyLeaseMode();
   }
 
-  // After every acquisition or release: a reentrant acquire racing what
-  // looked like the last release (renewal already stopped) restarts renewal.
-  // A fixed lease's end is timed only when someone can observe it (the signal,
-  // a lockLost listener); otherwise the next release or read finds it
-  // `expired` by its deadline, and no timer is set per acquisition.
+  // After every acquisition or release, so a reentry racing the last release
+  // restarts renewal. A fixed lease's end is timed only when observable (the
+  // signal, a lockLost listener); else the next release or read finds it `expired`.
   private applyLeaseMode(): void {
     if (this.renewed) {
       this.clearExpiryTimer();
@@ -215,18 +213,16 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * Caps the hold at monotonic time `at` (an acquisition's `maxLeaseMs` from
-   * its send): the earliest cap wins. At the cap the hold is lost (`maxLease`):
-   * renewal stops, the signal aborts, and the client clears its key. The
-   * watchdog also checks the cap before each renewal, so a late timer never
-   * lets a renewal through past it.
+   * Caps the hold at monotonic time `at` (`maxLeaseMs` from the send; the
+   * earliest cap wins), where it is lost (`maxLease`). The watchdog also checks
+   * the cap before each renewal, so a late timer never lets one through past it.
    */
   capLease(at: number): void {
     if (!this.active || (this.maxLeaseAt !== undefined && this.maxLeaseAt <= at)) return;
     this.maxLeaseAt = at;
     if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
     this.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow())));
-    // A cap nobody waits for must not keep the process alive (as the expiry timer).
+    // Must not keep the process alive, as the expiry timer.
     this.maxLeaseTimer.unref();
   }
 

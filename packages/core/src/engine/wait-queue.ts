@@ -213,9 +213,8 @@ export class WaitQueue {
 
   /**
    * This client just released while other clients wait too: hold back the
-   * local wake for `ms`. The process that just released is the one whose event
-   * loop is awake, so without this it would win the next round far more often
-   * than its share.
+   * local wake for `ms`, or the releasing process, whose loop is awake, would
+   * win far more than its share.
    */
   yieldFor(ms = HANDOFF_YIELD_MS): void {
     this.yieldUntil = monotonicNow() + ms;
@@ -343,8 +342,7 @@ export class WaitQueues {
     queue.waiters.splice(index, 1);
     waiter.fire('timeout');
     queue.forgetPendingId(waiter.id);
-    // A wake kept for this id (it came while the waiter was trying) belongs to
-    // a branch of the same task still here, if it left without the lock.
+    // A wake kept for this id goes to a branch of the same task still waiting.
     if (!acquired) queue.passPendingId(waiter.id);
     if (waiter.woken && !acquired) queue.wakeOne();
     if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
