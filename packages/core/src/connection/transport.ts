@@ -71,11 +71,7 @@ export class Transport {
     readonly timeoutMs: number,
     /** Every script this connection may run: loaded on each connect, before anything else. */
     private readonly scripts: readonly EmbeddedScript[],
-    /**
-     * Batch each turn's commands into one write (true), or write each at once
-     * as ioredis does (false: a Redlock master, whose rounds send one command
-     * per lock and wait on the slowest of a majority).
-     */
+    /** Batch each turn's commands into one write; false for a Redlock master, whose rounds wait on the slowest of a majority. */
     private readonly batching = true,
   ) {
     redis.on('ready', () => {

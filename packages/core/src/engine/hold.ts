@@ -31,13 +31,11 @@ export interface HoldTarget {
 }
 
 /**
- * What one owner holds of one object in one mode: every nested acquisition
- * shares this hold's lease, deadline, token and signal (the lease only grows).
- * `count` is the owner's hold count as the object counts it (mirrored from
- * Redis, or counted here when only the first and last reach Redis); a flag per
- * acquisition still held says whether it was taken without a fixed lease,
- * because the watchdog runs while any of them was. `grant` is the object's own
- * data about the hold (Redlock: the token each master gave).
+ * What one owner holds of one object in one mode: nested acquisitions share its
+ * lease (which only grows), deadline, token and signal. `count` mirrors Redis,
+ * or is counted here where only the first and last reach Redis. A flag per
+ * acquisition says whether it took a watchdog lease: renewal runs while any
+ * one did. `grant` is the object's own data (Redlock: each master's token).
  */
 export class Hold<G = unknown> implements RenewableHold {
   readonly name: string;
@@ -107,10 +105,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * Held, and its deadline (the end of the lease certain on the server) has not
-   * passed: what a nested acquisition counted in the client, or a read of the
-   * current task's hold, may rely on. A timer that fires late must not leave a
-   * hold looking alive past its deadline.
+   * Held and before its deadline (and cap), checked against the clock, so a
+   * timer that fires late never leaves a hold looking alive past its deadline.
    */
   get certain(): boolean {
     return this.active && monotonicNow() < this.deadline && !(this.maxLeaseAt !== undefined && monotonicNow() >= this.maxLeaseAt);
@@ -185,10 +181,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * The release that should take the count to 0 is about to be sent: stop
-   * renewing now, so a renewal racing it cannot come back "gone" and report a
-   * clean release as a loss. There is no way back: once it went out, the hold is
-   * released or lost (a failed release is finished in the background).
+   * The final release is about to go out: stop renewing, so a renewal racing it
+   * cannot come back "gone" and report a clean release as lost. No way back.
    */
   beginFinalRelease(): void {
     this.releaseSent = true;

@@ -256,12 +256,10 @@ export interface JoinSpec {
 }
 
 /**
- * Every wait queue of one client, by channel. A channel is subscribed while at
- * least one local task waits on it, through `subscribe` (one subscriber
- * connection, or one per Redlock master); every try that precedes a sleep
- * happens after the subscription was acknowledged, so no release announced
- * after that try can be missed. After a reconnect every waiter tries again,
- * since messages published while the connection was down are gone.
+ * Every wait queue of one client, by channel, subscribed while a local task
+ * waits on it. Every try before a sleep follows the subscription's
+ * acknowledgement, so no later release is missed; after a reconnect every
+ * waiter tries again, as messages published meanwhile are gone.
  */
 export class WaitQueues {
   private readonly queues = new Map<string, WaitQueue>();
