@@ -9,8 +9,7 @@ export interface DueItem {
 /**
  * An indexed binary min-heap on `dueAt`. Each item remembers its heap position,
  * so removing or re-keying one is O(log n) without a search, and a tick only
- * touches the items that are due: peeking is O(1), popping O(log n). With
- * 10,000 holds a tick that renews none of them costs one comparison.
+ * touches the items that are due (peek O(1), pop O(log n)).
  */
 export class DueQueue<T extends DueItem> {
   readonly #heap: T[] = [];

@@ -16,19 +16,17 @@ export interface WatchdogOptions {
   minRetryDelayMs?: number;
   /**
    * Longest wait, in ms, before a renewal whose call failed is tried again; at
-   * least `minRetryDelayMs`. Retries go on until the hold's deadline, so keep it
-   * well below the lease: with the default 30 s lease a hold whose renewal
-   * fails is retried for about 20 s, so a 1 s cap gives it many attempts. An integer from 1 to 2^31 − 1.
+   * least `minRetryDelayMs`. Retries go on only until the hold's deadline, so
+   * keep it well below the lease. An integer from 1 to 2^31 − 1.
    * @default 1_000
    */
   maxRetryDelayMs?: number;
   /**
    * How much earlier than due, in ms, a renewal may go out so that it shares a
    * tick (and so a batch) with renewals due just before it. For each hold the
-   * window is also capped at a tenth of its period (`leaseMs / 30`), so a short
-   * lease is never renewed much more often than every `leaseMs / 3`. Renewing
-   * early is always safe: it only moves the deadline forward sooner. 0 turns
-   * early renewal off (renewals due in the same ms still share a tick).
+   * window is capped at a tenth of its period (`leaseMs / 30`). Renewing early
+   * is safe: it only moves the deadline forward sooner. 0 turns it off (renewals
+   * due in the same ms still share a tick).
    * An integer from 0 to 2^31 − 1.
    * @default 100
    */

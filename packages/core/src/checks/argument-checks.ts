@@ -5,10 +5,8 @@ export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /**
  * A duration in ms: an integer from `min` (1 by default, 0 for `waitMs`) to
- * 2^31 − 1, the one range a refusal states, with `why` the minimum is what it
- * is. Strings, NaN, Infinity and fractions are refused rather than coerced,
- * because a silently rounded or truncated lease is a lease the caller did not
- * ask for.
+ * 2^31 − 1; a refusal states the range and `why` the minimum. Refused rather
+ * than coerced: a silently rounded lease is not the one asked for.
  * @throws InvalidArgumentError
  */
 export function checkDurationMs(value: unknown, what: string, min = 1, why?: string): number {

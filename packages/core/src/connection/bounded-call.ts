@@ -2,11 +2,8 @@ import { RedisCommandError, RedisUnavailableError, RLockError } from '../errors.
 
 /**
  * Settles like `work`, or rejects with `onTimeout()` once `timeoutMs` passed.
- * When the timer fires, the rejection waits one turn of the event loop
- * (setImmediate runs after the I/O poll phase), so a reply already in the
- * socket wins: a busy process whose loop lagged past the timeout does not turn
- * answered calls into timeouts. The timer is unref'd: a pending call keeps its
- * connection busy, and this timer alone must not keep a finished program alive.
+ * The rejection is deferred to the check phase, so a reply read in this turn's
+ * poll phase wins and event-loop lag alone causes no timeout. Unref'd.
  */
 export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () => unknown): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -38,14 +35,10 @@ export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () =
 
 /**
  * Bounds a Redis call by rlock's own timer, whatever ioredis's retry and
- * offline-queue settings are, and turns its failures into typed errors:
- * an error reply (WRONGTYPE, NOSCRIPT that could not be repaired, OOM…)
- * becomes RedisCommandError naming the full key; everything else (timeout,
- * closed connection, retries exhausted) becomes RedisUnavailableError.
- *
- * A call that timed out may still run later (ioredis resends queued commands
- * after a reconnect): callers that change state pair every call with an
- * operation id, so a late or replayed call cannot count twice.
+ * offline-queue settings, with typed failures: an error reply (WRONGTYPE,
+ * OOM…) becomes RedisCommandError naming the full key; anything else
+ * (timeout, closed connection) RedisUnavailableError. A timed-out call may
+ * still run later, so state-changing calls carry an operation id.
  */
 export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: string, key: string): Promise<T> {
   let pending: Promise<T>;

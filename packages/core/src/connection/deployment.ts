@@ -57,11 +57,9 @@ export interface Deployment {
 }
 
 /**
- * `reply`, resolved only once replicas have the write when the deployment
- * syncs replicas and `wrote(value)` says the call changed something (a
- * grant, a count-down): the one place every object's `syncReplicas` goes
- * through. A rejection (too few acknowledgements) makes the caller undo a
- * grant, or report a write it cannot undo.
+ * `reply`, resolved once replicas have the write when the deployment syncs
+ * replicas and `wrote(value)` says it changed something. A rejection (too few
+ * acknowledgements) makes the caller undo a grant, or report the write.
  */
 export function replicated<T>(deployment: Deployment, key: string, reply: Promise<T>, wrote: (value: T) => boolean): Promise<T> {
   if (!deployment.syncsReplicas) return reply;

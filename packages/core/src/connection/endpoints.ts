@@ -3,10 +3,8 @@ import { InvalidArgumentError } from '../errors.js';
 import { describeValue } from '../checks/argument-checks.js';
 
 /**
- * Settings of the connections rlock creates (options given by the user win):
- * a short disconnectTimeout keeps close() from holding the process for
- * ioredis's default 2 s when the server is already gone. rlock batches its own
- * commands (see Transport), so ioredis's auto-pipelining is not needed.
+ * Settings of the connections rlock creates (the user's options win): a short
+ * disconnectTimeout keeps close() from waiting ioredis's 2 s on a dead server.
  */
 const OWNED_CONNECTION_DEFAULTS = Object.freeze({ disconnectTimeout: 200 });
 

@@ -2,11 +2,9 @@ import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '../errors.js';
 
 /**
- * Fails the calls waiting on a connection at once when its socket is refused
- * or reset, and every later call until it is ready again, with the socket
- * error as cause: ioredis would keep them in its offline queue until rlock's
- * timeout, and a dead Redis is not a slow one. (The transport does the same
- * for its commands, per pending entry.)
+ * Fails the calls waiting on a connection, and every later one until it is
+ * ready again, as soon as its socket is refused or reset (the socket error as
+ * cause), rather than leave them in ioredis's offline queue until the timeout.
  */
 export class FailWhileDown {
   private down: Error | undefined;

@@ -36,30 +36,22 @@ interface Pending {
 /**
  * rlock's way to one connection: its own small batches and one deadline queue.
  *
- * - **Batches.** Commands issued in one turn of the event loop are written
- *   together (the socket is corked from the first and uncorked after 16, or at
- *   the end of the turn; on a Cluster, every master's socket, after 16 per
- *   master), and a batch goes out while the replies to the last
- *   are still being turned into new commands. ioredis's auto-pipelining keeps
- *   one batch in flight per connection, so many tasks would move in lockstep,
- *   client and server taking turns; here they overlap. A transport built
- *   with `batching` off (a Redlock master's) writes each command at once.
- * - **Deadlines.** Every call gets rlock's own bound (`timeoutMs`, whatever
- *   ioredis's retry settings are) from one timer per connection: replies come
- *   in order, so the oldest unanswered call is the only one that can be due.
- *   When it fires, the rejection waits one turn of the loop, so a reply already
- *   in the socket wins.
- * - **Scripts** go as EVALSHA. Every script rlock has is loaded (SCRIPT LOAD)
- *   on each (re)connect, ahead of every other command: ioredis emits `ready`
- *   before it resends unanswered commands and its offline queue, so no script
- *   meets NOSCRIPT after a restart. A NOSCRIPT all the same (a SCRIPT FLUSH
- *   while rlock runs) is answered by EVAL: that call then runs after the ones
- *   sent behind it, which is why operations of one owner on one object are
- *   never in flight together (see OwnerChains).
+ * - **Batches.** A turn's commands are corked into one write (flushed after 16
+ *   per socket, or at the end of the turn; on a Cluster, per master), unlike
+ *   ioredis's auto-pipelining, which keeps one batch in flight and so makes
+ *   tasks move in lockstep. With `batching` off (a Redlock master) each command
+ *   is written at once.
+ * - **Deadlines.** One timer per connection bounds every call by `timeoutMs`,
+ *   whatever ioredis's retry settings: replies come in order, so only the oldest
+ *   unanswered call can be due.
+ * - **Scripts** go as EVALSHA, loaded on each (re)connect ahead of everything
+ *   else (ioredis emits `ready` before it resends its queue), so a restart
+ *   causes no NOSCRIPT. A NOSCRIPT all the same (SCRIPT FLUSH) is retried as
+ *   EVAL, which then runs after calls sent behind it: hence one operation per
+ *   owner and object in flight (see OwnerChains).
  *
- * A call that timed out may still run later (ioredis resends unanswered
- * commands after a reconnect): callers that change state pair every call with
- * an operation id, so a late or replayed call cannot count twice.
+ * A call that timed out may still run later (ioredis resends after a
+ * reconnect): state-changing calls carry an operation id so it cannot count twice.
  */
 export class Transport {
   /** The streams corked for this turn's batch: the connection's, or each ready master's of a Cluster. */
@@ -79,20 +71,15 @@ export class Transport {
     readonly timeoutMs: number,
     /** Every script this connection may run: loaded on each connect, before anything else. */
     private readonly scripts: readonly EmbeddedScript[],
-    /**
-     * Batch each turn's commands into one write (true), or write each at once
-     * as ioredis does (false: a Redlock master, whose rounds send one command
-     * per lock and wait on the slowest of a majority).
-     */
+    /** Batch each turn's commands into one write; false for a Redlock master, whose rounds wait on the slowest of a majority. */
     private readonly batching = true,
   ) {
     redis.on('ready', () => {
       this.down = undefined;
       this.loadScripts();
     });
-    // A refused or reset connection fails every call waiting on it at once,
-    // with the socket error as cause, and every call after it until the
-    // connection is ready again: a dead Redis is not a slow one.
+    // A refused or reset connection fails every pending and later call at once
+    // until it is ready again: a dead Redis is not a slow one.
     redis.on('error', (error: Error & { code?: unknown }) => {
       if (typeof error.code !== 'string' || redis.status === 'ready') return;
       this.down = error;
@@ -194,10 +181,8 @@ export class Transport {
 
   private cork(): void {
     if (this.corked !== undefined) return;
-    // Not connected yet (or reconnecting): ioredis queues commands offline and
-    // writes them in order once connected. A Cluster's commands go to their
-    // slots' masters: each ready master's stream is corked, so every node gets
-    // the turn's commands for it in one write.
+    // Not connected: ioredis's offline queue writes them in order later. On a
+    // Cluster every ready master is corked, so each node gets its commands in one write.
     const streams = streamsOf(this.redis);
     if (streams.length === 0) return;
     for (const stream of streams) stream.cork();

@@ -45,12 +45,10 @@ export interface AttemptSpec<R, G> {
 }
 
 /**
- * One acquire call, with the guarantees every object needs: an operation id,
- * the monotonic time taken *before* the send, and an undo when the grant came
- * too late to be counted on, the caller aborted, the client closed, or no
- * answer came in time (the call may still run). The undo is sent inside the
- * owner's turn, right behind the acquire on the same connection, so no other
- * operation of the owner lands between the two.
+ * One acquire call: an operation id, the monotonic time taken *before* the
+ * send, and an undo when the grant came too late, the caller aborted, the
+ * client closed, or no answer came (the call may still run). The undo goes in
+ * the owner's turn, so no other operation of the owner lands between the two.
  */
 export async function attempt<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined): Promise<TryOutcome<G>> {
   ctx.assertOpen();
@@ -178,11 +176,9 @@ export interface WaitSpec<G> {
   /** The object's wake policy: what a message on the channel wakes. */
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
   /**
-   * How the call starts. 'queue': behind this process's waiters, if any (no
-   * barging: a task that just released must not starve them). 'join': where
-   * Redis keeps the order, into the local queue before the first try when the
-   * channel is subscribed already. 'try': at once (a reentry, which would
-   * wait for itself; a latch's readers, who do not compete).
+   * How the call starts. 'queue': behind this process's waiters (no barging).
+   * 'join': where Redis keeps the order, into the local queue before the first
+   * try. 'try': at once (a reentry would wait for itself; a latch's readers do not compete).
    */
   readonly arrival: 'queue' | 'join' | 'try';
   /** Called when the call ends without a grant (timed out, aborted, failed): leave a queue kept in Redis. */
@@ -205,11 +201,7 @@ export interface WaitSpec<G> {
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
 const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
 
-/**
- * How long past `waitMs` a try still out may take to answer before the call
- * settles without it: a round trip (a Redlock round: its per-node timeout)
- * fits; a Redis that does not answer is reported as such.
- */
+/** How long past `waitMs` a try still out may answer: a round trip (or a Redlock round) fits. */
 const WAIT_MARGIN_MS = 250;
 
 /**
@@ -259,9 +251,8 @@ class WaitCall<G> {
       return Promise.reject(signal.reason);
     }
     return new Promise<T>((resolve, reject) => {
-      // The abort waits a turn of the loop: a try that already answered (its
-      // grant recorded just as the caller aborted) settles the call first, and
-      // is then given back by the caller rather than leaked.
+      // Deferred a turn: a try that already answered settles the call first,
+      // so its grant is given back by the caller rather than leaked.
       const onAbort = (): void => {
         setImmediate(() => reject(signal.reason));
       };
@@ -294,8 +285,7 @@ class WaitCall<G> {
     } catch (error) {
       // Cut off by waitMs: the try is still out (Redis did not answer in time).
       if (!this.expired) this.trying = false;
-      // A grant the try still records (it may have been recorded just before
-      // the abort was seen) belongs to nobody: give it back.
+      // A grant this try still records belongs to nobody: give it back.
       work.then(
         (outcome) => {
           if ('grant' in outcome) void this.spec.giveBack?.(outcome.grant).catch((giveBackError: unknown) => ctx.backgroundError(giveBackError));
@@ -352,9 +342,8 @@ export async function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): P
     if (grant === undefined && spec.leave) await spec.leave().catch((error: unknown) => ctx.backgroundError(error));
   }
   if (grant !== undefined && spec.signal?.aborted) {
-    // The caller gave up while the grant was being recorded (a listener of
-    // lockAcquired, say): it will never release what it does not know it has,
-    // so the acquisition is given back at once rather than kept (and renewed).
+    // Aborted while the grant was being recorded: the caller will never release
+    // what it does not know it has, so give it back rather than keep renewing it.
     await spec.giveBack?.(grant).catch((error: unknown) => {
       if (!(error instanceof LockLostError)) ctx.backgroundError(error);
     });
@@ -367,10 +356,8 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   const waitUntil = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
   let failingSince: number | undefined;
   let failures = 0;
-  // A waiting call rides out a short outage (a failover, a restart): a try
-  // that finds Redis unavailable is tried again, with jittered backoff, until
-  // Redis has been unavailable for commandTimeoutMs; then the call fails with
-  // it. A call that does not wait (waitMs 0) fails at once.
+  // A waiting call rides out a short outage (failover, restart): an unavailable
+  // Redis is retried with jittered backoff for up to commandTimeoutMs. waitMs 0 fails at once.
   const tryOnce = async (): Promise<TryOutcome<G>> => {
     try {
       const outcome = await call.tryOnce(ctx);
@@ -388,11 +375,9 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   // a releasing task that locks again at once must not starve them.
   const queueBehind = spec.arrival === 'queue' && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
   let retryInMs = ctx.maxSleepMs;
-  // Where Redis keeps the order and the channel is subscribed already (this
-  // process has waiters there), the newcomer joins the local queue before its
-  // first try: an announcement made while that try is out finds it (as a
-  // pending wake), so the try after the subscription's acknowledgement, which
-  // would close that gap, is not needed: one try, not two, per waiting call.
+  // Where Redis keeps the order and the channel is subscribed already, join
+  // the local queue before the first try: an announcement made while it is out
+  // becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
   if (!queueBehind && !joinFirst) {
     const first = await tryOnce();
@@ -407,9 +392,8 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   const joining = ctx.queues.join(spec, (joined) => (entered = joined));
   try {
     waiter = await call.race(joining);
-    // The subscription is acknowledged: a release from now on cannot be
-    // missed, so one more try closes the gap since the first one (or, having
-    // joined first, this is the first).
+    // Subscribed (acknowledged): no later release can be missed, so one more
+    // try closes the gap since the first (or, having joined first, is the first).
     let tryNow = !queueBehind;
     for (;;) {
       if (tryNow && (!spec.headOnly || waiter.isHead)) {

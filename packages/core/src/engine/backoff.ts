@@ -1,12 +1,9 @@
 /**
- * Wait before retry `failures` (1 for the first retry) of a failed call, in ms:
- * exponential backoff with "equal jitter". The ceiling b = min(maxMs, minMs ·
- * factor^failures) grows with every failure; the wait is uniform in [b / 2, b],
- * never below `minMs`. The jitter spreads the retries of many clients after a
- * shared outage (or a split Redlock vote), so they do not collide again in the
- * same millisecond; the lower half of the range is cut off so a retry never
- * comes right on the heels of a failure. Used by the watchdog's renewals,
- * releases finished in the background and Redlock's rounds.
+ * Wait before retry `failures` (1 for the first) of a failed call, in ms:
+ * uniform in [b / 2, b] with b = min(maxMs, minMs · factor^failures), never
+ * below `minMs`. The jitter keeps many clients retrying after one outage (or a
+ * split Redlock vote) from colliding again; the floor of b / 2 keeps a retry
+ * off the heels of the failure.
  *
  * @param random a number in [0, 1), `Math.random()` in production.
  * @returns a wait in [minMs, maxMs].

@@ -78,10 +78,8 @@ export class EngineContext {
   }
 
   /**
-   * A fresh operation id: the scripts recognise a replayed or late call by it.
-   * It need only be unique per owner (the scripts qualify it with the owner,
-   * whose client id is the unguessable part), so a counter does: no random
-   * bytes on the hot path.
+   * A fresh operation id, by which the scripts recognise a replayed or late
+   * call. The scripts qualify it with the owner, so a per-client counter is unique.
    */
   newOpId(): string {
     return (++this.opCounter).toString(36);
@@ -115,10 +113,8 @@ export class EngineContext {
 
   private onLost(hold: Hold, error: LockLostError): void {
     this.reports.lost(hold, error);
-    // What is left of the hold in Redis (checked by owner and token, so never a
-    // newer hold) is cleared at once, so waiters need not sit out its TTL. A
-    // hold whose final release went out is finished by that release; a closed
-    // or forced one needs nothing.
+    // Clear what is left (by owner and token, never a newer hold) so waiters
+    // need not sit out its TTL; a final release in flight finishes it itself.
     if (error.reason === 'closed' || error.reason === 'forced' || hold.releaseSent || this.closed) return;
     const kind = this.kinds.get(hold.kind);
     this.background.track(

@@ -31,13 +31,9 @@ export interface GatherStagger {
 }
 
 /**
- * A fan-out to several servers (Redlock's masters) decided as soon as the
- * answers so far settle it: starts every call at once (or `stagger.first`
- * first) and resolves when `decide` reaches a verdict on the results so far
- * (so a frozen server does not hold up an answer the others already settle),
- * when every call has settled, or when `timeout` passed (one timer for all
- * calls, from the start). Calls still running go on; `late` hears how each
- * of them ended.
+ * A fan-out to several servers (Redlock's masters), resolved as soon as
+ * `decide` reaches a verdict (a frozen server cannot hold up an answer), every
+ * call settled, or `timeout` passed. Calls still running go on; `late` hears them.
  */
 export function gather<T, V>(
   calls: readonly (() => Promise<T>)[],

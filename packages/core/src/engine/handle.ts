@@ -14,8 +14,7 @@ export abstract class HoldHandle implements AsyncDisposable {
     readonly name: string,
     protected readonly hold: Hold,
     private readonly task: TaskContext,
-    // Not named `release`: a private member of that name would keep a
-    // subclass from having the `release()` a permit's handle needs.
+    // Not `release`: a permit handle's subclass needs that name public.
     private readonly releaseOnce: () => Promise<unknown>,
   ) {}
 
@@ -52,9 +51,8 @@ export abstract class HoldHandle implements AsyncDisposable {
       await this.releaseOnce();
       this.ended = true;
     } catch (error) {
-      // A lost hold is gone for good, and so is one whose final release went
-      // out (the client finishes it); only a release that left the hold
-      // standing may be retried.
+      // Only a release that left the hold standing may be retried: a lost hold,
+      // or one whose final release went out (the client finishes it), is ended.
       if (error instanceof LockLostError || !this.hold.active) this.ended = true;
       throw error;
     }

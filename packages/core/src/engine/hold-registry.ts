@@ -1,11 +1,10 @@
 import type { Hold } from './hold.js';
 
 /**
- * The client's local view of its holds: per key, per mode, per owner, the
- * current generation of the owner's hold. Older generations that were lost
- * with counts still outstanding hang off `previous`, so each unlock of them is
- * answered with their loss instead of touching a newer hold. A task's read
- * hold and write hold on one name are two modes of one key: they never collide.
+ * The client's holds: per key, mode and owner, the current generation. Lost
+ * generations with counts outstanding hang off `previous`, so their unlocks
+ * answer with the loss instead of touching a newer hold. A task's read and
+ * write holds on one name are two modes of one key: they never collide.
  */
 export class HoldRegistry {
   private readonly byKey = new Map<string, Map<string, Map<string, Hold>>>();

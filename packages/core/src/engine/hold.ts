@@ -31,13 +31,11 @@ export interface HoldTarget {
 }
 
 /**
- * What one owner holds of one object in one mode: every nested acquisition
- * shares this hold's lease, deadline, token and signal (the lease only grows).
- * `count` is the owner's hold count as the object counts it (mirrored from
- * Redis, or counted here when only the first and last reach Redis); a flag per
- * acquisition still held says whether it was taken without a fixed lease,
- * because the watchdog runs while any of them was. `grant` is the object's own
- * data about the hold (Redlock: the token each master gave).
+ * What one owner holds of one object in one mode: nested acquisitions share its
+ * lease (which only grows), deadline, token and signal. `count` mirrors Redis,
+ * or is counted here where only the first and last reach Redis. A flag per
+ * acquisition says whether it took a watchdog lease: renewal runs while any
+ * one did. `grant` is the object's own data (Redlock: each master's token).
  */
 export class Hold<G = unknown> implements RenewableHold {
   readonly name: string;
@@ -112,10 +110,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * Held, and its deadline (the end of the lease certain on the server) has not
-   * passed: what a nested acquisition counted in the client, or a read of the
-   * current task's hold, may rely on. A timer that fires late must not leave a
-   * hold looking alive past its deadline.
+   * Held and before its deadline (and cap), checked against the clock, so a
+   * timer that fires late never leaves a hold looking alive past its deadline.
    */
   get certain(): boolean {
     return this.active && monotonicNow() < this.deadline && !(this.maxLeaseAt !== undefined && monotonicNow() >= this.maxLeaseAt);
@@ -167,11 +163,9 @@ export class Hold<G = unknown> implements RenewableHold {
     this.applyLeaseMode();
   }
 
-  // After every acquisition or release: a reentrant acquire racing what
-  // looked like the last release (renewal already stopped) restarts renewal.
-  // A fixed lease's end is timed only when someone can observe it (the signal,
-  // a lockLost listener); otherwise the next release or read finds it
-  // `expired` by its deadline, and no timer is set per acquisition.
+  // After every acquisition or release, so a reentry racing the last release
+  // restarts renewal. A fixed lease's end is timed only when observable (the
+  // signal, a lockLost listener); else the next release or read finds it `expired`.
   private applyLeaseMode(): void {
     if (this.renewed) {
       this.clearExpiryTimer();
@@ -192,10 +186,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * The release that should take the count to 0 is about to be sent: stop
-   * renewing now, so a renewal racing it cannot come back "gone" and report a
-   * clean release as a loss. There is no way back: once it went out, the hold is
-   * released or lost (a failed release is finished in the background).
+   * The final release is about to go out: stop renewing, so a renewal racing it
+   * cannot come back "gone" and report a clean release as lost. No way back.
    */
   beginFinalRelease(): void {
     this.releaseSent = true;
@@ -220,18 +212,16 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * Caps the hold at monotonic time `at` (an acquisition's `maxLeaseMs` from
-   * its send): the earliest cap wins. At the cap the hold is lost (`maxLease`):
-   * renewal stops, the signal aborts, and the client clears its key. The
-   * watchdog also checks the cap before each renewal, so a late timer never
-   * lets a renewal through past it.
+   * Caps the hold at monotonic time `at` (`maxLeaseMs` from the send; the
+   * earliest cap wins), where it is lost (`maxLease`). The watchdog also checks
+   * the cap before each renewal, so a late timer never lets one through past it.
    */
   capLease(at: number): void {
     if (!this.active || (this.maxLeaseAt !== undefined && this.maxLeaseAt <= at)) return;
     this.maxLeaseAt = at;
     if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
     this.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow())));
-    // A cap nobody waits for must not keep the process alive (as the expiry timer).
+    // Must not keep the process alive, as the expiry timer.
     this.maxLeaseTimer.unref();
   }
 

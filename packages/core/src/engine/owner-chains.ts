@@ -8,10 +8,7 @@ interface Slot {
  * order. With at most one operation of an owner in flight, a replay after a
  * reconnect can only concern the last one, which the scripts recognise by its
  * operation id; and an undo sent inside an operation's turn is answered before
- * the owner's next operation goes out.
- *
- * The common case (nobody else of the owner on that key) costs two map
- * lookups and no promise: `enter` answers at once, `leave` hands over or frees.
+ * the owner's next operation goes out. An uncontended turn costs no promise.
  */
 export class OwnerChains {
   private readonly slots = new Map<string, Map<string, Slot>>();

@@ -30,18 +30,14 @@ export interface ReleaseSpec {
 }
 
 /**
- * Releases one acquisition of `hold`, with the guarantees every object needs.
- * A hold the owner never had is refused (IllegalMonitorStateError, nothing
- * sent); a lost one is counted off without touching Redis (so it can never
- * release a newer hold of the same owner) and rejects with its loss.
+ * Releases one acquisition of `hold`. A hold the owner never had is refused
+ * (nothing sent); a lost one is counted off without touching Redis, so it can
+ * never release a newer hold of the same owner, and rejects with its loss.
  *
- * The release that takes the count to 0 stops renewal before it goes out, and
- * whatever its outcome there is no way back: if it fails (Redis unreachable,
- * no majority), the hold is given up at once (lost, `unreachable`: its signal
- * aborts and `lockLost` fires), the caller gets the failure, and the client
- * finishes the release in the background (jittered, until the lease has run
- * out), then says which by a `lockReleased` event (`via: 'retry' | 'expiry'`).
- * A lock whose release could not reach Redis is never kept alive by renewal.
+ * The final release stops renewal before it goes out, with no way back: if it
+ * fails, the hold is lost (`unreachable`) at once, the caller gets the failure,
+ * and the release is finished in the background until the lease has run out
+ * (`lockReleased` with `via: 'retry' | 'expiry'`), never kept alive by renewal.
  *
  * @returns the reply of a release that succeeded.
  * @throws IllegalMonitorStateError, LockLostError, or the failure of the call.
@@ -59,8 +55,7 @@ export async function releaseHold(ctx: EngineContext, hold: Hold | undefined, na
   }
   ctx.assertOpen();
   const final = hold.count <= 1;
-  // Renewal stops before the last release is sent, so a renewal racing it
-  // cannot come back "gone" and report a clean release as a loss.
+  // See beginFinalRelease: a renewal racing it must not report a clean release as lost.
   if (final) hold.beginFinalRelease();
   const op = ctx.newOpId();
   let reply: ReleaseReply;

@@ -1,7 +1,7 @@
 /**
  * The renewal seam: the engine takes watchdog leases only through a
  * {@link LeaseRenewer}, and a renewer talks to Redis only through the
- * {@link RenewalBackend} the client gives it (its {@link RenewalRouter}).
+ * {@link RenewalBackend} the client gives it (its `HoldKinds`).
  * `@org/rlock-watchdog` implements the renewer; core alone never takes a lease
  * without one (a `lock()` without `leaseMs` needs a renewer).
  */
@@ -23,8 +23,8 @@ export interface RenewableHold {
   /** The object's name as the user gave it. */
   readonly name: string;
   /**
-   * What is renewed, and so which renewer of the client's {@link RenewalRouter}
-   * takes it: a lock hold, a waiter lease, a permit… Holds of one kind share a batch.
+   * What is renewed (a lock hold, a waiter lease, a permit…), and so which
+   * registered `HoldKind` renews it. Holds of one kind share a batch.
    */
   readonly kind: string;
   /** Full Redis key the lease is on. */

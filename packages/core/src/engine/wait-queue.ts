@@ -213,9 +213,8 @@ export class WaitQueue {
 
   /**
    * This client just released while other clients wait too: hold back the
-   * local wake for `ms`. The process that just released is the one whose event
-   * loop is awake, so without this it would win the next round far more often
-   * than its share.
+   * local wake for `ms`, or the releasing process, whose loop is awake, would
+   * win far more than its share.
    */
   yieldFor(ms = HANDOFF_YIELD_MS): void {
     this.yieldUntil = monotonicNow() + ms;
@@ -257,12 +256,10 @@ export interface JoinSpec {
 }
 
 /**
- * Every wait queue of one client, by channel. A channel is subscribed while at
- * least one local task waits on it, through `subscribe` (one subscriber
- * connection, or one per Redlock master); every try that precedes a sleep
- * happens after the subscription was acknowledged, so no release announced
- * after that try can be missed. After a reconnect every waiter tries again,
- * since messages published while the connection was down are gone.
+ * Every wait queue of one client, by channel, subscribed while a local task
+ * waits on it. Every try before a sleep follows the subscription's
+ * acknowledgement, so no later release is missed; after a reconnect every
+ * waiter tries again, as messages published meanwhile are gone.
  */
 export class WaitQueues {
   private readonly queues = new Map<string, WaitQueue>();
@@ -343,8 +340,7 @@ export class WaitQueues {
     queue.waiters.splice(index, 1);
     waiter.fire('timeout');
     queue.forgetPendingId(waiter.id);
-    // A wake kept for this id (it came while the waiter was trying) belongs to
-    // a branch of the same task still here, if it left without the lock.
+    // A wake kept for this id goes to a branch of the same task still waiting.
     if (!acquired) queue.passPendingId(waiter.id);
     if (waiter.woken && !acquired) queue.wakeOne();
     if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
