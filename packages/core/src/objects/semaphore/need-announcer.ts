@@ -4,13 +4,10 @@ import type { SemaphoreKeys } from './keys.js';
 import type { SemaphoreStore } from './semaphore-store.js';
 
 /**
- * How long a waiter of this client may wait before the client tells the
- * others (a "need" message on the channel), ms. Each client that hears it
- * gives its next release back through Redis instead of to its own tasks, so
- * permits move to where waiters starve and otherwise stay where they are
- * used: a hand-off between tasks of one process costs no Redis call and no
- * switch to another process. With short critical sections nobody waits this
- * long and permits stay put; with long ones every release goes through Redis.
+ * How long (ms) a waiter of this client may wait before the client publishes
+ * a "need": each client that hears it gives its next release back through
+ * Redis, so permits move to starving waiters and otherwise stay local, where
+ * a hand-off between tasks costs no Redis call.
  */
 const NEED_AFTER_MS = 10;
 
