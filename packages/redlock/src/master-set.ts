@@ -124,13 +124,12 @@ export class MasterSet {
   /**
    * Runs the acquire script on the masters in the lock's order (orderOf; one
    * that does not vote fails at once), each bounded by the per-node timeout.
-   * Contended: on the first voting one (the gate), then on the others unless
-   * it refused. Otherwise on the first Q, and on the rest once those settled
-   * without winning or REST_AFTER_MS later; a won round asks the rest then in
-   * the background, unless the hold was released by then (an unlock right
-   * after the lock costs Q calls, not N). Won as soon as ≥ Q granted with lease − elapsed − drift > 0, elapsed measured from
-   * before the first send; answers after that join the hold (see late).
-   * Otherwise decided once every master answered or timed out.
+   * Contended: the first voting one (the gate), then the others unless it
+   * refused. Otherwise the first Q, then the rest once those settle without
+   * winning or REST_AFTER_MS later (skipped when the hold is released by then:
+   * a lock then unlock costs Q calls, not N). Won once ≥ Q granted with
+   * lease − elapsed − drift > 0, elapsed from before the first send; later
+   * answers join the hold (late). Else decided when all answered or timed out.
    */
   async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string, contended: boolean): Promise<Round> {
     if (!this.ready) await this.started;
@@ -233,13 +232,12 @@ export class MasterSet {
   }
 
   /**
-   * Cancels a lost round's acquire by op (nothing else of the owner is touched)
-   * where it granted or failed after the send (the tombstone refuses it late),
-   * or everywhere when `round` is undefined (the engine undoes a try: `grants`
-   * are what it won, if it did). Resolves once the granting masters answered
-   * (bounded per node): "not acquired" leaves no key on a live master. A
-   * cancel to a connection that blips goes out on reconnect, behind the
-   * acquire it cancels.
+   * Cancels a lost round's acquire by op where it granted or failed after the
+   * send (the tombstone refuses it late), or everywhere when `round` is
+   * undefined (the engine undoes a try; `grants`: what it won). Resolves once
+   * the granting masters answered (bounded per node), so "not acquired" leaves
+   * no key on a live master; a cancel on a blipping connection goes out on
+   * reconnect, behind the acquire it cancels.
    */
   async undoRound(keys: LockKeys, owner: string, op: string, round: Round | undefined, grants?: Grants): Promise<void> {
     if (grants?.handoffs && !grants.done) this.drop(grants); // an undone hand-off: nobody's now
@@ -353,9 +351,8 @@ export class MasterSet {
     const grants = hold.grant as Grants;
     const { tokens } = grants;
     grants.done = grants.swept = true;
-    // A master whose acquire is still unanswered counts too, released by the round's op as by a token: the release runs
-    // after that acquire on the same connection, so its answer is the truth about that grant (an unlock right after the
-    // lock need not wait for the first three), and a retry can only ever delete that grant.
+    // An unanswered acquire counts, released by the round's op: the release runs after it on the same connection,
+    // so its answer is the truth about that grant (no wait for the round's answers), and a retry deletes only that grant.
     const unanswered = [...grants.pending];
     for (const index of unanswered) tokens[index] ??= grants.op;
     const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
@@ -369,8 +366,8 @@ export class MasterSet {
         const notHeld = results.filter((result) => result?.ok && !result.value.released);
         // receivers > 1: other clients wait too, and the engine lets them go first.
         const receivers = Math.max(0, ...released.map((result) => (result?.ok && result.value.released && result.value.receivers) || 0));
-        // Held to the end on a majority. Masters never asked are free but never held it: counting them would
-        // call a hold released on one of its Q masters intact, whatever the other two answer after.
+        // Released by Q holding masters. Masters never asked are free but never held it: counting them would
+        // call a hold released while most of its grants may still stand.
         if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
         if (holding.length - notHeld.length < this.quorum) {
           // Taken where the hold had a grant; a pending acquire that found another owner there was never ours.
