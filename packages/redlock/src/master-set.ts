@@ -207,10 +207,9 @@ export class MasterSet {
   }
 
   /**
-   * Spreads a held lock to `master` where others' failed partial grants were,
-   * or that came back empty: the acquire script as the hold's owner for the
-   * rest of its lease, up to `tries` times while the hold stands. A grant
-   * within validity joins the hold (renewal and release go there); else it is cancelled.
+   * Spreads a held lock to `master` (others' failed partial grants were there,
+   * or it came back empty): the acquire script as the hold's owner for the rest
+   * of its lease, up to `tries` times. A grant within validity joins the hold; else it is cancelled.
    */
   spread(grants: Grants, master: Master, tries: number): void {
     const op = `spread/${++this.spreads}`;
@@ -284,11 +283,9 @@ export class MasterSet {
   }
 
   /**
-   * Renews grants on every master where each has a token: one renew-n call per
-   * master for the batch. Resolves once each is decided (decideRenewal) or
-   * every call settled; `renewed` only within validity. A renewed hold forgets
-   * grants found gone and spreads to each voting master where it has none (one
-   * that came back empty).
+   * Renews the batch with one renew-n call per master where a hold has a token;
+   * each decided by decideRenewal, `renewed` only within validity. A renewed
+   * hold forgets grants found gone and spreads to voting masters where it has none.
    */
   async renew(items: readonly { readonly grants: Grants; readonly leaseMs: number }[]): Promise<RenewResult[]> {
     const sentAt = monotonicNow();
@@ -338,14 +335,12 @@ export class MasterSet {
   }
 
   /**
-   * The final release of a hold: the release script on every master (with its
-   * token where the hold has one, so it never deletes a newer hold; by owner
-   * elsewhere, to sweep a grant still on its way). Released iff a majority
-   * released it; lost iff so many holding masters answered "not held" that
-   * fewer than Q can still have had it; otherwise a QuorumError (the engine
-   * gives the hold up and finishes with releaseRest). Once decided, masters
-   * that did not answer keep being released in the background until they do
-   * or the lease is over: a key must not sit out its TTL on a minority.
+   * The final release: on every asked master, by token where the hold has one
+   * (never a newer hold), by owner elsewhere (sweeping a grant on its way).
+   * Released iff a majority released; lost iff fewer than Q holding masters can
+   * still have it; else a QuorumError (the engine finishes with releaseRest).
+   * Masters that did not answer are retried in the background until the lease
+   * ends: a key must not sit out its TTL on a minority.
    */
   async release(hold: Hold, keys: LockKeys, op: string): Promise<ReleaseReply> {
     const grants = hold.grant as Grants;
