@@ -46,9 +46,8 @@ function watchTurn(turns: Turns): void {
 /** One client's semaphore state, shared by its semaphores (see EngineContext.stateOf). */
 class SemaphoreClientState {
   /**
-   * Permits a releasing task handed straight to a waiting task of this client
-   * (no Redis call: the count in Redis has them taken already), by waiter id,
-   * until the waiter takes them. Entries live only while their call does.
+   * Permits a release handed straight to a waiting task of this client, by
+   * waiter id (Redis counts them taken already); an entry lives while its call does.
    */
   readonly handed = new Map<string, number>();
   readonly needs: NeedAnnouncer;
