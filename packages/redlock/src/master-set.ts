@@ -124,13 +124,12 @@ export class MasterSet {
   /**
    * Runs the acquire script on the masters in the lock's order (orderOf; one
    * that does not vote fails at once), each bounded by the per-node timeout.
-   * Contended: on the first voting one (the gate), then on the others unless
-   * it refused. Otherwise on the first Q, and on the rest once those settled
-   * without winning or REST_AFTER_MS later; a won round asks the rest then in
-   * the background, unless the hold was released by then (an unlock right
-   * after the lock costs Q calls, not N). Won as soon as ≥ Q granted with lease − elapsed − drift > 0, elapsed measured from
-   * before the first send; answers after that join the hold (see late).
-   * Otherwise decided once every master answered or timed out.
+   * Contended: the first voting one (the gate), then the others unless it
+   * refused. Otherwise the first Q, then the rest once those settle without
+   * winning or REST_AFTER_MS later (skipped when the hold is released by then:
+   * a lock then unlock costs Q calls, not N). Won once ≥ Q granted with
+   * lease − elapsed − drift > 0, elapsed from before the first send; later
+   * answers join the hold (late). Else decided when all answered or timed out.
    */
   async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string, contended: boolean): Promise<Round> {
     if (!this.ready) await this.started;
@@ -208,10 +207,9 @@ export class MasterSet {
   }
 
   /**
-   * Spreads a held lock to `master` where others' failed partial grants were,
-   * or that came back empty: the acquire script as the hold's owner for the
-   * rest of its lease, up to `tries` times while the hold stands. A grant
-   * within validity joins the hold (renewal and release go there); else it is cancelled.
+   * Spreads a held lock to `master` (others' failed partial grants were there,
+   * or it came back empty): the acquire script as the hold's owner for the rest
+   * of its lease, up to `tries` times. A grant within validity joins the hold; else it is cancelled.
    */
   spread(grants: Grants, master: Master, tries: number): void {
     const op = `spread/${++this.spreads}`;
@@ -233,13 +231,12 @@ export class MasterSet {
   }
 
   /**
-   * Cancels a lost round's acquire by op (nothing else of the owner is touched)
-   * where it granted or failed after the send (the tombstone refuses it late),
-   * or everywhere when `round` is undefined (the engine undoes a try: `grants`
-   * are what it won, if it did). Resolves once the granting masters answered
-   * (bounded per node): "not acquired" leaves no key on a live master. A
-   * cancel to a connection that blips goes out on reconnect, behind the
-   * acquire it cancels.
+   * Cancels a lost round's acquire by op where it granted or failed after the
+   * send (the tombstone refuses it late), or everywhere when `round` is
+   * undefined (the engine undoes a try; `grants`: what it won). Resolves once
+   * the granting masters answered (bounded per node), so "not acquired" leaves
+   * no key on a live master; a cancel on a blipping connection goes out on
+   * reconnect, behind the acquire it cancels.
    */
   async undoRound(keys: LockKeys, owner: string, op: string, round: Round | undefined, grants?: Grants): Promise<void> {
     if (grants?.handoffs && !grants.done) this.drop(grants); // an undone hand-off: nobody's now
@@ -286,11 +283,9 @@ export class MasterSet {
   }
 
   /**
-   * Renews grants on every master where each has a token: one renew-n call per
-   * master for the batch. Resolves once each is decided (decideRenewal) or
-   * every call settled; `renewed` only within validity. A renewed hold forgets
-   * grants found gone and spreads to each voting master where it has none (one
-   * that came back empty).
+   * Renews the batch with one renew-n call per master where a hold has a token;
+   * each decided by decideRenewal, `renewed` only within validity. A renewed
+   * hold forgets grants found gone and spreads to voting masters where it has none.
    */
   async renew(items: readonly { readonly grants: Grants; readonly leaseMs: number }[]): Promise<RenewResult[]> {
     const sentAt = monotonicNow();
@@ -340,22 +335,19 @@ export class MasterSet {
   }
 
   /**
-   * The final release of a hold: the release script on every master (with its
-   * token where the hold has one, so it never deletes a newer hold; by owner
-   * elsewhere, to sweep a grant still on its way). Released iff a majority
-   * released it; lost iff so many holding masters answered "not held" that
-   * fewer than Q can still have had it; otherwise a QuorumError (the engine
-   * gives the hold up and finishes with releaseRest). Once decided, masters
-   * that did not answer keep being released in the background until they do
-   * or the lease is over: a key must not sit out its TTL on a minority.
+   * The final release: on every asked master, by token where the hold has one
+   * (never a newer hold), by owner elsewhere (sweeping a grant on its way).
+   * Released iff a majority released; lost iff fewer than Q holding masters can
+   * still have it; else a QuorumError (the engine finishes with releaseRest).
+   * Masters that did not answer are retried in the background until the lease
+   * ends: a key must not sit out its TTL on a minority.
    */
   async release(hold: Hold, keys: LockKeys, op: string): Promise<ReleaseReply> {
     const grants = hold.grant as Grants;
     const { tokens } = grants;
     grants.done = grants.swept = true;
-    // A master whose acquire is still unanswered counts too, released by the round's op as by a token: the release runs
-    // after that acquire on the same connection, so its answer is the truth about that grant (an unlock right after the
-    // lock need not wait for the first three), and a retry can only ever delete that grant.
+    // An unanswered acquire counts, released by the round's op: the release runs after it on the same connection,
+    // so its answer is the truth about that grant (no wait for the round's answers), and a retry deletes only that grant.
     const unanswered = [...grants.pending];
     for (const index of unanswered) tokens[index] ??= grants.op;
     const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
@@ -369,8 +361,8 @@ export class MasterSet {
         const notHeld = results.filter((result) => result?.ok && !result.value.released);
         // receivers > 1: other clients wait too, and the engine lets them go first.
         const receivers = Math.max(0, ...released.map((result) => (result?.ok && result.value.released && result.value.receivers) || 0));
-        // Held to the end on a majority. Masters never asked are free but never held it: counting them would
-        // call a hold released on one of its Q masters intact, whatever the other two answer after.
+        // Released by Q holding masters. Masters never asked are free but never held it: counting them would
+        // call a hold released while most of its grants may still stand.
         if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
         if (holding.length - notHeld.length < this.quorum) {
           // Taken where the hold had a grant; a pending acquire that found another owner there was never ours.

@@ -12,10 +12,10 @@ export interface MasterRun {
 }
 
 /**
- * One independent master: core's standalone deployment, the lease lock's scripts on
- * it (every call bounded by commandTimeoutMs), its subscriber hub, and its run:
- * `INFO server` is read on every (re)connect, before any vote counts, so a
- * restart (a new run_id, a short uptime) is known before the master votes again.
+ * One independent master: core's standalone deployment with the lease lock's
+ * scripts (calls bounded by commandTimeoutMs), its subscriber hub, and its run:
+ * `INFO server` is read on every (re)connect before any vote counts, so a
+ * restart is known before the master votes again.
  */
 export class Master {
   readonly deployment: StandaloneDeployment;

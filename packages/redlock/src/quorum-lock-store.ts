@@ -57,12 +57,11 @@ export class QuorumLockStore implements LockStore {
   ) {}
 
   /**
-   * One try: a hand-off parked for this client's tasks is extended to the
-   * lease on a majority and taken; else a round, gate first when contended
-   * (local waiters, or this call lost before). Lost: every grant is cleared
-   * before this returns, then it waits for the announcements of enough
-   * refusing masters (the gate's, if it refused), or their TTLs; when nobody
-   * won, it goes to the gate at once, then backs off at random.
+   * One try: a hand-off parked for this client's tasks, extended to the lease
+   * on a majority; else a round, gate first when contended (local waiters, or
+   * this call lost before). Lost: every grant is cleared before this returns,
+   * then it waits for enough refusing masters' announcements or TTLs; when
+   * nobody won, it goes to the gate at once, then backs off at random.
    * @throws QuorumError when more than N − Q masters failed: at once for
    *   tryLock, after `unavailableAfterMs` of such rounds for a waiting call
    */
@@ -144,13 +143,12 @@ export class QuorumLockStore implements LockStore {
   }
 
   /**
-   * The last release of a hold. While tasks of this client wait for the lock
-   * (within MAX_HANDOFFS and HANDOFF_WINDOW_MS, with validity to spare), its
-   * grants stay on the masters for the next local waiter, who extends them to
-   * its lease on a majority: one renewal instead of a release and a race of
-   * every waiting client. The masters keep the first holder's owner; this
-   * client keeps its tasks apart. A hand-off nobody takes within
-   * commandTimeoutMs (its waiter gave up) is released.
+   * The last release of a hold. While tasks of this client wait (within
+   * MAX_HANDOFFS and HANDOFF_WINDOW_MS, with validity to spare), its grants
+   * stay for the next local waiter, who extends them on a majority: one
+   * renewal instead of a release and a race of every waiting client. The
+   * masters keep the first holder's owner; this client keeps its tasks apart.
+   * A hand-off nobody takes within commandTimeoutMs is released.
    */
   release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply> {
     const grants = hold.grant as Grants;

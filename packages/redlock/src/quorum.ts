@@ -26,11 +26,11 @@ export const STARTED_TOGETHER_MS = 2_000;
 
 /**
  * Until when (monotonic ms) each master sits out after a restart, 0 when it
- * votes. Restarted without persistence, a master forgot grants of holds that
- * may run for up to the longest lease: it does not vote for `quarantineMs`
- * from its start when this client saw its run change, or when another master
- * started at least `togetherMs` before it, or while a master's run is unknown
- * (it may be older: restarted masters are no fresh fleet). Masters started together vote at once.
+ * votes. Restarted without persistence, a master forgot grants that may last
+ * the longest lease: it sits out `quarantineMs` from its start when this
+ * client saw its run change, when another master started `togetherMs` or more
+ * before it, or while some master's run is unknown (it may be older). Masters
+ * started together vote at once.
  */
 export function quarantineEnds(runs: readonly ({ startedAt: number; restarted: boolean } | undefined)[], quarantineMs: number, togetherMs: number): number[] {
   const earliest = runs.includes(undefined) ? Number.NEGATIVE_INFINITY : Math.min(...runs.map((run) => (run as { startedAt: number }).startedAt));

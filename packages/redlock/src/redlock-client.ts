@@ -7,8 +7,8 @@ import { QuorumLockStore } from './quorum-lock-store.js';
 
 /**
  * A Redlock client: core's `ReentrantLock` (the single-server client's
- * interface, tasks and events) over a quorum store that runs core's scripts
- * unchanged on N independent masters, with the same key names everywhere.
+ * interface, tasks and events) over a quorum store whose masters each run the
+ * lease-lock scripts (`lease-lock/`) and core's forceUnlock.
  *
  * @example
  * const redlock = new RedlockClient({ masters: [url1, url2, url3], renewer: createWatchdog() });

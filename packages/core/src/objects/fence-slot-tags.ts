@@ -6,14 +6,12 @@ const tags = new Array<string | undefined>(SLOTS);
 let scanned = 0;
 
 /**
- * A short hash tag whose Cluster slot is `slot`. The fencing counter is shared per
- * slot, not per lock name: at most 16,384 counters however many names are used,
- * while the acquire script still touches one slot. Tags are the smallest decimal
- * strings found for each slot, so every process (and version) derives the same
- * names. The scan goes only as far as the slot asked for, remembering every
- * slot it passes: about 16,000 CRC16 computations (a few ms) for a process's
- * first slot on average, instead of the whole table (about 110,000, 60 ms of
- * a blocked event loop) on first use; all slots together never cost more.
+ * A short hash tag whose Cluster slot is `slot`: the fencing counter is per
+ * slot, not per name (at most 16,384 counters; the acquire script still
+ * touches one slot). Tags are the smallest decimal strings per slot, so every
+ * process and version derives the same names. The scan stops at the slot
+ * asked for, remembering those it passed, so a first lock does not block the
+ * event loop for the whole table (about 110,000 CRC16s).
  */
 export function fenceTagForSlot(slot: number): string {
   if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS) throw new RangeError(`slot out of range: ${slot}`);

@@ -38,12 +38,10 @@ const asCodes = (reply: unknown): number[] => reply as number[];
 export const LEASE_LOCK_SCRIPTS = [...Object.values(SCRIPTS), CORE_SCRIPTS.lockForceUnlock];
 
 /**
- * A lease lock on one server: one string key `<owner>|<op>` with a TTL,
- * counting nothing. What a Redlock master holds: the Redlock client counts
- * reentrancy itself and needs a master's grant only to check ownership, so a
- * `SET … NX PX` in a script of one or two calls takes it, where the reentrant
- * lock's hash, counter and fencing token cost four or more. A grant's token
- * is the op that took it (the caller's own), never a fencing token.
+ * A lease lock on one server, what a Redlock master holds: one string key
+ * `<owner>|<op>` with a TTL. The Redlock client counts reentrancy itself, so a
+ * `SET … NX PX` suffices (no hash, counter or fencing token). A grant's token
+ * is the op that took it, never a fencing token.
  */
 export class LeaseLockStore {
   private readonly transport: Transport;

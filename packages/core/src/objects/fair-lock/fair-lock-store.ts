@@ -28,13 +28,11 @@ const isOne = (reply: unknown): boolean => reply === 1;
 
 /**
  * The fair lock's protocol: the reentrant lock's hash, renewal, reads and
- * cancel, plus a waiter queue in Redis. A refused try joins the queue (or
- * renews its place: a waiter's tries, at least every third of its waiter
- * lease, are its renewals); only the queue head is granted a free lock. A
- * release hands the lock to the head in the same script (grant-head.lua) and
- * tells the head's client alone, so one release wakes one waiter in one
- * process, and that waiter goes straight to its critical section: its claim
- * of the grant follows in the background.
+ * cancel, plus a waiter queue in Redis. A refused try joins the queue or
+ * renews its place (tries come at least every third of the waiter lease); only
+ * the head is granted a free lock. A release hands it to the head in the same
+ * script (grant-head.lua) and tells only the head's client: one release wakes
+ * one waiter, which enters at once while its claim follows in the background.
  */
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */

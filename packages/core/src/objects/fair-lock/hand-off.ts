@@ -38,15 +38,12 @@ interface HandOffSpec {
 }
 
 /**
- * Records a hand-off as the call's hold. The grant's TTL on the server ends at
- * the earlier of the ticket's lease and waiter lease, both counted from when
- * the ticket try ran, after it was sent: so the hold counts min(lease, waiter
- * lease) from that send, and its deadline falls before the server's expiry.
- * Undefined when it cannot be taken here, and the call tries instead (a try
- * claims a hand-off that is its owner's): its deadline has passed already (the
- * waiter slept through it), more than a tenth of a fixed lease is gone, or an
- * operation of the owner on this lock is out (a branch of the task trying: its
- * answer, a claim or a refusal, comes first).
+ * Records a hand-off as the call's hold. The server's TTL ends at min(lease,
+ * waiter lease) from when the ticket try ran, after its send: counted from
+ * that send, the hold's deadline falls before the server's expiry. Undefined
+ * (the call tries instead, which claims a hand-off that is its owner's) when
+ * the deadline passed, more than a tenth of a fixed lease is gone, or an
+ * operation of the owner on this lock is out (its answer comes first).
  */
 function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
   const { target } = spec;
@@ -87,15 +84,12 @@ async function claimHandOff(
 }
 
 /**
- * One waiting call's side of the hand-off: it sends the call's acquires (each
- * noted as the owner's latest on the channel's queue, and preceded by the claim
- * of a hold handed over and not yet counted), remembers the latest one if
- * Redis refused and queued it (the ticket a hand-off to this call names), and
- * takes a hand-off only when it names that try and no acquire of the task was
- * sent since (by any branch). Else the message may be late (an earlier
- * call's), or predate a claim that was undone since; and a branch of the task
- * holding the lock already reenters instead. Then the call tries, which
- * claims a hand-off that is its own.
+ * One waiting call's side of the hand-off. Its acquires are noted as the
+ * owner's latest try (after the claim of a hold handed over, not yet
+ * counted); the last one Redis refused and queued is the ticket a hand-off to
+ * this call names. A hand-off is taken only if it names that try and no
+ * acquire of the task (any branch) was sent since: else it may be late or
+ * predate an undone claim, and the call tries instead, claiming what is its own.
  */
 export class HandOffCall implements HandOffs {
   private refused: { readonly op: string; readonly sentAt: number } | undefined;

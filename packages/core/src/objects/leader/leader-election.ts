@@ -74,10 +74,9 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * Leads while elected: enters the election, runs `fn` for the term, and when
-   * the term ends (leadership lost, or `fn` returned) gives leadership up and
-   * enters the election again, until `options.signal` aborts. `fn` should run
-   * as long as its signal has not aborted. Redis out of reach while
+   * Leads while elected: runs `fn` for each term (it should run until its
+   * signal aborts), and when the term ends gives leadership up and enters the
+   * election again, until `options.signal` aborts. Redis out of reach while
    * campaigning is retried with backoff.
    * @throws InvalidArgumentError for a bad argument, before any command
    * @throws the signal's reason once it aborts (the normal way to stop)

@@ -148,9 +148,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
   /**
    * The checks every acquisition makes before anything is sent, then the
-   * engine's loop. Not async, to spare the hot path a layer of promises: a
-   * failed check throws here, inside its caller's async function, which
-   * rejects with it.
+   * engine's loop. Not async (one promise layer less on the hot path): a
+   * failed check throws inside its caller's async function, which rejects.
    */
   private acquireChecked(task: TaskContext, request: LockRequest): Promise<Hold | undefined> {
     const { ctx, store } = this;
@@ -209,12 +208,10 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   /**
-   * A nested acquisition where the client counts: counted here only. It
-   * reaches the store only when it asks for a lease ending later than the
-   * hold's (and the watchdog does not already keep it), to extend the lease
-   * there. False when the hold turned out lost (the caller then acquires anew,
-   * as a new generation): its deadline passed (a late timer or watchdog has not
-   * said so yet), or the extension found it gone or taken.
+   * A nested acquisition where the client counts: counted here, reaching the
+   * store only to extend a lease that must end later than the hold's (and the
+   * watchdog does not keep). False when the hold is lost (past its deadline, or
+   * the extension found it gone or taken): the caller acquires anew.
    */
   private async reenterHere(hold: Hold, request: LockRequest): Promise<boolean> {
     const { ctx, store } = this;

@@ -8,10 +8,9 @@ const NAME = 'nonReentrantLock';
 
 /**
  * The non-reentrant lock (`getNonReentrantLock`, as Redisson's): the lock's
- * keys, scripts and engine, with acquire-3 told to refuse an owner's second
- * acquisition, so that two acquisitions of one task are never both granted,
- * even when both are on their way at once. Its holds are the lock's kind of
- * hold: the lock's store renews and clears them.
+ * keys, scripts and engine, with acquire-3 refusing an owner's second
+ * acquisition, so two of one task are never both granted, even in flight at
+ * once. The lock's store renews and clears its holds.
  */
 export const NON_REENTRANT_LOCK = defineKind({
   name: NAME,

@@ -4,13 +4,10 @@ import type { SemaphoreKeys } from './keys.js';
 import type { SemaphoreStore } from './semaphore-store.js';
 
 /**
- * How long a waiter of this client may wait before the client tells the
- * others (a "need" message on the channel), ms. Each client that hears it
- * gives its next release back through Redis instead of to its own tasks, so
- * permits move to where waiters starve and otherwise stay where they are
- * used: a hand-off between tasks of one process costs no Redis call and no
- * switch to another process. With short critical sections nobody waits this
- * long and permits stay put; with long ones every release goes through Redis.
+ * How long (ms) a waiter of this client may wait before the client publishes
+ * a "need": each client that hears it gives its next release back through
+ * Redis, so permits move to starving waiters and otherwise stay local, where
+ * a hand-off between tasks costs no Redis call.
  */
 const NEED_AFTER_MS = 10;
 
@@ -46,10 +43,9 @@ export class NeedAnnouncer {
   /** Running calls, by channel. */
   private readonly watches = new Map<string, NeedWatch>();
   /**
-   * Permits this client's calls acquired minus those it released, per
-   * channel: whether its waiters can count on its own releases (permits are
-   * not owned, so it is a hint for the wake policy and nothing else; only
-   * positive counts are kept).
+   * Permits this client acquired minus those it released, per channel (only
+   * positive counts): whether its waiters can count on its own releases. A
+   * hint only, since permits are not owned.
    */
   private readonly held = new Map<string, number>();
 
@@ -96,13 +92,10 @@ export class NeedAnnouncer {
   }
 
   /**
-   * The oldest call still running has waited NEED_AFTER_MS while this client
-   * holds no permits (or NEED_WHILE_HOLDING_MS while it does): tell the other
-   * clients, at most about once per NEED_AFTER_MS (a timer may fire a little
-   * early by this clock, hence the millisecond of slack). Only while the
-   * client waits on the channel (its waiters are subscribed). A lost
-   * announcement costs only time (the backstop streak still moves permits),
-   * so failures are ignored.
+   * Announces once the oldest running call waited NEED_AFTER_MS (NEED_WHILE_HOLDING_MS
+   * while this client holds permits), at most about once per NEED_AFTER_MS (1 ms
+   * of slack: a timer may fire early by this clock), only while its waiters are
+   * subscribed. Failures are ignored: the backstop streak still moves permits.
    */
   private check(keys: SemaphoreKeys, watch: NeedWatch): void {
     watch.timer = undefined;

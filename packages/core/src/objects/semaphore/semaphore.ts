@@ -12,14 +12,10 @@ import type { RSemaphore } from './types.js';
 import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
 
 /**
- * How many releases in a row a client may hand to its own waiting tasks
- * before the next one goes back through Redis all the same (clients of older
- * versions announce no need), and how long (ms) it may go on handing them
- * over while its event loop does not turn: a chain of hand-offs whose
- * critical sections never wait for I/O runs in microtasks and reads no
- * message, so a need another client announced is heard only when it breaks.
- * A chain whose critical sections wait for I/O lets the loop turn and is
- * bounded by announcements instead.
+ * Bounds on a chain of releases handed to this client's own tasks before one
+ * goes back through Redis: a count (clients of older versions announce no
+ * need), and ms without an event-loop turn (a chain that never waits for I/O
+ * reads no message, so another client's need is heard only when it breaks).
  */
 const MAX_LOCAL_STREAK = 255;
 const MAX_DEAF_MS = 50;
@@ -50,9 +46,8 @@ function watchTurn(turns: Turns): void {
 /** One client's semaphore state, shared by its semaphores (see EngineContext.stateOf). */
 class SemaphoreClientState {
   /**
-   * Permits a releasing task handed straight to a waiting task of this client
-   * (no Redis call: the count in Redis has them taken already), by waiter id,
-   * until the waiter takes them. Entries live only while their call does.
+   * Permits a release handed straight to a waiting task of this client, by
+   * waiter id (Redis counts them taken already); an entry lives while its call does.
    */
   readonly handed = new Map<string, number>();
   readonly needs: NeedAnnouncer;
@@ -217,14 +212,11 @@ export class RedisSemaphore implements RSemaphore {
   // ---- release: to a local waiter, or back to Redis -------------------------
 
   /**
-   * Gives `permits` back: first to this client's own waiting tasks (in
-   * arrival order, each as many as it wants), with no Redis call at all, since
-   * the count in Redis has them taken already; the rest, the first release
-   * after another client announced a need, and the first after
-   * MAX_LOCAL_STREAK hand-offs in a row or MAX_DEAF_MS of them without a turn
-   * of the event loop, back through Redis, where every client's waiters are
-   * woken. Then, when other clients listened, this client's own waiters hold
-   * back for a moment so one of theirs wins.
+   * Gives `permits` back: first to this client's waiting tasks in arrival
+   * order, with no Redis call (Redis counts them taken already); the rest back
+   * through Redis, as is the whole release once another client announced a
+   * need or the streak reached MAX_LOCAL_STREAK or MAX_DEAF_MS. When other
+   * clients listened, this client's waiters then hold back so one of theirs wins.
    */
   private async giveBack(permits: number): Promise<void> {
     const { ctx, keys } = this;

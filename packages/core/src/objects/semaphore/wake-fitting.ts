@@ -14,15 +14,12 @@ export function wantedBy(id: string): number {
 }
 
 /**
- * The semaphore's wake policy. A message is `<came back>:<available>`: the
- * permits a release (or an addition) gave back, and the available count after
- * it. Every process with waiters hears it, so each wakes only as many local
- * waiters as the permits that came back can serve, each by its id, not one
- * per available permit: a herd of tries for the same
- * permits costs script calls and gains nothing. In arrival order, a waiter
- * that wants more than is available is passed over for the ones behind it
- * that fit; one that fits in what is available may be woken by a smaller
- * release (permits left over from earlier releases count too).
+ * The semaphore's wake policy for a message `<came back>:<available>` (permits
+ * a release or an addition gave back; the count after). Every process hears
+ * it, so each wakes by id only as many local waiters as the permits that came
+ * back can serve: a herd of tries for the same permits gains nothing. In
+ * arrival order, one wanting more than is available is passed over for later
+ * ones that fit; leftover available permits count too.
  */
 export function wakeFitting(payload: string, queue: WaitQueue, served?: (id: string) => boolean): void {
   const colon = payload.indexOf(':');
