@@ -16,7 +16,18 @@ export abstract class HoldHandle implements AsyncDisposable {
     private readonly task: TaskContext,
     // Not `release`: a permit handle's subclass needs that name public.
     private readonly releaseOnce: () => Promise<unknown>,
+    private readonly extendBy: (leaseMs: number) => Promise<void>,
   ) {}
+
+  /**
+   * Extends the hold's lease to `leaseMs` from now (never shortens it).
+   * @throws IllegalMonitorStateError (as a rejection) once the handle was released
+   * @throws LockLostError when the hold was lost
+   */
+  async extend(leaseMs: number): Promise<void> {
+    this.assertHeld('extend()');
+    await this.extendBy(leaseMs);
+  }
 
   /** The hold's fencing token (see the object's docs); undefined where there is none. */
   get token(): string | undefined {

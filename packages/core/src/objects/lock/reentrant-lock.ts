@@ -298,26 +298,11 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
 /** A lock's handle: {@link LockHandle}. */
 class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
-  constructor(
-    name: string,
-    hold: Hold,
-    task: TaskContext,
-    release: () => Promise<unknown>,
-    private readonly extendBy: (leaseMs: number) => Promise<void>,
-  ) {
-    super(name, hold, task, release);
-  }
-
   override get token(): Token {
     return this.hold.token as Token;
   }
 
   unlock(): Promise<void> {
     return this.end();
-  }
-
-  async extend(leaseMs: number): Promise<void> {
-    this.assertHeld('extend()');
-    await this.extendBy(leaseMs);
   }
 }

@@ -173,16 +173,6 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
 
 /** A permit's handle: {@link PermitHandle}. */
 class LeasedPermit extends HoldHandle implements PermitHandle {
-  constructor(
-    name: string,
-    hold: Hold,
-    task: TaskContext,
-    release: () => Promise<unknown>,
-    private readonly extendBy: (leaseMs: number) => Promise<void>,
-  ) {
-    super(name, hold, task, release);
-  }
-
   get id(): string {
     return this.hold.owner;
   }
@@ -193,10 +183,5 @@ class LeasedPermit extends HoldHandle implements PermitHandle {
 
   release(): Promise<void> {
     return this.end();
-  }
-
-  async extend(leaseMs: number): Promise<void> {
-    this.assertHeld('extend()');
-    await this.extendBy(leaseMs);
   }
 }
