@@ -225,9 +225,9 @@ export class Hold<G = unknown> implements RenewableHold {
     this.maxLeaseTimer.unref();
   }
 
-  lose(reason: LockLostReason, cause?: unknown): void {
+  lose(reason: LockLostReason, cause?: unknown, detail?: string): void {
     if (!this.active) return;
-    const error = new LockLostError(this.name, reason, { cause });
+    const error = new LockLostError(this.name, reason, { cause, detail });
     this.lostError = error;
     this.finish('lost');
     this.controller?.abort(error);
