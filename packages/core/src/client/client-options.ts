@@ -1,7 +1,7 @@
 import type { LeaseRenewerFactory } from '../engine/renewal.js';
 import { checkKeyPrefix } from '../objects/names.js';
 import type { RedisInput } from '../connection/endpoints.js';
-import { checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from '../checks/argument-checks.js';
+import { checkBoolean, checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from '../checks/argument-checks.js';
 import type { SyncReplicas } from '../connection/deployment.js';
 import type { ClusterInput } from '../connection/create-deployment.js';
 import { OptionReader } from '../checks/option-reader.js';
@@ -36,6 +36,15 @@ export interface CommonClientOptions {
    * @default undefined
    */
   readonly renewer?: LeaseRenewerFactory;
+  /**
+   * Record where each hold was first acquired (a stack trace), so a hold
+   * that outlives its task (`holdLeaked`, warning `RLOCK_HOLD_LEAKED`) names
+   * the call that took it. Costs a stack trace per first acquisition: turn it
+   * on while hunting a leak, not in production. Off, the report names the
+   * lock, its owner and the task.
+   * @default false
+   */
+  readonly captureLeakStacks?: boolean;
 }
 
 /** Options of a client of one Redis. Checked once, when the client is created. */
@@ -78,6 +87,8 @@ export const CLIENT_DEFAULTS = Object.freeze({
   minWatchdogTimeoutMs: 30,
   /** `commandTimeoutMs` is min(this, ⌊watchdogTimeoutMs / 3⌋) unless given. */
   maxCommandTimeoutMs: 5_000,
+  /** @see CommonClientOptions.captureLeakStacks */
+  captureLeakStacks: false,
 });
 
 /** {@link CommonClientOptions} with every default filled in. */
@@ -86,6 +97,7 @@ export interface ResolvedCommonOptions {
   readonly watchdogTimeoutMs: number;
   readonly commandTimeoutMs: number;
   readonly renewer: LeaseRenewerFactory | undefined;
+  readonly captureLeakStacks: boolean;
 }
 
 export interface ResolvedClientOptions extends ResolvedCommonOptions {
@@ -94,7 +106,7 @@ export interface ResolvedClientOptions extends ResolvedCommonOptions {
 }
 
 /** Names of the common options, for a reader's list of known ones. */
-export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer'] as const;
+export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer', 'captureLeakStacks'] as const;
 
 /** Reads the common options, recording every problem on `reader`. */
 export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
@@ -126,7 +138,8 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
     },
     undefined,
   );
-  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer };
+  const captureLeakStacks = reader.read('captureLeakStacks', (value) => checkBoolean(value, 'captureLeakStacks'), CLIENT_DEFAULTS.captureLeakStacks);
+  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer, captureLeakStacks };
 }
 
 /** @throws InvalidArgumentError listing every bad option. */

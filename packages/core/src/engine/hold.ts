@@ -9,6 +9,10 @@ export interface HoldObserver {
   lost(hold: Hold, error: LockLostError): void;
   /** True when someone listens for losses (`lockLost`): a fixed lease's end must then be reported on time. */
   watchesLosses(): boolean;
+  /** A hold was made, held (the client counts what it holds). */
+  began?(hold: Hold): void;
+  /** A hold stopped being held (released or lost). */
+  ended?(hold: Hold): void;
 }
 
 export type HoldState = 'held' | 'released' | 'lost';
@@ -98,6 +102,7 @@ export class Hold<G = unknown> implements RenewableHold {
     this.grant = grant;
     this.deadline = monotonicNow();
     this.leaseMs = 0;
+    observer.began?.(this);
   }
 
   get active(): boolean {
@@ -235,7 +240,9 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private finish(state: HoldState): void {
+    const wasHeld = this.state === 'held';
     this.state = state;
+    if (wasHeld) this.observer.ended?.(this);
     this.clearExpiryTimer();
     if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
     this.stopRenewing();
