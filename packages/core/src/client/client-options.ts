@@ -59,6 +59,19 @@ export interface RLockClientOptions extends CommonClientOptions {
    */
   readonly redis: RedisInput | ClusterInput;
   /**
+   * Keep the process alive only while the client has work in progress, as
+   * Node's idle sockets and timers (`unref()`) do: its connections (the one
+   * it created from a URL or options, and its subscriber connection) hold the
+   * process open while a lock or permit is held, a call waits to acquire, or
+   * a command is in flight, and not otherwise. A program that forgets
+   * `close()` then still ends once its main code is done; one that holds a
+   * lock keeps running. `false`: the connections keep the process alive
+   * until `close()`, as ioredis's do. A connection passed in as an instance
+   * is never touched; on a Cluster the connections always stay referenced.
+   * @default true
+   */
+  readonly unrefWhenIdle?: boolean;
+  /**
    * Replica acknowledgement (opt-in): after every acquire and renewal, WAIT
    * for `replicas` replicas within `timeoutMs` (below commandTimeoutMs). Too
    * few acknowledgements: the acquire counts as not acquired (its grant is
@@ -89,6 +102,8 @@ export const CLIENT_DEFAULTS = Object.freeze({
   maxCommandTimeoutMs: 5_000,
   /** @see CommonClientOptions.captureLeakStacks */
   captureLeakStacks: false,
+  /** @see RLockClientOptions.unrefWhenIdle */
+  unrefWhenIdle: true,
 });
 
 /** {@link CommonClientOptions} with every default filled in. */
@@ -103,6 +118,7 @@ export interface ResolvedCommonOptions {
 export interface ResolvedClientOptions extends ResolvedCommonOptions {
   readonly redis: unknown;
   readonly syncReplicas: SyncReplicas | undefined;
+  readonly unrefWhenIdle: boolean;
 }
 
 /** Names of the common options, for a reader's list of known ones. */
@@ -144,7 +160,7 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
 
 /** @throws InvalidArgumentError listing every bad option. */
 export function resolveClientOptions(options: unknown): ResolvedClientOptions {
-  const reader = new OptionReader(options, ['redis', ...COMMON_OPTION_NAMES, 'syncReplicas'], 'client options');
+  const reader = new OptionReader(options, ['redis', ...COMMON_OPTION_NAMES, 'syncReplicas', 'unrefWhenIdle'], 'client options');
   if (reader.raw.redis === undefined) reader.problem('redis is required (a URL, ioredis options or an ioredis instance)');
   const common = readCommonOptions(reader);
   const syncReplicas = reader.read(
@@ -164,6 +180,7 @@ export function resolveClientOptions(options: unknown): ResolvedClientOptions {
     },
     undefined as SyncReplicas | undefined,
   );
+  const unrefWhenIdle = reader.read('unrefWhenIdle', (value) => checkBoolean(value, 'unrefWhenIdle'), CLIENT_DEFAULTS.unrefWhenIdle);
   reader.done();
-  return { redis: reader.raw.redis, ...common, syncReplicas };
+  return { redis: reader.raw.redis, ...common, syncReplicas, unrefWhenIdle };
 }

@@ -12,6 +12,7 @@ import type { Hold } from '../engine/hold.js';
 import { monotonicNow } from '../connection/time.js';
 import { WaitQueues, type QueueSubscription, type WaitQueue } from '../engine/wait-queue.js';
 import { closeOnSignals, type CloseOnSignalsOptions } from './close-on-signals.js';
+import { ProcessRefs } from '../connection/process-refs.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -44,18 +45,26 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
   private readonly leakStacks: WeakMap<Hold, string> | undefined;
   private readonly stopHearingTaskEnds: () => void;
+  /**
+   * The client's work in progress (holds, channels waited on, calls in
+   * flight): while there is none, connections given to `unrefWhenIdle` do not
+   * keep the process alive.
+   */
+  protected readonly work = new ProcessRefs();
 
   protected constructor(options: ResolvedCommonOptions) {
     super();
     if (options.captureLeakStacks) this.leakStacks = new WeakMap();
-    const queues = new WaitQueues((queue) => this.subscribeQueue(queue));
+    const queues = new WaitQueues((queue) => this.countWaiting(this.subscribeQueue(queue)));
     this.context = new EngineContext({ clientId: this.clientId, ...options }, queues, {
       watchesLosses: () => this.listenerCount('lockLost') > 0,
       began: () => {
         this.heldCount++;
+        this.work.enter();
       },
       ended: () => {
         this.heldCount--;
+        this.work.leave();
       },
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
@@ -74,6 +83,22 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       backgroundError: (error) => this.reportError(error),
     });
     this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
+  }
+
+  /** A channel waited on is work in progress until its subscription closes (its last waiter left). */
+  private countWaiting(subscription: QueueSubscription): QueueSubscription {
+    this.work.enter();
+    let counted = true;
+    return {
+      ready: subscription.ready,
+      close: () => {
+        if (counted) {
+          counted = false;
+          this.work.leave();
+        }
+        subscription.close();
+      },
+    };
   }
 
   /** Starts the renewer once the subclass registered its kinds of hold. */
@@ -169,6 +194,9 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     const ctx = this.context;
     ctx.closed = true;
     this.stopHearingTaskEnds();
+    // The releases and QUIT below are awaited by close()'s caller: the
+    // connections keep the process alive until they are closed.
+    this.work.enter();
     ctx.queues.close(new ClientClosedError());
     this.closeSubscribers();
     const renewalStopped = ctx.renewer?.close();

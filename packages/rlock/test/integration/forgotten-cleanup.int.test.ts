@@ -2,6 +2,7 @@ import { createServer, request, type Server } from 'node:http';
 import { jest } from '@jest/globals';
 import { LockLostError, createClient, taskMiddleware, type ClientOptions, type HoldLeakedEvent, type RLockClient } from '@org/rlock';
 import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
+import { Child, fixture } from './children.js';
 
 /** What a new user forgets (an unlock, a close, a busy loop), and what rlock then says. */
 describe('forgotten cleanup', () => {
@@ -99,6 +100,44 @@ describe('forgotten cleanup', () => {
       } finally {
         server.close();
       }
+    });
+  });
+
+  describe('a client never closed', () => {
+    const children: Child[] = [];
+    afterEach(async () => {
+      for (const child of children.splice(0)) {
+        child.kill('SIGKILL');
+        await child.exited;
+      }
+    });
+    const run = (mode: string, keyPrefix = uniquePrefix()): Child => {
+      // Killed after 20 s: a process kept alive by an idle client would sit there.
+      const child = new Child(fixture('idle-client.mjs'), { REDIS_URL: fleet.url(0), PREFIX: keyPrefix, MODE: mode }, [], 20_000);
+      children.push(child);
+      return child;
+    };
+
+    it('lets the process end by itself, whether it only made the client or also took and released a lock', async () => {
+      const [created, locked] = [run('create'), run('lock')];
+      expect(await created.exited).toEqual({ code: 0, signal: null });
+      expect(await locked.exited).toEqual({ code: 0, signal: null });
+      expect(locked.lines).toEqual(['done']);
+    });
+
+    it('keeps the process alive while it holds a lock, though its main code is done, and lets it end once released', async () => {
+      const keyPrefix = uniquePrefix();
+      const child = run('hold', keyPrefix);
+      await child.line(/^held$/);
+      const key = `${keyPrefix}:{job}`;
+      // Renewed (so the process runs) well past three 600 ms leases.
+      const heldSince = performance.now();
+      expect(await eventually(async () => performance.now() - heldSince > 2_000 && (await fleet.client(0).exists(key)) === 1, 5_000)).toBe(true);
+      expect(child.process.exitCode).toBeNull();
+      child.kill('SIGUSR2');
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+      expect(child.lines).toEqual(['held', 'released']);
+      expect(await fleet.client(0).exists(key)).toBe(0);
     });
   });
 
