@@ -44,6 +44,5 @@ describe('Watchdog', () => {
       await flush();
       expect(hold.loseCalls).toMatchObject([{ reason: 'expired', detail: expect.stringMatching(/event loop was blocked for ~\d+ ms/) }]);
     });
-
   });
 });
