@@ -6,7 +6,7 @@ import type { ResolvedCommonOptions } from './client-options.js';
 import type { TaskContext } from '../tasks/task-context.js';
 import { onTaskEnd, runInTaskOrNewReportingEnd, type TaskSource } from '../tasks/task-end.js';
 import { withinMs } from '../connection/bounded-call.js';
-import type { HoldLeakedEvent, RLockClientEvents } from './client-events.js';
+import type { RLockClientEvents } from './client-events.js';
 import { EngineContext } from '../engine/engine-context.js';
 import type { Hold } from '../engine/hold.js';
 import { monotonicNow } from '../connection/time.js';
@@ -121,7 +121,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
    * When a task started here settles still holding a lock (a `tryLock()`
    * without its `unlock()`), every client reports each such hold once:
    * `holdLeaked`, and a process warning with code `RLOCK_HOLD_LEAKED`. The
-   * hold is not released for it (see {@link HoldLeakedEvent}). A hold whose
+   * hold is not released for it (see the `holdLeaked` event). A hold whose
    * release is on its way, or that a handle (`acquire()`) carries, is not
    * reported.
    */

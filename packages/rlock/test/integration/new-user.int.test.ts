@@ -31,9 +31,10 @@ describe('what a new user trips on', () => {
     const events: HoldLeakedEvent[] = [];
     client.on('holdLeaked', (event) => events.push(event));
     const warnings: { message: string; code: unknown; detail: unknown }[] = [];
-    jest.spyOn(process, 'emitWarning').mockImplementation(((message: string | Error, options?: { code?: string; detail?: string }) => {
-      warnings.push({ message: String(message), code: options?.code, detail: options?.detail });
-    }) as typeof process.emitWarning);
+    jest.spyOn(process, 'emitWarning').mockImplementation((message: string | Error, options?: unknown) => {
+      const { code, detail } = (options ?? {}) as { code?: string; detail?: string };
+      warnings.push({ message: String(message), code, detail });
+    });
     return { events, warnings };
   };
 
@@ -212,11 +213,12 @@ describe('what a new user trips on', () => {
       });
       const lock = client.getLock('forgotten');
       expect(await client.task(() => lock.tryLock())).toBe(true);
-      expect(events).toEqual([
-        expect.objectContaining({ name: 'forgotten', count: 1, source: 'task', stack: undefined, owner: expect.stringMatching(new RegExp(`^${client.clientId}:`)) }),
+      expect(events.map(({ name, count, source, stack }) => ({ name, count, source, stack }))).toEqual([
+        { name: 'forgotten', count: 1, source: 'task', stack: undefined },
       ]);
-      expect(events[0]?.owner.endsWith(`:${events[0].taskId}`)).toBe(true);
-      expect(warnings).toEqual([{ message: expect.stringContaining('"forgotten"'), code: 'RLOCK_HOLD_LEAKED', detail: undefined }]);
+      expect(events[0]?.owner).toBe(`${client.clientId}:${events[0]?.taskId}`);
+      expect(warnings.map(({ code, detail }) => ({ code, detail }))).toEqual([{ code: 'RLOCK_HOLD_LEAKED', detail: undefined }]);
+      expect(warnings[0]?.message).toContain('"forgotten"');
       // The way out the report names: forceUnlock() frees it for later callers.
       await lock.forceUnlock();
       await expect(lock.withLock(() => 'free', { waitMs: 2_000 })).resolves.toBe('free');
@@ -243,14 +245,19 @@ describe('what a new user trips on', () => {
       const middleware = taskMiddleware();
       const server: HttpServer = createHttpServer((req, res) => {
         middleware(req, res, () => {
-          void client.getLock(`request${req.url ?? ''}`).tryLock().then(() => res.end('ok'));
+          void client
+            .getLock(`request${req.url ?? ''}`)
+            .tryLock()
+            .then(() => res.end('ok'));
         });
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const { port } = server.address() as { port: number };
       try {
         await new Promise<void>((resolve, reject) => {
-          request({ host: '127.0.0.1', port, path: '/a', agent: false }, (res) => res.resume().on('end', resolve)).on('error', reject).end();
+          request({ host: '127.0.0.1', port, path: '/a', agent: false }, (res) => res.resume().on('end', resolve))
+            .on('error', reject)
+            .end();
         });
         expect(await eventually(() => events.length > 0, 5_000)).toBe(true);
         expect(events).toEqual([expect.objectContaining({ name: 'request/a', source: 'request', count: 1 })]);
