@@ -88,9 +88,14 @@ export class LockLostError extends RLockError {
     readonly lockName: string,
     /** Why it was lost (see {@link LockLostReason}). */
     readonly reason: LockLostReason,
-    options?: { cause?: unknown; message?: string },
+    /**
+     * `detail`, when given, is appended to the default message: what the
+     * client measured about the loss (an event loop blocked past the lease).
+     */
+    options?: { cause?: unknown; message?: string; detail?: string },
   ) {
-    super(options?.message ?? `lock "${lockName}" was lost (${describeReason(reason)})`, options);
+    const detail = options?.detail === undefined ? '' : `; ${options.detail}`;
+    super(options?.message ?? `lock "${lockName}" was lost (${describeReason(reason)})${detail}`, options);
   }
 }
 

@@ -17,6 +17,7 @@ export type {
   LockAcquiredEvent,
   LockReleasedEvent,
   LockLostEvent,
+  HoldLeakedEvent,
   LockRenewedEvent,
 } from './client/client-events.js';
 export type { RLock, LockHandle, LockScope } from './objects/lock/types.js';

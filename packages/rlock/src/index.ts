@@ -40,6 +40,7 @@ export type {
   LockAcquiredEvent,
   LockReleasedEvent,
   LockLostEvent,
+  HoldLeakedEvent,
   LockRenewedEvent,
   LockLostReason,
   RLockErrorCode,

@@ -30,7 +30,16 @@ interface Entry extends DueItem {
   failures: number;
   /** Why the last renew call failed, reported as the cause if the hold is lost. */
   lastError: Error | undefined;
+  /** How late (ms) the tick that sent the renewal now out ran; 0 when on time. */
+  sentLateMs: number;
 }
+
+/**
+ * A tick that runs this much later than its timer was due means the event
+ * loop was blocked (a synchronous stall, a long GC pause), not ordinary timer
+ * jitter: a hold lost in such a tick says so in its LockLostError.
+ */
+export const BLOCKED_LOOP_MIN_MS = 50;
 
 /**
  * The renewal scheduler: keeps every watchdog lease of one client alive with a
@@ -69,6 +78,8 @@ export class Watchdog implements LeaseRenewer {
   /** When the armed timer fires, monotonic ms; +Infinity when none is armed. */
   #timerAt = Number.POSITIVE_INFINITY;
   #closing: Promise<void> | undefined;
+  /** How late (ms) the running tick's timer fired; 0 outside a tick. */
+  #tickLateMs = 0;
 
   /**
    * @param backend how renewals reach Redis; `maxBatch` is read once, here.
@@ -115,6 +126,7 @@ export class Watchdog implements LeaseRenewer {
       renewAt: Math.max(now, Math.min(now + period, hold.deadline - period)),
       failures: 0,
       lastError: undefined,
+      sentLateMs: 0,
       dueAt: 0,
       queueIndex: -1,
     };
@@ -175,9 +187,18 @@ export class Watchdog implements LeaseRenewer {
   }
 
   readonly #onTimer = (): void => {
+    // Measured before anything else: a timer that fires far past its due time
+    // means the event loop could not run it (a synchronous stall), and a hold
+    // lost in this tick was lost to that, not to Redis.
+    const lateMs = performance.now() - this.#timerAt;
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
-    this.#tick();
+    this.#tickLateMs = lateMs >= BLOCKED_LOOP_MIN_MS ? lateMs : 0;
+    try {
+      this.#tick();
+    } finally {
+      this.#tickLateMs = 0;
+    }
   };
 
   /**
@@ -247,6 +268,7 @@ export class Watchdog implements LeaseRenewer {
       const earlyMs = Math.min(this.#options.coalesceWindowMs, periodMs(hold) / 10);
       if (renewAt - earlyMs <= now) {
         entry.state = 'inFlight';
+        entry.sentLateMs = this.#tickLateMs;
         entry.dueAt = deadline;
         due.push(entry);
       } else {
@@ -356,7 +378,10 @@ export class Watchdog implements LeaseRenewer {
           this.#queueNext(entry);
         } else if (outcome === 'gone' || outcome === 'taken') {
           this.#forget(entry);
-          this.#lose(hold, outcome === 'gone' ? 'expired' : 'taken');
+          // A key found gone by a renewal that went out late: the lease ran out
+          // on the server while the event loop was blocked.
+          const detail = outcome === 'gone' ? blockedDetail(entry.sentLateMs) : undefined;
+          this.#lose(hold, outcome === 'gone' ? 'expired' : 'taken', undefined, detail);
         } else {
           unknown.push(entry);
           unknownOutcome = outcome;
@@ -428,7 +453,7 @@ export class Watchdog implements LeaseRenewer {
         : `no reply to the lease renewal of "${name}" before its deadline`;
       cause = new RedisUnavailableError(message, { cause: entry.lastError });
     }
-    this.#lose(entry.hold, 'unreachable', cause);
+    this.#lose(entry.hold, 'unreachable', cause, blockedDetail(this.#tickLateMs));
   }
 
   /** A hold whose own methods or fields throw cannot be reasoned about: stop renewing and lose it. */
@@ -438,9 +463,10 @@ export class Watchdog implements LeaseRenewer {
     this.#lose(entry.hold, 'unreachable', error);
   }
 
-  #lose(hold: RenewableHold, reason: LostReason, cause?: unknown): void {
+  #lose(hold: RenewableHold, reason: LostReason, cause?: unknown, detail?: string): void {
     try {
-      hold.lose(reason, cause);
+      if (detail === undefined) hold.lose(reason, cause);
+      else hold.lose(reason, cause, detail);
     } catch (error) {
       this.#reportError(error);
     }
@@ -488,6 +514,12 @@ export class Watchdog implements LeaseRenewer {
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
   }
+}
+
+/** What a LockLostError adds when the event loop was blocked `lateMs` before the renewal ran; undefined when it was not. */
+function blockedDetail(lateMs: number): string | undefined {
+  if (lateMs < BLOCKED_LOOP_MIN_MS) return undefined;
+  return `the event loop was blocked for ~${Math.round(lateMs)} ms before the renewal ran`;
 }
 
 /** The renewal period of a hold, in ms: a third of its lease. */

@@ -55,6 +55,12 @@ export function checkFunction(value: unknown, what: string): void {
   if (typeof value !== 'function') throw new InvalidArgumentError(`${what} must be a function, got ${describeValue(value)}`);
 }
 
+/** @throws InvalidArgumentError unless `value` is true or false. */
+export function checkBoolean(value: unknown, what: string): boolean {
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be true or false, got ${describeValue(value)}`);
+  return value;
+}
+
 /** A short, safe description of a bad value for an error message. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);

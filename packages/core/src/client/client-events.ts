@@ -46,6 +46,28 @@ export interface LockRenewedEvent {
   readonly count: number;
 }
 
+/**
+ * Payload of `holdLeaked`: a task ended (its `client.task(fn)` settled, or its
+ * request's response closed under `taskMiddleware()`) while it still held a
+ * lock that no release is on its way for. Nobody can release it through the
+ * task any more: it is renewed until `forceUnlock()`, `close()`, or the
+ * process ends, and every later caller waits. rlock does not release it
+ * (code of the task may still run and rely on it): fix the code that took it.
+ */
+export interface HoldLeakedEvent extends HoldEvent {
+  /** Acquisitions of the task still held (not counting those a handle carries). */
+  readonly count: number;
+  /** The task's id (the second half of `owner`). */
+  readonly taskId: string;
+  /** How the task was started: `client.task(fn)` (`task`) or `taskMiddleware()` (`request`). */
+  readonly source: 'task' | 'request';
+  /**
+   * Where the hold was first acquired: a stack trace when the client was
+   * created with `captureLeakStacks: true`, else undefined.
+   */
+  readonly stack: string | undefined;
+}
+
 /** Typed events of a client (eventemitter3: an `error` without listeners is dropped, never thrown). */
 export interface RLockClientEvents {
   /** An acquisition was granted (first or reentrant). */
@@ -56,6 +78,11 @@ export interface RLockClientEvents {
   lockRenewed: (event: LockRenewedEvent) => void;
   /** A hold was lost: its signal aborted (see {@link LockLostEvent.reason}). */
   lockLost: (event: LockLostEvent) => void;
+  /**
+   * A task ended still holding a lock (see {@link HoldLeakedEvent}); a
+   * process warning with code `RLOCK_HOLD_LEAKED` says the same, once per hold.
+   */
+  holdLeaked: (event: HoldLeakedEvent) => void;
   /** A failure in the background (a renewal to retry, a best-effort cleanup). */
   error: (error: Error) => void;
 }

@@ -1,7 +1,7 @@
 import type { LeaseRenewerFactory } from '../engine/renewal.js';
 import { checkKeyPrefix } from '../objects/names.js';
 import type { RedisInput } from '../connection/endpoints.js';
-import { checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from '../checks/argument-checks.js';
+import { checkBoolean, checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from '../checks/argument-checks.js';
 import type { SyncReplicas } from '../connection/deployment.js';
 import type { ClusterInput } from '../connection/create-deployment.js';
 import { OptionReader } from '../checks/option-reader.js';
@@ -36,6 +36,15 @@ export interface CommonClientOptions {
    * @default undefined
    */
   readonly renewer?: LeaseRenewerFactory;
+  /**
+   * Record where each hold was first acquired (a stack trace), so a hold
+   * that outlives its task (`holdLeaked`, warning `RLOCK_HOLD_LEAKED`) names
+   * the call that took it. Costs a stack trace per first acquisition: turn it
+   * on while hunting a leak, not in production. Off, the report names the
+   * lock, its owner and the task.
+   * @default false
+   */
+  readonly captureLeakStacks?: boolean;
 }
 
 /** Options of a client of one Redis. Checked once, when the client is created. */
@@ -49,6 +58,19 @@ export interface RLockClientOptions extends CommonClientOptions {
    * Instances and options with their own `keyPrefix` are refused.
    */
   readonly redis: RedisInput | ClusterInput;
+  /**
+   * Keep the process alive only while the client has work in progress, as
+   * Node's idle sockets and timers (`unref()`) do: its connections (the one
+   * it created from a URL or options, and its subscriber connection) hold the
+   * process open while a lock or permit is held, a call waits to acquire, or
+   * a command is in flight, and not otherwise. A program that forgets
+   * `close()` then still ends once its main code is done; one that holds a
+   * lock keeps running. `false`: the connections keep the process alive
+   * until `close()`, as ioredis's do. A connection passed in as an instance
+   * is never touched; on a Cluster the connections always stay referenced.
+   * @default true
+   */
+  readonly unrefWhenIdle?: boolean;
   /**
    * Replica acknowledgement (opt-in): after every acquire and renewal, WAIT
    * for `replicas` replicas within `timeoutMs` (below commandTimeoutMs). Too
@@ -78,6 +100,10 @@ export const CLIENT_DEFAULTS = Object.freeze({
   minWatchdogTimeoutMs: 30,
   /** `commandTimeoutMs` is min(this, ⌊watchdogTimeoutMs / 3⌋) unless given. */
   maxCommandTimeoutMs: 5_000,
+  /** @see CommonClientOptions.captureLeakStacks */
+  captureLeakStacks: false,
+  /** @see RLockClientOptions.unrefWhenIdle */
+  unrefWhenIdle: true,
 });
 
 /** {@link CommonClientOptions} with every default filled in. */
@@ -86,15 +112,17 @@ export interface ResolvedCommonOptions {
   readonly watchdogTimeoutMs: number;
   readonly commandTimeoutMs: number;
   readonly renewer: LeaseRenewerFactory | undefined;
+  readonly captureLeakStacks: boolean;
 }
 
 export interface ResolvedClientOptions extends ResolvedCommonOptions {
   readonly redis: unknown;
   readonly syncReplicas: SyncReplicas | undefined;
+  readonly unrefWhenIdle: boolean;
 }
 
 /** Names of the common options, for a reader's list of known ones. */
-export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer'] as const;
+export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer', 'captureLeakStacks'] as const;
 
 /** Reads the common options, recording every problem on `reader`. */
 export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
@@ -126,12 +154,13 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
     },
     undefined,
   );
-  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer };
+  const captureLeakStacks = reader.read('captureLeakStacks', (value) => checkBoolean(value, 'captureLeakStacks'), CLIENT_DEFAULTS.captureLeakStacks);
+  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer, captureLeakStacks };
 }
 
 /** @throws InvalidArgumentError listing every bad option. */
 export function resolveClientOptions(options: unknown): ResolvedClientOptions {
-  const reader = new OptionReader(options, ['redis', ...COMMON_OPTION_NAMES, 'syncReplicas'], 'client options');
+  const reader = new OptionReader(options, ['redis', ...COMMON_OPTION_NAMES, 'syncReplicas', 'unrefWhenIdle'], 'client options');
   if (reader.raw.redis === undefined) reader.problem('redis is required (a URL, ioredis options or an ioredis instance)');
   const common = readCommonOptions(reader);
   const syncReplicas = reader.read(
@@ -151,6 +180,7 @@ export function resolveClientOptions(options: unknown): ResolvedClientOptions {
     },
     undefined as SyncReplicas | undefined,
   );
+  const unrefWhenIdle = reader.read('unrefWhenIdle', (value) => checkBoolean(value, 'unrefWhenIdle'), CLIENT_DEFAULTS.unrefWhenIdle);
   reader.done();
-  return { redis: reader.raw.redis, ...common, syncReplicas };
+  return { redis: reader.raw.redis, ...common, syncReplicas, unrefWhenIdle };
 }

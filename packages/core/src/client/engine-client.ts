@@ -3,7 +3,8 @@ import { nanoid } from 'nanoid';
 import { ClientClosedError } from '../errors.js';
 import { checkFunction } from '../checks/argument-checks.js';
 import type { ResolvedCommonOptions } from './client-options.js';
-import { runInTaskOrNew } from '../tasks/task-context.js';
+import type { TaskContext } from '../tasks/task-context.js';
+import { onTaskEnd, runInTaskOrNewReportingEnd, type TaskSource } from '../tasks/task-end.js';
 import { withinMs } from '../connection/bounded-call.js';
 import type { RLockClientEvents } from './client-events.js';
 import { EngineContext } from '../engine/engine-context.js';
@@ -11,6 +12,7 @@ import type { Hold } from '../engine/hold.js';
 import { monotonicNow } from '../connection/time.js';
 import { WaitQueues, type QueueSubscription, type WaitQueue } from '../engine/wait-queue.js';
 import { closeOnSignals, type CloseOnSignalsOptions } from './close-on-signals.js';
+import { ProcessRefs } from '../connection/process-refs.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -20,7 +22,10 @@ export interface CloseReport {
   readonly failed: string[];
 }
 
-type HoldEventName = 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed';
+type HoldEventName = 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed' | 'holdLeaked';
+
+/** Code of the process warning for a hold that outlived its task. */
+export const HOLD_LEAKED_WARNING = 'RLOCK_HOLD_LEAKED';
 
 /**
  * What every client shares, on one deployment or across Redlock masters: one
@@ -35,14 +40,35 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** @internal What the client's objects share. */
   protected readonly context: EngineContext;
   private closing: Promise<CloseReport> | undefined;
+  /** Holds held now (any owner, any kind that is leased): what a task's end is checked against. */
+  private heldCount = 0;
+  /** Where each hold was first acquired, with `captureLeakStacks` only. */
+  private readonly leakStacks: WeakMap<Hold, string> | undefined;
+  private readonly stopHearingTaskEnds: () => void;
+  /**
+   * The client's work in progress (holds, channels waited on, calls in
+   * flight): while there is none, connections given to `unrefWhenIdle` do not
+   * keep the process alive.
+   */
+  protected readonly work = new ProcessRefs();
 
   protected constructor(options: ResolvedCommonOptions) {
     super();
-    const queues = new WaitQueues((queue) => this.subscribeQueue(queue));
+    if (options.captureLeakStacks) this.leakStacks = new WeakMap();
+    const queues = new WaitQueues((queue) => this.countWaiting(this.subscribeQueue(queue)));
     this.context = new EngineContext({ clientId: this.clientId, ...options }, queues, {
       watchesLosses: () => this.listenerCount('lockLost') > 0,
+      began: () => {
+        this.heldCount++;
+        this.work.enter();
+      },
+      ended: () => {
+        this.heldCount--;
+        this.work.leave();
+      },
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
+        if (this.leakStacks !== undefined && !this.leakStacks.has(hold)) this.leakStacks.set(hold, acquisitionStack());
         if (this.listenerCount('lockAcquired') > 0) {
           this.emitSafely('lockAcquired', { name: hold.name, owner: hold.owner, token: hold.token, count: hold.count });
         }
@@ -56,6 +82,23 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
         this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error }),
       backgroundError: (error) => this.reportError(error),
     });
+    this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
+  }
+
+  /** A channel waited on is work in progress until its subscription closes (its last waiter left). */
+  private countWaiting(subscription: QueueSubscription): QueueSubscription {
+    this.work.enter();
+    let counted = true;
+    return {
+      ready: subscription.ready,
+      close: () => {
+        if (counted) {
+          counted = false;
+          this.work.leave();
+        }
+        subscription.close();
+      },
+    };
   }
 
   /** Starts the renewer once the subclass registered its kinds of hold. */
@@ -74,10 +117,45 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /**
    * Runs `fn` in a new task (the Node.js counterpart of a Java thread), or in the
    * current one when called inside a task. Holds taken in it belong to the task.
+   *
+   * When a task started here settles still holding a lock (a `tryLock()`
+   * without its `unlock()`), every client reports each such hold once:
+   * `holdLeaked`, and a process warning with code `RLOCK_HOLD_LEAKED`. The
+   * hold is not released for it (see the `holdLeaked` event). A hold whose
+   * release is on its way, or that a handle (`acquire()`) carries, is not
+   * reported.
    */
   task<T>(fn: () => T | Promise<T>): Promise<T> {
     checkFunction(fn, 'task(fn)');
-    return runInTaskOrNew(async () => fn());
+    return runInTaskOrNewReportingEnd(async () => fn());
+  }
+
+  /** A task ended: reports each hold of its owner on this client that it still holds. */
+  private checkTaskEnd(task: TaskContext, source: TaskSource): void {
+    // Counted, so a task's end costs nothing while the client holds nothing.
+    if (this.heldCount === 0 || this.closing) return;
+    const owner = `${this.clientId}:${task.taskId}`;
+    for (const hold of this.context.holds.all()) {
+      if (hold.owner !== owner || !hold.active || hold.releaseSent) continue;
+      // Acquisitions a handle or a withLock scope carries are theirs to release.
+      const count = hold.count - hold.scoped;
+      if (count > 0) this.reportLeak(hold, count, task.taskId, source);
+    }
+  }
+
+  private reportLeak(hold: Hold, count: number, taskId: string, source: TaskSource): void {
+    const stack = this.leakStacks?.get(hold);
+    const started = source === 'task' ? 'client.task()' : 'a request under taskMiddleware()';
+    const message =
+      `rlock: a task (${taskId}, started by ${started}) ended still holding "${hold.name}" ` +
+      `(${count} acquisition${count === 1 ? '' : 's'}, owner ${hold.owner}): nothing can release it through the task now, ` +
+      `so it is renewed until forceUnlock(), close() or exit, and every later caller waits. ` +
+      `Release it in a finally block, or use withLock().` +
+      (stack === undefined ? ' Create the client with captureLeakStacks: true to see where it was taken.' : '');
+    process.emitWarning(message, { code: HOLD_LEAKED_WARNING, detail: stack === undefined ? undefined : `acquired ${stack}` });
+    if (this.listenerCount('holdLeaked') > 0) {
+      this.emitSafely('holdLeaked', { name: hold.name, owner: hold.owner, token: hold.token, count, taskId, source, stack });
+    }
   }
 
   /**
@@ -115,6 +193,10 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   private async shutdown(): Promise<CloseReport> {
     const ctx = this.context;
     ctx.closed = true;
+    this.stopHearingTaskEnds();
+    // The releases and QUIT below are awaited by close()'s caller: the
+    // connections keep the process alive until they are closed.
+    this.work.enter();
     ctx.queues.close(new ClientClosedError());
     this.closeSubscribers();
     const renewalStopped = ctx.renewer?.close();
@@ -186,6 +268,15 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       // An error listener that throws has nowhere left to report to.
     }
   }
+}
+
+/** The caller's stack, user frames included (async frames count toward the limit). */
+function acquisitionStack(): string {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 50;
+  const stack = new Error('here').stack ?? '';
+  Error.stackTraceLimit = limit;
+  return stack.replace(/^Error: here\n/, '');
 }
 
 /** Resolves with `work`'s value, or with undefined once the monotonic `deadline` passed. Never rejects. */

@@ -42,6 +42,7 @@ export class RLockClient extends EngineClient {
     super(resolved);
     this.options = resolved;
     this.deployment = createDeployment(resolved.redis, resolved.commandTimeoutMs, Object.values(SCRIPTS), resolved.syncReplicas);
+    if (resolved.unrefWhenIdle) this.deployment.unrefWhenIdle(this.work);
     const { commandTimeoutMs } = resolved;
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),

@@ -109,6 +109,15 @@ export class ClusterDeployment implements Deployment {
     this.redis.on('-node', listener);
   }
 
+  /**
+   * Not on a Cluster yet: its node connections, its slot refresh timer and
+   * its sharded subscribers are ioredis's own, and stay referenced (close()
+   * the client to let the process end).
+   */
+  unrefWhenIdle(): void {
+    // Nothing to do; see above.
+  }
+
   async close(deadline: number): Promise<void> {
     if (!this.owned) return;
     const remainingMs = deadline - monotonicNow();

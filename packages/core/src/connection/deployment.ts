@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Transport } from './transport.js';
 import { RedisUnavailableError } from '../errors.js';
+import type { ProcessRefs } from './process-refs.js';
 
 /** What a subscriber connection reports. */
 export interface SubscriberHandlers {
@@ -54,6 +55,13 @@ export interface Deployment {
   onReconnect(listener: () => void): void;
   /** Closes what rlock created (QUIT, bounded by `deadline` in monotonic ms), leaves the rest open. */
   close(deadline: number): Promise<void>;
+  /**
+   * From now on the connections rlock creates (the command connection when
+   * owned, every subscriber connection) keep the process alive only while
+   * `refs` counts work; the command calls are counted into it. A connection
+   * the caller gave is left as it is.
+   */
+  unrefWhenIdle(refs: ProcessRefs): void;
 }
 
 /**

@@ -6,6 +6,7 @@ import { Transport } from './transport.js';
 import { resolveConnection } from './endpoints.js';
 import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 import { openSubscriberConnection } from './subscriber-connection.js';
+import type { ProcessRefs } from './process-refs.js';
 
 /**
  * One Redis server (or a Sentinel-managed master, which ioredis follows on
@@ -17,6 +18,7 @@ export class StandaloneDeployment implements Deployment {
   readonly transport: Transport;
   readonly owned: boolean;
   readonly sharded = false;
+  private refs: ProcessRefs | undefined;
 
   get syncsReplicas(): boolean {
     return this.syncReplicas !== undefined;
@@ -76,7 +78,13 @@ export class StandaloneDeployment implements Deployment {
   }
 
   openSubscriber(handlers: SubscriberHandlers): SubscriberConnection {
-    return openSubscriberConnection(this.redis, handlers);
+    return openSubscriberConnection(this.redis, handlers, this.refs);
+  }
+
+  unrefWhenIdle(refs: ProcessRefs): void {
+    this.refs = refs;
+    this.transport.calls = refs;
+    if (this.owned) refs.track(this.redis);
   }
 
   batchKey(): string {

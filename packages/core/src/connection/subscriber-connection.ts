@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { SubscriberConnection, SubscriberHandlers } from './deployment.js';
 import { FailWhileDown } from './fail-while-down.js';
+import type { ProcessRefs } from './process-refs.js';
 
 /**
  * A connection for (un)subscribing only, duplicated from `source` (same
@@ -10,8 +11,10 @@ import { FailWhileDown } from './fail-while-down.js';
  * ready check is off anyway, since a subscriber has nothing to check. A
  * refused or reset connection fails a SUBSCRIBE at once, as it fails commands.
  */
-export function openSubscriberConnection(source: Redis, handlers: SubscriberHandlers): SubscriberConnection {
+export function openSubscriberConnection(source: Redis, handlers: SubscriberHandlers, refs?: ProcessRefs): SubscriberConnection {
   const connection = source.duplicate({ enableAutoPipelining: false, enableReadyCheck: false });
+  // Its client's waiters keep it referenced; idle, it does not hold the process open.
+  refs?.track(connection);
   let readyOnce = false;
   connection.on('message', (channel: string, payload: string) => handlers.message(channel, payload));
   connection.on('ready', () => {

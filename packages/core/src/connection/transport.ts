@@ -3,6 +3,7 @@ import { RedisUnavailableError } from '../errors.js';
 import type { EmbeddedScript, ScriptArg } from './scripts.js';
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
+import type { WorkCounter } from './process-refs.js';
 
 /** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
@@ -64,6 +65,8 @@ export class Transport {
   private timer: NodeJS.Timeout | undefined;
   /** Why the connection is down (refused, reset…), until it is ready again: calls meanwhile fail at once. */
   private down: Error | undefined;
+  /** Told when the first call goes out and when the last is answered (not per call). */
+  calls: WorkCounter | undefined;
 
   constructor(
     /** One connection, or a Cluster (each command routed to its slot's node): corked per batch either way. */
@@ -156,6 +159,7 @@ export class Transport {
     if (this.head === pending.length) {
       pending.length = 0;
       this.head = 0;
+      this.calls?.leave();
     } else if (this.head > 1024) {
       pending.splice(0, this.head);
       this.head = 0;
@@ -171,6 +175,7 @@ export class Transport {
       command.reject(error);
       return entry;
     }
+    if (this.head === this.pending.length) this.calls?.enter();
     this.pending.push(entry);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
     if (this.batching) this.cork();

@@ -15,6 +15,9 @@ export interface ContextReports {
   released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void;
   lost(hold: Hold, error: LockLostError): void;
   backgroundError(error: unknown): void;
+  /** A hold is held now / no longer: counted by the client (keep-alive, leak checks). */
+  began?(hold: Hold): void;
+  ended?(hold: Hold): void;
 }
 
 /** The settings every object of a client shares. */
@@ -64,6 +67,8 @@ export class EngineContext {
       stopRenewal: (hold) => this.renewer?.remove(hold),
       lost: (hold, error) => this.onLost(hold, error),
       watchesLosses: () => reports.watchesLosses(),
+      began: (hold) => reports.began?.(hold),
+      ended: (hold) => reports.ended?.(hold),
     };
   }
 

@@ -9,6 +9,10 @@ export interface HoldObserver {
   lost(hold: Hold, error: LockLostError): void;
   /** True when someone listens for losses (`lockLost`): a fixed lease's end must then be reported on time. */
   watchesLosses(): boolean;
+  /** A hold was made, held (the client counts what it holds). */
+  began?(hold: Hold): void;
+  /** A hold stopped being held (released or lost). */
+  ended?(hold: Hold): void;
 }
 
 export type HoldState = 'held' | 'released' | 'lost';
@@ -98,6 +102,7 @@ export class Hold<G = unknown> implements RenewableHold {
     this.grant = grant;
     this.deadline = monotonicNow();
     this.leaseMs = 0;
+    observer.began?.(this);
   }
 
   get active(): boolean {
@@ -225,9 +230,9 @@ export class Hold<G = unknown> implements RenewableHold {
     this.maxLeaseTimer.unref();
   }
 
-  lose(reason: LockLostReason, cause?: unknown): void {
+  lose(reason: LockLostReason, cause?: unknown, detail?: string): void {
     if (!this.active) return;
-    const error = new LockLostError(this.name, reason, { cause });
+    const error = new LockLostError(this.name, reason, { cause, detail });
     this.lostError = error;
     this.finish('lost');
     this.controller?.abort(error);
@@ -235,7 +240,9 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private finish(state: HoldState): void {
+    const wasHeld = this.state === 'held';
     this.state = state;
+    if (wasHeld) this.observer.ended?.(this);
     this.clearExpiryTimer();
     if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
     this.stopRenewing();

@@ -51,8 +51,12 @@ export interface RenewableHold {
    * Ignored when the hold is no longer active.
    */
   extend(sentAt: number): void;
-  /** Mark the hold lost: aborts its signal with a LockLostError and emits `lockLost`. Idempotent. */
-  lose(reason: LostReason, cause?: unknown): void;
+  /**
+   * Mark the hold lost: aborts its signal with a LockLostError and emits
+   * `lockLost`. Idempotent. `detail` is appended to the error's message
+   * (what the renewer measured, e.g. an event loop blocked past the lease).
+   */
+  lose(reason: LostReason, cause?: unknown, detail?: string): void;
 }
 
 /**

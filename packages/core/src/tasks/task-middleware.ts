@@ -1,4 +1,5 @@
-import { runInNewTask } from './task-context.js';
+import { newTaskContext, runInTask } from './task-context.js';
+import { taskEnded } from './task-end.js';
 
 /** The `(req, res, next)` shape of Express and Connect middleware. */
 export type TaskMiddleware = (req: unknown, res: unknown, next: (err?: unknown) => void) => void;
@@ -9,12 +10,21 @@ export type TaskMiddleware = (req: unknown, res: unknown, next: (err?: unknown) 
  * and `unlock()` per request. Always a *new* task, even if the server's socket
  * callback somehow carries a store, so two requests never share ownership.
  *
+ * When the response closes (`res` emits `close`; a response without events
+ * is not watched), the request's task has ended: every client then reports
+ * a lock the task still holds and is not releasing (`holdLeaked`, and a
+ * process warning `RLOCK_HOLD_LEAKED`). Release before ending the response,
+ * or release without awaiting (a release on its way is not a leak).
+ *
  * @example
  * app.use(taskMiddleware());
  * app.post('/orders/:id', async (req, res) => { await orderService.place(req.params.id); res.end(); });
  */
 export function taskMiddleware(): TaskMiddleware {
-  return (_req, _res, next) => {
-    runInNewTask(() => next());
+  return (_req, res, next) => {
+    const task = newTaskContext();
+    const response = res as { once?: (event: string, listener: () => void) => unknown } | null;
+    if (typeof response?.once === 'function') response.once('close', () => taskEnded(task, 'request'));
+    runInTask(task, () => next());
   };
 }

@@ -36,7 +36,7 @@ export class FakeHold implements RenewableHold {
   /** Every `extend(sentAt)` call, in order. */
   readonly extendCalls: number[] = [];
   /** Every `lose` call, in order, even on an inactive hold, so "exactly once" can be asserted. */
-  readonly loseCalls: { reason: LostReason; cause: unknown; at: number }[] = [];
+  readonly loseCalls: { reason: LostReason; cause: unknown; at: number; detail?: string }[] = [];
 
   constructor(
     readonly name: string,
@@ -54,8 +54,8 @@ export class FakeHold implements RenewableHold {
     this.deadline = Math.max(this.deadline, sentAt + this.leaseMs - driftMs(this.leaseMs));
   }
 
-  lose(reason: LostReason, cause?: unknown): void {
-    this.loseCalls.push({ reason, cause, at: performance.now() });
+  lose(reason: LostReason, cause?: unknown, detail?: string): void {
+    this.loseCalls.push(detail === undefined ? { reason, cause, at: performance.now() } : { reason, cause, at: performance.now(), detail });
     this.active = false;
   }
 }
