@@ -40,7 +40,18 @@ try {
   writeFileSync(join(esm, 'package.json'), JSON.stringify({ name: 'esm-consumer', private: true, type: 'module' }));
   writeFileSync(
     join(esm, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, outDir: 'out', skipLibCheck: false, lib: ['es2022', 'esnext.disposable'], types: ['node'] } }),
+    JSON.stringify({
+      compilerOptions: {
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        strict: true,
+        outDir: 'out',
+        skipLibCheck: false,
+        lib: ['es2022', 'esnext.disposable'],
+        types: ['node'],
+      },
+    }),
   );
   writeFileSync(
     join(esm, 'main.ts'),

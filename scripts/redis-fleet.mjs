@@ -122,9 +122,7 @@ const lines = [...urls, `REDIS_URL=${standaloneFleet?.url() ?? masterUrls[0]}`];
 if (masterUrls.length > 0) lines.push(`REDLOCK_MASTERS=${masterUrls.join(',')}`);
 process.stdout.write(`${lines.join('\n')}\n`);
 const backend = (standaloneFleet ?? masterFleet).backend;
-process.stderr.write(
-  `redis-fleet: ${urls.length} server(s) up (${backend} backend${standalone ? ', standalone first' : ''}); Ctrl-C to stop\n`,
-);
+process.stderr.write(`redis-fleet: ${urls.length} server(s) up (${backend} backend${standalone ? ', standalone first' : ''}); Ctrl-C to stop\n`);
 
 // The fleet's own handles never keep the process alive: this timer does.
 setInterval(() => undefined, 1 << 30);

@@ -48,15 +48,18 @@ try {
   );
   for (let version = 1; version <= UPDATES; version++) {
     const started = performance.now();
-    await admin.getReadWriteLock('config').writeLock().withLock(
-      async () => {
-        if (reading > 0) failures.push('the writer entered while readers were reading');
-        await data.set(`${keyPrefix}:config:a`, String(version));
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        await data.set(`${keyPrefix}:config:b`, String(version));
-      },
-      { leaseMs: 5_000, waitMs: 5_000 },
-    );
+    await admin
+      .getReadWriteLock('config')
+      .writeLock()
+      .withLock(
+        async () => {
+          if (reading > 0) failures.push('the writer entered while readers were reading');
+          await data.set(`${keyPrefix}:config:a`, String(version));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          await data.set(`${keyPrefix}:config:b`, String(version));
+        },
+        { leaseMs: 5_000, waitMs: 5_000 },
+      );
     console.log(`update ${version} in after ${(performance.now() - started).toFixed(1)} ms of readers`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

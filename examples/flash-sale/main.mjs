@@ -144,7 +144,10 @@ function runWorker(config, startGate, onReady) {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
       if (result && code === 0) resolve(result);
-      else reject(new Error(`worker ${config.index} exited with ${signal ?? `code ${code}`}${result?.error ? `: ${result.error}` : result ? '' : ' before reporting'}`));
+      else
+        reject(
+          new Error(`worker ${config.index} exited with ${signal ?? `code ${code}`}${result?.error ? `: ${result.error}` : result ? '' : ' before reporting'}`),
+        );
     });
   });
 }
@@ -191,11 +194,7 @@ async function main() {
 
   const all = Promise.all(
     Array.from({ length: options.workers }, (_, index) =>
-      runWorker(
-        { index, url, lockPrefix, dataPrefix: keys.prefix, items: options.items, tasks: options.tasks, unsafe: options.unsafe },
-        startGate,
-        onReady,
-      ),
+      runWorker({ index, url, lockPrefix, dataPrefix: keys.prefix, items: options.items, tasks: options.tasks, unsafe: options.unsafe }, startGate, onReady),
     ),
   );
   /** @type {NodeJS.Timeout | undefined} */

@@ -14,7 +14,10 @@ import { Cluster, Redis } from 'ioredis';
 /** @param {string} list */
 const hostPorts = (list) =>
   list.split(',').map((entry) => {
-    const [host, port] = entry.trim().replace(/^rediss?:\/\//, '').split(':');
+    const [host, port] = entry
+      .trim()
+      .replace(/^rediss?:\/\//, '')
+      .split(':');
     return { host: host || '127.0.0.1', port: Number(port || 6379) };
   });
 

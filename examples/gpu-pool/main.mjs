@@ -167,10 +167,15 @@ async function main() {
   const maxInUse = Number(await admin.get(`${dataPrefix}:max-in-use`));
   const completed = results.reduce((sum, r) => sum + r.done, 0);
   for (const r of results) for (const error of r.errors) console.log(`    trainer ${r.index}: ${error}`);
-  expect(reclaimed && reclaimedMs >= WATCHDOG_TIMEOUT_MS - WATCHDOG_TIMEOUT_MS / 3 - 100 && reclaimedMs < WATCHDOG_TIMEOUT_MS + 2_500,
-    `the dead trainer's GPU came back after its lease (${Math.round(reclaimedMs)} ms after the kill; lease ${WATCHDOG_TIMEOUT_MS} ms, last renewed at most ${WATCHDOG_TIMEOUT_MS / 3} ms before)`);
+  expect(
+    reclaimed && reclaimedMs >= WATCHDOG_TIMEOUT_MS - WATCHDOG_TIMEOUT_MS / 3 - 100 && reclaimedMs < WATCHDOG_TIMEOUT_MS + 2_500,
+    `the dead trainer's GPU came back after its lease (${Math.round(reclaimedMs)} ms after the kill; lease ${WATCHDOG_TIMEOUT_MS} ms, last renewed at most ${WATCHDOG_TIMEOUT_MS / 3} ms before)`,
+  );
   expect(maxInUse >= 1 && maxInUse <= GPUS, `never more jobs on GPUs than GPUs (most at once: ${maxInUse} of ${GPUS})`);
-  expect(allDone && completed === TRAINERS * JOBS && codes.every((code) => code === 0), `every job of the live trainers finished (${completed} of ${TRAINERS * JOBS}; the latch reached zero)`);
+  expect(
+    allDone && completed === TRAINERS * JOBS && codes.every((code) => code === 0),
+    `every job of the live trainers finished (${completed} of ${TRAINERS * JOBS}; the latch reached zero)`,
+  );
   expect((await pool.availablePermits()) === GPUS && (await admin.hlen(holdersKey)) === 0, `the pool is full again (${GPUS} GPUs available, no holders)`);
 
   // ---- Part 2 ---------------------------------------------------------------
@@ -197,7 +202,9 @@ async function main() {
     stoppedBy = error;
   }
   const stoppedAfterMs = performance.now() - jobStarted;
-  log(`the job stopped after ${steps} steps, ${Math.round(stoppedAfterMs)} ms: ${stoppedBy instanceof Error ? `${stoppedBy.name} (${/** @type {any} */ (stoppedBy).reason})` : 'not stopped'}`);
+  log(
+    `the job stopped after ${steps} steps, ${Math.round(stoppedAfterMs)} ms: ${stoppedBy instanceof Error ? `${stoppedBy.name} (${/** @type {any} */ (stoppedBy).reason})` : 'not stopped'}`,
+  );
   let releaseError;
   try {
     await gpu.release();
@@ -206,7 +213,10 @@ async function main() {
   }
   const isLost = (/** @type {unknown} */ e) => e instanceof Error && /** @type {any} */ (e).code === 'ERR_RLOCK_LOCK_LOST';
   expect(isLost(stoppedBy) && /** @type {any} */ (stoppedBy).reason === 'expired', 'its signal aborted with LockLostError (expired)');
-  expect(stoppedAfterMs < FIXED_LEASE_MS + 300 && steps < 10, `the job stopped at its lease's end (${Math.round(stoppedAfterMs)} ms, lease ${FIXED_LEASE_MS} ms)`);
+  expect(
+    stoppedAfterMs < FIXED_LEASE_MS + 300 && steps < 10,
+    `the job stopped at its lease's end (${Math.round(stoppedAfterMs)} ms, lease ${FIXED_LEASE_MS} ms)`,
+  );
   expect(isLost(releaseError), 'release() reported the loss (LockLostError)');
   expect((await pool.availablePermits()) === GPUS, 'the GPU was back in the pool');
 

@@ -279,7 +279,7 @@ async function part1(worker, other) {
     renewals >= Math.floor(jobMs / WATCHDOG_TIMEOUT_MS),
     `the watchdog renewed the lease ${renewals} times (at least ${Math.floor(jobMs / WATCHDOG_TIMEOUT_MS)} needed to outlive the lease)`,
   );
-  expect(report.abortedAt === undefined, 'the job\'s signal never aborted');
+  expect(report.abortedAt === undefined, "the job's signal never aborted");
   expect(probes.length > 0 && probes.every((got) => got === false), `the other client's tryLock failed all ${probes.length} times during the job`);
   expect(freeAfter && otherGotItAfter, 'the lock is free once the job is done (the other client takes it at once)');
 }
@@ -348,8 +348,7 @@ async function part2(worker, redis) {
   );
   expect(
     report.stoppedAt !== undefined && stopMs <= STOP_LIMIT_MS && report.stepsDone < STEPS,
-    `the job stopped ${Math.round(stopMs)} ms after the abort, mid-step, after ${report.stepsDone} of ${STEPS} steps ` +
-      `(limit ${STOP_LIMIT_MS} ms)`,
+    `the job stopped ${Math.round(stopMs)} ms after the abort, mid-step, after ${report.stepsDone} of ${STEPS} steps ` + `(limit ${STOP_LIMIT_MS} ms)`,
   );
   expect(isLockLost(failure), `withLock rejected with LockLostError (${describe(failure)})`);
   expect(settledAt - (report.abortedAt ?? settledAt) <= STOP_LIMIT_MS + 1_000, 'withLock settled promptly after the loss');
@@ -365,7 +364,7 @@ async function part2(worker, redis) {
  * @param {Redis} redis the admin connection
  */
 async function part3(worker, other, redis) {
-  console.log('\n## Part 3 — fencing tokens: the storage refuses a stale holder\'s write\n');
+  console.log("\n## Part 3 — fencing tokens: the storage refuses a stale holder's write\n");
   const name = 'ledger:7';
   const storage = new FencedStorage();
 
@@ -421,12 +420,12 @@ async function part3(worker, other, redis) {
   log('B: unlock() → resolved');
 
   console.log('');
-  expect(heldWhenSent, 'A\'s signal had not aborted when it sent its second write');
+  expect(heldWhenSent, "A's signal had not aborted when it sent its second write");
   expect(BigInt(b.token ?? '0') > BigInt(a.token ?? '0'), `B's token ${b.token} is larger than A's ${a.token}`);
-  expect(refusal instanceof StaleTokenError, 'the storage refused A\'s stale write');
+  expect(refusal instanceof StaleTokenError, "the storage refused A's stale write");
   expect(storage.value === 'written by B', `the storage holds B's write ("${storage.value}")`);
-  expect(isLockLost(lostReason), 'A\'s signal aborted with LockLostError');
-  expect(isLockLost(unlockError), 'A\'s unlock() rejected with LockLostError');
+  expect(isLockLost(lostReason), "A's signal aborted with LockLostError");
+  expect(isLockLost(unlockError), "A's unlock() rejected with LockLostError");
 }
 
 async function main() {
@@ -440,7 +439,10 @@ async function main() {
   const worker = createClient(options);
   const other = createClient(options);
   clients.push(worker, other);
-  for (const [label, client] of /** @type {const} */ ([['worker', worker], ['other', other]])) {
+  for (const [label, client] of /** @type {const} */ ([
+    ['worker', worker],
+    ['other', other],
+  ])) {
     client.on('error', (error) => log(`${label} client: background error — ${describe(error)}`));
   }
   console.log(

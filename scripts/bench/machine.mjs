@@ -24,7 +24,12 @@ export async function describeMachine(redis) {
     ['cores', String(cpuList.length)],
     ['memory', `${(totalmem() / 2 ** 30).toFixed(1)} GiB (${(freemem() / 2 ** 30).toFixed(1)} GiB free)`],
     ['OS', `${platform()} ${release()}`],
-    ['load average at start', loadavg().map((l) => l.toFixed(2)).join(', ') + ' (1, 5, 15 min): other work on the machine skews the numbers'],
+    [
+      'load average at start',
+      loadavg()
+        .map((l) => l.toFixed(2))
+        .join(', ') + ' (1, 5, 15 min): other work on the machine skews the numbers',
+    ],
     ['Node', process.version],
     ['redis-server', `${info.redis_version ?? 'unknown'} (${info.arch_bits ?? '?'}-bit, ${info.multiplexing_api ?? '?'}, same host)`],
     ['ioredis', versionOf('ioredis')],

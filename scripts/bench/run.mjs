@@ -101,7 +101,8 @@ function installPeers() {
   if (missing.length === 0) return;
   log(`installing the bench's dev dependencies (missing: ${missing.join(', ')}) into scripts/bench/node_modules`);
   const result = spawnSync('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund'], { stdio: ['ignore', 2, 2] });
-  if (result.status !== 0) log(`npm install --prefix scripts/bench failed (${result.error?.message ?? `exit ${result.status}`}): missing peers are reported as not installed`);
+  if (result.status !== 0)
+    log(`npm install --prefix scripts/bench failed (${result.error?.message ?? `exit ${result.status}`}): missing peers are reported as not installed`);
 }
 
 const log = (/** @type {string} */ message) => process.stderr.write(`[bench] ${message}\n`);
@@ -159,7 +160,7 @@ let exitCode = 0;
 try {
   let url = process.env.REDIS_URL;
   // Before any server or worker starts: they inherit the mask, and startFleet moves the servers to their own core.
-  if (url) noPinning('REDIS_URL: the server is not this run\'s');
+  if (url) noPinning("REDIS_URL: the server is not this run's");
   else pinSelf();
   if (!url) {
     fleet = await startFleet(1);

@@ -239,7 +239,18 @@ export async function run(ctx) {
 
   const lines = [
     markdownTable(
-      ['variant', 'pairs/s', 'vs raw (auto-pipelined)', 'pair p50', 'pair p99', 'scripts/pair', 'server cmds/pair', 'client CPU/pair', 'redis CPU/pair', 'errors'],
+      [
+        'variant',
+        'pairs/s',
+        'vs raw (auto-pipelined)',
+        'pair p50',
+        'pair p99',
+        'scripts/pair',
+        'server cmds/pair',
+        'client CPU/pair',
+        'redis CPU/pair',
+        'errors',
+      ],
       rows,
       'lrrrrrrrrr',
     ),
@@ -251,7 +262,7 @@ export async function run(ctx) {
       '(client: this process; redis: redis-server). With the loops in lockstep on one pipelined connection, client and ' +
       'server mostly take turns, so pairs/s ≈ 1 / (client + redis CPU per pair) until a core saturates. ' +
       'Here raw is the auto-pipelined variant; the headline ratio, against raw on a connection without auto-pipelining ' +
-      '(as users write it), is the peer comparison\'s S1 (`npm run bench -- peers-s1`).',
+      "(as users write it), is the peer comparison's S1 (`npm run bench -- peers-s1`).",
   ];
   for (const [name, reason] of skipped) lines.push('', `Skipped "${name}": ${reason}`);
   return lines.join('\n');

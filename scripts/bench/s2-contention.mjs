@@ -178,7 +178,15 @@ export async function run(ctx) {
     ['process', 'acquisitions', 'share', 'wait p50', 'wait p99', 'wait max', 'per task min–max'],
     reports.map((r) => {
       const s = summarize(r.waitsMs);
-      return [String(r.index), num(r.acquisitions), pct(r.acquisitions / (total || 1)), ms(s.p50), ms(s.p99), ms(s.max), `${Math.min(...r.perTask)}–${Math.max(...r.perTask)}`];
+      return [
+        String(r.index),
+        num(r.acquisitions),
+        pct(r.acquisitions / (total || 1)),
+        ms(s.p50),
+        ms(s.p99),
+        ms(s.max),
+        `${Math.min(...r.perTask)}–${Math.max(...r.perTask)}`,
+      ];
     }),
     'rrrrrrr',
   );

@@ -289,14 +289,33 @@ export async function run(ctx) {
     const overlaps = reports.reduce((sum, r) => sum + r.overlaps, 0);
     const overall = markdownTable(
       ['acquisitions/s', 'wait p50', 'wait p99', 'wait max', 'wait mean', 'waits sampled', 'overlaps', 'failures'],
-      [[num(total / (ctx.durationMs / 1000)), ms(waits.p50), ms(waits.p99), ms(waits.max), ms(waits.mean), num(waits.count), String(overlaps), String(failures)]],
+      [
+        [
+          num(total / (ctx.durationMs / 1000)),
+          ms(waits.p50),
+          ms(waits.p99),
+          ms(waits.max),
+          ms(waits.mean),
+          num(waits.count),
+          String(overlaps),
+          String(failures),
+        ],
+      ],
       'rrrrrrrr',
     );
     const fairness = markdownTable(
       ['process', 'acquisitions', 'share', 'wait p50', 'wait p99', 'wait max', 'per task min–max'],
       reports.map((r) => {
         const s = summarize(r.waitsMs);
-        return [String(r.index), num(r.acquisitions), pct(r.acquisitions / (total || 1)), ms(s.p50), ms(s.p99), ms(s.max), `${Math.min(...r.perTask)}–${Math.max(...r.perTask)}`];
+        return [
+          String(r.index),
+          num(r.acquisitions),
+          pct(r.acquisitions / (total || 1)),
+          ms(s.p50),
+          ms(s.p99),
+          ms(s.max),
+          `${Math.min(...r.perTask)}–${Math.max(...r.perTask)}`,
+        ];
       }),
       'rrrrrrr',
     );
@@ -311,7 +330,14 @@ export async function run(ctx) {
     const allAcquisitions = reports.reduce((sum, r) => sum + r.allAcquisitions, 0) + PROCESSES;
     const spreadTable = markdownTable(
       ['holds sampled 50 ms in', ...[5, 4, 3].map((n) => `on ${n} of ${MASTERS}`), 'fewer', 'on ≥ 4'],
-      [[num(spreads.length), ...[5, 4, 3].map((n) => num(spreads.filter((c) => c === n).length)), num(spreads.filter((c) => c < 3).length), pct(spreads.filter((c) => c >= 4).length / (spreads.length || 1))]],
+      [
+        [
+          num(spreads.length),
+          ...[5, 4, 3].map((n) => num(spreads.filter((c) => c === n).length)),
+          num(spreads.filter((c) => c < 3).length),
+          pct(spreads.filter((c) => c >= 4).length / (spreads.length || 1)),
+        ],
+      ],
       'rrrrrr',
     );
     const lines = [
@@ -336,8 +362,8 @@ export async function run(ctx) {
       spreadTable,
       '',
       '4 clients × 2 tasks in one process on one name, each hold lasting 50 ms; 50 ms into each hold the 5 masters are read and the ' +
-        'holder\'s key counted (a hold needs 3 of 5; a spread hold survives the loss of any one master). Holds spread to the masters ' +
-        'that other clients\' failed partial grants held, once those free up.',
+        "holder's key counted (a hold needs 3 of 5; a spread hold survives the loss of any one master). Holds spread to the masters " +
+        "that other clients' failed partial grants held, once those free up.",
     ];
     const firstError = reports.find((r) => r.firstError)?.firstError;
     if (firstError) lines.push('', `First failure: ${firstError}`);

@@ -204,7 +204,22 @@ export async function run(ctx) {
   const sum = (variant, key) => (byVariant[variant] ?? []).reduce((total, figures) => total + Number(figures[key]), 0);
   const base = med('lock', 'rate');
   const table = markdownTable(
-    ['variant', 'acquisitions/s', '× plain lock', 'reads/s', 'writes/s', 'read wait p50', 'read p99', 'read max', 'write wait p50', 'write p99', 'write max', 'violations', 'failures', 'still waiting'],
+    [
+      'variant',
+      'acquisitions/s',
+      '× plain lock',
+      'reads/s',
+      'writes/s',
+      'read wait p50',
+      'read p99',
+      'read max',
+      'write wait p50',
+      'write p99',
+      'write max',
+      'violations',
+      'failures',
+      'still waiting',
+    ],
     VARIANTS.map((variant) => [
       variant === 'lock' ? 'plain lock (getLock) for reads and writes' : 'read-write lock (readLock / writeLock)',
       num(med(variant, 'rate')),

@@ -207,12 +207,30 @@ export async function run(ctx) {
       ['S1: 64 tasks, 64 names', 'pairs/s (median)', 'min – max', '× standalone', 'client CPU/pair', 'failures'],
       TARGETS.map((target) => {
         const row = `s1 ${target}`;
-        return [target === 'cluster' ? 'Cluster, 3 masters + 3 replicas' : 'one server', num(med(row, 'rate')), `${num(min(row, 'rate'))} – ${num(max(row, 'rate'))}`, `${(med(row, 'rate') / med('s1 standalone', 'rate')).toFixed(2)}×`, `${med(row, 'cpuPerPair').toFixed(1)} µs`, num(sum(row, 'failures'))];
+        return [
+          target === 'cluster' ? 'Cluster, 3 masters + 3 replicas' : 'one server',
+          num(med(row, 'rate')),
+          `${num(min(row, 'rate'))} – ${num(max(row, 'rate'))}`,
+          `${(med(row, 'rate') / med('s1 standalone', 'rate')).toFixed(2)}×`,
+          `${med(row, 'cpuPerPair').toFixed(1)} µs`,
+          num(sum(row, 'failures')),
+        ];
       }),
       'lrrrrr',
     );
     const s2 = markdownTable(
-      ['S2: 4 processes × 8 tasks, one name', 'acquisitions/s (median)', 'min – max', '× standalone', 'wait p50', 'wait p99', 'wait max', 'violations', 'still waiting', 'failures'],
+      [
+        'S2: 4 processes × 8 tasks, one name',
+        'acquisitions/s (median)',
+        'min – max',
+        '× standalone',
+        'wait p50',
+        'wait p99',
+        'wait max',
+        'violations',
+        'still waiting',
+        'failures',
+      ],
       TARGETS.map((target) => {
         const row = `s2 ${target}`;
         return [

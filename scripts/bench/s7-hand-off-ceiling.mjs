@@ -136,7 +136,10 @@ async function row(ctx, mode, processes, tasks, keyPrefix) {
   const children = Array.from({ length: processes }, (_, index) => {
     /** @type {ChildConfig} */
     const config = { mode, url: ctx.url, keyPrefix, index, processes, tasks, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs };
-    return fork(fileURLToPath(import.meta.url), ['child'], { env: { ...process.env, RLOCK_BENCH_S7: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    return fork(fileURLToPath(import.meta.url), ['child'], {
+      env: { ...process.env, RLOCK_BENCH_S7: JSON.stringify(config) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
   });
   try {
     const messages = children.map((c) => {
@@ -212,7 +215,16 @@ export async function run(ctx) {
   }
   return [
     markdownTable(
-      ['row', 'hand-offs/s', 'between processes', 'client CPU µs/hand-off', 'redis CPU µs/hand-off', 'scripts/hand-off', 'violations', 'hand-offs in each second from the start, warm-up included'],
+      [
+        'row',
+        'hand-offs/s',
+        'between processes',
+        'client CPU µs/hand-off',
+        'redis CPU µs/hand-off',
+        'scripts/hand-off',
+        'violations',
+        'hand-offs in each second from the start, warm-up included',
+      ],
       rows,
       'lrrrrrrl',
     ),
@@ -222,10 +234,10 @@ export async function run(ctx) {
       'process, so it is the ceiling here for any hand-off between processes; with 1 process the token comes back to the same one, the ceiling ' +
       'for a hand-off by message that wakes no other process. "Between processes" is the share of consecutive hand-offs (by the counter\'s ' +
       'value) that went to another process: a fair lock serves its queue in arrival order, so how often it crosses depends on how the ' +
-      'processes\' tasks queued, not on the lock. CPU columns: the workers\' CPU (user + system, all of them) and redis-server\'s over the ' +
+      "processes' tasks queued, not on the lock. CPU columns: the workers' CPU (user + system, all of them) and redis-server's over the " +
       'window, per hand-off; a fair lock hand-off costs two scripts (the next try, which queues, and the release, which grants the head) ' +
       'where the ring sends one PUBLISH. The last column shows how the rate grows while V8 compiles the hot code: fresh processes run ' +
-      'rlock\'s lock path interpreted or in baseline code for seconds, so a short warm-up measures that, not the steady state ' +
+      "rlock's lock path interpreted or in baseline code for seconds, so a short warm-up measures that, not the steady state " +
       '(`BENCH_WARMUP_MS=15000` measures after it).',
   ].join('\n');
 }

@@ -112,7 +112,5 @@ export async function startFleet(size) {
 /** One line for the report: where the processes ran. */
 export function describePinning() {
   const state = pinningState();
-  return state.ok
-    ? `redis-server pinned to CPU ${SERVER_CPU}, the bench and its workers to CPU ${clientCpus()} (taskset)`
-    : `not pinned (${state.why})`;
+  return state.ok ? `redis-server pinned to CPU ${SERVER_CPU}, the bench and its workers to CPU ${clientCpus()} (taskset)` : `not pinned (${state.why})`;
 }

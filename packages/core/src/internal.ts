@@ -26,15 +26,7 @@ export { backoffDelayMs } from './engine/backoff.js';
 export { DelayQueue } from './engine/delay-queue.js';
 export { gather } from './engine/gather.js';
 export type { Settled } from './engine/gather.js';
-export type {
-  LeaseRenewer,
-  LeaseRenewerFactory,
-  LostReason,
-  RenewableHold,
-  RenewalBackend,
-  RenewalReporter,
-  RenewOutcome,
-} from './engine/renewal.js';
+export type { LeaseRenewer, LeaseRenewerFactory, LostReason, RenewableHold, RenewalBackend, RenewalReporter, RenewOutcome } from './engine/renewal.js';
 export type { LockRequest } from './objects/lock-options.js';
 export { checkName, fenceKey, objectKey } from './objects/names.js';
 export { keysOfLock, lockKeys } from './objects/lock/keys.js';

@@ -1,6 +1,18 @@
 import { nanoid } from 'nanoid';
 import { RedisUnavailableError } from '@org/rlock-core';
-import { DelayQueue, gather, leaseDeadline, monotonicNow, withinMs, type AcquireReply, type BackgroundWork, type Hold, type LockKeys, type ReleaseReply, type Settled } from '@org/rlock-core/internal';
+import {
+  DelayQueue,
+  gather,
+  leaseDeadline,
+  monotonicNow,
+  withinMs,
+  type AcquireReply,
+  type BackgroundWork,
+  type Hold,
+  type LockKeys,
+  type ReleaseReply,
+  type Settled,
+} from '@org/rlock-core/internal';
 import { QuorumError, type MasterVote } from './errors.js';
 import type { Master } from './master.js';
 import * as Q from './quorum.js';
@@ -109,7 +121,10 @@ export class MasterSet {
     let order = this.orders.get(key);
     if (order) return order;
     if (this.orders.size >= 1_024) this.orders.clear();
-    order = Q.rankOf(this.masters.map((master) => master.run?.runId), key);
+    order = Q.rankOf(
+      this.masters.map((master) => master.run?.runId),
+      key,
+    );
     this.orders.set(key, order);
     return order;
   }
@@ -117,7 +132,11 @@ export class MasterSet {
   /** A master's run was read: every quarantine is worked out again. */
   identified(): void {
     this.orders.clear();
-    const ends = Q.quarantineEnds(this.masters.map((master) => master.run), this.quarantineMs, Q.STARTED_TOGETHER_MS);
+    const ends = Q.quarantineEnds(
+      this.masters.map((master) => master.run),
+      this.quarantineMs,
+      Q.STARTED_TOGETHER_MS,
+    );
     this.masters.forEach((master, index) => (master.quarantinedUntil = ends[index] as number));
   }
 
@@ -150,10 +169,23 @@ export class MasterSet {
     const order = this.orderOf(keys.lock);
     const gateIndex = contended ? order.find((index) => this.masters[index]?.voting) : undefined;
     const gate = gateIndex === undefined ? undefined : this.masters[gateIndex];
-    const stagger = contended || order.length < this.quorum ? undefined : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done || verdict !== 'acquired', timers: this.staggered };
-    const timeout = { ms: this.perNodeTimeoutMs, error: () => (timedOut ??= new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`)) };
+    const stagger =
+      contended || order.length < this.quorum
+        ? undefined
+        : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done || verdict !== 'acquired', timers: this.staggered };
+    const timeout = {
+      ms: this.perNodeTimeoutMs,
+      error: () => (timedOut ??= new RedisUnavailableError(`no answer to acquire "${keys.lock}" within ${this.perNodeTimeoutMs} ms`)),
+    };
     if (gate) {
-      const first = (await gather([call(gate)], (results) => results[0], timeout, (_, result) => late(gate.index, result))).results[0];
+      const first = (
+        await gather(
+          [call(gate)],
+          (results) => results[0],
+          timeout,
+          (_, result) => late(gate.index, result),
+        )
+      ).results[0];
       const vote = voteOf(gate.index, first as Settled<AcquireReply>);
       if (vote.kind === 'refused') return { votes, tally: { granted: 0, refused: 1, failed: 0 }, verdict: 'not-acquired', grants, gateRefusal: vote };
     }
@@ -176,7 +208,8 @@ export class MasterSet {
         const vote = votes[index];
         if (vote?.kind === 'granted') grants.tokens[index] = op;
         else if (vote?.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
-        else if ((!vote || vote.late) && grants.asked.has(index)) grants.pending.add(index); // not asked yet: it adds itself
+        else if ((!vote || vote.late) && grants.asked.has(index))
+          grants.pending.add(index); // not asked yet: it adds itself
         else if (vote?.sent) void this.cancel(master, keys, owner, op, false);
       });
     }
@@ -203,7 +236,8 @@ export class MasterSet {
     grants.pending.delete(master.index);
     if (won && vote.kind === 'granted' && !grants.done && master.voting && monotonicNow() < grants.deadline) grants.tokens[master.index] = op;
     else if (won && vote.kind === 'refused') this.spread(grants, master, SPREAD_TRIES);
-    else if ((won || verdict === undefined) && (vote.kind === 'granted' || vote.sent) && !grants.swept) void this.cancel(master, grants.keys, grants.owner, op, false);
+    else if ((won || verdict === undefined) && (vote.kind === 'granted' || vote.sent) && !grants.swept)
+      void this.cancel(master, grants.keys, grants.owner, op, false);
   }
 
   /**
@@ -215,7 +249,8 @@ export class MasterSet {
     const op = `spread/${++this.spreads}`;
     let tried = 0;
     const attempt = (): void => {
-      if (grants.done || !master.voting || grants.tokens[master.index] !== undefined || grants.pending.has(master.index) || monotonicNow() >= grants.deadline) return;
+      if (grants.done || !master.voting || grants.tokens[master.index] !== undefined || grants.pending.has(master.index) || monotonicNow() >= grants.deadline)
+        return;
       grants.asked.add(master.index);
       const work = master.store.acquire(grants.keys, grants.owner, Math.ceil(grants.expiresAt - monotonicNow()), op).then(
         (reply) => {
@@ -244,7 +279,8 @@ export class MasterSet {
     const granted: Promise<unknown>[] = [];
     this.masters.forEach((master, index) => {
       const vote = round?.votes[index];
-      if (vote?.kind === 'granted') granted.push(withinMs(this.cancel(master, keys, owner, op, true), this.perNodeTimeoutMs, () => undefined).catch(() => undefined));
+      if (vote?.kind === 'granted')
+        granted.push(withinMs(this.cancel(master, keys, owner, op, true), this.perNodeTimeoutMs, () => undefined).catch(() => undefined));
       else if (round === undefined || vote?.sent) void this.cancel(master, keys, owner, op, false);
     });
     await Promise.all(granted);
@@ -352,7 +388,9 @@ export class MasterSet {
     for (const index of unanswered) tokens[index] ??= grants.op;
     const holding = this.masters.filter((master) => tokens[master.index] !== undefined).map((master) => master.index);
     // Asked without a token (a spread on its way): a sweep by owner, whose answer does not count. Never asked: nothing.
-    const sent = this.masters.map((master) => (grants.asked.has(master.index) ? master.store.release(keys, grants.owner, tokens[master.index], op) : undefined));
+    const sent = this.masters.map((master) =>
+      grants.asked.has(master.index) ? master.store.release(keys, grants.owner, tokens[master.index], op) : undefined,
+    );
     sent.forEach((call, index) => call && !holding.includes(index) && this.background.track(call));
     const gathered = await gather(
       holding.map((index) => () => sent[index] as Promise<ReleaseReply>),
@@ -366,7 +404,9 @@ export class MasterSet {
         if (released.length >= this.quorum) return { released: true, remaining: 0, receivers } as const;
         if (holding.length - notHeld.length < this.quorum) {
           // Taken where the hold had a grant; a pending acquire that found another owner there was never ours.
-          const taken = results.some((result, k) => !unanswered.includes(holding[k] as number) && result?.ok && !result.value.released && result.value.reason === 'taken');
+          const taken = results.some(
+            (result, k) => !unanswered.includes(holding[k] as number) && result?.ok && !result.value.released && result.value.reason === 'taken',
+          );
           return { released: false, reason: taken ? 'taken' : 'expired' } as const;
         }
         return undefined;
@@ -376,7 +416,8 @@ export class MasterSet {
       const token = tokens[index];
       const forget = (): void => void (tokens[index] === token && (tokens[index] = undefined)); // nothing of this hold is left there
       if (gathered.results[k]?.ok) forget();
-      else if (gathered.verdict) this.background.track((sent[index] as Promise<unknown>).then(forget, () => this.releaseInBackground(hold, this.masters[index] as Master)));
+      else if (gathered.verdict)
+        this.background.track((sent[index] as Promise<unknown>).then(forget, () => this.releaseInBackground(hold, this.masters[index] as Master)));
     });
     if (gathered.verdict) return gathered.verdict;
     const message = `lock "${hold.name}": fewer than a majority (${this.quorum} of ${this.size}) confirmed the release and the others did not answer`;
@@ -419,13 +460,20 @@ export class MasterSet {
     }, plan);
     // Its lease is over: the key expires on its own. Worth knowing, never thrown.
     void retried.then((done) => {
-      if (!done && !this.background.stopped) this.onError(new Error(`master ${master.name}: the release of "${hold.name}" did not get through before its lease ran out`));
+      if (!done && !this.background.stopped)
+        this.onError(new Error(`master ${master.name}: the release of "${hold.name}" did not get through before its lease ran out`));
     });
   }
 
   /** True iff one owner holds the lock on a majority (partial grants of different owners are not a lock). */
   isLockedOnMajority(name: string, keys: LockKeys): Promise<boolean> {
-    return this.readLeases(name, keys, 'isLocked', (answered, unknown) => Q.decideLocked(answered.map((read) => read.owner), unknown, this.size));
+    return this.readLeases(name, keys, 'isLocked', (answered, unknown) =>
+      Q.decideLocked(
+        answered.map((read) => read.owner),
+        unknown,
+        this.size,
+      ),
+    );
   }
 
   /** Whether `owner` holds the lock on a majority; false once more than N − Q masters show it free or someone else's. */
@@ -444,7 +492,12 @@ export class MasterSet {
   }
 
   /** Reads holder and PTTL on every voting master (per-node timeout) until `decide` answers. @throws QuorumError when it never does */
-  private async readLeases<V>(name: string, keys: LockKeys, what: string, decide: (answered: Q.LeaseRead[], unknown: number, settled: number) => V | undefined): Promise<V> {
+  private async readLeases<V>(
+    name: string,
+    keys: LockKeys,
+    what: string,
+    decide: (answered: Q.LeaseRead[], unknown: number, settled: number) => V | undefined,
+  ): Promise<V> {
     if (!this.ready) await this.started;
     const gathered = await gather(
       this.masters.map((master) => () => (master.voting ? master.store.readLease(keys) : Promise.reject(master.notVoting('a read', keys.lock)))),

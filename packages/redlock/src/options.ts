@@ -82,7 +82,10 @@ const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
  */
 export function resolveRedlockOptions(options: unknown, what = 'createRedlock'): ResolvedRedlockOptions {
   const reader = new OptionReader(options, ['masters', ...COMMON_OPTION_NAMES, 'driftFactor', 'perNodeTimeoutMs', 'retry', 'restartQuarantineMs'], what);
-  const masters = reader.check(() => distinctEndpoints(reader.raw.masters, 'masters', 'master (typically 3 or 5)'), [] as { input: RedisInput; name: string }[]);
+  const masters = reader.check(
+    () => distinctEndpoints(reader.raw.masters, 'masters', 'master (typically 3 or 5)'),
+    [] as { input: RedisInput; name: string }[],
+  );
   const common = readCommonOptions(reader);
   const driftFactor = reader.read('driftFactor', (value) => checkNumber(value, 'driftFactor', 0, 0.5), REDLOCK_DEFAULTS.driftFactor);
   const perNodeTimeoutMs = reader.read(

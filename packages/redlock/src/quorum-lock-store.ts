@@ -108,14 +108,33 @@ export class QuorumLockStore implements LockStore {
     state.failingSince = undefined;
     const refused = round.gateRefusal ? [round.gateRefusal] : round.votes.filter((vote): vote is AcquireVote => vote?.kind === 'refused');
     // Nobody won (a split vote, or a majority too late): the gate settles the next round.
-    if (!round.gateRefusal && (round.tally.granted >= masters.quorum || classifyLoss(refused.map((vote) => vote.holder), masters.size) === 'split')) {
+    if (
+      !round.gateRefusal &&
+      (round.tally.granted >= masters.quorum ||
+        classifyLoss(
+          refused.map((vote) => vote.holder),
+          masters.size,
+        ) === 'split')
+    ) {
       wake?.expectNothing();
       return { granted: false, retryInMs: lostBefore ? this.backoff(++state.streak) : 0 };
     }
     state.streak = 0;
     const needed = round.gateRefusal ? 1 : releasesNeeded(round.tally.granted, masters.size);
-    if (wake?.expect(refused.map((vote) => vote.master.index), needed)) return { granted: false, retryInMs: 0 };
-    const sleepMs = Math.min(expiryWaitMs(refused.map((vote) => vote.ttlMs ?? -1), needed), this.maxSleepMs);
+    if (
+      wake?.expect(
+        refused.map((vote) => vote.master.index),
+        needed,
+      )
+    )
+      return { granted: false, retryInMs: 0 };
+    const sleepMs = Math.min(
+      expiryWaitMs(
+        refused.map((vote) => vote.ttlMs ?? -1),
+        needed,
+      ),
+      this.maxSleepMs,
+    );
     // A refusing master whose announcements cannot be heard, or a failed master that may come back: do not rely on announcements alone.
     const deaf = round.tally.failed > 0 || !wake || refused.some((vote) => !wake.isAcked(vote.master.index));
     return { granted: false, retryInMs: deaf ? Math.min(sleepMs, this.retry.maxDelayMs) : sleepMs };
@@ -139,7 +158,11 @@ export class QuorumLockStore implements LockStore {
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
     const [result] = await this.masters.renew([{ grants: hold.grant as Grants, leaseMs }]);
     if (result && result.verdict !== 'undecided') return result.verdict;
-    throw new QuorumError(`lock "${hold.name}": the lease could not be extended to ${leaseMs} ms on a majority within its validity`, result?.votes ?? [], this.masters.quorum);
+    throw new QuorumError(
+      `lock "${hold.name}": the lease could not be extended to ${leaseMs} ms on a majority within its validity`,
+      result?.votes ?? [],
+      this.masters.quorum,
+    );
   }
 
   /**
@@ -155,7 +178,12 @@ export class QuorumLockStore implements LockStore {
     const wake = this.wakes.get(keys.channel);
     if (this.live.get(keys.lock)?.grants === grants) this.live.delete(keys.lock);
     const now = monotonicNow();
-    if (!wake?.waiting || grants.handoffs >= MAX_HANDOFFS || now - grants.wonAt >= HANDOFF_WINDOW_MS || now >= grants.deadline - this.masters.perNodeTimeoutMs) {
+    if (
+      !wake?.waiting ||
+      grants.handoffs >= MAX_HANDOFFS ||
+      now - grants.wonAt >= HANDOFF_WINDOW_MS ||
+      now >= grants.deadline - this.masters.perNodeTimeoutMs
+    ) {
       // Other clients wait too: their turn first (held back before the announcements come).
       if (wake?.waiting && grants.contended) wake.queue.yieldFor();
       return this.masters.release(hold, keys, op);
@@ -209,7 +237,10 @@ export class QuorumLockStore implements LockStore {
         settled += counted ? 1 : 0;
         if (acked > toleratedFailures(masters.length) || settled >= masters.length) markReady();
       };
-      subscription.ready.then(() => settle(true), () => settle(false));
+      subscription.ready.then(
+        () => settle(true),
+        () => settle(false),
+      );
       return subscription;
     });
     if (settled >= masters.length) markReady();

@@ -109,7 +109,11 @@ export function decideLocked(owners: readonly (string | undefined)[], unknown: n
 /** For the owner holding a majority, the Q-th largest PTTL among its keys (how long a majority still has its hold); −2 when no owner does. */
 export function quorumOwnerPttl(reads: readonly LeaseRead[], quorum: number): number {
   for (const [owner, count] of countOwners(reads.map((read) => read.owner))) {
-    if (count >= quorum) return quorumPttl(reads.filter((read) => read.owner === owner).map((read) => read.pttlMs), quorum);
+    if (count >= quorum)
+      return quorumPttl(
+        reads.filter((read) => read.owner === owner).map((read) => read.pttlMs),
+        quorum,
+      );
   }
   return -2;
 }

@@ -21,5 +21,10 @@ export interface RedlockOptions extends Omit<RedlockClientOptions, 'renewer'> {
  * await redlock.close();
  */
 export function createRedlock(options: RedlockOptions): RedlockClient {
-  return wireWatchdog('createRedlock', options, (rest) => resolveRedlockOptions(rest), (resolved) => new RedlockClient(resolved));
+  return wireWatchdog(
+    'createRedlock',
+    options,
+    (rest) => resolveRedlockOptions(rest),
+    (resolved) => new RedlockClient(resolved),
+  );
 }

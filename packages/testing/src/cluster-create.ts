@@ -13,12 +13,7 @@ const OUTPUT_KEPT_CHARS = 4_096;
  * @throws Error naming REDIS_CLI when redis-cli cannot be run, or carrying
  * redis-cli's output when it fails or exceeds `timeoutMs`.
  */
-export function createCluster(
-  redisCliPath: string,
-  addresses: readonly string[],
-  replicasPerMaster: number,
-  timeoutMs: number,
-): Promise<void> {
+export function createCluster(redisCliPath: string, addresses: readonly string[], replicasPerMaster: number, timeoutMs: number): Promise<void> {
   const args = ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'];
   return new Promise((resolve, reject) => {
     execFile(redisCliPath, args, { timeout: timeoutMs, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {

@@ -200,7 +200,12 @@ export class RedisCluster implements AsyncDisposable {
    */
   client(options: ClusterOptions = {}): Cluster {
     this.group.assertNotStopped('client');
-    return this.group.track(new Cluster(this.startupNodes.map(({ host, port }) => ({ host, port })), options));
+    return this.group.track(
+      new Cluster(
+        this.startupNodes.map(({ host, port }) => ({ host, port })),
+        options,
+      ),
+    );
   }
 
   /**
@@ -467,7 +472,11 @@ async function readView(server: ProcessServer): Promise<NodeView | string> {
     const replies = await sendCommands(
       server.host,
       server.port,
-      [['CLUSTER', 'INFO'], ['CLUSTER', 'NODES'], ['INFO', 'replication']],
+      [
+        ['CLUSTER', 'INFO'],
+        ['CLUSTER', 'NODES'],
+        ['INFO', 'replication'],
+      ],
       QUERY_TIMEOUT_MS,
     );
     const [info, nodes, replication] = replies;

@@ -59,10 +59,7 @@ export const CLUSTER_DEFAULTS = Object.freeze({
  * checks every option once.
  * @throws TypeError or RangeError naming the bad option.
  */
-export function resolveClusterOptions(
-  options: RedisClusterOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
-): ResolvedClusterOptions {
+export function resolveClusterOptions(options: RedisClusterOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedClusterOptions {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`RedisCluster options must be an object, got ${String(options)}`);
   }

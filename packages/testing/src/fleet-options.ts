@@ -80,10 +80,7 @@ const FSYNC_POLICIES: readonly RedisAppendFsync[] = ['always', 'everysec', 'no']
  * and checks every option once.
  * @throws TypeError or RangeError naming the bad option.
  */
-export function resolveFleetOptions(
-  options: RedisFleetOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
-): ResolvedFleetOptions {
+export function resolveFleetOptions(options: RedisFleetOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedFleetOptions {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`RedisFleet options must be an object, got ${String(options)}`);
   }

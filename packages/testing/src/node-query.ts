@@ -11,12 +11,7 @@ export const QUERY_TIMEOUT_MS = 2_000;
  * @throws Error naming the command and the port on an error reply, a refused
  * connection or a timeout.
  */
-export async function queryNode(
-  host: string,
-  port: number,
-  args: readonly (string | number)[],
-  timeoutMs = QUERY_TIMEOUT_MS,
-): Promise<RespReply> {
+export async function queryNode(host: string, port: number, args: readonly (string | number)[], timeoutMs = QUERY_TIMEOUT_MS): Promise<RespReply> {
   const [reply] = await sendCommands(host, port, [args], timeoutMs);
   if (reply instanceof RespErrorReply) throw new Error(`${args.join(' ')} on port ${port} failed: ${reply.message}`);
   return reply ?? null;

@@ -124,9 +124,7 @@ export class ProcessServer implements FleetServer, ExitCleanup {
       }
     }
     await rm(dir, { recursive: true, force: true });
-    throw lastError instanceof PortInUseError
-      ? new Error(`redis-server found no free port in ${PORT_ATTEMPTS} attempts`, { cause: lastError })
-      : lastError;
+    throw lastError instanceof PortInUseError ? new Error(`redis-server found no free port in ${PORT_ATTEMPTS} attempts`, { cause: lastError }) : lastError;
   }
 
   isRunning(): boolean {
@@ -266,9 +264,7 @@ export class ProcessServer implements FleetServer, ExitCleanup {
     if (/Address already in use/i.test(output)) {
       return new PortInUseError(`port ${this.port} is in use`);
     }
-    const tail = [log.trim() && `log tail:\n${log.trim()}`, run.stderr.trim() && `stderr:\n${run.stderr.trim()}`]
-      .filter(Boolean)
-      .join('\n');
+    const tail = [log.trim() && `log tail:\n${log.trim()}`, run.stderr.trim() && `stderr:\n${run.stderr.trim()}`].filter(Boolean).join('\n');
     return new Error(`${message}${tail ? `\n${tail}` : ''}`, cause === undefined ? undefined : { cause });
   }
 }

@@ -153,12 +153,7 @@ export class RespConnection {
  * Connects, sends `commands` pipelined, closes, and returns their replies.
  * @throws Error when the server refuses the connection or does not answer in time.
  */
-export async function sendCommands(
-  host: string,
-  port: number,
-  commands: readonly (readonly (string | number)[])[],
-  timeoutMs: number,
-): Promise<RespReply[]> {
+export async function sendCommands(host: string, port: number, commands: readonly (readonly (string | number)[])[], timeoutMs: number): Promise<RespReply[]> {
   const connection = await RespConnection.connect(host, port, timeoutMs);
   try {
     return await Promise.all(commands.map((command) => connection.call(command, timeoutMs)));

@@ -5,11 +5,7 @@ import { infoField, queryNode, QUERY_TIMEOUT_MS } from './node-query.js';
 import type { ProcessServer, ProcessServerConfig } from './process-server.js';
 import { probeRedisServer } from './redis-server-binary.js';
 import { RespErrorReply, sendCommands, type RespReply } from './resp-connection.js';
-import {
-  resolveSentinelGroupOptions,
-  type RedisSentinelGroupOptions,
-  type ResolvedSentinelGroupOptions,
-} from './sentinel-options.js';
+import { resolveSentinelGroupOptions, type RedisSentinelGroupOptions, type ResolvedSentinelGroupOptions } from './sentinel-options.js';
 import { ServerGroup } from './server-group.js';
 
 /** What a node of a {@link RedisSentinelGroup} is. */
@@ -94,9 +90,7 @@ export class RedisSentinelGroup implements AsyncDisposable {
     this.masterName = options.masterName;
     this.dataNodeCount = 1 + options.replicas;
     this.size = group.servers.length;
-    this.sentinels = Object.freeze(
-      group.servers.slice(this.dataNodeCount).map(({ host, port }) => Object.freeze({ host, port })),
-    );
+    this.sentinels = Object.freeze(group.servers.slice(this.dataNodeCount).map(({ host, port }) => Object.freeze({ host, port })));
   }
 
   /**

@@ -72,10 +72,7 @@ export const SENTINEL_GROUP_DEFAULTS = Object.freeze({
  * Applies defaults and `REDIS_SERVER` and checks every option once.
  * @throws TypeError or RangeError naming the bad option.
  */
-export function resolveSentinelGroupOptions(
-  options: RedisSentinelGroupOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
-): ResolvedSentinelGroupOptions {
+export function resolveSentinelGroupOptions(options: RedisSentinelGroupOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedSentinelGroupOptions {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`RedisSentinelGroup options must be an object, got ${String(options)}`);
   }
@@ -88,12 +85,7 @@ export function resolveSentinelGroupOptions(
   }
   const quorum = integerIn('quorum', options.quorum ?? Math.floor(sentinels / 2) + 1, 1, sentinels);
   const downAfterMs = integerIn('downAfterMs', options.downAfterMs ?? SENTINEL_GROUP_DEFAULTS.downAfterMs, 100, 600_000);
-  const failoverTimeoutMs = integerIn(
-    'failoverTimeoutMs',
-    options.failoverTimeoutMs ?? SENTINEL_GROUP_DEFAULTS.failoverTimeoutMs,
-    1_000,
-    3_600_000,
-  );
+  const failoverTimeoutMs = integerIn('failoverTimeoutMs', options.failoverTimeoutMs ?? SENTINEL_GROUP_DEFAULTS.failoverTimeoutMs, 1_000, 3_600_000);
   const waitTimeoutMs = integerIn('waitTimeoutMs', options.waitTimeoutMs ?? SENTINEL_GROUP_DEFAULTS.waitTimeoutMs, 1_000, 3_600_000);
   return Object.freeze({
     ...resolveServerOptions(options, env),

@@ -39,13 +39,20 @@ export interface ServerArgsInput {
 export function buildServerArgs(input: ServerArgsInput): string[] {
   const args = [
     ...(input.configFile === undefined ? [] : [input.configFile]),
-    '--port', String(input.port),
-    '--bind', input.bind,
-    '--protected-mode', 'no',
-    '--daemonize', 'no',
-    '--dir', input.dir,
-    '--appendonly', input.appendonly ? 'yes' : 'no',
-    '--appendfsync', input.appendfsync,
+    '--port',
+    String(input.port),
+    '--bind',
+    input.bind,
+    '--protected-mode',
+    'no',
+    '--daemonize',
+    'no',
+    '--dir',
+    input.dir,
+    '--appendonly',
+    input.appendonly ? 'yes' : 'no',
+    '--appendfsync',
+    input.appendfsync,
   ];
   if (!input.appendonly) args.push('--save', '');
   if (input.logfile !== undefined) args.push('--logfile', input.logfile);

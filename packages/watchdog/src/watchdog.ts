@@ -1,19 +1,7 @@
 import { InvalidArgumentError, RedisUnavailableError } from '@org/rlock-core';
-import {
-  backoffDelayMs,
-  type LeaseRenewer,
-  type LostReason,
-  type RenewableHold,
-  type RenewalBackend,
-  type RenewalReporter,
-} from '@org/rlock-core/internal';
+import { backoffDelayMs, type LeaseRenewer, type LostReason, type RenewableHold, type RenewalBackend, type RenewalReporter } from '@org/rlock-core/internal';
 import { DueQueue, type DueItem } from './due-queue.js';
-import {
-  MAX_TIMER_DELAY_MS,
-  resolveWatchdogOptions,
-  type ResolvedWatchdogOptions,
-  type WatchdogOptions,
-} from './watchdog-options.js';
+import { MAX_TIMER_DELAY_MS, resolveWatchdogOptions, type ResolvedWatchdogOptions, type WatchdogOptions } from './watchdog-options.js';
 
 /** One tracked hold. It sits in the due queue for its whole life, keyed by when it next needs attention. */
 interface Entry extends DueItem {
@@ -338,9 +326,7 @@ export class Watchdog implements LeaseRenewer {
     if (!Array.isArray(outcomes) || outcomes.length !== batch.length) {
       this.#onFailure(
         batch,
-        new TypeError(
-          `renew() of ${batch.length} holds resolved with ${Array.isArray(outcomes) ? `${outcomes.length} outcomes` : typeof outcomes}`,
-        ),
+        new TypeError(`renew() of ${batch.length} holds resolved with ${Array.isArray(outcomes) ? `${outcomes.length} outcomes` : typeof outcomes}`),
       );
       return;
     }
@@ -414,9 +400,7 @@ export class Watchdog implements LeaseRenewer {
     for (const entry of live) failures = Math.max(failures, entry.failures + 1);
     // One delay for the whole batch, so its holds retry in one call again
     // rather than scattering into many small ones.
-    const retryAt =
-      performance.now() +
-      backoffDelayMs(failures, this.#options.minRetryDelayMs, this.#options.maxRetryDelayMs, Math.random());
+    const retryAt = performance.now() + backoffDelayMs(failures, this.#options.minRetryDelayMs, this.#options.maxRetryDelayMs, Math.random());
     for (const entry of live) {
       try {
         entry.state = 'waiting';
@@ -526,9 +510,7 @@ function blockedDetail(lateMs: number): string | undefined {
 function periodMs(hold: RenewableHold): number {
   const leaseMs: unknown = hold.leaseMs;
   if (typeof leaseMs !== 'number' || !Number.isFinite(leaseMs) || leaseMs <= 0) {
-    throw new InvalidArgumentError(
-      `Watchdog: hold "${safeName(hold)}" has leaseMs ${describeValue(leaseMs)}; a renewed lease must be a positive number of ms`,
-    );
+    throw new InvalidArgumentError(`Watchdog: hold "${safeName(hold)}" has leaseMs ${describeValue(leaseMs)}; a renewed lease must be a positive number of ms`);
   }
   return leaseMs / 3;
 }

@@ -82,28 +82,30 @@ const tokenBase = () => `${process.pid}-${Math.random().toString(36).slice(2)}-`
  * @param {boolean} autoPipelining
  * @returns {(options: SingleOptions) => Promise<Driver>}
  */
-const rawSingle = (autoPipelining) => async ({ url, leaseMs }) => {
-  const redis = new Redis(url, { enableAutoPipelining: autoPipelining });
-  const sha = /** @type {string} */ (await redis.script('LOAD', COMPARE_AND_DELETE));
-  const base = tokenBase();
-  let sequence = 0;
-  return {
-    holder(key) {
-      let token = '';
-      return {
-        async lock() {
-          token = base + sequence++;
-          while ((await redis.set(key, token, 'PX', leaseMs, 'NX')) !== 'OK');
-        },
-        async unlock() {
-          if ((await redis.evalsha(sha, 1, key, token)) !== 1) throw new Error('raw: compare-and-delete found another token');
-        },
-      };
-    },
-    task: plainTask,
-    close: async () => void (await redis.quit()),
+const rawSingle =
+  (autoPipelining) =>
+  async ({ url, leaseMs }) => {
+    const redis = new Redis(url, { enableAutoPipelining: autoPipelining });
+    const sha = /** @type {string} */ (await redis.script('LOAD', COMPARE_AND_DELETE));
+    const base = tokenBase();
+    let sequence = 0;
+    return {
+      holder(key) {
+        let token = '';
+        return {
+          async lock() {
+            token = base + sequence++;
+            while ((await redis.set(key, token, 'PX', leaseMs, 'NX')) !== 'OK');
+          },
+          async unlock() {
+            if ((await redis.evalsha(sha, 1, key, token)) !== 1) throw new Error('raw: compare-and-delete found another token');
+          },
+        };
+      },
+      task: plainTask,
+      close: async () => void (await redis.quit()),
+    };
   };
-};
 
 /**
  * Hand-written Redlock: `SET NX PX` on every master at once; held when a
@@ -149,7 +151,8 @@ async function rawRedlock({ urls, leaseMs }) {
 const ALL_LIBRARIES = [
   {
     id: 'raw',
-    driven: '`SET k token NX PX ttl` retried at once while taken / `EVALSHA` compare-and-delete; one ioredis connection without auto-pipelining; Redlock (S3): the same on every master at once, held on a majority',
+    driven:
+      '`SET k token NX PX ttl` retried at once while taken / `EVALSHA` compare-and-delete; one ioredis connection without auto-pipelining; Redlock (S3): the same on every master at once, held on a majority',
     name: 'raw SET NX PX + EVALSHA (no auto-pipelining)',
     kind: 'raw',
     pkg: undefined,
@@ -171,7 +174,8 @@ const ALL_LIBRARIES = [
   rlockLibrary('rlock-fair', 'rlock fair lock', () => import('@org/rlock'), 'getFairLock'),
   {
     id: 'redis-semaphore',
-    driven: '`new Mutex(redis, key, { lockTimeout: lease, acquireTimeout: 3600000 }).acquire()` / `.release()` (one Mutex per acquisition; `RedlockMutex(masters, …)` in S3); changed: `acquireTimeout` 1 h (default 10 s) so a waiter never gives up inside a run',
+    driven:
+      '`new Mutex(redis, key, { lockTimeout: lease, acquireTimeout: 3600000 }).acquire()` / `.release()` (one Mutex per acquisition; `RedlockMutex(masters, …)` in S3); changed: `acquireTimeout` 1 h (default 10 s) so a waiter never gives up inside a run',
     name: 'redis-semaphore Mutex',
     kind: 'peer',
     pkg: 'redis-semaphore',
@@ -217,7 +221,8 @@ const ALL_LIBRARIES = [
   },
   {
     id: 'node-redlock',
-    driven: '`new Redlock([redis], { retryCount: -1 })`, `acquire([key], lease)` / `lock.release()`; changed: `retryCount: -1` (default 10) to wait forever; `retryDelay` 200 ms and `retryJitter` 100 ms left at their defaults',
+    driven:
+      '`new Redlock([redis], { retryCount: -1 })`, `acquire([key], lease)` / `lock.release()`; changed: `retryCount: -1` (default 10) to wait forever; `retryDelay` 200 ms and `retryJitter` 100 ms left at their defaults',
     name: 'redlock (node-redlock)',
     kind: 'peer',
     pkg: 'redlock',
@@ -235,7 +240,8 @@ const ALL_LIBRARIES = [
   },
   {
     id: 'node-redisson',
-    driven: '`new Redisson({ redis: { options } })`, `getLock(key).lock(lease, TimeUnit.MILLISECONDS)` / `.unlock()`, one RLock object per task (its holder id); no setting changed (waits on pub/sub); it makes its own two connections; no Redlock',
+    driven:
+      '`new Redisson({ redis: { options } })`, `getLock(key).lock(lease, TimeUnit.MILLISECONDS)` / `.unlock()`, one RLock object per task (its holder id); no setting changed (waits on pub/sub); it makes its own two connections; no Redlock',
     name: 'node-redisson',
     kind: 'peer',
     pkg: 'node-redisson',
@@ -255,7 +261,8 @@ const ALL_LIBRARIES = [
   },
   {
     id: 'redlock-universal',
-    driven: '`createLock({ adapter: new IoredisAdapter(redis), key, ttl: lease })`, `acquire()` / `release(handle)`; `createRedlock({ adapters })` over the 5 masters in S3; changed: `retryAttempts` Number.MAX_SAFE_INTEGER (default 3; it accepts no -1 or Infinity); `retryDelay` 100 ms left (S3: 200 ms); declares Node ≥ 22 but runs on 20',
+    driven:
+      '`createLock({ adapter: new IoredisAdapter(redis), key, ttl: lease })`, `acquire()` / `release(handle)`; `createRedlock({ adapters })` over the 5 masters in S3; changed: `retryAttempts` Number.MAX_SAFE_INTEGER (default 3; it accepts no -1 or Infinity); `retryDelay` 100 ms left (S3: 200 ms); declares Node ≥ 22 but runs on 20',
     name: 'redlock-universal',
     kind: 'peer',
     pkg: 'redlock-universal',
@@ -330,7 +337,6 @@ async function nodeRedlockDriver(pkg, urls, leaseMs) {
   };
 }
 
-
 /**
  * rlock, from this checkout or (for a before/after in one sitting) from
  * another one's build: `BENCH_RLOCK_BASELINE=/path/to/checkout` adds the rows
@@ -358,19 +364,22 @@ function rlockLibrary(id, name, load, getter = 'getLock') {
         close: async () => void (await client.close()),
       };
     },
-    redlock: getter !== 'getLock' ? undefined : async ({ urls, leaseMs, keyPrefix }) => {
-      const { createRedlock } = await load();
-      const client = createRedlock({ masters: urls, keyPrefix });
-      client.on('error', () => undefined);
-      return {
-        holder(/** @type {string} */ key) {
-          const lock = client.getLock(key);
-          return { lock: () => lock.lock({ leaseMs }).then(() => undefined), unlock: () => lock.unlock().then(() => undefined) };
-        },
-        task: (/** @type {() => Promise<any>} */ body) => client.task(body),
-        close: async () => void (await client.close()),
-      };
-    },
+    redlock:
+      getter !== 'getLock'
+        ? undefined
+        : async ({ urls, leaseMs, keyPrefix }) => {
+            const { createRedlock } = await load();
+            const client = createRedlock({ masters: urls, keyPrefix });
+            client.on('error', () => undefined);
+            return {
+              holder(/** @type {string} */ key) {
+                const lock = client.getLock(key);
+                return { lock: () => lock.lock({ leaseMs }).then(() => undefined), unlock: () => lock.unlock().then(() => undefined) };
+              },
+              task: (/** @type {() => Promise<any>} */ body) => client.task(body),
+              close: async () => void (await client.close()),
+            };
+          },
   };
 }
 

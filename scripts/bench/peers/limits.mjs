@@ -98,7 +98,13 @@ export async function run(ctx) {
           module: import.meta.url,
           fn: 'job',
           timeoutMs: 60_000 + ctx.warmupMs + ctx.durationMs,
-          config: /** @type {JobConfig} */ ({ measure, url: ctx.url, keyPrefix: `${ctx.keyPrefix}:lim:${measure}:r${round}`, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs }),
+          config: /** @type {JobConfig} */ ({
+            measure,
+            url: ctx.url,
+            keyPrefix: `${ctx.keyPrefix}:lim:${measure}:r${round}`,
+            warmupMs: ctx.warmupMs,
+            durationMs: ctx.durationMs,
+          }),
         });
         results.set(measure, [...(results.get(measure) ?? []), figures]);
       } catch (error) {
@@ -113,7 +119,14 @@ export async function run(ctx) {
     const values = (key) => runs.map((r) => Number(r[key]));
     if (measure === 'ping') {
       const p50 = values('p50');
-      return [label, `p50 ${ms(median(p50))}`, `${ms(Math.min(...p50))} – ${ms(Math.max(...p50))}`, `p99 ${ms(median(values('p99')))}`, `${num(median(values('rate')))} round trips/s`, `${num(median(values('redisUs')), 1)} µs`];
+      return [
+        label,
+        `p50 ${ms(median(p50))}`,
+        `${ms(Math.min(...p50))} – ${ms(Math.max(...p50))}`,
+        `p99 ${ms(median(values('p99')))}`,
+        `${num(median(values('rate')))} round trips/s`,
+        `${num(median(values('redisUs')), 1)} µs`,
+      ];
     }
     const rate = values('rate');
     return [label, `${num(median(rate))} calls/s`, `${num(Math.min(...rate))} – ${num(Math.max(...rate))}`, '', '', `${num(median(values('redisUs')), 1)} µs`];
@@ -125,6 +138,6 @@ export async function run(ctx) {
       'The compare-and-delete is the script every single-server lock here runs to release ' +
       "(`if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) end return 0`), on keys that hold another token, " +
       'so each call reads, compares and returns 0. A lock + unlock pair needs at least this call plus the acquire (two server ' +
-      'round trips), so S1\'s pairs/s on one connection without auto-pipelining stay under about half the first rate.',
+      "round trips), so S1's pairs/s on one connection without auto-pipelining stay under about half the first rate.",
   ].join('\n');
 }

@@ -199,13 +199,15 @@ export async function run(ctx) {
         `Lease ${LEASE_MS / 1000} s; ${ctx.warmupMs} ms warm-up then ${ctx.durationMs} ms measured; ${ctx.rounds} round(s), libraries interleaved. ` +
         'Wait = lock call → acquired, over the calls started in the window. "still waiting" = tasks still inside lock() ' +
         `${DRAIN_MS / 1000} s after the window, summed over rounds (must be 0), as are violations and failures. ` +
-        'Worker shares: each process\'s part of the acquisitions in the median round (fair: ' +
+        "Worker shares: each process's part of the acquisitions in the median round (fair: " +
         `${Math.round(100 / PROCESSES)} % each); per task min–max: fewest and most acquisitions of any task in any round. ` +
         'The raw row spins on SET NX without pause. Throughput alone favours unfair locks: a poller whose holder re-takes the lock ' +
         'at once scores high acquisitions/s with a sub-millisecond wait p50, while other tasks starve (wait max, per task min).',
       ...notes.map((n) => `\n${n}`),
       ...errorNotes(libraries, outcome).map((n) => `\n${n}`),
-      ...(counterMismatches.length ? [`\nCounter check (INCR count = critical sections run): ${counterMismatches.join('; ')}.`] : ['\nCounter check: every critical section\'s INCR is on the server (counter = acquisitions, every run).']),
+      ...(counterMismatches.length
+        ? [`\nCounter check (INCR count = critical sections run): ${counterMismatches.join('; ')}.`]
+        : ["\nCounter check: every critical section's INCR is on the server (counter = acquisitions, every run)."]),
     ].join('\n');
   } finally {
     await admin.quit();

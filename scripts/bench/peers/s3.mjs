@@ -88,7 +88,13 @@ export async function run(ctx) {
           module: import.meta.url,
           fn: 'job',
           timeoutMs: 60_000 + ctx.warmupMs + ctx.durationMs,
-          config: /** @type {JobConfig} */ ({ lib: library.id, urls, keyPrefix: `${ctx.keyPrefix}:p3:${library.id}:r${round}`, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs }),
+          config: /** @type {JobConfig} */ ({
+            lib: library.id,
+            urls,
+            keyPrefix: `${ctx.keyPrefix}:p3:${library.id}:r${round}`,
+            warmupMs: ctx.warmupMs,
+            durationMs: ctx.durationMs,
+          }),
         });
         return figures;
       },

@@ -134,7 +134,15 @@ export async function run(ctx) {
           module: import.meta.url,
           fn: 'job',
           timeoutMs: 60_000 + ctx.warmupMs + ctx.durationMs + DRAIN_MS,
-          config: /** @type {JobConfig} */ ({ lib: library.id, urls, guardUrl: ctx.url, keyPrefix, tasks: TASKS, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs }),
+          config: /** @type {JobConfig} */ ({
+            lib: library.id,
+            urls,
+            guardUrl: ctx.url,
+            keyPrefix,
+            tasks: TASKS,
+            warmupMs: ctx.warmupMs,
+            durationMs: ctx.durationMs,
+          }),
         });
         const total = reports.reduce((sum, r) => sum + r.acquisitions, 0);
         const all = reports.reduce((sum, r) => sum + r.allAcquisitions, 0);
@@ -187,7 +195,9 @@ export async function run(ctx) {
         'violations and failures. node-redisson has no Redlock and is not in this table.',
       ...notes.map((n) => `\n${n}`),
       ...errorNotes(libraries, outcome).map((n) => `\n${n}`),
-      ...(counterMismatches.length ? [`\nCounter check (INCR count = critical sections run): ${counterMismatches.join('; ')}.`] : ['\nCounter check: every critical section\'s INCR is on the server (counter = acquisitions, every run).']),
+      ...(counterMismatches.length
+        ? [`\nCounter check (INCR count = critical sections run): ${counterMismatches.join('; ')}.`]
+        : ["\nCounter check: every critical section's INCR is on the server (counter = acquisitions, every run)."]),
     ].join('\n');
   } finally {
     await guard.quit();

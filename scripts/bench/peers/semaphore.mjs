@@ -61,17 +61,19 @@ async function rlockClient(keyPrefix, url, fromBaseline = false) {
  * The plain semaphore's driver, from this checkout or the baseline's.
  * @param {boolean} fromBaseline @returns {SemaphoreLibrary['semaphore']}
  */
-const rlockSemaphore = (fromBaseline) => async ({ url, keyPrefix }) => {
-  const client = await rlockClient(keyPrefix, url, fromBaseline);
-  return {
-    holder(key) {
-      const semaphore = client.getSemaphore(key);
-      return { acquire: () => semaphore.acquire(), release: () => semaphore.release() };
-    },
-    setUp: async (key) => void (await client.getSemaphore(key).trySetPermits(PERMITS)),
-    close: async () => void (await client.close()),
+const rlockSemaphore =
+  (fromBaseline) =>
+  async ({ url, keyPrefix }) => {
+    const client = await rlockClient(keyPrefix, url, fromBaseline);
+    return {
+      holder(key) {
+        const semaphore = client.getSemaphore(key);
+        return { acquire: () => semaphore.acquire(), release: () => semaphore.release() };
+      },
+      setUp: async (key) => void (await client.getSemaphore(key).trySetPermits(PERMITS)),
+      close: async () => void (await client.close()),
+    };
   };
-};
 
 /** @type {SemaphoreLibrary[]} */
 const LIBRARIES = [
@@ -88,7 +90,8 @@ const LIBRARIES = [
     name: 'rlock PermitExpirableSemaphore',
     kind: 'rlock',
     pkg: '@org/rlock',
-    driven: '`getPermitExpirableSemaphore(name)`: `trySetPermits(8)` once, `acquire({ leaseMs: 10000 })` / `permit.release()` (each permit leased, as redis-semaphore\'s are)',
+    driven:
+      "`getPermitExpirableSemaphore(name)`: `trySetPermits(8)` once, `acquire({ leaseMs: 10000 })` / `permit.release()` (each permit leased, as redis-semaphore's are)",
     async semaphore({ url, keyPrefix }) {
       const client = await rlockClient(keyPrefix, url);
       return {
@@ -305,7 +308,9 @@ export async function run(ctx) {
       '',
       ...notes,
       ...errorNotes(SELECTED, outcome),
-      ...(counterMismatches.length ? [`Counter mismatches: ${counterMismatches.join('; ')}.`] : ['The counter equalled the critical sections run in every round.']),
+      ...(counterMismatches.length
+        ? [`Counter mismatches: ${counterMismatches.join('; ')}.`]
+        : ['The counter equalled the critical sections run in every round.']),
     ].join('\n');
   } finally {
     await admin.quit();

@@ -12,9 +12,7 @@ export const MAX_DURATION_MS = 2 ** 31 - 1;
 export function checkDurationMs(value: unknown, what: string, min = 1, why?: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
     const reason = why === undefined ? '' : ` (${why})`;
-    throw new InvalidArgumentError(
-      `${what} must be an integer number of ms from ${min} to ${MAX_DURATION_MS}${reason}, got ${describeValue(value)}`,
-    );
+    throw new InvalidArgumentError(`${what} must be an integer number of ms from ${min} to ${MAX_DURATION_MS}${reason}, got ${describeValue(value)}`);
   }
   return value;
 }

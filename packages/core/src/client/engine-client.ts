@@ -78,8 +78,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
           this.emitSafely('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token, via });
         }
       },
-      lost: (hold, error) =>
-        this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error }),
+      lost: (hold, error) => this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error }),
       backgroundError: (error) => this.reportError(error),
     });
     this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));

@@ -72,12 +72,7 @@ export class Inspector {
       do {
         signal?.throwIfAborted();
         this.beforeCall();
-        const [next, keys] = await boundedCall(
-          () => node.scan(cursor, 'MATCH', pattern, 'COUNT', pageSize),
-          this.transport.timeoutMs,
-          'SCAN',
-          pattern,
-        );
+        const [next, keys] = await boundedCall(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', pageSize), this.transport.timeoutMs, 'SCAN', pattern);
         cursor = next;
         for (const key of keys) {
           const name = this.nameOf(key);

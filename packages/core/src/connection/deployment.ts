@@ -91,11 +91,7 @@ export interface SyncReplicas {
  * @throws RedisUnavailableError when fewer replicas acknowledged in time: the
  *   write must not count (a failover now could lose it)
  */
-export async function waitForReplicas(
-  sync: SyncReplicas | undefined,
-  key: string,
-  wait: (args: (string | number)[]) => Promise<number>,
-): Promise<void> {
+export async function waitForReplicas(sync: SyncReplicas | undefined, key: string, wait: (args: (string | number)[]) => Promise<number>): Promise<void> {
   if (!sync) return;
   const acknowledged = await wait([sync.replicas, sync.timeoutMs]);
   if (acknowledged < sync.replicas) {

@@ -34,7 +34,8 @@ export interface ConnectionEndpoint {
  * @throws InvalidArgumentError listing every problem
  */
 export function distinctEndpoints(value: unknown, what: string, one: string): { input: RedisInput; name: string }[] {
-  if (!Array.isArray(value)) throw new InvalidArgumentError(`${what} must be an array of URLs, ioredis options or ioredis instances, got ${describeValue(value)}`);
+  if (!Array.isArray(value))
+    throw new InvalidArgumentError(`${what} must be an array of URLs, ioredis options or ioredis instances, got ${describeValue(value)}`);
   if (value.length === 0) throw new InvalidArgumentError(`${what} must list at least one ${one}`);
   const problems: string[] = [];
   const seen = new Map<string, number>();
@@ -44,7 +45,8 @@ export function distinctEndpoints(value: unknown, what: string, one: string): { 
     try {
       const { identity, name } = connectionEndpoint(input, `${what}[${index}]`);
       const earlier = seen.get(identity) ?? (typeof input === 'object' && input !== null ? seenObjects.get(input) : undefined);
-      if (earlier !== undefined) throw new InvalidArgumentError(`${what}[${index}] (${name}) is the same server as ${what}[${earlier}]: ${what} must be distinct`);
+      if (earlier !== undefined)
+        throw new InvalidArgumentError(`${what}[${index}] (${name}) is the same server as ${what}[${earlier}]: ${what} must be distinct`);
       seen.set(identity, index);
       if (typeof input === 'object' && input !== null) seenObjects.set(input, index);
       result.push({ input: input as RedisInput, name });

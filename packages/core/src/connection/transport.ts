@@ -22,8 +22,7 @@ interface Corkable {
 function streamsOf(redis: Redis | Cluster): readonly Corkable[] {
   if (redis.status !== 'ready') return [];
   if (!redis.isCluster) return (redis as Redis).stream?.writable ? [(redis as Redis).stream] : [];
-  return (redis as Cluster)
-    .nodes('master').flatMap((node) => (node.status === 'ready' && node.stream?.writable ? [node.stream] : []));
+  return (redis as Cluster).nodes('master').flatMap((node) => (node.status === 'ready' && node.stream?.writable ? [node.stream] : []));
 }
 
 interface Pending {

@@ -122,8 +122,6 @@ export class EngineContext {
     // need not sit out its TTL; a final release in flight finishes it itself.
     if (error.reason === 'closed' || error.reason === 'forced' || hold.releaseSent || this.closed) return;
     const kind = this.kinds.get(hold.kind);
-    this.background.track(
-      this.chains.run(hold.key, hold.owner, () => kind.clear(hold)).catch((clearError: unknown) => this.backgroundError(clearError)),
-    );
+    this.background.track(this.chains.run(hold.key, hold.owner, () => kind.clear(hold)).catch((clearError: unknown) => this.backgroundError(clearError)));
   }
 }

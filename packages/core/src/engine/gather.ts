@@ -84,11 +84,15 @@ export function gather<T, V>(
     if (calls.length === 0) finish(decide(results, 0));
     else if (timeout && !done) {
       // Deferred a turn of the loop: a reply already read wins (see withinMs).
-      timer = setTimeout(() => setImmediate(() => {
-        if (done) return;
-        results.forEach((result, index) => (results[index] = result ?? { ok: false, error: timeout.error(index) }));
-        finish(decide(results, (settled = calls.length)));
-      }), timeout.ms);
+      timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (done) return;
+            results.forEach((result, index) => (results[index] = result ?? { ok: false, error: timeout.error(index) }));
+            finish(decide(results, (settled = calls.length)));
+          }),
+        timeout.ms,
+      );
       timer.unref();
     }
   });

@@ -233,10 +233,13 @@ export class WaitQueue {
   /** Runs `wake` in `waitMs` (the rest of the yield), unless a held-back wake is due already: that one serves both. */
   wakeAfterYield(waitMs: number, wake: () => void): void {
     if (this.yieldTimer) return;
-    this.yieldTimer = setTimeout(() => {
-      this.yieldTimer = undefined;
-      wake();
-    }, Math.max(1, Math.ceil(waitMs)));
+    this.yieldTimer = setTimeout(
+      () => {
+        this.yieldTimer = undefined;
+        wake();
+      },
+      Math.max(1, Math.ceil(waitMs)),
+    );
     this.yieldTimer.unref();
   }
 }
@@ -348,7 +351,11 @@ export class WaitQueues {
       this.queues.delete(queue.channel);
       const subscription = this.subscriptions.get(queue);
       this.subscriptions.delete(queue);
-      if (subscription) queue.ready?.then(() => subscription.close(), () => undefined);
+      if (subscription)
+        queue.ready?.then(
+          () => subscription.close(),
+          () => undefined,
+        );
     }
   }
 

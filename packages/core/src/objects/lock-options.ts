@@ -102,8 +102,7 @@ export function requireTask(objectName: string, call: string): TaskContext {
   const task = currentTask();
   if (!task) {
     throw new IllegalMonitorStateError(
-      `${call}() on "${objectName}" needs a task: run it inside client.task(fn) or withLock(fn), ` +
-        'or use acquire() for a handle that works anywhere',
+      `${call}() on "${objectName}" needs a task: run it inside client.task(fn) or withLock(fn), ` + 'or use acquire() for a handle that works anywhere',
     );
   }
   return task;

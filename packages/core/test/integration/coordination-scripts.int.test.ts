@@ -103,7 +103,7 @@ describe('coordination scripts', () => {
     });
 
     describe('cancel-2', () => {
-      it('gives a granted acquire\'s permits back once, announces the available count, and leaves a tombstone', async () => {
+      it("gives a granted acquire's permits back once, announces the available count, and leaves a tombstone", async () => {
         const k = fresh();
         const listener = await listen(k.channel);
         await redis.set(k.permits, '3');

@@ -73,7 +73,7 @@ describe('RCountDownLatch', () => {
       expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     });
 
-    it('rejects with the signal\'s reason on abort, and with ClientClosedError on close', async () => {
+    it("rejects with the signal's reason on abort, and with ClientClosedError on close", async () => {
       const client = pool.make(fleet.url(0));
       const latch = client.getCountDownLatch('abort');
       await latch.trySetCount(1);

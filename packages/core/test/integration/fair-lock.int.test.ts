@@ -167,9 +167,7 @@ describe('fair lock', () => {
     // test can see, so both are in the budget.
     const evalsBefore = await commandCalls(fleet.client(0), 'evalsha');
     const waiters = Array.from({ length: 8 }, () => pool.make(fleet.url(0), { keyPrefix: prefix }));
-    const done = waiters.map((client) =>
-      client.getFairLock('herd').withLock(() => new Promise((resolve) => setTimeout(resolve, 20)), { leaseMs: 5_000 }),
-    );
+    const done = waiters.map((client) => client.getFairLock('herd').withLock(() => new Promise((resolve) => setTimeout(resolve, 20)), { leaseMs: 5_000 }));
     expect(await eventually(async () => (await queueLength(prefix, 'herd')) === 8, 5_000)).toBe(true);
     await held.unlock();
     await Promise.all(done);
@@ -181,7 +179,7 @@ describe('fair lock', () => {
     expect(tries).toBeLessThanOrEqual(8 * 2 + 1 + 8 + 2);
   });
 
-  it('gives the head the lock in the release\'s script: its critical section starts without a script of its own, and a reentry counts the hold first', async () => {
+  it("gives the head the lock in the release's script: its critical section starts without a script of its own, and a reentry counts the hold first", async () => {
     const holder = pool.make(fleet.url(0));
     const prefix = holder.options.keyPrefix;
     const waiter = pool.make(fleet.url(0), { keyPrefix: prefix });
@@ -281,7 +279,7 @@ describe('fair lock', () => {
     expect(await redis.exists(key)).toBe(0);
   });
 
-  it('tells only the head\'s client: one message per hand-off, on that client\'s own channel', async () => {
+  it("tells only the head's client: one message per hand-off, on that client's own channel", async () => {
     const holder = pool.make(fleet.url(0));
     const prefix = holder.options.keyPrefix;
     const [first, second] = [0, 1].map(() => pool.make(fleet.url(0), { keyPrefix: prefix }));

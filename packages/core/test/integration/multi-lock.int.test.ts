@@ -51,7 +51,7 @@ describe('multi-lock', () => {
     expect(most).toBe(1);
   });
 
-  it('hands out each member\'s token in the order given, and aborts its signal when any member is lost', async () => {
+  it("hands out each member's token in the order given, and aborts its signal when any member is lost", async () => {
     const client = pool.make(fleet.url(0));
     const multi = client.getMultiLock([client.getLock('m2'), client.getLock('m1')]);
     const outcome = multi.withLock(

@@ -95,9 +95,15 @@ describe('NonReentrantLock', () => {
 
   describe('acquire-3 with kind nonReentrantLock', () => {
     const acquire = (keys: ReturnType<typeof lockKeys>, owner: string, op: string, kind: string) =>
-      evalScript(fleet.client(0), SCRIPTS.lockAcquire, { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs: 10_000, op, kind }) as Promise<
-        unknown[]
-      >;
+      evalScript(fleet.client(0), SCRIPTS.lockAcquire, {
+        lock: keys.lock,
+        fence: keys.fence,
+        cancelled: keys.cancelled,
+        owner,
+        leaseMs: 10_000,
+        op,
+        kind,
+      }) as Promise<unknown[]>;
 
     it('marks the hash, refuses the owner a second op, and answers a replay of its op as granted', async () => {
       const redis = fleet.client(0);

@@ -40,17 +40,23 @@ describe('RLock ownership races', () => {
       const lock = client.getLock('siblings');
       await client.task(async () => {
         const [first, second] = await Promise.allSettled([
-          lock.withLock(async () => {
-            await sleep(300);
-            return 'first';
-          }, { leaseMs: 100 }),
+          lock.withLock(
+            async () => {
+              await sleep(300);
+              return 'first';
+            },
+            { leaseMs: 100 },
+          ),
           (async () => {
             await sleep(150);
-            return lock.withLock(async ({ signal }) => {
-              await sleep(250);
-              const stolen = await other.task(() => other.getLock('siblings').tryLock({ leaseMs: 1_000 }));
-              return { stolen, aborted: signal.aborted };
-            }, { leaseMs: 10_000 });
+            return lock.withLock(
+              async ({ signal }) => {
+                await sleep(250);
+                const stolen = await other.task(() => other.getLock('siblings').tryLock({ leaseMs: 1_000 }));
+                return { stolen, aborted: signal.aborted };
+              },
+              { leaseMs: 10_000 },
+            );
           })(),
         ]);
         expect(first).toMatchObject({ status: 'rejected', reason: { name: 'LockLostError' } });
@@ -98,10 +104,12 @@ describe('RLock ownership races', () => {
         const closing = pool.make(fleet.url(0));
         await closing.redis.ping();
         const lock = closing.getLock(`in-flight-${round}`);
-        const pending = closing.task(() => lock.lock({ leaseMs: 30_000 })).then(
-          () => 'acquired',
-          (error: Error) => error.name,
-        );
+        const pending = closing
+          .task(() => lock.lock({ leaseMs: 30_000 }))
+          .then(
+            () => 'acquired',
+            (error: Error) => error.name,
+          );
         await new Promise((resolve) => setImmediate(resolve));
         await closing.close();
         expect(['acquired', 'ClientClosedError']).toContain(await pending);

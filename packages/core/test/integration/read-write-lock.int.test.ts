@@ -21,7 +21,14 @@ describe('read-write lock', () => {
     const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(fleet.client(0), script, args) as Promise<unknown[]>;
     const keysOf = (prefix: string) => {
       const hash = `${prefix}:{doc}`;
-      return { hash, fence: `${prefix}:{1}:fence`, cancelled: `${hash}:cancelled`, readers: `${hash}:readers`, writers: `${hash}:writers`, released: `${hash}:released` };
+      return {
+        hash,
+        fence: `${prefix}:{1}:fence`,
+        cancelled: `${hash}:cancelled`,
+        readers: `${hash}:readers`,
+        writers: `${hash}:writers`,
+        released: `${hash}:released`,
+      };
     };
     const acquire = (k: ReturnType<typeof keysOf>, owner: string, mode: string, op: string, leaseMs = 10_000, join = '1') =>
       run(SCRIPTS.rwLockAcquire, {
@@ -103,7 +110,12 @@ describe('read-write lock', () => {
     const b = await other.getReadWriteLock('doc').readLock().acquire({ leaseMs: 10_000 });
     expect(a.token).not.toBe(b.token);
     expect(await client.task(() => rw.writeLock().tryLock({ leaseMs: 5_000 }))).toBe(false);
-    const writing = client.task(() => rw.writeLock().lock({ leaseMs: 5_000, waitMs: 10_000 }).then(() => rw.writeLock().unlock()));
+    const writing = client.task(() =>
+      rw
+        .writeLock()
+        .lock({ leaseMs: 5_000, waitMs: 10_000 })
+        .then(() => rw.writeLock().unlock()),
+    );
     await a.unlock();
     await b.unlock();
     await writing;

@@ -1,12 +1,5 @@
 import { RedisFleet } from '@org/rlock-testing';
-import {
-  ClientClosedError,
-  IllegalMonitorStateError,
-  InvalidArgumentError,
-  LockAcquireTimeoutError,
-  LockLostError,
-  type RLockClient,
-} from '@org/rlock-core';
+import { ClientClosedError, IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError, LockLostError, type RLockClient } from '@org/rlock-core';
 import { ClientPool, commandsProcessed, eventually } from './support.js';
 
 describe('RLock', () => {
@@ -74,7 +67,7 @@ describe('RLock', () => {
       });
     });
 
-    it('rejects with the signal\'s reason when the wait is aborted', async () => {
+    it("rejects with the signal's reason when the wait is aborted", async () => {
       const lock = client.getLock('abort');
       await client.task(() => lock.lock({ leaseMs: 10_000 }));
       const controller = new AbortController();
@@ -165,22 +158,28 @@ describe('RLock', () => {
   });
 
   describe('withLock', () => {
-    it('nests in one task, returns fn\'s value and hands out the same token', async () => {
+    it("nests in one task, returns fn's value and hands out the same token", async () => {
       const lock = client.getLock('nested');
-      const result = await lock.withLock(async (outer) => {
-        const inner = await lock.withLock(async (scope) => {
-          expect(await lock.getHoldCount()).toBe(2);
-          return scope.token;
-        }, { leaseMs: 5_000 });
-        expect(inner).toBe(outer.token);
-        expect(await lock.getHoldCount()).toBe(1);
-        return 'done';
-      }, { leaseMs: 5_000 });
+      const result = await lock.withLock(
+        async (outer) => {
+          const inner = await lock.withLock(
+            async (scope) => {
+              expect(await lock.getHoldCount()).toBe(2);
+              return scope.token;
+            },
+            { leaseMs: 5_000 },
+          );
+          expect(inner).toBe(outer.token);
+          expect(await lock.getHoldCount()).toBe(1);
+          return 'done';
+        },
+        { leaseMs: 5_000 },
+      );
       expect(result).toBe('done');
       expect(await lock.isLocked()).toBe(false);
     });
 
-    it('passes fn\'s error through and releases the lock', async () => {
+    it("passes fn's error through and releases the lock", async () => {
       const lock = client.getLock('throws');
       const failure = new Error('business failure');
       await expect(lock.withLock(() => Promise.reject(failure), { leaseMs: 5_000 })).rejects.toBe(failure);
@@ -190,32 +189,38 @@ describe('RLock', () => {
     it('rejects with LockLostError when fn resolves after the hold was lost', async () => {
       const lock = client.getLock('lost');
       await expect(
-        lock.withLock(async ({ signal }) => {
-          await lock.forceUnlock();
-          expect(signal.aborted).toBe(true);
-          return 'finished anyway';
-        }, { leaseMs: 5_000 }),
+        lock.withLock(
+          async ({ signal }) => {
+            await lock.forceUnlock();
+            expect(signal.aborted).toBe(true);
+            return 'finished anyway';
+          },
+          { leaseMs: 5_000 },
+        ),
       ).rejects.toMatchObject({ name: 'LockLostError', reason: 'forced' });
     });
 
     it('refuses a bare unlock() of its own acquisition, saying the scope releases it, and still releases it once', async () => {
       const lock = client.getLock('scoped');
-      const result = await lock.withLock(async () => {
-        const error = await lock.unlock().catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(IllegalMonitorStateError);
-        expect((error as Error).message).toMatch(/only through withLock\(\) or a handle, which releases it when it ends \(nothing was released\)/);
-        expect(await lock.getHoldCount()).toBe(1); // nothing was released, in Redis either
-        // A lock() inside the scope is the callback's to unlock.
-        await lock.lock({ leaseMs: 5_000 });
-        await lock.unlock();
-        expect(await lock.isHeldByCurrentTask()).toBe(true);
-        return 'done';
-      }, { leaseMs: 5_000 });
+      const result = await lock.withLock(
+        async () => {
+          const error = await lock.unlock().catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(IllegalMonitorStateError);
+          expect((error as Error).message).toMatch(/only through withLock\(\) or a handle, which releases it when it ends \(nothing was released\)/);
+          expect(await lock.getHoldCount()).toBe(1); // nothing was released, in Redis either
+          // A lock() inside the scope is the callback's to unlock.
+          await lock.lock({ leaseMs: 5_000 });
+          await lock.unlock();
+          expect(await lock.isHeldByCurrentTask()).toBe(true);
+          return 'done';
+        },
+        { leaseMs: 5_000 },
+      );
       expect(result).toBe('done');
       expect(await lock.isLocked()).toBe(false);
     });
 
-    it('refuses a bare unlock() of a handle\'s acquisition run as its owner', async () => {
+    it("refuses a bare unlock() of a handle's acquisition run as its owner", async () => {
       const lock = client.getLock('handled');
       const handle = await lock.acquire({ leaseMs: 5_000 });
       await expect(handle.run(() => lock.unlock())).rejects.toThrow(IllegalMonitorStateError);
@@ -272,12 +277,15 @@ describe('RLock', () => {
       for (let i = 0; i < 30; i++) {
         const owner = i % 2 === 0 ? client : other;
         const lock = owner.getLock('fenced');
-        await lock.withLock(async ({ token }) => {
-          const value = BigInt(token);
-          expect(value > last).toBe(true);
-          last = value;
-          await lock.withLock(async (inner) => expect(inner.token).toBe(token), { leaseMs: 5_000 });
-        }, { leaseMs: 5_000 });
+        await lock.withLock(
+          async ({ token }) => {
+            const value = BigInt(token);
+            expect(value > last).toBe(true);
+            last = value;
+            await lock.withLock(async (inner) => expect(inner.token).toBe(token), { leaseMs: 5_000 });
+          },
+          { leaseMs: 5_000 },
+        );
       }
     });
   });

@@ -219,7 +219,7 @@ describe('lock scripts', () => {
   });
 
   describe('cancel-3', () => {
-    it('undoes the hold\'s last acquire by its op, one count or all, and leaves a tombstone', async () => {
+    it("undoes the hold's last acquire by its op, one count or all, and leaves a tombstone", async () => {
       const keys = fresh();
       await acquire(keys, 'o', 10_000, 'a1');
       await acquire(keys, 'o', 10_000, 'a2');
@@ -243,7 +243,7 @@ describe('lock scripts', () => {
       expect(await redis.exists(keys.lock)).toBe(0);
     });
 
-    it('touches no other owner\'s hold', async () => {
+    it("touches no other owner's hold", async () => {
       const keys = fresh();
       await acquire(keys, 'other', 10_000, 'x');
       expect(await cancel(keys, 'o', 'c', 'x', true)).toBe(0);

@@ -113,7 +113,7 @@ describe('RSemaphore', () => {
   });
 
   describe('waiting', () => {
-    it('rejects with LockAcquireTimeoutError at waitMs, and with the signal\'s reason on abort, taking nothing', async () => {
+    it("rejects with LockAcquireTimeoutError at waitMs, and with the signal's reason on abort, taking nothing", async () => {
       const client = pool.make(fleet.url(0));
       const semaphore = client.getSemaphore('timeout');
       await semaphore.trySetPermits(1);
@@ -394,7 +394,7 @@ describe('RSemaphore', () => {
       expect(await setup.getSemaphore('pool').availablePermits()).toBe(3);
     });
 
-    it('does not give a SIGKILLed holder\'s permit back (documented: use the permit-expirable semaphore)', async () => {
+    it("does not give a SIGKILLed holder's permit back (documented: use the permit-expirable semaphore)", async () => {
       const prefix = uniquePrefix();
       const client: RLockClient = pool.make(fleet.url(0), { keyPrefix: prefix });
       const semaphore = client.getSemaphore('pool');

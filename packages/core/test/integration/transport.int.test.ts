@@ -131,7 +131,7 @@ describe('Transport on a Cluster', () => {
     return counts.reduce((sum, count) => sum + count, 0);
   }
 
-  it('routes a turn\'s calls to their slots\' masters, each with its own reply, written to each master together', async () => {
+  it("routes a turn's calls to their slots' masters, each with its own reply, written to each master together", async () => {
     const t = new Transport(redis, 2_000, [ECHO]);
     await t.call('ping', [], 'PING', '-', String);
     // Warm every master's connection (and script cache) before counting.

@@ -19,10 +19,13 @@ describe('RLock waiting', () => {
 
     const callsBefore = (await commandCalls(redis, 'evalsha')) + (await commandCalls(redis, 'eval'));
     let acquiredAt = 0;
-    const waiting = waiter.getLock('wake').acquire({ leaseMs: 5_000 }).then((h) => {
-      acquiredAt = performance.now();
-      return h;
-    });
+    const waiting = waiter
+      .getLock('wake')
+      .acquire({ leaseMs: 5_000 })
+      .then((h) => {
+        acquiredAt = performance.now();
+        return h;
+      });
     // The lease is 60 s and a waiter sleeps at most watchdogTimeoutMs / 3 = 10 s:
     // waking within the bound below can only come from the release message.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -68,7 +71,7 @@ describe('RLock waiting', () => {
     await handle.unlock();
   });
 
-  it('retries when the holder\'s TTL runs out even if no release is announced', async () => {
+  it("retries when the holder's TTL runs out even if no release is announced", async () => {
     const holder = pool.make(fleet.url(0));
     const waiter = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
     await holder.getLock('ttl').acquire({ leaseMs: 300 });

@@ -4,9 +4,7 @@ import { backoffDelayMs } from '../../src/engine/backoff.js';
 describe('backoffDelayMs', () => {
   it('waits between half and all of a ceiling that doubles with each failure', () => {
     expect([1, 2, 3].map((failures) => backoffDelayMs(failures, 100, 10_000, 0))).toEqual([100, 200, 400]);
-    expect([1, 2, 3].map((failures) => backoffDelayMs(failures, 100, 10_000, 0.999_999))).toEqual(
-      [200, 400, 800].map((ceiling) => expect.closeTo(ceiling, 3)),
-    );
+    expect([1, 2, 3].map((failures) => backoffDelayMs(failures, 100, 10_000, 0.999_999))).toEqual([200, 400, 800].map((ceiling) => expect.closeTo(ceiling, 3)));
   });
 
   it('never leaves [minMs, maxMs], whatever the failure count and random draw', () => {

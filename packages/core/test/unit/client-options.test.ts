@@ -28,7 +28,9 @@ describe('resolveClientOptions', () => {
   });
 
   it('refuses a watchdogTimeoutMs below its floor of 30 ms', () => {
-    expect(() => resolveClientOptions({ redis: 'redis://x:1', watchdogTimeoutMs: 29 })).toThrow(/from 30 to 2147483647 \(a renewal every third of it\), got 29/);
+    expect(() => resolveClientOptions({ redis: 'redis://x:1', watchdogTimeoutMs: 29 })).toThrow(
+      /from 30 to 2147483647 \(a renewal every third of it\), got 29/,
+    );
   });
 
   it('reports every bad option at once', () => {

@@ -29,7 +29,13 @@ describe('gather with a staggered start', () => {
     const started: number[] = [];
     const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
     let skip = false;
-    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [4, 0, 2], afterMs: 5, skip: () => skip, timers });
+    const gathering = gather(
+      calls.map((c) => c.call),
+      yesOfFive,
+      undefined,
+      undefined,
+      { first: [4, 0, 2], afterMs: 5, skip: () => skip, timers },
+    );
     expect(started).toEqual([4, 0, 2]);
     for (const index of [4, 0, 2]) calls[index]?.settle('yes');
     expect((await gathering).verdict).toBe(true);
@@ -41,7 +47,13 @@ describe('gather with a staggered start', () => {
   it('starts the others once the first settled without a verdict, and counts them', async () => {
     const started: number[] = [];
     const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
-    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, undefined, { first: [0, 1, 2], afterMs: 60_000, skip: () => false, timers });
+    const gathering = gather(
+      calls.map((c) => c.call),
+      yesOfFive,
+      undefined,
+      undefined,
+      { first: [0, 1, 2], afterMs: 60_000, skip: () => false, timers },
+    );
     calls[0]?.settle('yes');
     calls[1]?.settle('no');
     calls[2]?.settle('yes');
@@ -57,7 +69,13 @@ describe('gather with a staggered start', () => {
     const calls = [0, 1, 2, 3, 4].map((index) => controlled(started, index));
     const late: number[] = [];
     const begun = monotonicNow();
-    const gathering = gather(calls.map((c) => c.call), yesOfFive, undefined, (index) => late.push(index), { first: [0, 1, 2], afterMs: 20, skip: () => false, timers });
+    const gathering = gather(
+      calls.map((c) => c.call),
+      yesOfFive,
+      undefined,
+      (index) => late.push(index),
+      { first: [0, 1, 2], afterMs: 20, skip: () => false, timers },
+    );
     calls[0]?.settle('yes');
     calls[1]?.settle('yes'); // 2 answers silently
     while (started.length < 5) await new Promise((resolve) => setTimeout(resolve, 2));
@@ -79,12 +97,18 @@ describe('gather with a staggered start', () => {
       const yes = results.filter((result) => result?.ok && result.value === 'yes').length;
       return yes >= 2 ? true : results.filter((result) => result && !result.ok).length > 1 ? false : undefined;
     };
-    const gathering = gather([calls[0]?.call as () => Promise<string>, throwing, calls[2]?.call as () => Promise<string>], majorityOfThree, undefined, undefined, {
-      first: [0],
-      afterMs: 5,
-      skip: () => false,
-      timers,
-    });
+    const gathering = gather(
+      [calls[0]?.call as () => Promise<string>, throwing, calls[2]?.call as () => Promise<string>],
+      majorityOfThree,
+      undefined,
+      undefined,
+      {
+        first: [0],
+        afterMs: 5,
+        skip: () => false,
+        timers,
+      },
+    );
     calls[0]?.settle('yes'); // alone, not a verdict: the others start now
     while (started.length < 2) await new Promise((resolve) => setTimeout(resolve, 2));
     calls[2]?.settle('yes');
@@ -105,7 +129,7 @@ describe('DelayQueue', () => {
     queue.add(15, record('b'));
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(calls.map(([name]) => name)).toEqual(['a', 'b', 'c']);
-    calls.forEach(([name, at]) => expect(at).toBeGreaterThanOrEqual({ a: 5, b: 15, c: 30 }[name] as number - 1));
+    calls.forEach(([name, at]) => expect(at).toBeGreaterThanOrEqual(({ a: 5, b: 15, c: 30 }[name] as number) - 1));
   });
 
   it('runs the others due with a function that throws, then reports its error as uncaught', async () => {

@@ -1,10 +1,4 @@
-import {
-  ClientClosedError,
-  IllegalMonitorStateError,
-  LockAcquireTimeoutError,
-  LockLostError,
-  type LockLostEvent,
-} from '@org/rlock-core';
+import { ClientClosedError, IllegalMonitorStateError, LockAcquireTimeoutError, LockLostError, type LockLostEvent } from '@org/rlock-core';
 import { QuorumError } from '@org/rlock-redlock';
 import { RedisFleet, commandCalls } from '@org/rlock-testing';
 import { RedlockPool, aborted, eventually, firstMajority, lockOnMasters, plantHold } from './support.js';
@@ -269,7 +263,7 @@ describe('Redlock', () => {
       expect(await lockOnMasters(fleet, key, [sleeper1, sleeper2, ...others])).toEqual([{}, {}, {}, {}]);
     });
 
-    it('releases a master whose acquire was pending by the round\'s op, and retries that release when it times out', async () => {
+    it("releases a master whose acquire was pending by the round's op, and retries that release when it times out", async () => {
       fleet = await RedisFleet.start({ size: 5 });
       const started = fleet;
       const redlock = pool.make(fleet, { watchdogTimeoutMs: 3_000 }); // commandTimeoutMs 1 000

@@ -108,7 +108,13 @@ describe('Redlock', () => {
         expect(outcomes.map((outcome) => outcome.wonAt.filter((at) => at < sentBefore + 2_500).length)).toEqual([0, 0]);
         expect(outcomes.every((outcome) => outcome.tries >= 10)).toBe(true);
         // Once the quarantine is over, the lock works again.
-        const tryOnce = (): Promise<boolean> => fresh.task(() => fresh.getLock('report').tryLock({ leaseMs: 1_000 }).catch(() => false));
+        const tryOnce = (): Promise<boolean> =>
+          fresh.task(() =>
+            fresh
+              .getLock('report')
+              .tryLock({ leaseMs: 1_000 })
+              .catch(() => false),
+          );
         expect(await eventually(tryOnce, 10_000)).toBe(true);
         await pool.closeAll();
       }
@@ -126,7 +132,16 @@ describe('Redlock', () => {
       await fleet.restart(3);
       await fleet.restart(4);
       // Bounded by the second client's reconnects to the restarted masters (ioredis backs off up to 2 s), twice over for a loaded machine.
-      const intruder = await eventually(() => second.task(() => second.getLock('report').tryLock({ leaseMs: 30_000 }).catch(() => false)), 10_000);
+      const intruder = await eventually(
+        () =>
+          second.task(() =>
+            second
+              .getLock('report')
+              .tryLock({ leaseMs: 30_000 })
+              .catch(() => false),
+          ),
+        10_000,
+      );
       // Redlock's safety argument needs every master to remember its grants: two holders.
       expect(intruder).toBe(true);
       expect(hold.signal.aborted).toBe(false);
@@ -158,7 +173,16 @@ describe('Redlock', () => {
       const key = `${redlock.options.keyPrefix}:{renewed}`;
       // Masters the tests above restarted may still sit out their 300 ms (dated to the second by uptime).
       let hold: LockHandle | undefined;
-      expect(await eventually(async () => (hold = await redlock.getLock('renewed').acquire().catch(() => undefined)) !== undefined, 5_000)).toBe(true);
+      expect(
+        await eventually(
+          async () =>
+            (hold = await redlock
+              .getLock('renewed')
+              .acquire()
+              .catch(() => undefined)) !== undefined,
+          5_000,
+        ),
+      ).toBe(true);
       expect(await eventually(async () => (await heldOn(key)) === 5, 3_000)).toBe(true);
       await fleet.kill(4);
       await fleet.restart(4);

@@ -98,7 +98,9 @@ describe('Redlock', () => {
           await lock.lock({ leaseMs: 10_000 });
           await lock.lock({ leaseMs: 10_000 });
           // Decided at a majority: master 0 may answer just after.
-          expect(await eventually(async () => (await lockOnMasters(fleet, `${redlock.options.keyPrefix}:{inspected}`, [0]))[0]?.owner !== undefined, 2_000)).toBe(true);
+          expect(
+            await eventually(async () => (await lockOnMasters(fleet, `${redlock.options.keyPrefix}:{inspected}`, [0]))[0]?.owner !== undefined, 2_000),
+          ).toBe(true);
           const info = await reader.inspect('inspected');
           expect(info).toMatchObject({ kind: 'lock', holderCount: 1 });
           expect(info?.holders[0]).toMatchObject({ count: 1, token: undefined });

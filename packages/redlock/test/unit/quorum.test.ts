@@ -89,7 +89,7 @@ describe('Redlock quorum arithmetic', () => {
       expect(quarantineEnds([run(10_000), run(10_400), run(11_900)], 30_000, 2_000)).toEqual([0, 0, 0]);
     });
 
-    it('keeps young masters out while another master\'s run is unknown: it may be older (a client started after a restart)', () => {
+    it("keeps young masters out while another master's run is unknown: it may be older (a client started after a restart)", () => {
       expect(quarantineEnds([run(10_000), run(10_400), run(11_900), undefined], 30_000, 2_000)).toEqual([40_000, 40_400, 41_900, 0]);
       // Old masters vote: their quarantine ended long ago.
       expect(quarantineEnds([run(0), undefined, run(50_000)], 30_000, 2_000)).toEqual([30_000, 0, 80_000]);

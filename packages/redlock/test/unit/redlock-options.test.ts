@@ -58,7 +58,16 @@ describe('Redlock options', () => {
       }
       expect(error).toBeInstanceOf(InvalidArgumentError);
       const message = (error as Error).message;
-      for (const part of ['masters[1]', 'keyPrefix', 'watchdogTimeoutMs', 'driftFactor', 'perNodeTimeoutMs', 'retry.minDelayMs', 'retry: 2 bad options: unknown option "jitter"', 'unknown option "leaseMS"']) {
+      for (const part of [
+        'masters[1]',
+        'keyPrefix',
+        'watchdogTimeoutMs',
+        'driftFactor',
+        'perNodeTimeoutMs',
+        'retry.minDelayMs',
+        'retry: 2 bad options: unknown option "jitter"',
+        'unknown option "leaseMS"',
+      ]) {
         expect(message).toContain(part);
       }
     });

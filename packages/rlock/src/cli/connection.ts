@@ -67,7 +67,10 @@ export function connect(flags: ConnectionFlags): CliConnection {
   if (flags.cluster !== undefined) {
     const nodes = splitList(flags.cluster, '--cluster').map((node) => parseAddress(node, '--cluster'));
     const options: ClusterOptions = { redisOptions: common, clusterRetryStrategy: giveUp };
-    redis = new Cluster(nodes.map(({ host, port }) => ({ host, port })), options);
+    redis = new Cluster(
+      nodes.map(({ host, port }) => ({ host, port })),
+      options,
+    );
     server = `Cluster ${nodes.map((node) => node.address).join(',')}`;
   } else if (flags.sentinels !== undefined) {
     const sentinels = splitList(flags.sentinels, '--sentinels').map((entry) => parseAddress(entry, '--sentinels'));

@@ -107,7 +107,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   program
     .command('show')
-    .description("show one object: its kind, holders (owner, count, token, lease left, held for), waiters, permits or count")
+    .description('show one object: its kind, holders (owner, count, token, lease left, held for), waiters, permits or count')
     .argument('<name>', 'the object name')
     .addOption(kindOption())
     .option('--limit <n>', 'list at most this many holders and waiters', parseCount, 100)
@@ -146,11 +146,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const question = `Force-unlock ${info.kind} ${JSON.stringify(name)}, held by ${holders}? Its holders lose it at once.`;
       if (!(await confirmed('unlock', options.yes, question))) return report(false, info.kind, 'declined: nothing released');
       const lock: RLock =
-        info.kind === 'fairLock'
-          ? client.getFairLock(name)
-          : info.kind === 'readWriteLock'
-            ? client.getReadWriteLock(name).writeLock()
-            : client.getLock(name);
+        info.kind === 'fairLock' ? client.getFairLock(name) : info.kind === 'readWriteLock' ? client.getReadWriteLock(name).writeLock() : client.getLock(name);
       const released = await lock.forceUnlock();
       report(released, info.kind, released ? undefined : `${JSON.stringify(name)} was free: nothing released`);
     });

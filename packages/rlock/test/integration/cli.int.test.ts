@@ -232,7 +232,7 @@ describe('rlock CLI', () => {
     });
 
     describe('release', () => {
-      it("releases one permit of a permit-expirable semaphore by its id, and only with --yes when stdin is not a terminal", async () => {
+      it('releases one permit of a permit-expirable semaphore by its id, and only with --yes when stdin is not a terminal', async () => {
         await setUp();
         const permits = client.getPermitExpirableSemaphore('gpu');
         const held = await permits.acquire({ leaseMs: 60_000 });
@@ -272,7 +272,10 @@ describe('rlock CLI', () => {
         await setUp();
         const run = await rlock(['watch', 'order:1', '--count', '3', '--interval', '100', '--json', ...flags]);
         expect(run.code).toBe(0);
-        const frames = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as ObjectInfo);
+        const frames = run.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as ObjectInfo);
         expect(frames).toHaveLength(3);
         expect(frames.every((frame) => frame.kind === 'lock')).toBe(true);
         expect(frames[2]!.serverTimeMs - frames[0]!.serverTimeMs).toBeGreaterThanOrEqual(200);

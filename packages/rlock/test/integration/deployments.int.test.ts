@@ -81,7 +81,7 @@ describe.each(topologies)('on $name', (topology) => {
     }
   });
 
-  it('wakes a waiter of another client by the release announcement, long before the holder\'s lease', async () => {
+  it("wakes a waiter of another client by the release announcement, long before the holder's lease", async () => {
     const holder = make();
     const waiter = make({ keyPrefix: holder.options.keyPrefix });
     const held = await holder.getLock('wake').acquire({ leaseMs: 60_000 });
@@ -133,7 +133,10 @@ describe.each(topologies)('on $name', (topology) => {
     await one.getSemaphore('pool').acquire(2);
     expect(await two.getSemaphore('pool').tryAcquire(1)).toBe(false);
     const started = performance.now();
-    const waiting = two.getSemaphore('pool').acquire(1, { waitMs: 30_000 }).then(() => performance.now() - started);
+    const waiting = two
+      .getSemaphore('pool')
+      .acquire(1, { waitMs: 30_000 })
+      .then(() => performance.now() - started);
     await new Promise((resolve) => setTimeout(resolve, 200)); // refused once and subscribed
     await one.getSemaphore('pool').release(1);
     // A lost announcement would cost it a third of the 30 s watchdog lease.
@@ -181,7 +184,7 @@ describe.each(topologies)('on $name', (topology) => {
 });
 
 describe('failovers', () => {
-  it('on a Cluster: a held lock\'s master killed; the holder keeps it or is told; new locks and a blocked waiter are served', async () => {
+  it("on a Cluster: a held lock's master killed; the holder keeps it or is told; new locks and a blocked waiter are served", async () => {
     const cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 1 });
     const redis = { cluster: cluster.startupNodes.map(({ host, port }) => `redis://${host}:${port}`) };
     const holder = createClient({ redis, keyPrefix: uniquePrefix(), watchdogTimeoutMs: 1_500 });

@@ -1,11 +1,4 @@
-import {
-  createClient,
-  LockAcquireTimeoutError,
-  LockLostError,
-  type LeadershipEvent,
-  type LeadershipLostEvent,
-  type RLockClient,
-} from '@org/rlock';
+import { createClient, LockAcquireTimeoutError, LockLostError, type LeadershipEvent, type LeadershipLostEvent, type RLockClient } from '@org/rlock';
 import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
 import { Child, fixture } from './children.js';
 

@@ -101,7 +101,10 @@ describe('what a new user trips on', () => {
         await fleet.pause(0);
         try {
           const started = performance.now();
-          const error = await client.getLock('hang').lock({ waitMs: 1_000, leaseMs: 5_000 }).catch((e: unknown) => e);
+          const error = await client
+            .getLock('hang')
+            .lock({ waitMs: 1_000, leaseMs: 5_000 })
+            .catch((e: unknown) => e);
           const elapsed = performance.now() - started;
           expect(error).toBeInstanceOf(LockAcquireTimeoutError);
           expect((error as Error).cause).toBeInstanceOf(RedisUnavailableError);
@@ -144,7 +147,7 @@ describe('what a new user trips on', () => {
   });
 
   describe('extend()', () => {
-    it('extends a handle and the current task\'s hold to a longer lease, and reports a lost one', async () => {
+    it("extends a handle and the current task's hold to a longer lease, and reports a lost one", async () => {
       const client = make();
       const redis = fleet.client(0);
       const key = `${client.options.keyPrefix}:{ext}`;

@@ -56,7 +56,10 @@ describe('a release while Redis is down', () => {
     expect(released[0]).toMatchObject({ name: 'job', via: 'retry' });
     // Another worker gets the lock now, not after the 20 s lease (once its own connection, refused while
     // the server was down, has reconnected: until then its calls fail at once).
-    const free = () => other.task(() => other.getLock('job').tryLock({ leaseMs: 1_000 })).catch((error: unknown) => (error instanceof RedisUnavailableError ? false : Promise.reject(error)));
+    const free = () =>
+      other
+        .task(() => other.getLock('job').tryLock({ leaseMs: 1_000 }))
+        .catch((error: unknown) => (error instanceof RedisUnavailableError ? false : Promise.reject(error)));
     expect(await eventually(free, 5_000)).toBe(true);
   });
 

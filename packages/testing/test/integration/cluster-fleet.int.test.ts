@@ -212,7 +212,10 @@ describe('RedisCluster', () => {
       await redis.set(key, 'before');
       // WAIT: the write reached the replica before the crash.
       expect(await withNode(target, (direct) => direct.wait(1, 2_000))).toBe(1);
-      const replicaIds = cluster.replicas().filter((node) => node.masterId === target.id).map((node) => node.id);
+      const replicaIds = cluster
+        .replicas()
+        .filter((node) => node.masterId === target.id)
+        .map((node) => node.id);
 
       const began = performance.now();
       old = await cluster.killMaster(target);
@@ -274,9 +277,7 @@ describe('RedisCluster', () => {
   describe('stop', () => {
     it('kills every node, removes the data directories and refuses new work', async () => {
       const nodes = cluster.nodes();
-      const dirs = await Promise.all(
-        nodes.map((node) => withNode(node, async (redis) => ((await redis.config('GET', 'dir')) as [string, string])[1])),
-      );
+      const dirs = await Promise.all(nodes.map((node) => withNode(node, async (redis) => ((await redis.config('GET', 'dir')) as [string, string])[1])));
       const client = cluster.client();
       let ended = false;
       client.once('end', () => (ended = true));

@@ -122,9 +122,7 @@ describe('RedisFleet', () => {
     });
 
     it('names REDIS_SERVER when the redis-server binary cannot be run', async () => {
-      await expect(
-        RedisFleet.start({ backend: 'process', redisServerPath: '/nonexistent/redis-server' }),
-      ).rejects.toThrow(/REDIS_SERVER/);
+      await expect(RedisFleet.start({ backend: 'process', redisServerPath: '/nonexistent/redis-server' })).rejects.toThrow(/REDIS_SERVER/);
     });
 
     it('fails with the log tail when redis-server refuses its arguments', async () => {
@@ -324,11 +322,9 @@ describe('RedisFleet', () => {
         process.stdout.write(JSON.stringify({ ports: [fleet.port(0), fleet.port(1)], dirs }) + '\\n');
         ${ending === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1_000);'}`;
       const source = format === 'esm' ? `${childSource.esm}\n${body}` : `${childSource.cjs}\n(async () => {${body}\n})();`;
-      const child = spawn(
-        process.execPath,
-        [...(format === 'esm' ? ['--input-type=module'] : []), '-e', source, distEntry[format]],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
+      const child = spawn(process.execPath, [...(format === 'esm' ? ['--input-type=module'] : []), '-e', source, distEntry[format]], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

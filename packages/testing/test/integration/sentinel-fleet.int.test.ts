@@ -64,7 +64,12 @@ describe('RedisSentinelGroup', () => {
       const ports = group.nodes().map((node) => node.port);
       expect(new Set(ports).size).toBe(5);
       expect(ports).not.toContain(6379);
-      expect(group.sentinels).toEqual(group.nodes().slice(2).map(({ host, port }) => ({ host, port })));
+      expect(group.sentinels).toEqual(
+        group
+          .nodes()
+          .slice(2)
+          .map(({ host, port }) => ({ host, port })),
+      );
       expect(await roleOf(group.node(0))).toBe('master');
       expect(await roleOf(group.node(1))).toBe('slave');
       for (const sentinel of group.sentinels) expect(await roleOf(sentinel)).toBe('sentinel');

@@ -26,7 +26,13 @@ describe('parseClusterNodes', () => {
     });
     expect(second?.slots).toEqual([[5461, 10922]]);
     expect(second?.port).toBe(30002);
-    expect(failed).toMatchObject({ failing: true, slots: [[10923, 10923], [10924, 16383]] });
+    expect(failed).toMatchObject({
+      failing: true,
+      slots: [
+        [10923, 10923],
+        [10924, 16383],
+      ],
+    });
     expect(replica).toMatchObject({ role: 'replica', masterId: second?.id, failing: true, slots: [] });
     expect(joining).toMatchObject({ role: undefined, joining: true });
   });

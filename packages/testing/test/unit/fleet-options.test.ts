@@ -17,9 +17,7 @@ describe('resolveFleetOptions', () => {
 
   describe('environment', () => {
     it('takes REDIS_SERVER when no redisServerPath is given', () => {
-      expect(resolveFleetOptions({}, { REDIS_SERVER: '/opt/redis/bin/redis-server' }).redisServerPath).toBe(
-        '/opt/redis/bin/redis-server',
-      );
+      expect(resolveFleetOptions({}, { REDIS_SERVER: '/opt/redis/bin/redis-server' }).redisServerPath).toBe('/opt/redis/bin/redis-server');
       expect(resolveFleetOptions({ redisServerPath: '/x' }, { REDIS_SERVER: '/y' }).redisServerPath).toBe('/x');
     });
 

@@ -69,7 +69,7 @@ describe('Watchdog', () => {
   });
 
   describe('loss', () => {
-    it('aborts the holder\'s signal within one renewal tick when the key is deleted from outside', async () => {
+    it("aborts the holder's signal within one renewal tick when the key is deleted from outside", async () => {
       const watchdogTimeoutMs = 900;
       const client = pool.make(fleet.url(0), { watchdogTimeoutMs });
       const lost: string[] = [];

@@ -2,13 +2,7 @@
  * In-memory fakes of core's renewal seam (not of Redis): a hold, a backend whose
  * renew calls the test answers by hand, and a reporter that records.
  */
-import type {
-  LostReason,
-  RenewableHold,
-  RenewalBackend,
-  RenewalReporter,
-  RenewOutcome,
-} from '@org/rlock-core/internal';
+import type { LostReason, RenewableHold, RenewalBackend, RenewalReporter, RenewOutcome } from '@org/rlock-core/internal';
 
 /** Drift as core computes it: 1 % of the lease plus 2 ms. */
 export function driftMs(leaseMs: number): number {

@@ -223,9 +223,7 @@ describe('Watchdog', () => {
       // A hold found gone is dropped even though its lose() threw.
       expect(loseAttempts).toEqual(['expired']);
       const renewCallsOf = (name: string): number =>
-        (backend.renew as jest.Mock<typeof backend.renew>).mock.calls.filter(([holds]) =>
-          holds.some((hold) => hold.name === name),
-        ).length;
+        (backend.renew as jest.Mock<typeof backend.renew>).mock.calls.filter(([holds]) => holds.some((hold) => hold.name === name)).length;
       const loseThrowsCalls = renewCallsOf('lose-throws');
       await advance(5_000);
       expect(renewCallsOf('lose-throws')).toBe(loseThrowsCalls);

@@ -30,9 +30,7 @@ describe('Watchdog', () => {
       ['an unknown option (a typo)', { retryDelayMS: 100 }],
     ])('rejects %s with InvalidArgumentError, from createWatchdog and the constructor', (_, options) => {
       expect(() => createWatchdog(options as WatchdogOptions)).toThrow(InvalidArgumentError);
-      expect(() => new Watchdog(new FakeBackend(), new FakeReporter(), options as WatchdogOptions)).toThrow(
-        InvalidArgumentError,
-      );
+      expect(() => new Watchdog(new FakeBackend(), new FakeReporter(), options as WatchdogOptions)).toThrow(InvalidArgumentError);
     });
 
     it('names the offending option in the message', () => {
@@ -51,14 +49,11 @@ describe('Watchdog', () => {
       expect(() => new Watchdog(new FakeBackend(), {} as FakeReporter)).toThrow(InvalidArgumentError);
     });
 
-    it.each([0, -3_000, Number.NaN, Number.POSITIVE_INFINITY])(
-      'throws InvalidArgumentError from add for a hold with leaseMs %p',
-      async (leaseMs) => {
-        const watchdog = new Watchdog(new FakeBackend(), new FakeReporter());
-        expect(() => watchdog.add(new FakeHold('bad', { leaseMs }))).toThrow(InvalidArgumentError);
-        await watchdog.close();
-      },
-    );
+    it.each([0, -3_000, Number.NaN, Number.POSITIVE_INFINITY])('throws InvalidArgumentError from add for a hold with leaseMs %p', async (leaseMs) => {
+      const watchdog = new Watchdog(new FakeBackend(), new FakeReporter());
+      expect(() => watchdog.add(new FakeHold('bad', { leaseMs }))).toThrow(InvalidArgumentError);
+      await watchdog.close();
+    });
   });
 
   describe('createWatchdog', () => {

@@ -41,8 +41,7 @@ describe('Watchdog', () => {
       watchdog.add(new FakeHold('long', { leaseMs: 30_000 }));
 
       await advance(10_000);
-      const times = (name: string): number[] =>
-        backend.calls.filter((call) => call.holds.some((hold) => hold.name === name)).map((c) => c.calledAt - start);
+      const times = (name: string): number[] => backend.calls.filter((call) => call.holds.some((hold) => hold.name === name)).map((c) => c.calledAt - start);
       expect(times('short')).toEqual([1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000, 10_000]);
       expect(times('long')).toEqual([10_000]);
     });

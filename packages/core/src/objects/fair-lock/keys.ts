@@ -17,5 +17,11 @@ export interface FairLockKeys extends LockKeys {
 
 export function fairLockKeys(prefix: string, name: string, clientId: string): FairLockKeys {
   const keys = lockKeys(prefix, name);
-  return { ...keys, channel: `${keys.lock}:release:${clientId}`, queue: `${keys.lock}:queue`, waiters: `${keys.lock}:waiters`, tickets: `${keys.lock}:tickets` };
+  return {
+    ...keys,
+    channel: `${keys.lock}:release:${clientId}`,
+    queue: `${keys.lock}:queue`,
+    waiters: `${keys.lock}:waiters`,
+    tickets: `${keys.lock}:tickets`,
+  };
 }

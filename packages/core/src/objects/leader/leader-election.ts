@@ -4,15 +4,7 @@ import { LockLostError, RedisUnavailableError } from '../../errors.js';
 import { checkFunction, checkKnownKeys, checkOptionsObject, checkSignal } from '../../checks/argument-checks.js';
 import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js';
 import type { LockHandle, RLock } from '../lock/types.js';
-import type {
-  ElectOptions,
-  LeadOptions,
-  LeaderElectionEvents,
-  LeaderInfo,
-  Leadership,
-  LeadershipEvent,
-  LeadershipScope,
-} from './types.js';
+import type { ElectOptions, LeadOptions, LeaderElectionEvents, LeaderInfo, Leadership, LeadershipEvent, LeadershipScope } from './types.js';
 
 /** Reads who holds the election's lock, with its token and lease. */
 export type LeaderReader = () => Promise<LeaderInfo | undefined>;

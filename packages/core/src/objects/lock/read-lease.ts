@@ -6,7 +6,12 @@ import { boundedCall, toRLockError } from '../../connection/bounded-call.js';
  * is that holder's: hash field `field` of the key (the reentrant lock), or the
  * whole string when `field` is undefined (a lease lock).
  */
-export async function readValueAndPttl(deployment: Deployment, timeoutMs: number, key: string, field?: string): Promise<{ value: string | undefined; pttlMs: number }> {
+export async function readValueAndPttl(
+  deployment: Deployment,
+  timeoutMs: number,
+  key: string,
+  field?: string,
+): Promise<{ value: string | undefined; pttlMs: number }> {
   const read = (): Promise<[Error | null, unknown][] | null> => {
     const multi = deployment.redis.multi();
     return (field === undefined ? multi.get(key) : multi.hget(key, field)).pttl(key).exec();

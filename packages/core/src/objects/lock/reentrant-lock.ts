@@ -160,7 +160,15 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     }
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, this.keys, owner);
-    const target: HoldTarget = { name: this.name, key: this.keys.lock, mode: this.mode, kind: store.kind, owner, exclusive: store.exclusive ?? true, driftFactor: store.driftFactor };
+    const target: HoldTarget = {
+      name: this.name,
+      key: this.keys.lock,
+      mode: this.mode,
+      kind: store.kind,
+      owner,
+      exclusive: store.exclusive ?? true,
+      driftFactor: store.driftFactor,
+    };
     const tries = new HoldAttempt(
       ctx,
       target,
@@ -259,8 +267,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     if (!own && hold?.active && hold.count <= hold.scoped) {
       throw new IllegalMonitorStateError(
-        `unlock(): "${this.name}" is held by the current task only through withLock() or a handle, ` +
-          'which releases it when it ends (nothing was released)',
+        `unlock(): "${this.name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
       );
     }
     const reply = await releaseHold(ctx, hold, this.name, {

@@ -145,11 +145,7 @@ export class MultiLock implements RLock<undefined> {
    * Takes every member for the current task in the global order, within one
    * `waitMs` for all of them; on failure gives back what it took, last first.
    */
-  private async takeAll(
-    options: LockOptions | undefined,
-    call: string,
-    take: (member: RLock, options: LockOptions) => Promise<boolean>,
-  ): Promise<boolean> {
+  private async takeAll(options: LockOptions | undefined, call: string, take: (member: RLock, options: LockOptions) => Promise<boolean>): Promise<boolean> {
     const request = parseLockOptions(options, call);
     const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
     const taken: RLock[] = [];

@@ -120,7 +120,13 @@ export class SemaphoreStore {
    * the semaphore's channel; clients that do not know the message ignore it.
    */
   announceNeed(keys: SemaphoreKeys, clientId: string): Promise<number> {
-    return this.transport.call(this.deployment.sharded ? 'spublish' : 'publish', [keys.channel, `${NEED_PREFIX}${clientId}`], 'announce', keys.permits, asNumber);
+    return this.transport.call(
+      this.deployment.sharded ? 'spublish' : 'publish',
+      [keys.channel, `${NEED_PREFIX}${clientId}`],
+      'announce',
+      keys.permits,
+      asNumber,
+    );
   }
 
   /** The available count (0 when not set; negative after addPermits took more than there was). */
