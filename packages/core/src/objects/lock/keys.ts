@@ -17,18 +17,30 @@ export interface LockKeys {
   readonly cancelled: string;
 }
 
-const cache = new Map<string, LockKeys>();
 const CACHE_LIMIT = 10_000;
 
+/** The names of lock `name` under `prefix`. */
 export function lockKeys(prefix: string, name: string): LockKeys {
   const lock = objectKey(prefix, name);
-  const cached = cache.get(lock);
-  if (cached) return cached;
-  // Bounded: a process that touches very many names rebuilds some of them.
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  const keys = keysOfLock(lock, fenceKey(prefix, lock));
-  cache.set(lock, keys);
-  return keys;
+  return keysOfLock(lock, fenceKey(prefix, lock));
+}
+
+/**
+ * One client's lock names, built once per name: a getLock() on the hot path
+ * builds no key strings. Bounded: a client that touches very many names
+ * rebuilds some of them.
+ */
+export class LockKeyCache {
+  private readonly cache = new Map<string, LockKeys>();
+
+  keysOf(prefix: string, name: string): LockKeys {
+    const cached = this.cache.get(name);
+    if (cached) return cached;
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    const keys = lockKeys(prefix, name);
+    this.cache.set(name, keys);
+    return keys;
+  }
 }
 
 /** The names around lock key `lock`, with `fence` as its fence counter ('' where none is touched). */

@@ -11,7 +11,7 @@ import { checkFunction } from '../../checks/argument-checks.js';
 import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, ownerId, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { ORDER_KEY } from '../multi-lock/multi-lock.js';
-import { lockKeys, type LockKeys } from './keys.js';
+import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandle, LockScope, RLock } from './types.js';
 
@@ -31,7 +31,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     private readonly ctx: EngineContext,
     private readonly store: LockStore,
   ) {
-    this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? lockKeys(ctx.keyPrefix, name);
+    this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? ctx.stateOf(LockKeyCache, () => new LockKeyCache()).keysOf(ctx.keyPrefix, name);
     this.mode = store.mode ?? '';
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
   }
