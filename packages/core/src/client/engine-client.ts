@@ -115,14 +115,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   /**
    * Runs `fn` in a new task (the Node.js counterpart of a Java thread), or in the
-   * current one when called inside a task. Holds taken in it belong to the task.
-   *
-   * When a task started here settles still holding a lock (a `tryLock()`
-   * without its `unlock()`), every client reports each such hold once:
-   * `holdLeaked`, and a process warning with code `RLOCK_HOLD_LEAKED`. The
-   * hold is not released for it (see the `holdLeaked` event). A hold whose
-   * release is on its way, or that a handle (`acquire()`) carries, is not
-   * reported.
+   * current one when called inside a task. Holds taken in it belong to the task;
+   * one still held when a task started here settles is reported (`holdLeaked`).
    */
   task<T>(fn: () => T | Promise<T>): Promise<T> {
     checkFunction(fn, 'task(fn)');

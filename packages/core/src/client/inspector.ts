@@ -9,12 +9,9 @@ import { integerValue, readSnapshot, type LayoutSnapshot } from '../objects/insp
 import { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS, type InspectOptions, type ListOptions, type ObjectInfo, type ObjectKind } from './inspect-types.js';
 
 /**
- * Reads the public data layout of objects, read-only and bounded: one script
- * call per object (objects/inspect/read-7.lua, a consistent snapshot of its
- * keys, which each registered kind recognises and describes: objects/kinds.ts),
- * and SCAN (never KEYS) to find objects by name. Works on one Redis and
- * on a Cluster (SCAN on every master; each object's keys share one slot).
- * What a client's `inspect()` and `list()` use, and the `rlock` CLI directly.
+ * Reads objects' public layout, read-only: one atomic script call per object
+ * (read-7.lua; each kind in objects/kinds.ts describes the snapshot), and SCAN,
+ * never KEYS, on every master to find them. Behind `inspect()`, `list()` and the CLI.
  */
 export class Inspector {
   constructor(
@@ -45,11 +42,9 @@ export class Inspector {
   }
 
   /**
-   * Pages of objects whose names match `match`, each object read as by
-   * {@link Inspector.inspect} (without a kind: a bare integer reads as
-   * `semaphoreOrLatch`). SCAN may report a name twice (Redis's guarantee is
-   * "at least once" for keys present throughout); an object gone between the
-   * SCAN and its read is left out.
+   * Pages of objects whose names match `match`, each read as by
+   * {@link Inspector.inspect}. SCAN may report a name twice; an object gone
+   * between the SCAN and its read is left out.
    * @throws InvalidArgumentError for a bad option (when iteration starts).
    */
   async *list(options?: ListOptions): AsyncGenerator<ObjectInfo[], void, undefined> {

@@ -9,19 +9,11 @@ export interface WorkCounter {
 }
 
 /**
- * Makes a client's connections behave like Node's own idle handles
- * (`socket.unref()`, `timer.unref()`): they keep the process alive only while
- * the client has work in progress, so a program that forgot `close()` still
- * ends once its main code is done, while a held lock (work in progress, even
- * when no code awaits anything) keeps it running.
- *
- * Only the transitions between idle and busy touch the sockets, not each
- * call; going idle waits one turn of the event loop, so a reply that is
- * turned into a hold at once (idle → busy again) does not flip them twice.
- * Each connection is re-applied on every connect (ioredis makes a new socket
- * on each) and when it schedules a reconnect (its retry timer would keep an
- * idle process alive while Redis is down). A socket that is still connecting
- * keeps the process alive until it connects or fails (`connectTimeout`).
+ * Keeps a client's sockets (and ioredis's reconnect timer) referenced only
+ * while the client has work in progress, a held lock included. Only idle↔busy
+ * transitions touch them; going idle waits a turn, so a reply that becomes a
+ * hold at once does not flip them twice. Re-applied on every (re)connect:
+ * ioredis makes a new socket each time.
  */
 export class ProcessRefs implements WorkCounter {
   private busy = 0;

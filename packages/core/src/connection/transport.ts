@@ -34,21 +34,11 @@ interface Pending {
 }
 
 /**
- * rlock's way to one connection: its own small batches and one deadline queue.
- *
- * - **Batches.** A turn's commands are corked into one write (flushed after 16
- *   per socket, or at the end of the turn; on a Cluster, per master), unlike
- *   ioredis's auto-pipelining, which keeps one batch in flight and so makes
- *   tasks move in lockstep. With `batching` off (a Redlock master) each command
- *   is written at once.
- * - **Deadlines.** One timer per connection bounds every call by `timeoutMs`,
- *   whatever ioredis's retry settings: replies come in order, so only the oldest
- *   unanswered call can be due.
- * - **Scripts** go as EVALSHA, loaded on each (re)connect ahead of everything
- *   else (ioredis emits `ready` before it resends its queue), so a restart
- *   causes no NOSCRIPT. A NOSCRIPT all the same (SCRIPT FLUSH) is retried as
- *   EVAL, which then runs after calls sent behind it: hence one operation per
- *   owner and object in flight (see OwnerChains).
+ * rlock's way to one connection. A turn's commands are corked into one write
+ * (auto-pipelining keeps one batch in flight and moves tasks in lockstep); one
+ * timer bounds every call, since replies come in order and only the oldest can
+ * be due; scripts load on each `ready`, before ioredis resends its queue, and a
+ * NOSCRIPT is retried as EVAL (hence one operation per owner in flight).
  *
  * A call that timed out may still run later (ioredis resends after a
  * reconnect): state-changing calls carry an operation id so it cannot count twice.

@@ -7,11 +7,9 @@ import { READ_WRITE_LOCK } from './rw-lock/kind.js';
 import { SEMAPHORE } from './semaphore/kind.js';
 
 /**
- * Every kind of object a client makes and `inspect` tells apart. A new kind
- * is its folder and one entry here; being public, it also has a getter on the
- * client and a report in the ObjectInfo union (client/inspect-types.ts), which
- * the compiler checks against its folder's. When a snapshot shows several
- * kinds, the first listed wins.
+ * Every kind of object a client makes and `inspect` tells apart: a new kind is
+ * its folder and one entry here (plus its public getter and report type). When
+ * a snapshot shows several kinds, the first listed wins.
  */
 export const KINDS = [LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const;
 
