@@ -78,6 +78,11 @@ export class ServerLockStore implements LockStore {
    * With `syncReplicas`, a grant counts once enough replicas have it: a
    * rejection here makes the engine undo the grant (nothing is left).
    */
+  /** The arguments every lock's cancel script takes beside its keys (its shared include reads them). */
+  protected cancelArgs(owner: string, op: string, all: boolean) {
+    return { owner, op: `${op}/cancel`, acquireOp: op, all: all ? '1' : '0', replayWindowMs: this.replayWindowMs, sharded: this.sharded };
+  }
+
   protected replicated<T extends { readonly granted: boolean }>(reply: Promise<T>, key: string): Promise<T> {
     return replicated(this.deployment, key, reply, isGranted);
   }
@@ -90,12 +95,7 @@ export class ServerLockStore implements LockStore {
         lock: keys.lock,
         released: keys.released,
         cancelled: keys.cancelled,
-        owner,
-        op: `${op}/cancel`,
-        acquireOp: op,
-        all: all ? '1' : '0',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
+        ...this.cancelArgs(owner, op, all),
       },
       'cancel',
       keys.lock,
