@@ -1,5 +1,4 @@
 import { EventEmitter } from 'eventemitter3';
-import { nanoid } from 'nanoid';
 import { ClientClosedError } from '../errors.js';
 import { checkFunction } from '../checks/argument-checks.js';
 import type { ResolvedCommonOptions } from './client-options.js';
@@ -13,6 +12,7 @@ import { monotonicNow } from '../connection/time.js';
 import { WaitQueues, type QueueSubscription, type WaitQueue } from '../engine/wait-queue.js';
 import { closeOnSignals, type CloseOnSignalsOptions } from './close-on-signals.js';
 import { ProcessRefs } from '../connection/process-refs.js';
+import { newClientId } from './client-id.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -36,7 +36,7 @@ export const HOLD_LEAKED_WARNING = 'RLOCK_HOLD_LEAKED';
  */
 export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** Unguessable id of this client: the first half of every owner id. */
-  readonly clientId = nanoid();
+  readonly clientId = newClientId();
   /** @internal What the client's objects share. */
   protected readonly context: EngineContext;
   private closing: Promise<CloseReport> | undefined;

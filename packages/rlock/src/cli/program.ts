@@ -155,7 +155,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .command('release')
     .description('release one permit of a permit-expirable semaphore by its id, whoever holds it (asks first on a terminal unless --yes)')
     .argument('<name>', 'the semaphore name')
-    .argument('<permit>', "the permit's id (rlock show lists them as holders)")
+    .argument('<permit>', "the permit's id (rlock show lists them as holders; put an id that starts with - after --)")
     .option('-y, --yes', 'do not ask for confirmation (required when stdin is not a terminal)')
     .action(async (name: string, permit: string, options: { yes?: boolean }, command: Command) => {
       const { flags, connection } = open(command);
