@@ -1,0 +1,313 @@
+// @ts-check
+/**
+ * s8 — what one client and one Redis carry as the work grows. Four parts, one
+ * sitting (BENCH_RLOCK_BASELINE=<checkout> adds the same rows for that
+ * checkout's build, interleaved, for a before/after):
+ *
+ * - held locks: N distinct names held at once (BENCH_SCALE_NAMES, 100,000) by
+ *   one client with `lock()`: Redis bytes and keys per held lock beside a raw
+ *   `SET NX PX` lock of the same key and token sizes (fence counters, one per
+ *   hash slot and kept, are made by a first round and not counted); then,
+ *   after every one is released, the keys and bytes left and how long until
+ *   they are gone;
+ * - client heap per hold after a full GC (BENCH_SCALE_HEAP_HOLDS, 10,000
+ *   holds), with `lock()` and inside `withLock`;
+ * - many waiters: 1,000 tasks on one name spread over 4, 8 and 16 processes,
+ *   each acquiring once, plain and fair lock: scripts and PUBLISHes per
+ *   acquisition and the longest wait;
+ * - sustained churn: S1's 64 tasks for BENCH_SCALE_SUSTAIN_MS (60 s), Redis
+ *   memory and keys every 5 s: do they plateau?
+ *
+ * Counts (bytes, keys, scripts) are what this measures; the rates beside them
+ * are as noisy as the machine. The heap and waiter parts run in child
+ * processes (this file, argument `child`), the heap part with --expose-gc.
+ */
+import { fork } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { parseInfo } from './machine.mjs';
+import { snapshot, usageBetween } from './server-stats.mjs';
+import { markdownTable, ms, num } from './table.mjs';
+
+export const id = 's8';
+export const title = 's8 (rlock only) — scale: Redis bytes and client heap per held lock, what a release leaves, many waiting processes, sustained churn';
+
+const NAMES = Number(process.env.BENCH_SCALE_NAMES ?? 100_000);
+const HEAP_HOLDS = Number(process.env.BENCH_SCALE_HEAP_HOLDS ?? 10_000);
+const SUSTAIN_MS = Number(process.env.BENCH_SCALE_SUSTAIN_MS ?? 60_000);
+const WAITERS = 1_000;
+const LEASE_MS = 600_000;
+const BATCH = 500;
+
+/** The builds to measure: this checkout's, and BENCH_RLOCK_BASELINE's when given. */
+const BUILDS = [{ label: 'rlock', entry: '@org/rlock' }];
+if (process.env.BENCH_RLOCK_BASELINE) {
+  BUILDS.push({ label: 'rlock baseline', entry: `file://${process.env.BENCH_RLOCK_BASELINE.replace(/\/$/, '')}/packages/rlock/dist/esm/index.js` });
+}
+
+/** @param {string} entry @returns {Promise<typeof import('@org/rlock')>} */
+const load = (entry) => import(entry);
+
+/** @param {Redis} admin */
+async function usedMemory(admin) {
+  return Number(parseInfo(await admin.info('memory')).used_memory ?? 0);
+}
+
+/** @param {number} n @param {(i: number) => Promise<unknown>} each in batches of BATCH */
+async function inBatches(n, each) {
+  for (let start = 0; start < n; start += BATCH) {
+    await Promise.all(Array.from({ length: Math.min(BATCH, n - start) }, (_, k) => each(start + k)));
+  }
+}
+
+/** Keys under `prefix` other than fence counters (one per hash slot used, kept for good by design). @param {Redis} admin @param {string} prefix */
+async function keysBesidesFences(admin, prefix) {
+  let count = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
+    cursor = next;
+    count += keys.filter((key) => !key.endsWith(':fence')).length;
+  } while (cursor !== '0');
+  return count;
+}
+
+/** Polls until no key besides fence counters is left under `prefix` (at most 30 s); returns how long it took, ms. */
+async function untilGone(/** @type {Redis} */ admin, /** @type {string} */ prefix) {
+  const start = performance.now();
+  while ((await keysBesidesFences(admin, prefix)) > 0 && performance.now() - start < 30_000) await sleep(250);
+  return performance.now() - start;
+}
+
+/** @param {import('./run.mjs').BenchContext} ctx @param {Redis} admin */
+async function heldLocks(ctx, admin) {
+  const rows = [];
+  const token = 'x'.repeat(21) + ':t1';
+  const base = await usedMemory(admin);
+  const rawPrefix = `${ctx.keyPrefix}-s8raw`;
+  await inBatches(NAMES, (i) => admin.set(`${rawPrefix}:{n${i}}`, token, 'PX', LEASE_MS, 'NX'));
+  const rawBytes = ((await usedMemory(admin)) - base) / NAMES;
+  await inBatches(NAMES, (i) => admin.del(`${rawPrefix}:{n${i}}`));
+  rows.push(['raw SET NX PX', num(rawBytes), '1.00', '–', '–', '–']);
+  for (const build of BUILDS) {
+    ctx.log(`s8: ${NAMES} held locks, ${build.label}`);
+    const { createClient } = await load(build.entry);
+    const prefix = `${ctx.keyPrefix}-s8${build.label.length}`;
+    const client = createClient({ redis: ctx.url, keyPrefix: prefix, unrefWhenIdle: false });
+    /** @type {{ unlock(): Promise<unknown> }[]} */
+    const holds = [];
+    const holdAll = () => inBatches(NAMES, (i) => client.task(async () => (holds[i] = await client.getLock(`n${i}`).acquire({ leaseMs: LEASE_MS }))));
+    const releaseAll = () => inBatches(NAMES, (i) => /** @type {{ unlock(): Promise<unknown> }} */ (holds[i]).unlock());
+    // A first round creates the fence counters (one per hash slot, kept): the measured round is what a hold itself costs.
+    await holdAll();
+    await releaseAll();
+    await untilGone(admin, prefix);
+    const before = await usedMemory(admin);
+    await holdAll();
+    const held = await usedMemory(admin);
+    const keysHeld = await keysBesidesFences(admin, prefix);
+    await releaseAll();
+    const keysLeft = await keysBesidesFences(admin, prefix);
+    const bytesLeft = (await usedMemory(admin)) - before;
+    const goneMs = await untilGone(admin, prefix);
+    await client.close();
+    const bytes = (held - before) / NAMES;
+    rows.push([
+      build.label,
+      num(bytes),
+      (bytes / rawBytes).toFixed(2),
+      num(keysHeld / NAMES, 2),
+      `${num(keysLeft)} keys, ${num(bytesLeft / NAMES)} B/release`,
+      ms(goneMs),
+    ]);
+  }
+  return markdownTable(
+    ['lock', 'Redis bytes per held lock', '× raw', 'keys per held lock', `left right after ${num(NAMES)} releases`, 'until those are gone'],
+    rows,
+    'lrrrrr',
+  );
+}
+
+/** The heap and waiter parts, in a child process. @param {any} config */
+async function child(config) {
+  const { createClient } = await load(config.entry);
+  const client = createClient({ redis: config.url, keyPrefix: config.keyPrefix, unrefWhenIdle: false });
+  if (config.part === 'heap') {
+    const gc = /** @type {() => void} */ (globalThis.gc);
+    const heap = () => (gc(), gc(), process.memoryUsage().heapUsed);
+    // One warm-up round so code, connections and caches are built before the baseline.
+    await client.task(async () => (await client.getLock('warm').acquire()).unlock());
+    const base = heap();
+    /** @type {{ unlock(): Promise<unknown> }[]} */
+    const holds = [];
+    await inBatches(config.holds, (i) => client.task(async () => holds.push(await client.getLock(`h${i}`).acquire())));
+    const perHold = (heap() - base) / config.holds;
+    await Promise.all(holds.map((h) => h.unlock()));
+    holds.length = 0;
+    const base2 = heap();
+    /** @type {() => void} */
+    let open = () => undefined;
+    const gate = new Promise((resolve) => (open = () => resolve(undefined)));
+    let inside = 0;
+    /** @type {() => void} */
+    let allInside = () => undefined;
+    const everyoneInside = new Promise((resolve) => (allInside = () => resolve(undefined)));
+    const scopes = Array.from({ length: config.holds }, (_, i) =>
+      client.getLock(`w${i}`).withLock(async () => {
+        if (++inside === config.holds) allInside();
+        await gate;
+      }),
+    );
+    await everyoneInside;
+    const perScope = (heap() - base2) / config.holds;
+    open();
+    await Promise.all(scopes);
+    await client.close();
+    process.send?.({ perHold, perScope });
+    return;
+  }
+  // part 'waiters': `tasks` tasks, each acquiring `name` once after 'go'.
+  const lock = config.fair ? client.getFairLock('one') : client.getLock('one');
+  const waits = /** @type {number[]} */ ([]);
+  process.send?.({ ready: true });
+  await new Promise((resolve) => process.once('message', resolve));
+  await Promise.all(
+    Array.from({ length: config.tasks }, () =>
+      client.task(async () => {
+        const start = performance.now();
+        await lock.lock({ leaseMs: 10_000 });
+        waits.push(performance.now() - start);
+        await lock.unlock();
+      }),
+    ),
+  );
+  await client.close();
+  process.send?.({ longest: Math.max(...waits) });
+}
+
+/** Starts `count` children of this file and returns their next-message readers. @param {any[]} configs @param {string[]} [execArgv] */
+function children(configs, execArgv = []) {
+  return configs.map((config) => {
+    const c = fork(fileURLToPath(import.meta.url), ['child'], {
+      env: { ...process.env, RLOCK_BENCH_S8: JSON.stringify(config) },
+      execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    /** @type {unknown[]} */
+    const seen = [];
+    /** @type {((m: any) => void)[]} */
+    const waiting = [];
+    c.on('message', (m) => (waiting.shift() ?? ((x) => seen.push(x)))(m));
+    c.on('exit', (code) => code !== 0 && waiting.forEach((w) => w({ error: `exit ${code}` })));
+    return { process: c, next: () => /** @type {Promise<any>} */ (new Promise((resolve) => (seen.length ? resolve(seen.shift()) : waiting.push(resolve)))) };
+  });
+}
+
+/** @param {import('./run.mjs').BenchContext} ctx */
+async function heapPerHold(ctx) {
+  const rows = [];
+  for (const build of BUILDS) {
+    ctx.log(`s8: client heap, ${HEAP_HOLDS} holds, ${build.label}`);
+    const [c] = children([{ part: 'heap', entry: build.entry, url: ctx.url, keyPrefix: `${ctx.keyPrefix}-s8heap`, holds: HEAP_HOLDS }], ['--expose-gc']);
+    const report = await /** @type {NonNullable<typeof c>} */ (c).next();
+    rows.push([build.label, num(report.perHold), num(report.perScope)]);
+  }
+  return markdownTable(['build', 'heap per hold, `acquire()`, bytes', 'heap per hold inside `withLock`, bytes'], rows, 'lrr');
+}
+
+/** @param {import('./run.mjs').BenchContext} ctx @param {Redis} admin */
+async function manyWaiters(ctx, admin) {
+  const rows = [];
+  for (const processes of [4, 8, 16]) {
+    for (const fair of [false, true]) {
+      for (const build of BUILDS) {
+        const keyPrefix = `${ctx.keyPrefix}-s8w${processes}${fair ? 'f' : 'p'}${build.label.length}`;
+        ctx.log(`s8: ${WAITERS} waiters over ${processes} processes, ${fair ? 'fair' : 'plain'} lock, ${build.label}`);
+        const { createClient } = await load(build.entry);
+        const holder = createClient({ redis: ctx.url, keyPrefix, unrefWhenIdle: false });
+        const first = await (fair ? holder.getFairLock('one') : holder.getLock('one')).acquire({ leaseMs: 60_000 });
+        const tasks = WAITERS / processes;
+        const kids = children(Array.from({ length: processes }, () => ({ part: 'waiters', entry: build.entry, url: ctx.url, keyPrefix, fair, tasks })));
+        await Promise.all(kids.map((k) => k.next()));
+        const before = await snapshot(admin);
+        for (const k of kids) k.process.send('go');
+        // Every task is waiting (subscribed and refused once) before the first release.
+        await sleep(1_000);
+        await first.unlock();
+        const reports = await Promise.all(kids.map((k) => k.next()));
+        const usage = usageBetween(before, await snapshot(admin));
+        await holder.close();
+        const scripts = ((usage.calls.evalsha ?? 0) + (usage.calls.eval ?? 0)) / WAITERS;
+        const publishes = ((usage.calls.publish ?? 0) + (usage.calls.spublish ?? 0)) / WAITERS;
+        const longest = Math.max(...reports.map((r) => r.longest ?? Number.NaN));
+        rows.push([`${fair ? 'fair' : 'plain'} lock, ${processes} processes`, build.label, num(scripts, 2), num(publishes, 2), ms(longest - 1_000)]);
+      }
+    }
+  }
+  return markdownTable(['row', 'build', 'scripts per acquisition', 'PUBLISHes per acquisition', 'longest wait after the first release'], rows, 'llrrr');
+}
+
+/** @param {import('./run.mjs').BenchContext} ctx @param {Redis} admin */
+async function sustained(ctx, admin) {
+  const rows = [];
+  for (const build of BUILDS) {
+    ctx.log(`s8: ${SUSTAIN_MS} ms of S1 churn, ${build.label}`);
+    const { createClient } = await load(build.entry);
+    const client = createClient({ redis: ctx.url, keyPrefix: `${ctx.keyPrefix}-s8s`, unrefWhenIdle: false });
+    const baseKeys = await admin.dbsize();
+    const base = await usedMemory(admin);
+    const end = performance.now() + SUSTAIN_MS;
+    let pairs = 0;
+    const loops = Array.from({ length: 64 }, (_, i) =>
+      client.task(async () => {
+        const lock = client.getLock(`s${i}`);
+        while (performance.now() < end) {
+          await lock.lock({ leaseMs: 10_000 });
+          await lock.unlock();
+          pairs++;
+        }
+      }),
+    );
+    const samples = [];
+    for (let at = 5_000; at <= SUSTAIN_MS; at += 5_000) {
+      await sleep(Math.max(0, end - SUSTAIN_MS + at - performance.now()));
+      samples.push(`${at / 1000} s: ${num(((await usedMemory(admin)) - base) / 1024)} KiB, ${num((await admin.dbsize()) - baseKeys)} keys`);
+    }
+    await Promise.all(loops);
+    await client.close();
+    rows.push([build.label, num(pairs / (SUSTAIN_MS / 1000)), samples.join(' · ')]);
+  }
+  return markdownTable(['build', 'pairs/s', 'Redis memory and keys above the start, every 5 s'], rows, 'lrl');
+}
+
+/** @param {import('./run.mjs').BenchContext} ctx */
+export async function run(ctx) {
+  const admin = new Redis(ctx.url);
+  try {
+    const parts = [
+      `### ${num(NAMES)} locks held at once`,
+      await heldLocks(ctx, admin),
+      `\n### Client heap per hold (${num(HEAP_HOLDS)} holds, after a full GC)`,
+      await heapPerHold(ctx),
+      `\n### ${num(WAITERS)} waiters on one name`,
+      await manyWaiters(ctx, admin),
+      `\n### S1 churn for ${num(SUSTAIN_MS / 1000)} s`,
+      await sustained(ctx, admin),
+    ];
+    parts.push(
+      '',
+      'Bytes are `used_memory` deltas divided by the count; the raw lock has the same key and owner sizes. Scripts per acquisition count ' +
+        'every EVALSHA/EVAL from the first try to the last release (each acquisition needs at least its acquire and its release: 2); ' +
+        "the longest wait is a task's lock() call, minus the second the first holder kept it.",
+    );
+    return parts.join('\n');
+  } finally {
+    await admin.quit();
+  }
+}
+
+if (process.argv[2] === 'child') {
+  await child(JSON.parse(process.env.RLOCK_BENCH_S8 ?? '{}'));
+  process.exit(0);
+}
