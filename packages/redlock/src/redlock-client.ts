@@ -53,7 +53,12 @@ export class RedlockClient extends EngineClient {
     this.store = new QuorumLockStore(set, driftFactor, resolved.retry, commandTimeoutMs, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
     this.context.kinds.register(this.store.kind, this.store);
     // A master back after a disconnect may have lost its grants: check now.
-    for (const master of created) master.deployment.onReconnect(() => this.context.renewer?.renewNow?.());
+    for (const master of created) {
+      master.deployment.onReconnect(() => {
+        this.context.renewer?.renewNow?.();
+        this.context.background.retryNow();
+      });
+    }
     this.startRenewer(resolved);
   }
 

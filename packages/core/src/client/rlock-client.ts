@@ -53,7 +53,10 @@ export class RLockClient extends EngineClient {
     this.startRenewer(resolved);
     // Back after a disconnect: the server may have lost holds (a restart
     // without persistence); check them now, not at their next renewal.
-    this.deployment.onReconnect(() => this.context.renewer?.renewNow?.());
+    this.deployment.onReconnect(() => {
+      this.context.renewer?.renewNow?.();
+      this.context.background.retryNow();
+    });
   }
 
   /** The command connection (given, or made from the options): one Redis, or a Cluster. */

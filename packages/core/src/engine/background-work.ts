@@ -20,6 +20,8 @@ export interface RetryPlan {
 export class BackgroundWork {
   private readonly running = new Set<Promise<unknown>>();
   private readonly stopping = new AbortController();
+  /** Aborted (and replaced) by {@link retryNow}: ends every wait between tries early. */
+  private nudge = new AbortController();
 
   get stopped(): boolean {
     return this.stopping.signal.aborted;
@@ -51,7 +53,7 @@ export class BackgroundWork {
         const leftMs = plan.until - monotonicNow();
         if (leftMs <= 0 || this.stopped) return false;
         const delayMs = Math.min(leftMs, backoffDelayMs(failures, plan.minDelayMs, plan.maxDelayMs, Math.random()));
-        await sleep(delayMs, undefined, { signal: this.stopping.signal, ref: false }).catch(() => undefined);
+        await sleep(delayMs, undefined, { signal: this.nudge.signal, ref: false }).catch(() => undefined);
         if (this.stopped) return false;
       }
     })();
@@ -59,9 +61,22 @@ export class BackgroundWork {
     return work;
   }
 
+  /**
+   * Ends every wait between tries now: the connection is back, so a release
+   * finished in the background goes out at once instead of after a backoff
+   * grown during the outage (up to commandTimeoutMs), which kept the lock
+   * from everyone else that long.
+   */
+  retryNow(): void {
+    const nudge = this.nudge;
+    this.nudge = new AbortController();
+    nudge.abort();
+  }
+
   /** Stops every retry from starting another try (tries already sent still run). */
   stop(): void {
     this.stopping.abort();
+    this.nudge.abort();
   }
 
   /** Resolves once no tracked work is left. Never rejects. */
