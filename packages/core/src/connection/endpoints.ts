@@ -4,9 +4,14 @@ import { describeValue } from '../checks/argument-checks.js';
 
 /**
  * Settings of the connections rlock creates (the user's options win): a short
- * disconnectTimeout keeps close() from waiting ioredis's 2 s on a dead server.
+ * disconnectTimeout keeps close() from waiting ioredis's 2 s on a dead server;
+ * reconnect tries at most ~1 s apart (ioredis's own grow to 5 s), since a
+ * holder's release or renewal and every waiter's wake wait for the connection.
  */
-const OWNED_CONNECTION_DEFAULTS = Object.freeze({ disconnectTimeout: 200 });
+const OWNED_CONNECTION_DEFAULTS = Object.freeze({
+  disconnectTimeout: 200,
+  retryStrategy: (times: number): number => Math.min(50 * 2 ** (times - 1), 1_000) + Math.floor(Math.random() * 100),
+});
 
 /** What `redis` may be: a URL, ioredis options, or an ioredis instance. */
 export type RedisInput = string | RedisOptions | Redis;
