@@ -8,6 +8,8 @@ export type { RedisClusterOptions } from './cluster-options.js';
 export { RedisSentinelGroup } from './sentinel-fleet.js';
 export type { SentinelGroupNode, SentinelGroupRole, SentinelWaitOptions } from './sentinel-fleet.js';
 export type { RedisSentinelGroupOptions } from './sentinel-options.js';
+export { FaultProxy } from './fault-proxy.js';
+export type { LinkFault } from './fault-proxy.js';
 export { keySlot } from './key-slot.js';
 export { uniquePrefix, eventually, sleep, tick, OverlapProbe, commandCalls, commandsProcessed, evalScript } from './test-helpers.js';
 export type { ScriptToEval } from './test-helpers.js';
