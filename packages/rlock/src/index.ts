@@ -46,6 +46,7 @@ export type {
   RLockErrorCode,
   CloseReport,
   TaskMiddleware,
+  TaskResponse,
   TaskContext,
   RedisInput,
   CommonClientOptions,

@@ -98,7 +98,7 @@ export class RLockClient extends EngineClient {
    * locks of any kind and of any client, Redlock included.
    * @throws InvalidArgumentError (synchronously) for an empty list or a member that is not a lock.
    */
-  getMultiLock(locks: readonly RLock[]): MultiLock {
+  getMultiLock(locks: readonly RLock<string | undefined>[]): MultiLock {
     return new MultiLock(locks);
   }
 
