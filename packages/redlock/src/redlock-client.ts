@@ -1,5 +1,5 @@
 import type { RLock } from '@org/rlock-core';
-import { EngineClient, ReentrantLock, checkName, type QueueSubscription, type WaitQueue } from '@org/rlock-core/internal';
+import { EngineClient, ReentrantLock, checkName, connectionNameOf, type QueueSubscription, type WaitQueue } from '@org/rlock-core/internal';
 import { Master } from './master.js';
 import { MasterSet } from './master-set.js';
 import { resolveRedlockOptions, type RedlockClientOptions, type ResolvedRedlockOptions } from './options.js';
@@ -36,9 +36,10 @@ export class RedlockClient extends EngineClient {
       wakeAll();
     };
     const created: Master[] = [];
+    const connectionName = connectionNameOf(this.clientId, this.identity);
     try {
       resolved.masters.forEach((input, index) => {
-        created.push(new Master(index, resolved.masterNames[index] as string, input, commandTimeoutMs, { resubscribed: wakeAll, identified }));
+        created.push(new Master(index, resolved.masterNames[index] as string, input, commandTimeoutMs, { resubscribed: wakeAll, identified }, connectionName));
       });
     } catch (error) {
       for (const master of created) if (master.deployment.owned) master.redis.disconnect();
