@@ -39,7 +39,8 @@ export {
   RedisCommandError,
   ClientClosedError,
 } from './errors.js';
-export type { RLockErrorCode, LockLostReason } from './errors.js';
+export type { RLockErrorCode, LockLostReason, TimeoutHolder } from './errors.js';
+export type { ClientIdentity } from './connection/client-names.js';
 export type { RedisInput } from './connection/endpoints.js';
 export { taskMiddleware } from './tasks/task-middleware.js';
 export type { TaskMiddleware, TaskResponse } from './tasks/task-middleware.js';

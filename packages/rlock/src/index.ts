@@ -43,6 +43,8 @@ export type {
   HoldLeakedEvent,
   LockRenewedEvent,
   LockLostReason,
+  TimeoutHolder,
+  ClientIdentity,
   RLockErrorCode,
   CloseReport,
   TaskMiddleware,

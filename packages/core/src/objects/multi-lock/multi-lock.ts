@@ -113,7 +113,8 @@ export class MultiLock implements RLock<undefined> {
         }
       } catch (error) {
         await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
-        if (error instanceof LockAcquireTimeoutError) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause });
+        if (error instanceof LockAcquireTimeoutError)
+          throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause, holder: error.holder });
         throw error;
       }
       return new MultiHandle(this.name, task, this.members, this.ordered, taken);
