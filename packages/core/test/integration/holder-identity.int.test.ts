@@ -77,6 +77,30 @@ describe('who holds it', () => {
       expect(performance.now() - startedAt).toBeLessThan(1_000);
     });
 
+    it('drops a lookup the server does not answer within 200 ms, and names the holder again once it answers', async () => {
+      await holding('order:7', 'who-6', 'orders-api');
+      const waiter = pool.make(fleet.url(0), { keyPrefix: 'who-6' });
+      const lock = waiter.getLock('order:7');
+      const startedAt = performance.now();
+      const waiting = waiter.task(() => lock.lock({ leaseMs: 5_000, waitMs: 1_000 })).catch((caught: unknown) => caught);
+      // Half-way through the wait the waiter sleeps on its channel (its first
+      // try was refused long before): the pause holds only the lookup.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await fleet.clientPause(0, 2_500);
+      const error = (await waiting) as LockAcquireTimeoutError;
+      const elapsedMs = performance.now() - startedAt;
+      expect(error).toBeInstanceOf(LockAcquireTimeoutError);
+      expect(error.message).toBe('lock "order:7" was not acquired within 1000 ms');
+      expect(error.holder).toBeUndefined();
+      expect(elapsedMs).toBeLessThan(1_000 + 200 + 600);
+      // Once the pause is over (a PING is held until then) the lookup answers again.
+      const admin = fleet.client(0);
+      await admin.ping();
+      await admin.quit();
+      const again = (await waiter.task(() => lock.lock({ leaseMs: 5_000, waitMs: 50 })).catch((caught: unknown) => caught)) as LockAcquireTimeoutError;
+      expect(again.message).toContain(`held by orders-api (${hostname()} pid ${process.pid})`);
+    });
+
     it('says the owner id when the holder cannot be named (CLIENT LIST refused)', async () => {
       const holder = await holding('order:6', 'who-5', 'orders-api');
       const waiter = pool.make(`redis://no-client-list:secret@127.0.0.1:${fleet.port(0)}`, { keyPrefix: 'who-5' });

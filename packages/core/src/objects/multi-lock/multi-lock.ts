@@ -185,7 +185,7 @@ class MultiHandle implements MultiLockHandle {
     ordered: readonly AnyLock[],
     private readonly handles: readonly LockHandle<string | undefined>[],
   ) {
-    const byMember = new Map(ordered.map((member, index) => [member, handles[index] as LockHandle]));
+    const byMember = new Map(ordered.map((member, index) => [member, handles[index] as LockHandle<string | undefined>]));
     this.tokens = members.map((member) => byMember.get(member)?.token);
     this.signal = AbortSignal.any(handles.map((handle) => handle.signal));
   }
