@@ -4,6 +4,7 @@ import { Master } from './master.js';
 import { MasterSet } from './master-set.js';
 import { resolveRedlockOptions, type RedlockClientOptions, type ResolvedRedlockOptions } from './options.js';
 import { QuorumLockStore } from './quorum-lock-store.js';
+import { holderLookup } from './holder-lookup.js';
 
 /**
  * A Redlock client: core's `ReentrantLock` (the single-server client's
@@ -53,6 +54,7 @@ export class RedlockClient extends EngineClient {
     this.quorum = set.quorum;
     this.store = new QuorumLockStore(set, driftFactor, resolved.retry, commandTimeoutMs, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
     this.context.kinds.register(this.store.kind, this.store);
+    this.context.holderOf = holderLookup(created, resolved.keyPrefix, commandTimeoutMs);
     // A master back after a disconnect may have lost its grants: check now.
     for (const master of created) {
       master.deployment.onReconnect(() => {

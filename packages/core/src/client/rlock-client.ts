@@ -17,16 +17,9 @@ import { KINDS, type KindGetter, type KindName } from '../objects/kinds.js';
 import { Inspector } from './inspector.js';
 import { LeaderElection } from '../objects/leader/leader-election.js';
 import type { InspectOptions, ListOptions, ObjectInfo } from './inspect-types.js';
-import { ClientDirectory, connectionNameOf } from '../connection/client-names.js';
+import { ClientDirectory, connectionNameOf, HOLDER_LOOKUP_MS } from '../connection/client-names.js';
 import { withinMs } from '../connection/bounded-call.js';
 import { timeoutHolderOf, withHolderClients } from './holder-clients.js';
-
-/**
- * How long a timed-out acquisition looks for the holder to name in its
- * error, ms (at most commandTimeoutMs): the inspect script and CLIENT LIST,
- * once the wait ran out. A lookup that takes longer is dropped.
- */
-const HOLDER_LOOKUP_MS = 200;
 
 /**
  * A client of one Redis deployment: makes the coordination objects, runs

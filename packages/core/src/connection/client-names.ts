@@ -42,6 +42,13 @@ export function parseClientList(reply: string): Map<string, ClientIdentity> {
   return clients;
 }
 
+/**
+ * How long a timed-out acquisition looks for the holder to name in its
+ * error, ms (at most commandTimeoutMs), once the wait ran out: reading the
+ * holder and CLIENT LIST. A lookup that takes longer is dropped.
+ */
+export const HOLDER_LOOKUP_MS = 200;
+
 /** How long one CLIENT LIST answers lookups on its server, ms: a burst of timeouts costs one call. */
 const LIST_REUSE_MS = 250;
 /** How long a server that refused CLIENT LIST (ACL, renamed command) is not asked again, ms. */
