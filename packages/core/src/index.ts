@@ -39,10 +39,11 @@ export {
   RedisCommandError,
   ClientClosedError,
 } from './errors.js';
-export type { RLockErrorCode, LockLostReason } from './errors.js';
+export type { RLockErrorCode, LockLostReason, TimeoutHolder } from './errors.js';
+export type { ClientIdentity } from './connection/client-names.js';
 export type { RedisInput } from './connection/endpoints.js';
 export { taskMiddleware } from './tasks/task-middleware.js';
-export type { TaskMiddleware } from './tasks/task-middleware.js';
+export type { TaskMiddleware, TaskResponse } from './tasks/task-middleware.js';
 export { currentTask } from './tasks/task-context.js';
 export type { TaskContext } from './tasks/task-context.js';
 export { MAX_NAME_BYTES } from './objects/names.js';

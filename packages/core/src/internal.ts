@@ -14,6 +14,7 @@ export type { Deployment } from './connection/deployment.js';
 export { StandaloneDeployment } from './connection/standalone.js';
 export { distinctEndpoints } from './connection/endpoints.js';
 export { withinMs } from './connection/bounded-call.js';
+export { ClientDirectory, connectionNameOf, HOLDER_LOOKUP_MS } from './connection/client-names.js';
 export { driftMs, leaseDeadline, monotonicNow } from './connection/time.js';
 export type { AcquireReply } from './engine/acquire.js';
 export type { ReleaseReply } from './engine/release.js';

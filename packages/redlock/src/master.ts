@@ -38,9 +38,11 @@ export class Master {
     input: unknown,
     private readonly commandTimeoutMs: number,
     events: { resubscribed: () => void; identified: () => void },
+    /** The name of the connection when rlock creates it (CLIENT SETNAME): who holds a lease, for CLIENT LIST. */
+    connectionName?: string,
   ) {
     // Not batched: a round sends one command per lock, so a batch only delays each master's.
-    this.deployment = new StandaloneDeployment(input, commandTimeoutMs, LEASE_LOCK_SCRIPTS, undefined, false);
+    this.deployment = new StandaloneDeployment(input, commandTimeoutMs, LEASE_LOCK_SCRIPTS, undefined, false, connectionName);
     this.store = new LeaseLockStore(this.deployment, commandTimeoutMs);
     // A dead master is an expected state: waiters fall back to their timers.
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {

@@ -1,9 +1,10 @@
 import type { RLock } from '@org/rlock-core';
-import { EngineClient, ReentrantLock, checkName, type QueueSubscription, type WaitQueue } from '@org/rlock-core/internal';
+import { EngineClient, ReentrantLock, checkName, connectionNameOf, type QueueSubscription, type WaitQueue } from '@org/rlock-core/internal';
 import { Master } from './master.js';
 import { MasterSet } from './master-set.js';
 import { resolveRedlockOptions, type RedlockClientOptions, type ResolvedRedlockOptions } from './options.js';
 import { QuorumLockStore } from './quorum-lock-store.js';
+import { holderLookup } from './holder-lookup.js';
 
 /**
  * A Redlock client: core's `ReentrantLock` (the single-server client's
@@ -36,9 +37,10 @@ export class RedlockClient extends EngineClient {
       wakeAll();
     };
     const created: Master[] = [];
+    const connectionName = connectionNameOf(this.clientId, this.identity);
     try {
       resolved.masters.forEach((input, index) => {
-        created.push(new Master(index, resolved.masterNames[index] as string, input, commandTimeoutMs, { resubscribed: wakeAll, identified }));
+        created.push(new Master(index, resolved.masterNames[index] as string, input, commandTimeoutMs, { resubscribed: wakeAll, identified }, connectionName));
       });
     } catch (error) {
       for (const master of created) if (master.deployment.owned) master.redis.disconnect();
@@ -52,6 +54,7 @@ export class RedlockClient extends EngineClient {
     this.quorum = set.quorum;
     this.store = new QuorumLockStore(set, driftFactor, resolved.retry, commandTimeoutMs, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
     this.context.kinds.register(this.store.kind, this.store);
+    this.context.holderOf = holderLookup(created, resolved.keyPrefix, commandTimeoutMs);
     // A master back after a disconnect may have lost its grants: check now.
     for (const master of created) {
       master.deployment.onReconnect(() => {

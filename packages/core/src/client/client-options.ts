@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { LeaseRenewerFactory } from '../engine/renewal.js';
 import { checkKeyPrefix } from '../objects/names.js';
 import type { RedisInput } from '../connection/endpoints.js';
@@ -45,6 +46,14 @@ export interface CommonClientOptions {
    * @default false
    */
   readonly captureLeakStacks?: boolean;
+  /**
+   * A name for this client, for people: `inspect()`, `rlock show` and `ls`,
+   * and a LockAcquireTimeoutError show it, with its host and pid, for a lock
+   * this client holds. It travels in the name of the connections rlock
+   * creates (CLIENT SETNAME), never in a key. 1 to 128 characters.
+   * @default `<hostname>:<pid>`
+   */
+  readonly name?: string;
 }
 
 /** Options of a client of one Redis. Checked once, when the client is created. */
@@ -104,6 +113,8 @@ export const CLIENT_DEFAULTS = Object.freeze({
   captureLeakStacks: false,
   /** @see RLockClientOptions.unrefWhenIdle */
   unrefWhenIdle: true,
+  /** Longest `name` accepted, in characters. */
+  maxNameLength: 128,
 });
 
 /** {@link CommonClientOptions} with every default filled in. */
@@ -113,6 +124,7 @@ export interface ResolvedCommonOptions {
   readonly commandTimeoutMs: number;
   readonly renewer: LeaseRenewerFactory | undefined;
   readonly captureLeakStacks: boolean;
+  readonly name: string;
 }
 
 export interface ResolvedClientOptions extends ResolvedCommonOptions {
@@ -122,7 +134,7 @@ export interface ResolvedClientOptions extends ResolvedCommonOptions {
 }
 
 /** Names of the common options, for a reader's list of known ones. */
-export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer', 'captureLeakStacks'] as const;
+export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer', 'captureLeakStacks', 'name'] as const;
 
 /** Reads the common options, recording every problem on `reader`. */
 export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
@@ -155,7 +167,17 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
     undefined,
   );
   const captureLeakStacks = reader.read('captureLeakStacks', (value) => checkBoolean(value, 'captureLeakStacks'), CLIENT_DEFAULTS.captureLeakStacks);
-  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer, captureLeakStacks };
+  const name = reader.read(
+    'name',
+    (value) => {
+      if (typeof value !== 'string' || value.length === 0 || value.length > CLIENT_DEFAULTS.maxNameLength) {
+        throw new InvalidArgumentError(`name must be a string of 1 to ${CLIENT_DEFAULTS.maxNameLength} characters, got ${describeValue(value)}`);
+      }
+      return value;
+    },
+    `${hostname()}:${process.pid}`,
+  );
+  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer, captureLeakStacks, name };
 }
 
 /** @throws InvalidArgumentError listing every bad option. */

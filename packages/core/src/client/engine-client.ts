@@ -13,6 +13,8 @@ import { WaitQueues, type QueueSubscription, type WaitQueue } from '../engine/wa
 import { closeOnSignals, type CloseOnSignalsOptions } from './close-on-signals.js';
 import { ProcessRefs } from '../connection/process-refs.js';
 import { newClientId } from './client-id.js';
+import { hostname } from 'node:os';
+import type { ClientIdentity } from '../connection/client-names.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -37,6 +39,8 @@ export const HOLD_LEAKED_WARNING = 'RLOCK_HOLD_LEAKED';
 export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** Unguessable id of this client: the first half of every owner id. */
   readonly clientId = newClientId();
+  /** This client for people: its `name` option, host and pid (what `inspect()` shows for its holds). */
+  readonly identity: ClientIdentity;
   /** @internal What the client's objects share. */
   protected readonly context: EngineContext;
   private closing: Promise<CloseReport> | undefined;
@@ -54,6 +58,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   protected constructor(options: ResolvedCommonOptions) {
     super();
+    this.identity = Object.freeze({ name: options.name, host: hostname(), pid: process.pid });
     if (options.captureLeakStacks) this.leakStacks = new WeakMap();
     const queues = new WaitQueues((queue) => this.countWaiting(this.subscribeQueue(queue)));
     this.context = new EngineContext({ clientId: this.clientId, ...options }, queues, {

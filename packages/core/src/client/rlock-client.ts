@@ -17,6 +17,9 @@ import { KINDS, type KindGetter, type KindName } from '../objects/kinds.js';
 import { Inspector } from './inspector.js';
 import { LeaderElection } from '../objects/leader/leader-election.js';
 import type { InspectOptions, ListOptions, ObjectInfo } from './inspect-types.js';
+import { ClientDirectory, connectionNameOf, HOLDER_LOOKUP_MS } from '../connection/client-names.js';
+import { withinMs } from '../connection/bounded-call.js';
+import { timeoutHolderOf, withHolderClients } from './holder-clients.js';
 
 /**
  * A client of one Redis deployment: makes the coordination objects, runs
@@ -35,13 +38,35 @@ export class RLockClient extends EngineClient {
   /** Each registered kind's getter, made once with the kind's per-client state. */
   private readonly getters = new Map<KindName, unknown>();
   private inspectorCache: Inspector | undefined;
+  /** Finds holders' clients by the names of their connections. */
+  private readonly directory: ClientDirectory;
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RLockClientOptions) {
     const resolved = resolveClientOptions(options);
     super(resolved);
     this.options = resolved;
-    this.deployment = createDeployment(resolved.redis, resolved.commandTimeoutMs, Object.values(SCRIPTS), resolved.syncReplicas);
+    this.deployment = createDeployment(
+      resolved.redis,
+      resolved.commandTimeoutMs,
+      Object.values(SCRIPTS),
+      resolved.syncReplicas,
+      connectionNameOf(this.clientId, this.identity),
+    );
+    this.directory = new ClientDirectory(
+      (key) => this.deployment.clientList(key),
+      (key) => this.deployment.serverOf(key),
+    );
+    const lookupMs = Math.min(HOLDER_LOOKUP_MS, resolved.commandTimeoutMs);
+    this.context.holderOf = (name) =>
+      withinMs(
+        this.inspector
+          .inspect(name, { limit: 1 })
+          .then((info) => withHolderClients(info, this.directory))
+          .then(timeoutHolderOf),
+        lookupMs,
+        () => undefined,
+      ).catch(() => undefined);
     if (resolved.unrefWhenIdle) this.deployment.unrefWhenIdle(this.work);
     const { commandTimeoutMs } = resolved;
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
@@ -98,7 +123,7 @@ export class RLockClient extends EngineClient {
    * locks of any kind and of any client, Redlock included.
    * @throws InvalidArgumentError (synchronously) for an empty list or a member that is not a lock.
    */
-  getMultiLock(locks: readonly RLock[]): MultiLock {
+  getMultiLock(locks: readonly RLock<string | undefined>[]): MultiLock {
     return new MultiLock(locks);
   }
 
@@ -140,8 +165,8 @@ export class RLockClient extends EngineClient {
    * const info = await client.inspect('order:42');
    * if (info?.kind === 'lock') console.log(info.holders[0]?.owner, info.ttlMs);
    */
-  inspect(name: string, options?: InspectOptions): Promise<ObjectInfo | undefined> {
-    return this.inspector.inspect(name, options);
+  async inspect(name: string, options?: InspectOptions): Promise<ObjectInfo | undefined> {
+    return withHolderClients(await this.inspector.inspect(name, options), this.directory);
   }
 
   /**
@@ -154,8 +179,10 @@ export class RLockClient extends EngineClient {
    *   for (const info of page) console.log(info.name, info.kind, info.holderCount);
    * }
    */
-  list(options?: ListOptions): AsyncGenerator<ObjectInfo[], void, undefined> {
-    return this.inspector.list(options);
+  async *list(options?: ListOptions): AsyncGenerator<ObjectInfo[], void, undefined> {
+    for await (const page of this.inspector.list(options)) {
+      yield (await Promise.all(page.map((info) => withHolderClients(info, this.directory)))) as ObjectInfo[];
+    }
   }
 
   /**

@@ -87,6 +87,20 @@ export class ClusterDeployment implements Deployment {
     return String(calculateSlot(key));
   }
 
+  serverOf(key: string): string {
+    const slot = calculateSlot(key);
+    return this.redis.slots[slot]?.[0] ?? `slot ${slot}`;
+  }
+
+  /** On the master of `key`'s slot: the node its holder wrote to. */
+  clientList(key: string): Promise<string> {
+    const command = new Command('client', ['LIST', 'TYPE', 'normal'], { replyEncoding: 'utf8' });
+    (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, {
+      slot: calculateSlot(key),
+    });
+    return boundedCall(() => command.promise as Promise<string>, this.transport.timeoutMs, 'CLIENT LIST', key);
+  }
+
   afterWrite(key: string): Promise<void> {
     return waitForReplicas(this.syncReplicas, key, (args) => {
       // WAIT has no key: it is sent to the master of the key's slot (ioredis

@@ -16,10 +16,17 @@ export interface ClusterInput extends ClusterOptions {
  * The deployment for a client's `redis` input: a Cluster (an ioredis
  * `Cluster` instance, or `{ cluster: [urls], ...clusterOptions }`), else one
  * Redis (a URL, ioredis options, Sentinel options, or a `Redis` instance),
- * which loads `scripts` on every connect.
+ * which loads `scripts` on every connect. The connections rlock creates are
+ * named `connectionName` (CLIENT SETNAME) unless their options name them.
  * @throws InvalidArgumentError for a bad input, or a connection with its own keyPrefix.
  */
-export function createDeployment(input: unknown, commandTimeoutMs: number, scripts: readonly EmbeddedScript[], syncReplicas?: SyncReplicas): Deployment {
+export function createDeployment(
+  input: unknown,
+  commandTimeoutMs: number,
+  scripts: readonly EmbeddedScript[],
+  syncReplicas?: SyncReplicas,
+  connectionName?: string,
+): Deployment {
   if (input !== null && typeof input === 'object' && (input as { isCluster?: unknown }).isCluster === true) {
     const cluster = input as Cluster;
     checkNoKeyPrefix(cluster.options.keyPrefix);
@@ -39,9 +46,10 @@ export function createDeployment(input: unknown, commandTimeoutMs: number, scrip
       const url = new URL(node);
       return { host: url.hostname, port: Number(url.port || 6379) };
     });
-    return new ClusterDeployment(new Cluster(startup, { ...options }), true, commandTimeoutMs, scripts, syncReplicas);
+    const redisOptions = connectionName === undefined ? options.redisOptions : { connectionName, ...options.redisOptions };
+    return new ClusterDeployment(new Cluster(startup, { ...options, redisOptions }), true, commandTimeoutMs, scripts, syncReplicas);
   }
-  return new StandaloneDeployment(input, commandTimeoutMs, scripts, syncReplicas);
+  return new StandaloneDeployment(input, commandTimeoutMs, scripts, syncReplicas, true, connectionName);
 }
 
 function checkNoKeyPrefix(keyPrefix: unknown): void {

@@ -51,6 +51,13 @@ export interface Deployment {
    * acknowledgement when asked for. Rejects when the write cannot be counted on.
    */
   afterWrite(key: string): Promise<void>;
+  /**
+   * CLIENT LIST (connections of type normal) on the server that holds `key`,
+   * bounded by the command timeout: who is connected, by connection name.
+   */
+  clientList(key: string): Promise<string>;
+  /** Which server holds `key`: equal for keys on one server (one Redis: a constant; a Cluster: the slot's master). */
+  serverOf(key: string): string;
   /** Calls `listener` each time the command connection is ready again after it was lost. */
   onReconnect(listener: () => void): void;
   /** Closes what rlock created (QUIT, bounded by `deadline` in monotonic ms), leaves the rest open. */

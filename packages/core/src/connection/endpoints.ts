@@ -113,15 +113,18 @@ function normaliseHost(host: string): string {
 
 /**
  * The connection for `input`: one rlock creates from a URL or options, or a
- * given instance, used as it is.
+ * given instance, used as it is. A connection rlock creates is named
+ * `connectionName` (CLIENT SETNAME, sent by ioredis on every connect) unless
+ * the options name it; a given instance keeps its name.
  * @throws InvalidArgumentError as {@link connectionEndpoint}: a keyPrefix would
  * hide rlock's hash tags and the public key layout.
  */
-export function resolveConnection(input: unknown, what = 'redis'): ResolvedConnection {
+export function resolveConnection(input: unknown, what = 'redis', connectionName?: string): ResolvedConnection {
   connectionEndpoint(input, what);
-  if (typeof input === 'string') return { redis: new Redis(input, OWNED_CONNECTION_DEFAULTS), owned: true };
+  const defaults = connectionName === undefined ? OWNED_CONNECTION_DEFAULTS : { ...OWNED_CONNECTION_DEFAULTS, connectionName };
+  if (typeof input === 'string') return { redis: new Redis(input, defaults), owned: true };
   if (isRedisInstance(input as object)) return { redis: input as Redis, owned: false };
-  return { redis: new Redis({ ...OWNED_CONNECTION_DEFAULTS, ...(input as RedisOptions) }), owned: true };
+  return { redis: new Redis({ ...defaults, ...(input as RedisOptions) }), owned: true };
 }
 
 function isRedisInstance(value: object): value is Redis {

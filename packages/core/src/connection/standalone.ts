@@ -29,6 +29,7 @@ export class StandaloneDeployment implements Deployment {
    * @param scripts loaded on every connect, so EVALSHA finds them.
    * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT).
    * @param batching each turn's commands in one write (see Transport); false writes each at once.
+   * @param connectionName the name of a connection rlock creates (see resolveConnection).
    * @throws InvalidArgumentError for a bad `redis` input (see resolveConnection).
    */
   constructor(
@@ -37,8 +38,9 @@ export class StandaloneDeployment implements Deployment {
     scripts: readonly EmbeddedScript[],
     private readonly syncReplicas?: SyncReplicas,
     batching = true,
+    connectionName?: string,
   ) {
-    const connection = resolveConnection(input);
+    const connection = resolveConnection(input, 'redis', connectionName);
     this.redis = connection.redis;
     this.transport = new Transport(this.redis, commandTimeoutMs, scripts, batching);
     this.owned = connection.owned;
@@ -89,6 +91,14 @@ export class StandaloneDeployment implements Deployment {
 
   batchKey(): string {
     return 'server';
+  }
+
+  serverOf(): string {
+    return 'server';
+  }
+
+  clientList(key: string): Promise<string> {
+    return boundedCall(() => this.redis.call('CLIENT', 'LIST', 'TYPE', 'normal') as Promise<string>, this.transport.timeoutMs, 'CLIENT LIST', key);
   }
 
   afterWrite(key: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { ClientClosedError, type LockLostError } from '../errors.js';
+import { ClientClosedError, type LockLostError, type TimeoutHolder } from '../errors.js';
 import { BackgroundWork } from './background-work.js';
 import type { Hold, HoldObserver } from './hold.js';
 import { HoldKinds } from './hold-kinds.js';
@@ -48,6 +48,12 @@ export class EngineContext {
   readonly kinds = new HoldKinds();
   readonly observer: HoldObserver;
   renewer: LeaseRenewer | undefined;
+  /**
+   * Who holds object `name`, for a LockAcquireTimeoutError: set by a client
+   * that can tell; bounded in time, never rejects. Asked only after a wait ran
+   * out, never on the way to a grant.
+   */
+  holderOf: ((name: string) => Promise<TimeoutHolder | undefined>) | undefined;
   closed = false;
   private opCounter = 0;
   private readonly states = new Map<abstract new (...args: never[]) => unknown, unknown>();

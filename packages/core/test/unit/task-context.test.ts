@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { currentTask, runInNewTask, runInTaskOrNew } from '../../src/tasks/task-context.js';
 import { taskMiddleware } from '../../src/tasks/task-middleware.js';
 
@@ -21,7 +22,7 @@ describe('tasks', () => {
     const middleware = taskMiddleware();
     const seen: (string | undefined)[] = [];
     await runInNewTask(async () => {
-      for (let i = 0; i < 3; i++) middleware({}, {}, () => seen.push(currentTask()?.taskId));
+      for (let i = 0; i < 3; i++) middleware({}, new EventEmitter(), () => seen.push(currentTask()?.taskId));
       seen.push(currentTask()?.taskId);
     });
     expect(new Set(seen).size).toBe(4);

@@ -92,7 +92,7 @@ describe('Redlock', () => {
         await fleet.kill(3);
         await fleet.kill(4);
         const sentBefore = performance.now();
-        const hold: LockHandle = await first.getLock('report').acquire({ leaseMs: 2_500 });
+        const hold: LockHandle<undefined> = await first.getLock('report').acquire({ leaseMs: 2_500 });
         const key = `${options.keyPrefix}:{report}`;
         expect((await lockOnMasters(fleet, key, [0, 1, 2])).every((hold) => hold.owner !== undefined)).toBe(true);
         await fleet.kill(2);
@@ -172,7 +172,7 @@ describe('Redlock', () => {
       const redlock = pool.make(fleet, { watchdogTimeoutMs: 600, restartQuarantineMs: 300 }); // renewed every 200 ms
       const key = `${redlock.options.keyPrefix}:{renewed}`;
       // Masters the tests above restarted may still sit out their 300 ms (dated to the second by uptime).
-      let hold: LockHandle | undefined;
+      let hold: LockHandle<undefined> | undefined;
       expect(
         await eventually(
           async () =>

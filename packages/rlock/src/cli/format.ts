@@ -1,4 +1,10 @@
-import type { HolderInfo, ObjectInfo, WaiterInfo } from '@org/rlock-core';
+import type { ClientIdentity, HolderInfo, ObjectInfo, WaiterInfo } from '@org/rlock-core';
+
+/** A holder's client for people: `orders-api (web-1 pid 4242)`, or `web-1 pid 4242` under the default name `<host>:<pid>`. */
+export function clientLabel(client: ClientIdentity): string {
+  const where = `${client.host} pid ${client.pid}`;
+  return client.name === `${client.host}:${client.pid}` ? where : `${client.name} (${where})`;
+}
 
 /** A duration for people: `850ms`, `9.8s`, `12m05s`; `-1` (no TTL) is `no ttl`, other negatives `-`. */
 function formatMs(ms: number): string {
@@ -33,7 +39,7 @@ function detail(info: ObjectInfo): string {
     case 'lock':
     case 'fairLock':
     case 'nonReentrantLock':
-      return info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free';
+      return info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}${byClient(info.holders[0])}` : 'free';
     case 'readWriteLock':
       return info.mode ? `mode ${info.mode}` : 'free';
     case 'semaphore':
@@ -46,6 +52,11 @@ function detail(info: ObjectInfo): string {
     case 'unknown':
       return `a ${info.redisType} rlock did not write`;
   }
+}
+
+/** ` by <client>` when the holder's client is known. */
+function byClient(holder: HolderInfo): string {
+  return holder.client ? ` by ${clientLabel(holder.client)}` : '';
 }
 
 /** What `rlock show` prints for one object (and each frame of `rlock watch`). */
@@ -79,7 +90,8 @@ function more(listed: number, total: number): string {
 function holderTable(holders: readonly HolderInfo[], now: number): string {
   const withMode = holders.some((holder) => holder.mode !== undefined);
   const withId = holders.some((holder) => holder.id !== undefined);
-  const header = ['OWNER', ...(withMode ? ['MODE'] : []), ...(withId ? ['PERMIT'] : []), 'COUNT', 'TOKEN', 'TTL', 'HELD'];
+  const withClient = holders.some((holder) => holder.client !== undefined);
+  const header = ['OWNER', ...(withMode ? ['MODE'] : []), ...(withId ? ['PERMIT'] : []), 'COUNT', 'TOKEN', 'TTL', 'HELD', ...(withClient ? ['CLIENT'] : [])];
   const rows = holders.map((holder) => [
     holder.owner,
     ...(withMode ? [holder.mode ?? '-'] : []),
@@ -88,6 +100,7 @@ function holderTable(holders: readonly HolderInfo[], now: number): string {
     holder.token ?? '-',
     formatMs(holder.ttlMs),
     holder.acquiredAtMs === undefined ? '-' : formatMs(now - holder.acquiredAtMs),
+    ...(withClient ? [holder.client ? clientLabel(holder.client) : '-'] : []),
   ]);
   return table([header, ...rows]);
 }

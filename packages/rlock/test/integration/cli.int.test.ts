@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -172,6 +173,24 @@ describe('rlock CLI', () => {
         expect(JSON.parse(json.stdout)).toMatchObject({ kind: 'lock', holders: [{ count: 2, token }] });
         const latch = await rlock(['show', 'batch', '--kind', 'countDownLatch', '--json', ...flags]);
         expect(JSON.parse(latch.stdout)).toMatchObject({ kind: 'countDownLatch', count: 2 });
+      });
+
+      it("names the holder's client: its name option, host and pid, in show, ls and JSON", async () => {
+        const named = createClient({ redis: fleet.url(0), keyPrefix, name: 'orders-api' });
+        named.on('error', () => undefined);
+        try {
+          await named.getLock('order:7').acquire({ leaseMs: 60_000 });
+          const label = `orders-api (${hostname()} pid ${process.pid})`;
+          const shown = await rlock(['show', 'order:7', ...flags]);
+          expect(shown.stdout).toMatch(/OWNER\s+COUNT\s+TOKEN\s+TTL\s+HELD\s+CLIENT/);
+          expect(shown.stdout).toContain(label);
+          const listed = await rlock(['ls', 'order:7', ...flags]);
+          expect(listed.stdout).toMatch(new RegExp(`owner ${named.clientId}:\\S+ count 1 by ${label.replace(/[()]/g, '\\$&')}`));
+          const json = await rlock(['show', 'order:7', '--json', ...flags]);
+          expect(JSON.parse(json.stdout)).toMatchObject({ holders: [{ client: { name: 'orders-api', host: hostname(), pid: process.pid } }] });
+        } finally {
+          await named.close();
+        }
       });
 
       it('exits 1 for an object that does not exist', async () => {
@@ -349,7 +368,7 @@ describe('rlock CLI', () => {
     it('lists objects on every master, shows and unlocks them', async () => {
       const keyPrefix = uniquePrefix();
       const urls = cluster.startupNodes.map(({ host, port }) => `redis://${host}:${port}`);
-      const client = createClient({ redis: { cluster: urls }, keyPrefix });
+      const client = createClient({ redis: { cluster: urls }, keyPrefix, name: 'cluster-worker' });
       client.on('error', () => undefined);
       try {
         const names = Array.from({ length: 12 }, (_, i) => `job:${i}`);
@@ -359,7 +378,8 @@ describe('rlock CLI', () => {
         expect(listed.code).toBe(0);
         expect((JSON.parse(listed.stdout) as ObjectInfo[]).map((info) => info.name).sort()).toEqual([...names].sort());
         const shown = await rlock(['show', 'job:3', '--json', ...flags]);
-        expect(JSON.parse(shown.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        // The holder's client, found on the master of the lock's slot.
+        expect(JSON.parse(shown.stdout)).toMatchObject({ kind: 'lock', holderCount: 1, holders: [{ client: { name: 'cluster-worker', pid: process.pid } }] });
         expect((await rlock(['unlock', 'job:3', '--yes', ...flags])).code).toBe(0);
         expect(await client.getLock('job:3').isLocked()).toBe(false);
       } finally {

@@ -1,5 +1,7 @@
 /** What every kind's `inspect` report is made of: holders, waiters, and the fields all reports share. */
 
+import type { ClientIdentity } from '../../connection/client-names.js';
+
 /** One holder of an object: a lock's owner, a reader or the writer of a read-write lock, a leased permit. */
 export interface HolderInfo {
   /** The owner id `<clientId>:<taskId>`; for a permit, the client id of its holder. */
@@ -21,6 +23,13 @@ export interface HolderInfo {
   readonly mode?: 'read' | 'write';
   /** For a permit-expirable semaphore: the permit's id (`semaphore.release(id)` frees it). */
   readonly id?: string;
+  /**
+   * The holder's client: its `name` option, host and pid, found through
+   * CLIENT LIST by the client id in `owner`. Absent when its connections are
+   * not named by rlock (an ioredis instance passed in) or CLIENT LIST is not
+   * allowed or did not answer.
+   */
+  readonly client?: ClientIdentity;
 }
 
 /** One waiter queued in Redis: a fair lock's queued owner, or a read-write lock's waiting writer. */

@@ -142,7 +142,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
   private async acquireOrThrow(task: TaskContext, request: LockRequest): Promise<Hold> {
     const hold = await this.acquireChecked(task, request);
-    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
+    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.ctx.holderOf?.(this.name) });
     return hold;
   }
 

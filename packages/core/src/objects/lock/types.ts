@@ -2,9 +2,10 @@ import type { LockOptions } from '../lock-options.js';
 
 /**
  * What `withLock` hands to its function. `Token` is the fencing token's type:
- * `string` on one Redis, `undefined` on Redlock (see {@link LockScope.token}).
+ * `string` on one Redis (the default, so `LockScope` is the single-server
+ * client's), `undefined` on Redlock (see {@link LockScope.token}).
  */
-export interface LockScope<Token extends string | undefined = string | undefined> {
+export interface LockScope<Token extends string | undefined = string> {
   /** Aborts with a LockLostError (reason on it) the moment the hold is known lost. */
   readonly signal: AbortSignal;
   /**
@@ -20,7 +21,7 @@ export interface LockScope<Token extends string | undefined = string | undefined
  * task; outside one it belongs to a fresh owner that only this handle carries.
  * Released by `unlock()` or, with `await using`, when the scope ends.
  */
-export interface LockHandle<Token extends string | undefined = string | undefined> extends AsyncDisposable {
+export interface LockHandle<Token extends string | undefined = string> extends AsyncDisposable {
   /** The lock's name. */
   readonly name: string;
   /** See {@link LockScope.token}. */
@@ -53,8 +54,13 @@ export interface LockHandle<Token extends string | undefined = string | undefine
  * A reentrant distributed lock (Redisson's RLock). The Java-style calls (`lock`,
  * `tryLock`, `unlock`, `isHeldByCurrentTask`, `getHoldCount`) need a task:
  * run them inside `client.task(fn)`, `withLock`, or a request middleware.
+ *
+ * `Token` defaults to `string`, the token of every lock of the single-server
+ * client, so `const lock: RLock = client.getLock(name)` keeps it. A Redlock
+ * lock is an `RLock<undefined>`; code that takes either kind (as a multi-lock
+ * does) takes an `RLock<string | undefined>`.
  */
-export interface RLock<Token extends string | undefined = string | undefined> {
+export interface RLock<Token extends string | undefined = string> {
   /** The lock's name, as given to `getLock(name)` and the like. */
   readonly name: string;
   /**

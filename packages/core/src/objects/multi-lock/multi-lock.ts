@@ -25,6 +25,9 @@ export interface MultiLockHandle extends LockHandle<undefined> {
  */
 export const ORDER_KEY: unique symbol = Symbol.for('@org/rlock/order-key');
 
+/** A member: a lock of either client (a Redlock lock's token is undefined). */
+type AnyLock = RLock<string | undefined>;
+
 /** A lock that can say where it sorts. */
 interface Ordered {
   readonly [ORDER_KEY]?: string;
@@ -42,10 +45,10 @@ export class MultiLock implements RLock<undefined> {
   /** `multi(<member names>)`, for errors and events. */
   readonly name: string;
   /** The members in acquisition order (by full key; ties keep the given order). */
-  private readonly ordered: readonly RLock[];
+  private readonly ordered: readonly AnyLock[];
 
   /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
-  constructor(private readonly members: readonly RLock[]) {
+  constructor(private readonly members: readonly AnyLock[]) {
     // Checked as unknown (JavaScript callers): Array.isArray would narrow a readonly array to any[].
     const list: unknown = members;
     if (!Array.isArray(list) || list.length === 0) {
@@ -102,7 +105,7 @@ export class MultiLock implements RLock<undefined> {
     const task = currentTask() ?? newTaskContext();
     return runInTask(task, async () => {
       const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
-      const taken: LockHandle[] = [];
+      const taken: LockHandle<string | undefined>[] = [];
       try {
         for (const member of this.ordered) {
           const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
@@ -110,7 +113,8 @@ export class MultiLock implements RLock<undefined> {
         }
       } catch (error) {
         await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
-        if (error instanceof LockAcquireTimeoutError) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause });
+        if (error instanceof LockAcquireTimeoutError)
+          throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause, holder: error.holder });
         throw error;
       }
       return new MultiHandle(this.name, task, this.members, this.ordered, taken);
@@ -145,10 +149,10 @@ export class MultiLock implements RLock<undefined> {
    * Takes every member for the current task in the global order, within one
    * `waitMs` for all of them; on failure gives back what it took, last first.
    */
-  private async takeAll(options: LockOptions | undefined, call: string, take: (member: RLock, options: LockOptions) => Promise<boolean>): Promise<boolean> {
+  private async takeAll(options: LockOptions | undefined, call: string, take: (member: AnyLock, options: LockOptions) => Promise<boolean>): Promise<boolean> {
     const request = parseLockOptions(options, call);
     const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
-    const taken: RLock[] = [];
+    const taken: AnyLock[] = [];
     try {
       for (const member of this.ordered) {
         const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
@@ -177,17 +181,17 @@ class MultiHandle implements MultiLockHandle {
     /** The multi-lock's name. */
     readonly name: string,
     private readonly task: TaskContext,
-    members: readonly RLock[],
-    ordered: readonly RLock[],
-    private readonly handles: readonly LockHandle[],
+    members: readonly AnyLock[],
+    ordered: readonly AnyLock[],
+    private readonly handles: readonly LockHandle<string | undefined>[],
   ) {
-    const byMember = new Map(ordered.map((member, index) => [member, handles[index] as LockHandle]));
+    const byMember = new Map(ordered.map((member, index) => [member, handles[index] as LockHandle<string | undefined>]));
     this.tokens = members.map((member) => byMember.get(member)?.token);
     this.signal = AbortSignal.any(handles.map((handle) => handle.signal));
   }
 
   run<T>(fn: () => T | Promise<T>): Promise<T> {
-    return (this.handles[0] as LockHandle).run(() => runInTask(this.task, fn));
+    return (this.handles[0] as LockHandle<string | undefined>).run(() => runInTask(this.task, fn));
   }
 
   async unlock(): Promise<void> {
