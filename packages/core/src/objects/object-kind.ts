@@ -32,10 +32,13 @@ export interface ObjectKindSpec<
   Getter extends (...args: never[]) => unknown,
   Info extends ObjectInfoBase & { readonly kind: Name },
   Part extends string,
+  Method extends `get${string}` = `get${string}`,
 > {
   readonly name: Name;
   /** What it is, in a few words (the CLI's help lists it). */
   readonly description: string;
+  /** The client's public getter of such objects (a method of its own, for its API docs). */
+  readonly method: Method;
   /** Makes the client's getter; registers the kind's holds for renewal. Runs once, in the client's constructor. */
   getter(site: KindSite): Getter;
   /** The keys object `name` of this kind may keep, by part; `inspect` reads every kind's in one script call. */
@@ -44,6 +47,10 @@ export interface ObjectKindSpec<
   recognise(snapshot: LayoutSnapshot<Part>): Recognition;
   /** The report of an object recognised as this kind. */
   describe(snapshot: LayoutSnapshot<Part>, base: ReportBase): Info;
+  /** Its report in a few words: the detail column of `rlock ls`. */
+  detail(info: Info): string;
+  /** For a lock: releases object `object` (made by the getter), whoever holds it (`rlock unlock`); true if it was held. */
+  forceUnlock?(object: ReturnType<Getter>): Promise<boolean>;
 }
 
 /**
@@ -55,7 +62,8 @@ export function defineKind<
   Getter extends (...args: never[]) => unknown,
   Info extends ObjectInfoBase & { readonly kind: Name },
   Part extends string,
->(spec: ObjectKindSpec<Name, Getter, Info, Part>): ObjectKindSpec<Name, Getter, Info, Part> {
+  Method extends `get${string}`,
+>(spec: ObjectKindSpec<Name, Getter, Info, Part, Method>): ObjectKindSpec<Name, Getter, Info, Part, Method> {
   return spec;
 }
 

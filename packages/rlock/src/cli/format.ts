@@ -1,4 +1,5 @@
 import type { HolderInfo, ObjectInfo, WaiterInfo } from '@org/rlock-core';
+import { KINDS } from '@org/rlock-core/internal';
 
 /** A duration for people: `850ms`, `9.8s`, `12m05s`; `-1` (no TTL) is `no ttl`, other negatives `-`. */
 function formatMs(ms: number): string {
@@ -29,23 +30,10 @@ export function listRow(info: ObjectInfo): string[] {
 export const LIST_HEADER = ['NAME', 'KIND', 'HOLDERS', 'WAITERS', 'TTL', 'DETAIL'];
 
 function detail(info: ObjectInfo): string {
-  switch (info.kind) {
-    case 'lock':
-    case 'fairLock':
-    case 'nonReentrantLock':
-      return info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free';
-    case 'readWriteLock':
-      return info.mode ? `mode ${info.mode}` : 'free';
-    case 'semaphore':
-    case 'permitExpirableSemaphore':
-      return `permits ${info.permits}`;
-    case 'countDownLatch':
-      return `count ${info.count}`;
-    case 'semaphoreOrLatch':
-      return `value ${info.value} (a semaphore's permits or a latch's count)`;
-    case 'unknown':
-      return `a ${info.redisType} rlock did not write`;
-  }
+  if (info.kind === 'semaphoreOrLatch') return `value ${info.value} (a semaphore's permits or a latch's count)`;
+  if (info.kind === 'unknown') return `a ${info.redisType} rlock did not write`;
+  const kind = KINDS.find((registered) => registered.name === info.kind);
+  return kind ? kind.detail(info as never) : '-';
 }
 
 /** What `rlock show` prints for one object (and each frame of `rlock watch`). */

@@ -9,7 +9,8 @@ import { fairLockKeys } from './keys.js';
 /** The fair lock (`getFairLock`). */
 export const FAIR_LOCK = defineKind({
   name: 'fairLock',
-  description: 'lock that serves its waiters in arrival order (getFairLock)',
+  description: 'lock that serves its waiters in arrival order',
+  method: 'getFairLock',
   getter: (site) => {
     const { deployment, context } = site;
     // A waiter keeps its place in the queue for a watchdog lease: its tries
@@ -41,4 +42,6 @@ export const FAIR_LOCK = defineKind({
       waiterCount: queued ? waiters.live : 0,
     };
   },
+  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  forceUnlock: (lock) => lock.forceUnlock(),
 });

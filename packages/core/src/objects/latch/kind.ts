@@ -9,7 +9,8 @@ import type { RCountDownLatch } from './types.js';
 /** The count-down latch (`getCountDownLatch`): a bare integer, as a semaphore's permits (see SemaphoreOrLatchInfo). */
 export const COUNT_DOWN_LATCH = defineKind({
   name: 'countDownLatch',
-  description: 'count that opens at zero (getCountDownLatch)',
+  description: 'count that opens at zero',
+  method: 'getCountDownLatch',
   getter: (site) => {
     const { deployment, context } = site;
     return byName(site, 'latch name', (name): RCountDownLatch => new CountDownLatch(name, context, new LatchStore(deployment, context.commandTimeoutMs)));
@@ -23,4 +24,5 @@ export const COUNT_DOWN_LATCH = defineKind({
     holderCount: 0,
     count: integerValue(count) ?? 0,
   }),
+  detail: (info) => `count ${info.count}`,
 });

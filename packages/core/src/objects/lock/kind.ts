@@ -13,7 +13,8 @@ const leaseOwner = (read: KeyRead): string | undefined => /^([^|:]+:[^|:]+)\|./.
 /** The reentrant lock (`getLock`). */
 export const LOCK = defineKind({
   name: 'lock',
-  description: 'reentrant lock (getLock)',
+  description: 'reentrant lock',
+  method: 'getLock',
   getter: (site) => {
     const { deployment, context } = site;
     const store = new ServerLockStore(deployment, context.commandTimeoutMs);
@@ -34,4 +35,6 @@ export const LOCK = defineKind({
     const holders = [lease ? holder(lease, 1, undefined, lock.pttl, now) : holder(owner ?? '', count, token, lock.pttl, now)];
     return { ...base, kind: 'lock', ttlMs: lock.pttl, holders, holderCount: 1 };
   },
+  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  forceUnlock: (lock) => lock.forceUnlock(),
 });

@@ -16,7 +16,8 @@ const NAME = 'nonReentrantLock';
  */
 export const NON_REENTRANT_LOCK = defineKind({
   name: NAME,
-  description: 'lock a task cannot take twice (getNonReentrantLock)',
+  description: 'lock a task cannot take twice',
+  method: 'getNonReentrantLock',
   getter: (site) => {
     const store = new ServerLockStore(site.deployment, site.context.commandTimeoutMs, NAME);
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, site.context, store));
@@ -29,4 +30,6 @@ export const NON_REENTRANT_LOCK = defineKind({
     const holders = owner ? [holder(owner, count, token, lock.pttl, now)] : [];
     return { ...base, kind: NAME, ttlMs: lock.pttl, holders, holderCount: holders.length };
   },
+  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  forceUnlock: (lock) => lock.forceUnlock(),
 });

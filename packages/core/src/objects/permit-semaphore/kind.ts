@@ -9,7 +9,8 @@ import type { RPermitExpirableSemaphore } from './types.js';
 /** The permit-expirable semaphore (`getPermitExpirableSemaphore`). */
 export const PERMIT_EXPIRABLE_SEMAPHORE = defineKind({
   name: 'permitExpirableSemaphore',
-  description: 'semaphore of leased permits with ids (getPermitExpirableSemaphore)',
+  description: 'semaphore of leased permits with ids',
+  method: 'getPermitExpirableSemaphore',
   getter: (site) => {
     const { deployment, context } = site;
     // Leased permits: the watchdog renews them in batches of their own kind.
@@ -39,4 +40,5 @@ export const PERMIT_EXPIRABLE_SEMAPHORE = defineKind({
     ),
     holderCount: leases.live,
   }),
+  detail: (info) => `permits ${info.permits}`,
 });

@@ -9,7 +9,8 @@ import { RW_KIND, RwLockStore } from './rw-lock-store.js';
 /** The read-write lock (`getReadWriteLock`). */
 export const READ_WRITE_LOCK = defineKind({
   name: 'readWriteLock',
-  description: 'lock with shared readers and one writer (getReadWriteLock)',
+  description: 'lock with shared readers and one writer',
+  method: 'getReadWriteLock',
   getter: (site) => {
     const { deployment, context } = site;
     // A refused writer holds new readers back for a watchdog lease, renewed by its tries.
@@ -48,4 +49,7 @@ export const READ_WRITE_LOCK = defineKind({
       waiterCount: writers.live,
     };
   },
+  detail: (info) => (info.mode ? `mode ${info.mode}` : 'free'),
+  // Its write lock's force-unlock frees the writer and every reader.
+  forceUnlock: (lock) => lock.writeLock().forceUnlock(),
 });

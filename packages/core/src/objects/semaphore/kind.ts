@@ -9,7 +9,8 @@ import type { RSemaphore } from './types.js';
 /** The semaphore (`getSemaphore`): a bare integer, as a latch's count (see SemaphoreOrLatchInfo). */
 export const SEMAPHORE = defineKind({
   name: 'semaphore',
-  description: 'permits owned by nobody (getSemaphore)',
+  description: 'permits owned by nobody',
+  method: 'getSemaphore',
   getter: (site) => {
     const { deployment, context } = site;
     return byName(site, 'semaphore name', (name): RSemaphore => new RedisSemaphore(name, context, new SemaphoreStore(deployment, context.commandTimeoutMs)));
@@ -17,4 +18,5 @@ export const SEMAPHORE = defineKind({
   keeps: (prefix, name) => ({ permits: { key: semaphoreKeys(prefix, name).permits, type: 'string' } }),
   recognise: ({ keys: { permits } }) => fitsBareInteger(permits),
   describe: ({ keys: { permits } }, base): SemaphoreInfo => ({ ...base, kind: 'semaphore', holders: [], holderCount: 0, permits: integerValue(permits) ?? 0 }),
+  detail: (info) => `permits ${info.permits}`,
 });
