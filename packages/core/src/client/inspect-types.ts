@@ -9,13 +9,15 @@ import { KINDS, type KindInfo, type KindName } from '../objects/kinds.js';
 
 export type { ObjectInfoBase, HolderInfo, WaiterInfo, SemaphoreOrLatchInfo, UnknownObjectInfo } from '../objects/inspect/info.js';
 
-/** The kinds of coordination object the data layout tells apart: each registered kind's name (listed in {@link OBJECT_KINDS}). */
+/** The kinds of coordination object the data layout tells apart: the names in {@link OBJECT_KINDS}. */
 export type ObjectKind = KindName;
 
 /**
- * One object's state: the report of its kind (`LockInfo`, `FairLockInfo` and
- * the others, told apart by `kind`), a bare integer whose kind the layout
- * leaves open, or another program's key.
+ * One object's state, told apart by `kind`: the report of a registered kind
+ * (one `…Info` type per kind: {@link @org/rlock-core!LockInfo | LockInfo}, {@link @org/rlock-core!SemaphoreInfo | SemaphoreInfo} and the
+ * others), a bare integer whose kind the layout leaves open
+ * ({@link SemaphoreOrLatchInfo}), or another program's key
+ * ({@link UnknownObjectInfo}).
  */
 export type ObjectInfo = KindInfo | SemaphoreOrLatchInfo | UnknownObjectInfo;
 

@@ -13,18 +13,10 @@ import { SCRIPTS } from '../objects/scripts.generated.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
 import type { RPermitExpirableSemaphore } from '../objects/permit-semaphore/types.js';
 import type { RCountDownLatch } from '../objects/latch/types.js';
-import { KINDS, type AnyKind, type KindGetter, type KindName } from '../objects/kinds.js';
+import { KINDS, type KindGetter, type KindName } from '../objects/kinds.js';
 import { Inspector } from './inspector.js';
 import { LeaderElection } from '../objects/leader/leader-election.js';
 import type { InspectOptions, ListOptions, ObjectInfo } from './inspect-types.js';
-
-/**
- * Each registered kind's getter, under the name of its `method`. The client
- * implements it, so a kind whose getter method is missing or mistyped does not
- * compile; each method is written out for its API docs (a mapped type would
- * show them as undocumented properties).
- */
-type KindMethods = { [Kind in AnyKind as Kind['method']]: ReturnType<Kind['getter']> };
 
 /**
  * A client of one Redis deployment: makes the coordination objects, runs
@@ -35,7 +27,7 @@ type KindMethods = { [Kind in AnyKind as Kind['method']]: ReturnType<Kind['gette
  * const client = new RLockClient({ redis: 'redis://127.0.0.1:6379', renewer: createWatchdog() });
  * await client.getLock('order:42').withLock(async ({ token }) => { … });
  */
-export class RLockClient extends EngineClient implements KindMethods {
+export class RLockClient extends EngineClient {
   /** The client's options, checked, with every default filled in. */
   readonly options: ResolvedClientOptions;
   private readonly deployment: Deployment;
@@ -205,7 +197,11 @@ export class RLockClient extends EngineClient implements KindMethods {
     return this.getter('nonReentrantLock')(name);
   }
 
-  /** The getter of kind `name` (see objects/kinds.ts). */
+  /**
+   * The getter of kind `name` (see objects/kinds.ts). Each kind's public
+   * getter is a method written out here, named by its `method`, for its API
+   * docs (a mapped type would show undocumented properties).
+   */
   private getter<Name extends KindName>(name: Name): KindGetter<Name> {
     return this.getters.get(name) as KindGetter<Name>;
   }

@@ -1,6 +1,7 @@
 import { kindOf, type KindReading } from '../../src/client/inspector.js';
+import { RLockClient } from '../../src/client/rlock-client.js';
 import { OBJECT_KINDS, type ObjectKind } from '../../src/client/inspect-types.js';
-import { KINDS } from '../../src/objects/kinds.js';
+import { KINDS, type AnyKind } from '../../src/objects/kinds.js';
 import type { KeyRead, KeyType } from '../../src/objects/inspect/snapshot.js';
 
 const absent: KeyRead = { type: 'none', pttl: -2, value: null, fields: {}, items: [], live: 0, lapsed: 0, entries: [] };
@@ -28,6 +29,13 @@ describe('the kinds registry', () => {
     expect(new Set(OBJECT_KINDS).size).toBe(OBJECT_KINDS.length);
     expect(OBJECT_KINDS).toEqual(expect.arrayContaining(['lock', 'fairLock', 'readWriteLock', 'semaphore', 'nonReentrantLock']));
     for (const kind of KINDS) expect(kind.description).toMatch(/\S/);
+  });
+
+  it("names a client method that makes the kind's objects", () => {
+    // The type check: a kind whose method the client lacks, or types otherwise, does not compile.
+    type KindMethods = { [Kind in AnyKind as Kind['method']]: ReturnType<Kind['getter']> };
+    const methods = RLockClient.prototype satisfies KindMethods;
+    for (const kind of KINDS) expect(typeof methods[kind.method]).toBe('function');
   });
 
   it('keeps every key of an object under its hash tag', () => {
