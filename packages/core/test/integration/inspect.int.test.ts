@@ -75,7 +75,8 @@ describe('inspect', () => {
       const bounded = await holderClient.inspect('payout', { limit: 1 });
       expect(bounded).toMatchObject({ kind: 'fairLock', waiterCount: 2 });
       if (bounded?.kind !== 'fairLock') throw new Error(`expected a fair lock, got ${bounded?.kind}`);
-      expect(bounded.waiters).toHaveLength(1);
+      // The queue's head, in arrival order, whichever waiter lease ends first.
+      expect(bounded.waiters.map((waiter) => waiter.owner.split(':')[0])).toEqual([first.clientId]);
     });
 
     it('tells a fair lock nobody waits for when asked for one', async () => {
@@ -112,7 +113,7 @@ describe('inspect', () => {
       expect(written?.holders[0]).toMatchObject({ mode: 'write', count: 1, token: writer.token });
     });
 
-    it('reads a semaphore and a latch, which the layout stores alike, by the kind asked for', async () => {
+    it('reads a semaphore, a latch and a permit pool, which the layout stores alike, by the kind asked for', async () => {
       const client = pool.make(fleet.url(0));
       const semaphore = client.getSemaphore('quota');
       await semaphore.trySetPermits(5);
@@ -127,6 +128,15 @@ describe('inspect', () => {
       await latch.countDown();
       await latch.countDown();
       expect(await client.inspect('batch', { kind: 'countDownLatch' })).toBeUndefined();
+
+      // So does a permit-expirable semaphore with no permit leased: three kinds, one bare integer.
+      await client.getPermitExpirableSemaphore('pool').trySetPermits(4);
+      expect(await client.inspect('pool')).toMatchObject({ kind: 'semaphoreOrLatch', value: 4 });
+      expect(await client.inspect('pool', { kind: 'permitExpirableSemaphore' })).toMatchObject({
+        kind: 'permitExpirableSemaphore',
+        permits: 4,
+        holderCount: 0,
+      });
     });
 
     it('reads a permit-expirable semaphore: available permits and each leased permit with its id and token', async () => {
