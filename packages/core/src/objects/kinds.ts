@@ -11,7 +11,7 @@ import { SEMAPHORE } from './semaphore/kind.js';
  * its folder and one entry here (plus its public getter and the export of its
  * types). When a snapshot shows several kinds, the first listed wins.
  */
-export const KINDS = [LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const;
+export const KINDS = Object.freeze([LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const);
 
 /** One of {@link KINDS}. */
 export type AnyKind = (typeof KINDS)[number];

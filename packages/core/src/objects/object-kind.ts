@@ -54,8 +54,8 @@ export interface ObjectKindSpec<
 }
 
 /**
- * Declares a kind: the identity function, there so that a kind's literal
- * name, getter, report and key types are inferred and checked in one place.
+ * Declares a kind, frozen: there so that a kind's literal name, getter,
+ * report and key types are inferred and checked in one place.
  */
 export function defineKind<
   Name extends string,
@@ -64,7 +64,7 @@ export function defineKind<
   Part extends string,
   Method extends `get${string}`,
 >(spec: ObjectKindSpec<Name, Getter, Info, Part, Method>): ObjectKindSpec<Name, Getter, Info, Part, Method> {
-  return spec;
+  return Object.freeze(spec);
 }
 
 /**
