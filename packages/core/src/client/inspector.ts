@@ -116,9 +116,9 @@ export class Inspector {
     const kinds: readonly InspectedKind[] = KINDS;
     const layouts = kinds.map((kind) => kind.keeps(this.keyPrefix, name));
     // Keys several kinds keep (the main key above all) are read once.
-    const kept = [...new Map(layouts.flatMap((layout) => Object.values(layout)).map((k) => [`${k.key} ${k.orderBy ?? ''}`, k])).values()];
+    const kept = [...new Map(layouts.flatMap((layout) => Object.values(layout)).map((k) => [`${k.key} ${k.by ?? ''}`, k])).values()];
     const { now, reads } = await readKeys(this.transport, key, kept, limit);
-    const readOf = (wanted: KeptKey): KeyRead => reads[kept.findIndex((k) => k.key === wanted.key && k.orderBy === wanted.orderBy)] as KeyRead;
+    const readOf = (wanted: KeptKey): KeyRead => reads[kept.findIndex((k) => k.key === wanted.key && k.by === wanted.by)] as KeyRead;
     const seen = kinds.map((kind, i) => {
       const snapshot = { now, keys: Object.fromEntries(Object.entries(layouts[i] ?? {}).map(([part, k]) => [part, readOf(k)])) };
       return { kind, snapshot, recognition: kind.recognise(snapshot) };

@@ -40,9 +40,9 @@ describe('the kinds registry', () => {
 
   it('keeps every key of an object under its hash tag', () => {
     for (const kind of KINDS) {
-      for (const { key, orderBy } of Object.values(kind.keeps('rlock', 'order:42') as Record<string, { key: string; orderBy?: string }>)) {
+      for (const { key, by } of Object.values(kind.keeps('rlock', 'order:42') as Record<string, { key: string; by?: string }>)) {
         expect(key).toMatch(/^rlock:\{order:42\}(:[a-z]+)?$/);
-        if (orderBy !== undefined) expect(orderBy).toMatch(/^rlock:\{order:42\}:[a-z]+$/);
+        if (by !== undefined) expect(by).toMatch(/^rlock:\{order:42\}:[a-z]+$/);
       }
     }
   });

@@ -20,7 +20,7 @@ export const FAIR_LOCK = defineKind({
   },
   keeps: (prefix, name) => {
     const { lock, queue, waiters } = fairLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'hash' }, queue: { key: queue, type: 'list' }, waiters: { key: waiters, type: 'zset', orderBy: queue } };
+    return { lock: { key: lock, type: 'hash' }, queue: { key: queue, type: 'list' }, waiters: { key: waiters, type: 'zset', by: queue } };
   },
   recognise: ({ keys: { lock, queue, waiters } }) => {
     if (lock.type === 'hash' ? !lock.fields.owner || lock.fields.kind || lock.fields.mode : lock.type !== 'none') return undefined;

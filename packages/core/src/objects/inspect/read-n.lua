@@ -9,15 +9,17 @@ what the next state change purges: they are counted apart and not listed.
 KEYS[i]    key: key i of the object, <prefix>:{<name>} or <prefix>:{<name>}:<suffix>
            (one hash tag: one Cluster slot)
 ARGV[1]    limit: most entries listed per key, integer from 1 to 10000
-ARGV[i+1]  orderBy: for a sorted set, '' (list its live entries soonest lease
-           end first) or the index j < i of a list key (list the live entries
-           of the members among the items read of KEYS[j], in its order)
+ARGV[i+1]  by: '' (read the key whole, bounded by limit), or the index j < i
+           of a list or sorted set read before: read only the members listed
+           in read j (a sorted set: their live entries, in read j's order; a
+           hash: the fields they name)
 
 Returns {nowMs, read1, read2, ...}: read i = {type, pttl, ...} of KEYS[i]
   type    TYPE: 'none', 'string', 'hash', 'list', 'zset' or another
   pttl    PTTL: ms left, -1 without TTL, -2 absent
   string  {type, pttl, value}
-  hash    {type, pttl, field1, value1, ...}: every field (HGETALL)
+  hash    {type, pttl, field1, value1, ...}: every field (HGETALL), or those
+          of the members (missing ones left out)
   list    {type, pttl, item1, ...}: the first limit items
   zset    {type, pttl, live, lapsed, member1, score1, ...}: live: entries
           whose score is after now, lapsed: the others; at most limit live
@@ -33,22 +35,32 @@ local live = '(' .. now
 
 local reply = {now}
 
-local function readZset(key, orderBy, read)
+-- The members a list or sorted set read lists ({} for another read).
+local function membersOf(read)
+  local members = {}
+  local first, step = 3, 1
+  if read[1] == 'zset' then
+    first, step = 5, 2
+  elseif read[1] ~= 'list' then
+    return members
+  end
+  for j = first, #read, step do
+    members[#members + 1] = read[j]
+  end
+  return members
+end
+
+local function readZset(key, members, read)
   read[3] = redis.call('ZCOUNT', key, live, '+inf')
   read[4] = redis.call('ZCOUNT', key, '-inf', now)
-  if orderBy == '' then
+  if not members then
     local entries = redis.call('ZRANGEBYSCORE', key, live, '+inf', 'WITHSCORES', 'LIMIT', 0, limit)
     for j = 1, #entries do
       read[#read + 1] = entries[j]
     end
     return
   end
-  local list = reply[tonumber(orderBy) + 1]
-  if list[1] ~= 'list' then
-    return
-  end
-  for j = 3, #list do
-    local member = list[j]
+  for _, member in ipairs(members) do
     local score = tonumber(redis.call('ZSCORE', key, member))
     if score and score > now then
       read[#read + 1] = member
@@ -57,23 +69,41 @@ local function readZset(key, orderBy, read)
   end
 end
 
+local function readHash(key, members, read)
+  if not members then
+    for _, entry in ipairs(redis.call('HGETALL', key)) do
+      read[#read + 1] = entry
+    end
+    return
+  end
+  for _, field in ipairs(members) do
+    local value = redis.call('HGET', key, field)
+    if value then
+      read[#read + 1] = field
+      read[#read + 1] = value
+    end
+  end
+end
+
 for i = 1, #KEYS do
   local key = KEYS[i]
-  local orderBy = ARGV[i + 1]
+  local by = ARGV[i + 1]
+  local members = nil
+  if by ~= '' then
+    members = membersOf(reply[tonumber(by) + 1])
+  end
   local keyType = redis.call('TYPE', key)['ok']
   local read = {keyType, redis.call('PTTL', key)}
   if keyType == 'string' then
     read[3] = redis.call('GET', key)
   elseif keyType == 'hash' then
-    for _, entry in ipairs(redis.call('HGETALL', key)) do
-      read[#read + 1] = entry
-    end
+    readHash(key, members, read)
   elseif keyType == 'list' then
     for _, item in ipairs(redis.call('LRANGE', key, 0, limit - 1)) do
       read[#read + 1] = item
     end
   elseif keyType == 'zset' then
-    readZset(key, orderBy, read)
+    readZset(key, members, read)
   end
   reply[#reply + 1] = read
 end

@@ -9,8 +9,12 @@ export type KeyType = 'string' | 'hash' | 'list' | 'zset';
 export interface KeptKey {
   readonly key: string;
   readonly type: KeyType;
-  /** For a sorted set of waiters queued in a list: that list's key; its live entries are listed in the list's order. */
-  readonly orderBy?: string;
+  /**
+   * Another key of the kind's, a list or sorted set read whole: only its
+   * members are read here (a sorted set's live entries of them, in its order;
+   * a hash's fields they name), so the read stays bounded by the limit.
+   */
+  readonly by?: string;
 }
 
 /** One entry of a sorted set: a member and its score (a lease end, server ms). */
@@ -27,14 +31,14 @@ export interface KeyRead {
   readonly pttl: number;
   /** A string's value. */
   readonly value: string | null;
-  /** A hash's fields, all of them. */
+  /** A hash's fields: all of them, or those `by` names. */
   readonly fields: Readonly<Record<string, string | undefined>>;
   /** A list's first `limit` items. */
   readonly items: readonly string[];
   /** A sorted set's entries whose lease has not ended, and those whose lease has. */
   readonly live: number;
   readonly lapsed: number;
-  /** At most `limit` live entries: soonest lease end first, or in the order of the list named by `orderBy`. */
+  /** At most `limit` live entries: soonest lease end first, or those of the members of `by`, in its order. */
   readonly entries: readonly ZsetEntry[];
 }
 
@@ -50,9 +54,9 @@ export interface LayoutSnapshot<Part extends string = string> {
  * consistent snapshot; all share the hash tag of `key`, the object's main key.
  */
 export async function readKeys(transport: Transport, key: string, keys: readonly KeptKey[], limit: number): Promise<{ now: number; reads: KeyRead[] }> {
-  // Ordered sets last: the list whose order one keeps is read before it.
-  const ordered = [...keys.filter((kept) => kept.orderBy === undefined), ...keys.filter((kept) => kept.orderBy !== undefined)];
-  const items = ordered.map(({ key, orderBy }) => ({ key, orderBy: orderBy === undefined ? '' : ordered.findIndex((kept) => kept.key === orderBy) + 1 }));
+  // Keys read `by` another last: that one is read before them.
+  const ordered = [...keys.filter((kept) => kept.by === undefined), ...keys.filter((kept) => kept.by !== undefined)];
+  const items = ordered.map(({ key, by }) => ({ key, by: by === undefined ? '' : ordered.findIndex((kept) => kept.key === by && kept.by === undefined) + 1 }));
   const [now, ...raw] = await transport.run(SCRIPTS.inspectRead, { limit, items }, 'inspect', key, (reply) => reply as [number, ...RawRead[]]);
   const reads = new Map(ordered.map((kept, i) => [kept, parseRead(raw[i] ?? ['none', -2])]));
   return { now, reads: keys.map((kept) => reads.get(kept) as KeyRead) };

@@ -20,7 +20,7 @@ export const PERMIT_EXPIRABLE_SEMAPHORE = defineKind({
   },
   keeps: (prefix, name) => {
     const { permits, leases, holders } = permitSemaphoreKeys(prefix, name);
-    return { permits: { key: permits, type: 'string' }, leases: { key: leases, type: 'zset' }, holders: { key: holders, type: 'hash' } };
+    return { permits: { key: permits, type: 'string' }, leases: { key: leases, type: 'zset' }, holders: { key: holders, type: 'hash', by: leases } };
   },
   // Its leases show it (with or without a pool: permits leased from a count
   // never set); a bare pool is a bare integer, as a semaphore's.
