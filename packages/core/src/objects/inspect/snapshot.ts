@@ -10,7 +10,7 @@ export interface KeptKey {
   readonly key: string;
   readonly type: KeyType;
   /**
-   * Another key of the kind's, a list or sorted set read whole: only its
+   * Another key this kind keeps, a list or sorted set read whole: only its
    * members are read here (a sorted set's live entries of them, in its order;
    * a hash's fields they name), so the read stays bounded by the limit.
    */
