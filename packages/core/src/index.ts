@@ -68,15 +68,15 @@ export type {
   ObjectInfoBase,
   HolderInfo,
   WaiterInfo,
-  LockInfo,
-  FairLockInfo,
-  ReadWriteLockInfo,
-  SemaphoreInfo,
-  PermitExpirableSemaphoreInfo,
-  CountDownLatchInfo,
-  NonReentrantLockInfo,
   SemaphoreOrLatchInfo,
   UnknownObjectInfo,
   InspectOptions,
   ListOptions,
 } from './client/inspect-types.js';
+export type { LockInfo } from './objects/lock/info.js';
+export type { FairLockInfo } from './objects/fair-lock/info.js';
+export type { ReadWriteLockInfo } from './objects/rw-lock/info.js';
+export type { SemaphoreInfo } from './objects/semaphore/info.js';
+export type { PermitExpirableSemaphoreInfo } from './objects/permit-semaphore/info.js';
+export type { CountDownLatchInfo } from './objects/latch/info.js';
+export type { NonReentrantLockInfo } from './objects/non-reentrant-lock/info.js';

@@ -36,3 +36,4 @@ export type { LockKeys } from './objects/lock/keys.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from './objects/lock/lock-store.js';
 export { SCRIPTS } from './objects/scripts.generated.js';
+export { KINDS } from './objects/kinds.js';

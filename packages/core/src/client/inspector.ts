@@ -3,15 +3,18 @@ import { boundedCall, withinMs } from '../connection/bounded-call.js';
 import type { Transport } from '../connection/transport.js';
 import { InvalidArgumentError, RedisUnavailableError } from '../errors.js';
 import { checkKnownKeys, checkOptionsObject, checkSignal, describeValue } from '../checks/argument-checks.js';
-import { checkName } from '../objects/names.js';
-import { KINDS, type AnyKind } from '../objects/kinds.js';
-import { integerValue, readSnapshot, type LayoutSnapshot } from '../objects/inspect/snapshot.js';
+import { checkName, objectKey } from '../objects/names.js';
+import { KINDS } from '../objects/kinds.js';
+import type { ObjectKindSpec, Recognition } from '../objects/object-kind.js';
+import type { ObjectInfoBase } from '../objects/inspect/info.js';
+import { integerValue, readKeys, type KeptKey, type KeyRead, type LayoutSnapshot } from '../objects/inspect/snapshot.js';
 import { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS, type InspectOptions, type ListOptions, type ObjectInfo, type ObjectKind } from './inspect-types.js';
 
 /**
  * Reads objects' public layout, read-only: one atomic script call per object
- * (read-7.lua; each kind in objects/kinds.ts describes the snapshot), and SCAN,
- * never KEYS, on every master to find them. Behind `inspect()`, `list()` and the CLI.
+ * (read-n.lua reads the keys every kind in objects/kinds.ts keeps; each kind
+ * recognises and describes its own), and SCAN, never KEYS, on every master to
+ * find them. Behind `inspect()`, `list()` and the CLI.
  */
 export class Inspector {
   constructor(
@@ -109,31 +112,50 @@ export class Inspector {
   }
 
   private async read(name: string, hint: ObjectKind | undefined, limit: number): Promise<ObjectInfo | undefined> {
-    const { key, snapshot } = await readSnapshot(this.transport, this.keyPrefix, name, limit);
-    const base = { name, key, serverTimeMs: snapshot.now };
-    const kind = kindOf(snapshot, hint);
-    if (kind) return kind.describe(snapshot, base);
+    const key = objectKey(this.keyPrefix, name);
+    const kinds: readonly InspectedKind[] = KINDS;
+    const layouts = kinds.map((kind) => kind.keeps(this.keyPrefix, name));
+    // Keys several kinds keep (the main key above all) are read once.
+    const kept = [...new Map(layouts.flatMap((layout) => Object.values(layout)).map((k) => [`${k.key} ${k.by ?? ''}`, k])).values()];
+    const { now, reads } = await readKeys(this.transport, key, kept, limit);
+    const readOf = (wanted: KeptKey): KeyRead => reads[kept.findIndex((k) => k.key === wanted.key && k.by === wanted.by)] as KeyRead;
+    const seen = kinds.map((kind, i) => {
+      const snapshot = { now, keys: Object.fromEntries(Object.entries(layouts[i] ?? {}).map(([part, k]) => [part, readOf(k)])) };
+      return { kind, snapshot, recognition: kind.recognise(snapshot) };
+    });
+    const base = { name, key, serverTimeMs: now };
+    const found = kindOf(seen, hint);
+    if (found) return found.kind.describe(found.snapshot, base) as ObjectInfo;
+    const main = readOf({ key, type: 'string' });
     const noHolders = { ...base, holders: [], holderCount: 0 };
-    const value = integerValue(snapshot);
+    const value = integerValue(main);
     // Several kinds keep a bare integer and none was named: say what it is.
     if (value !== undefined) return { ...noHolders, kind: 'semaphoreOrLatch', value };
     // No key of any kind: a free lock, a latch at zero, a semaphore never set.
-    if (snapshot.types.main === 'none') return undefined;
-    return { ...noHolders, kind: 'unknown', redisType: snapshot.types.main };
+    if (main.type === 'none') return undefined;
+    return { ...noHolders, kind: 'unknown', redisType: main.type };
   }
+}
+
+/** A registered kind as the inspector drives it, whatever its parts and report. */
+type InspectedKind = ObjectKindSpec<string, (...args: never[]) => unknown, ObjectInfoBase & { readonly kind: string }, string>;
+
+/** What one kind made of a snapshot. */
+export interface KindReading {
+  readonly kind: InspectedKind;
+  readonly snapshot: LayoutSnapshot;
+  readonly recognition: Recognition;
 }
 
 /**
  * The kind the snapshot shows (the first registered, if several do), else the
  * hinted one if the layout fits it, else the likely reading of the layout.
  */
-export function kindOf(snapshot: LayoutSnapshot, hint: ObjectKind | undefined): AnyKind | undefined {
-  const seen = KINDS.map((kind) => ({ kind, recognition: kind.recognise(snapshot) }));
-  const find = (test: (entry: (typeof seen)[number]) => boolean): AnyKind | undefined => seen.find(test)?.kind;
+export function kindOf(seen: readonly KindReading[], hint: ObjectKind | undefined): KindReading | undefined {
   return (
-    find((entry) => entry.recognition === 'shown') ??
-    find((entry) => entry.kind.name === hint && entry.recognition !== undefined) ??
-    find((entry) => entry.recognition === 'likely')
+    seen.find((entry) => entry.recognition === 'shown') ??
+    seen.find((entry) => entry.kind.name === hint && entry.recognition !== undefined) ??
+    seen.find((entry) => entry.recognition === 'likely')
   );
 }
 

@@ -227,7 +227,11 @@ export class RLockClient extends EngineClient {
     return this.getter('nonReentrantLock')(name);
   }
 
-  /** The getter of kind `name` (see objects/kinds.ts). */
+  /**
+   * The getter of kind `name` (see objects/kinds.ts). Each kind's public
+   * getter is a method written out here, named by its `method`, for its API
+   * docs (a mapped type would show undocumented properties).
+   */
   private getter<Name extends KindName>(name: Name): KindGetter<Name> {
     return this.getters.get(name) as KindGetter<Name>;
   }

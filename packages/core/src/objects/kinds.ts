@@ -8,16 +8,19 @@ import { SEMAPHORE } from './semaphore/kind.js';
 
 /**
  * Every kind of object a client makes and `inspect` tells apart: a new kind is
- * its folder and one entry here (plus its public getter and report type). When
- * a snapshot shows several kinds, the first listed wins.
+ * its folder and one entry here (plus its public getter and the export of its
+ * types). When a snapshot shows several kinds, the first listed wins.
  */
-export const KINDS = [LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const;
+export const KINDS = Object.freeze([LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const);
 
 /** One of {@link KINDS}. */
 export type AnyKind = (typeof KINDS)[number];
 
 /** The name of a registered kind. */
 export type KindName = AnyKind['name'];
+
+/** The report `inspect` makes of an object of a registered kind. */
+export type KindInfo = ReturnType<AnyKind['describe']>;
 
 /** The getter kind `Name` adds to a client. */
 export type KindGetter<Name extends KindName> = ReturnType<Extract<AnyKind, { name: Name }>['getter']>;

@@ -2,7 +2,7 @@ import type { Deployment } from '../connection/deployment.js';
 import type { EngineContext } from '../engine/engine-context.js';
 import type { ObjectInfoBase } from './inspect/info.js';
 import { checkName } from './names.js';
-import { fitsBareInteger, integerValue, type LayoutSnapshot, type ReportBase } from './inspect/snapshot.js';
+import type { KeptKey, LayoutSnapshot, ReportBase } from './inspect/snapshot.js';
 
 /** What a kind is built from on one client: its deployment and the engine context its objects share. */
 export interface KindSite {
@@ -23,27 +23,48 @@ export type Recognition = 'shown' | 'likely' | 'fits' | undefined;
 /**
  * One kind of coordination object, as a plug-in: its name in `inspect`
  * reports, the getter it adds to a client (made once per client, so its
- * per-client state, stores and renewal kinds, lives in the getter), and how
- * `inspect` recognises and describes it from read-7.lua's snapshot.
+ * per-client state, stores and renewal kinds, lives in the getter), the keys
+ * its objects keep, and how `inspect` recognises and describes an object from
+ * one read of those keys (`Part` names them).
  */
-export interface ObjectKindSpec<Name extends string, Getter extends (...args: never[]) => unknown, Info extends ObjectInfoBase & { readonly kind: Name }> {
+export interface ObjectKindSpec<
+  Name extends string,
+  Getter extends (...args: never[]) => unknown,
+  Info extends ObjectInfoBase & { readonly kind: Name },
+  Part extends string,
+  Method extends `get${string}` = `get${string}`,
+> {
   readonly name: Name;
+  /** What it is, in a few words (the CLI's help lists it). */
+  readonly description: string;
+  /** The client's public getter of such objects (a method of its own, for its API docs). */
+  readonly method: Method;
   /** Makes the client's getter; registers the kind's holds for renewal. Runs once, in the client's constructor. */
   getter(site: KindSite): Getter;
+  /** The keys object `name` of this kind may keep, by part; `inspect` reads every kind's in one script call. */
+  keeps(prefix: string, name: string): Readonly<Record<Part, KeptKey>>;
   /** How much `snapshot` says the object is of this kind. */
-  recognise(snapshot: LayoutSnapshot): Recognition;
+  recognise(snapshot: LayoutSnapshot<Part>): Recognition;
   /** The report of an object recognised as this kind. */
-  describe(snapshot: LayoutSnapshot, base: ReportBase): Info;
+  describe(snapshot: LayoutSnapshot<Part>, base: ReportBase): Info;
+  /** Its report in a few words: the detail column of `rlock ls`. */
+  detail(info: Info): string;
+  /** For a lock: releases object `object` (made by the getter), whoever holds it (`rlock unlock`); true if it was held. */
+  forceUnlock?(object: ReturnType<Getter>): Promise<boolean>;
 }
 
 /**
- * Declares a kind: the identity function, there so that a kind's literal
- * name, getter and report types are inferred and checked in one place.
+ * Declares a kind, frozen: there so that a kind's literal name, getter,
+ * report and key types are inferred and checked in one place.
  */
-export function defineKind<Name extends string, Getter extends (...args: never[]) => unknown, Info extends ObjectInfoBase & { readonly kind: Name }>(
-  spec: ObjectKindSpec<Name, Getter, Info>,
-): ObjectKindSpec<Name, Getter, Info> {
-  return spec;
+export function defineKind<
+  Name extends string,
+  Getter extends (...args: never[]) => unknown,
+  Info extends ObjectInfoBase & { readonly kind: Name },
+  Part extends string,
+  Method extends `get${string}`,
+>(spec: ObjectKindSpec<Name, Getter, Info, Part, Method>): ObjectKindSpec<Name, Getter, Info, Part, Method> {
+  return Object.freeze(spec);
 }
 
 /**
@@ -57,30 +78,4 @@ export function byName<T>(site: KindSite, what: string, make: (name: string) => 
     site.assertOpen();
     return make(name);
   };
-}
-
-/**
- * A kind kept as nothing but a bare integer at its main key (a semaphore, a
- * latch): it fits a snapshot as the others that keep one do, its report is
- * the integer as `field` with no holders (nobody owns permits or counts), and
- * its getter makes `make(name, site)` by name (`what` names it in errors).
- */
-export function bareIntegerKind<Name extends string, Field extends string, T>(
-  name: Name,
-  field: Field,
-  what: string,
-  make: (name: string, site: KindSite) => T,
-) {
-  return defineKind({
-    name,
-    getter: (site) => byName(site, what, (object) => make(object, site)),
-    recognise: fitsBareInteger,
-    describe: (snapshot, base) => ({
-      ...base,
-      kind: name,
-      holders: [],
-      holderCount: 0,
-      ...({ [field]: integerValue(snapshot) ?? 0 } as Record<Field, number>),
-    }),
-  });
 }

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type ObjectInfo, type RLockClient } from '@org/rlock-core';
-import { RedisFleet } from '@org/rlock-testing';
+import { SCRIPTS } from '@org/rlock-core/internal';
+import { RedisFleet, uniquePrefix } from '@org/rlock-testing';
 import { ClientPool, commandCalls, eventually } from './support.js';
 
 /**
@@ -75,7 +76,8 @@ describe('inspect', () => {
       const bounded = await holderClient.inspect('payout', { limit: 1 });
       expect(bounded).toMatchObject({ kind: 'fairLock', waiterCount: 2 });
       if (bounded?.kind !== 'fairLock') throw new Error(`expected a fair lock, got ${bounded?.kind}`);
-      expect(bounded.waiters).toHaveLength(1);
+      // The queue's head, in arrival order, whichever waiter lease ends first.
+      expect(bounded.waiters.map((waiter) => waiter.owner.split(':')[0])).toEqual([first.clientId]);
     });
 
     it('tells a fair lock nobody waits for when asked for one', async () => {
@@ -112,7 +114,7 @@ describe('inspect', () => {
       expect(written?.holders[0]).toMatchObject({ mode: 'write', count: 1, token: writer.token });
     });
 
-    it('reads a semaphore and a latch, which the layout stores alike, by the kind asked for', async () => {
+    it('reads a semaphore, a latch and a permit pool, which the layout stores alike, by the kind asked for', async () => {
       const client = pool.make(fleet.url(0));
       const semaphore = client.getSemaphore('quota');
       await semaphore.trySetPermits(5);
@@ -127,6 +129,15 @@ describe('inspect', () => {
       await latch.countDown();
       await latch.countDown();
       expect(await client.inspect('batch', { kind: 'countDownLatch' })).toBeUndefined();
+
+      // So does a permit-expirable semaphore with no permit leased: three kinds, one bare integer.
+      await client.getPermitExpirableSemaphore('pool').trySetPermits(4);
+      expect(await client.inspect('pool')).toMatchObject({ kind: 'semaphoreOrLatch', value: 4 });
+      expect(await client.inspect('pool', { kind: 'permitExpirableSemaphore' })).toMatchObject({
+        kind: 'permitExpirableSemaphore',
+        permits: 4,
+        holderCount: 0,
+      });
     });
 
     it('reads a permit-expirable semaphore: available permits and each leased permit with its id and token', async () => {
@@ -164,6 +175,45 @@ describe('inspect', () => {
       await expect(client.inspect('a', { limit: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
       await expect(client.inspect('a', { kind: 'mutex' as never })).rejects.toBeInstanceOf(InvalidArgumentError);
       await expect(client.inspect('a', { limt: 3 } as never)).rejects.toThrow(/unknown option "limt"/);
+    });
+  });
+
+  describe('read-n.lua', () => {
+    it('reads each key by its type, and a key read by another only at the members that one listed, bounded by the limit', async () => {
+      const redis = fleet.client(0);
+      const main = `${uniquePrefix()}:{x}`;
+      const [seconds] = await redis.time();
+      const later = (ms: number): number => Number(seconds) * 1000 + 60_000 + ms;
+      await redis.hset(main, 'a', '1');
+      await redis.rpush(`${main}:queue`, 'm3', 'm1', 'm2');
+      await redis.zadd(`${main}:leases`, later(10), 'm1', later(20), 'm2', 1, 'm3', later(5), 'm4');
+      await redis.hset(`${main}:tokens`, 'm1', 't1', 'm2', 't2', 'm4', 't4', 'm9', 't9');
+      await redis.set(`${main}:count`, '7');
+      const args = SCRIPTS.inspectRead.args({
+        limit: 2,
+        items: [
+          { key: main, by: '' },
+          { key: `${main}:queue`, by: '' },
+          { key: `${main}:leases`, by: '' },
+          { key: `${main}:leases`, by: 2 },
+          { key: `${main}:tokens`, by: 3 },
+          { key: `${main}:count`, by: '' },
+          { key: `${main}:absent`, by: '' },
+        ],
+      });
+      const [now, ...reads] = (await redis.eval(SCRIPTS.inspectRead.lua, ...(args as [number, ...string[]]))) as [number, ...unknown[]];
+      expect(now).toBeGreaterThan(0);
+      expect(reads).toEqual([
+        ['hash', -1, 'a', '1'],
+        ['list', -1, 'm3', 'm1'],
+        ['zset', -1, 3, 1, 'm4', String(later(5)), 'm1', String(later(10))],
+        // The live ones of the queue's first two, in its order (m3's lease ended).
+        ['zset', -1, 3, 1, 'm1', later(10)],
+        // The fields of the members the whole read listed, not m2 or m9.
+        ['hash', -1, 'm4', 't4', 'm1', 't1'],
+        ['string', -1, '7'],
+        ['none', -2],
+      ]);
     });
   });
 

@@ -1,35 +1,55 @@
-import { kindOf } from '../../src/client/inspector.js';
+import { kindOf, type KindReading } from '../../src/client/inspector.js';
+import { RLockClient } from '../../src/client/rlock-client.js';
 import { OBJECT_KINDS, type ObjectKind } from '../../src/client/inspect-types.js';
-import type { LayoutSnapshot } from '../../src/objects/inspect/snapshot.js';
+import { KINDS, type AnyKind } from '../../src/objects/kinds.js';
+import type { KeyRead, KeyType } from '../../src/objects/inspect/snapshot.js';
 
-type Types = LayoutSnapshot['types'];
+const absent: KeyRead = { type: 'none', pttl: -2, value: null, fields: {}, items: [], live: 0, lapsed: 0, entries: [] };
 
-/** A snapshot with the given key types and main hash fields or string value; every other key absent. */
-function snapshot(types: Partial<Types>, main: Partial<LayoutSnapshot['fields']> | string = {}): LayoutSnapshot {
-  const none = { owner: null, count: null, token: null, mode: null, w: null, wc: null, wt: null, kind: null };
-  return {
-    now: 1_000,
-    types: { main: 'none', queue: 'none', waiters: 'none', readers: 'none', writers: 'none', leases: 'none', holders: 'none', ...types },
-    mainPttl: 5_000,
-    fields: typeof main === 'string' ? none : { ...none, ...main },
-    value: typeof main === 'string' ? main : null,
-    queue: [0],
-    readers: [0],
-    writers: [0],
-    permits: [0, 0],
-  };
+/** What each kind makes of an object whose keys (by suffix: '' is the main key) read as given; every other key absent. */
+function readings(reads: Record<string, Partial<KeyRead> & { type: KeyType }>): KindReading[] {
+  const main = 'rlock:{x}';
+  return KINDS.map((kind) => {
+    const layout = kind.keeps('rlock', 'x') as Record<string, { key: string }>;
+    const keys = Object.fromEntries(
+      Object.entries(layout).map(([part, { key }]) => [
+        part,
+        { ...absent, ...(reads[key.slice(main.length)] && { pttl: 5_000, ...reads[key.slice(main.length)] }) },
+      ]),
+    );
+    const snapshot = { now: 1_000, keys };
+    return { kind, snapshot, recognition: kind.recognise(snapshot as never) };
+  });
 }
 
-const read = (s: LayoutSnapshot, hint?: ObjectKind): string | undefined => kindOf(s, hint)?.name;
+const read = (reads: Record<string, Partial<KeyRead> & { type: KeyType }>, hint?: ObjectKind): string | undefined => kindOf(readings(reads), hint)?.kind.name;
 
 describe('the kinds registry', () => {
-  it('lists every kind once, and inspect accepts each as a hint', () => {
+  it('lists every kind once, with a description, and inspect accepts each as a hint', () => {
     expect(new Set(OBJECT_KINDS).size).toBe(OBJECT_KINDS.length);
     expect(OBJECT_KINDS).toEqual(expect.arrayContaining(['lock', 'fairLock', 'readWriteLock', 'semaphore', 'nonReentrantLock']));
+    for (const kind of KINDS) expect(kind.description).toMatch(/\S/);
+  });
+
+  it("names a client method that makes the kind's objects", () => {
+    // The type check: a kind whose method the client lacks, or types otherwise, does not compile.
+    type KindMethods = { [Kind in AnyKind as Kind['method']]: ReturnType<Kind['getter']> };
+    const methods = RLockClient.prototype satisfies KindMethods;
+    for (const kind of KINDS) expect(typeof methods[kind.method]).toBe('function');
+  });
+
+  it('keeps every key of an object under its hash tag, and reads a key by another only by one it reads whole', () => {
+    for (const kind of KINDS) {
+      const kept = Object.values(kind.keeps('rlock', 'order:42') as Record<string, { key: string; by?: string }>);
+      for (const { key, by } of kept) {
+        expect(key).toMatch(/^rlock:\{order:42\}(:[a-z]+)?$/);
+        if (by !== undefined) expect(kept.some((other) => other.key === by && other.by === undefined)).toBe(true);
+      }
+    }
   });
 
   describe('kindOf', () => {
-    const lockHash = snapshot({ main: 'hash' }, { owner: 'c:t', count: '1', token: '7' });
+    const lockHash = { '': { type: 'hash' as const, fields: { owner: 'c:t', count: '1', token: '7' } } };
 
     it('reads an owner hash as a lock, or as a fair lock when told so, but never as a kind whose keys it lacks', () => {
       expect(read(lockHash)).toBe('lock');
@@ -38,24 +58,24 @@ describe('the kinds registry', () => {
     });
 
     it('lets a layout that shows its kind win over the hint', () => {
-      expect(read(snapshot({ main: 'hash' }, { owner: 'c:t', kind: 'nonReentrantLock' }), 'lock')).toBe('nonReentrantLock');
-      expect(read(snapshot({ main: 'hash', queue: 'list', waiters: 'zset' }, { owner: 'c:t' }), 'lock')).toBe('fairLock');
-      expect(read(snapshot({ main: 'hash' }, { mode: 'read' }), 'lock')).toBe('readWriteLock');
-      expect(read(snapshot({ main: 'string', leases: 'zset' }, '2'), 'semaphore')).toBe('permitExpirableSemaphore');
-      expect(read(snapshot({ main: 'string' }, 'c:t|op'))).toBe('lock');
+      expect(read({ '': { type: 'hash', fields: { owner: 'c:t', kind: 'nonReentrantLock' } } }, 'lock')).toBe('nonReentrantLock');
+      expect(read({ ...lockHash, ':queue': { type: 'list' }, ':waiters': { type: 'zset' } }, 'lock')).toBe('fairLock');
+      expect(read({ '': { type: 'hash', fields: { mode: 'read' } } }, 'lock')).toBe('readWriteLock');
+      expect(read({ '': { type: 'string', value: '2' }, ':leases': { type: 'zset' } }, 'semaphore')).toBe('permitExpirableSemaphore');
+      expect(read({ '': { type: 'string', value: 'c:t|op' } })).toBe('lock');
     });
 
     it('leaves a bare integer undecided unless told which kind keeps it', () => {
-      const integer = snapshot({ main: 'string' }, '3');
+      const integer = { '': { type: 'string' as const, value: '3' } };
       expect(read(integer)).toBeUndefined();
       expect(read(integer, 'countDownLatch')).toBe('countDownLatch');
       expect(read(integer, 'lock')).toBeUndefined();
     });
 
     it('recognises no kind in a key none of them keeps', () => {
-      expect(read(snapshot({}))).toBeUndefined();
-      expect(read(snapshot({ main: 'hash' }, { count: '1' }))).toBeUndefined();
-      expect(read(snapshot({ main: 'list' }))).toBeUndefined();
+      expect(read({})).toBeUndefined();
+      expect(read({ '': { type: 'hash', fields: { count: '1' } } })).toBeUndefined();
+      expect(read({ '': { type: 'list' } })).toBeUndefined();
     });
   });
 });

@@ -1,4 +1,5 @@
 import type { ClientIdentity, HolderInfo, ObjectInfo, WaiterInfo } from '@org/rlock-core';
+import { KINDS } from '@org/rlock-core/internal';
 
 /** A holder's client for people: `orders-api (web-1 pid 4242)`, or `web-1 pid 4242` under the default name `<host>:<pid>`. */
 export function clientLabel(client: ClientIdentity): string {
@@ -35,23 +36,14 @@ export function listRow(info: ObjectInfo): string[] {
 export const LIST_HEADER = ['NAME', 'KIND', 'HOLDERS', 'WAITERS', 'TTL', 'DETAIL'];
 
 function detail(info: ObjectInfo): string {
-  switch (info.kind) {
-    case 'lock':
-    case 'fairLock':
-    case 'nonReentrantLock':
-      return info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}${byClient(info.holders[0])}` : 'free';
-    case 'readWriteLock':
-      return info.mode ? `mode ${info.mode}` : 'free';
-    case 'semaphore':
-    case 'permitExpirableSemaphore':
-      return `permits ${info.permits}`;
-    case 'countDownLatch':
-      return `count ${info.count}`;
-    case 'semaphoreOrLatch':
-      return `value ${info.value} (a semaphore's permits or a latch's count)`;
-    case 'unknown':
-      return `a ${info.redisType} rlock did not write`;
-  }
+  if (info.kind === 'semaphoreOrLatch') return `value ${info.value} (a semaphore's permits or a latch's count)`;
+  if (info.kind === 'unknown') return `a ${info.redisType} rlock did not write`;
+  const kind = KINDS.find((registered) => registered.name === info.kind);
+  if (!kind) return '-';
+  const text = kind.detail(info as never);
+  // A detail that names its holder says whose client it is, when known.
+  const first = info.holders[0];
+  return first && text.includes(first.owner) ? text + byClient(first) : text;
 }
 
 /** ` by <client>` when the holder's client is known. */

@@ -1,15 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
-import {
-  IllegalMonitorStateError,
-  InvalidArgumentError,
-  OBJECT_KINDS,
-  RedisUnavailableError,
-  type ObjectInfo,
-  type ObjectKind,
-  type RLock,
-} from '@org/rlock-core';
+import { IllegalMonitorStateError, InvalidArgumentError, OBJECT_KINDS, RedisUnavailableError, type ObjectInfo, type ObjectKind } from '@org/rlock-core';
+import { KINDS } from '@org/rlock-core/internal';
 import { connect, DEFAULT_REDIS_URL, type CliConnection, type ConnectionFlags } from './connection.js';
 import { EXIT, UsageError } from './exit-codes.js';
 import { describeObject, LIST_HEADER, listRow, table } from './format.js';
@@ -26,8 +19,6 @@ interface GlobalFlags extends ConnectionFlags {
   readonly json?: boolean;
 }
 
-const LOCK_KINDS = new Set(['lock', 'fairLock', 'readWriteLock', 'nonReentrantLock']);
-
 const EXIT_CODES_HELP = `
 Exit codes:
   0  done (found, listed, released)
@@ -36,6 +27,9 @@ Exit codes:
   2  bad usage (unknown command or option, missing argument, bad value)
   3  Redis unreachable (refused, timed out, no master)
   4  any other failure (Redis refused a command)
+
+Kinds (--kind, and the KIND column of ls):
+${table(KINDS.map((kind) => ['', kind.name, `${kind.description} (${kind.method})`]))}
 
 Environment: RLOCK_REDIS_URL (default ${DEFAULT_REDIS_URL}), RLOCK_PREFIX (default rlock).`;
 
@@ -139,15 +133,15 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         exitCode = released ? EXIT.ok : EXIT.notFound;
       };
       if (!info) return report(false, undefined, `no object named ${JSON.stringify(name)} on ${connection.server}: nothing released`);
-      if (!LOCK_KINDS.has(info.kind)) {
+      const kind = KINDS.find((registered) => registered.name === info.kind);
+      if (!kind?.forceUnlock) {
         return report(false, info.kind, `${JSON.stringify(name)} is a ${info.kind}, not a lock: nothing released`);
       }
       const holders = info.holders.map((holder) => `${holder.owner} (token ${holder.token ?? '-'})`).join(', ') || 'nobody';
       const question = `Force-unlock ${info.kind} ${JSON.stringify(name)}, held by ${holders}? Its holders lose it at once.`;
       if (!(await confirmed('unlock', options.yes, question))) return report(false, info.kind, 'declined: nothing released');
-      const lock: RLock =
-        info.kind === 'fairLock' ? client.getFairLock(name) : info.kind === 'readWriteLock' ? client.getReadWriteLock(name).writeLock() : client.getLock(name);
-      const released = await lock.forceUnlock();
+      // The kind's own getter makes the object: its force-unlock runs the kind's script.
+      const released = await kind.forceUnlock(client[kind.method](name) as never);
       report(released, info.kind, released ? undefined : `${JSON.stringify(name)} was free: nothing released`);
     });
 

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ObjectInfo, type RLockClient } from '@org/rlock';
+import { KINDS } from '@org/rlock-core/internal';
 import { RedisCluster, RedisFleet, RedisSentinelGroup, uniquePrefix } from '@org/rlock-testing';
 
 /** The built `rlock` binary, as package.json's `bin` names it (build before the tests). */
@@ -63,6 +64,14 @@ function closedPort(): Promise<number> {
 }
 
 describe('rlock CLI', () => {
+  describe('--help', () => {
+    it('lists every registered kind with what it is, the kinds --kind accepts', async () => {
+      const run = await rlock(['--help']);
+      expect(run.code).toBe(0);
+      for (const kind of KINDS) expect(run.stdout).toMatch(new RegExp(`^  ${kind.name} +${kind.description} \\(${kind.method}\\)$`, 'm'));
+    });
+  });
+
   describe('on one Redis', () => {
     let fleet: RedisFleet;
     let client: RLockClient;

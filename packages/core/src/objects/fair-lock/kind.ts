@@ -1,15 +1,16 @@
-import { holder, waiterList, type LayoutSnapshot } from '../inspect/snapshot.js';
+import { holder, waiterList } from '../inspect/snapshot.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
 import type { RLock } from '../lock/types.js';
 import { byName, defineKind } from '../object-kind.js';
 import { FairLockStore } from './fair-lock-store.js';
-
-/** Its waiter queue: the list, or the waiter leases (a free fair lock with waiters has no hash). */
-const queued = ({ types }: LayoutSnapshot): boolean => types.queue === 'list' || types.waiters === 'zset';
+import type { FairLockInfo } from './info.js';
+import { fairLockKeys } from './keys.js';
 
 /** The fair lock (`getFairLock`). */
 export const FAIR_LOCK = defineKind({
   name: 'fairLock',
+  description: 'lock that serves its waiters in arrival order',
+  method: 'getFairLock',
   getter: (site) => {
     const { deployment, context } = site;
     // A waiter keeps its place in the queue for a watchdog lease: its tries
@@ -17,14 +18,30 @@ export const FAIR_LOCK = defineKind({
     const store = new FairLockStore(deployment, context.commandTimeoutMs, context.watchdogTimeoutMs, context.clientId);
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, context, store));
   },
-  recognise: (snapshot) => {
-    const { types, fields } = snapshot;
-    if (types.main === 'hash' ? !fields.owner || fields.kind || fields.mode : types.main !== 'none') return undefined;
-    if (queued(snapshot)) return 'shown';
-    return types.main === 'hash' ? 'fits' : undefined;
+  keeps: (prefix, name) => {
+    const { lock, queue, waiters } = fairLockKeys(prefix, name, '');
+    return { lock: { key: lock, type: 'hash' }, queue: { key: queue, type: 'list' }, waiters: { key: waiters, type: 'zset', by: queue } };
   },
-  describe: ({ now, mainPttl: ttlMs, fields, queue }, base) => {
-    const holders = fields.owner ? [holder(fields.owner, fields.count, fields.token, ttlMs, now)] : [];
-    return { ...base, kind: 'fairLock', ttlMs, holders, holderCount: holders.length, waiters: waiterList(queue, now), waiterCount: Number(queue[0] ?? 0) };
+  recognise: ({ keys: { lock, queue, waiters } }) => {
+    if (lock.type === 'hash' ? !lock.fields.owner || lock.fields.kind || lock.fields.mode : lock.type !== 'none') return undefined;
+    // Its waiter queue: the list, or the waiter leases (a free fair lock with waiters has no hash).
+    if (queue.type === 'list' || waiters.type === 'zset') return 'shown';
+    return lock.type === 'hash' ? 'fits' : undefined;
   },
+  describe: ({ now, keys: { lock, queue, waiters } }, base): FairLockInfo => {
+    const { owner, count, token } = lock.fields;
+    const holders = owner ? [holder(owner, count, token, lock.pttl, now)] : [];
+    const queued = queue.type === 'list';
+    return {
+      ...base,
+      kind: 'fairLock',
+      ttlMs: lock.pttl,
+      holders,
+      holderCount: holders.length,
+      waiters: queued ? waiterList(waiters, now) : [],
+      waiterCount: queued ? waiters.live : 0,
+    };
+  },
+  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  forceUnlock: (lock) => lock.forceUnlock(),
 });

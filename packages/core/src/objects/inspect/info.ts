@@ -57,3 +57,24 @@ export interface ObjectInfoBase {
   /** How many hold it in all (may exceed `holders.length`, which the limit bounds). */
   readonly holderCount: number;
 }
+
+/**
+ * A bare integer at the main key, which three kinds keep alike: a semaphore's
+ * available permits, a latch's count, or the pool of a permit-expirable
+ * semaphore with no permit leased. Pass `{ kind }` to `inspect` to read it as
+ * one of them.
+ */
+export interface SemaphoreOrLatchInfo extends ObjectInfoBase {
+  /** The kind: a bare integer: a semaphore's permits or a latch's count. */
+  readonly kind: 'semaphoreOrLatch';
+  /** The integer stored. */
+  readonly value: number;
+}
+
+/** A key under the prefix that is none of rlock's objects (another program's key). */
+export interface UnknownObjectInfo extends ObjectInfoBase {
+  /** The kind: not one of rlock's objects. */
+  readonly kind: 'unknown';
+  /** Its Redis type (`TYPE`). */
+  readonly redisType: string;
+}

@@ -1,84 +1,99 @@
 import type { Transport } from '../../connection/transport.js';
-import { objectKey } from '../names.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { HolderInfo, ObjectInfoBase, WaiterInfo } from './info.js';
 
-/** The reply of read-7.lua, as ioredis hands it over (strings, integers, nulls). */
-type ReadReply = [
-  now: number,
-  types: string[],
-  mainPttl: number,
-  main: (string | null)[],
-  queue: (string | number)[],
-  readers: (string | number | null)[],
-  writers: (string | number)[],
-  permits: (string | number | null)[],
-];
+/** The Redis types the kinds keep. */
+export type KeyType = 'string' | 'hash' | 'list' | 'zset';
 
-/**
- * One object's keys as read-7.lua saw them in one step: what each kind's
- * `inspect` part reads to recognise and describe itself. The lists are the
- * script's (see its header), each bounded by the call's limit.
- */
-export interface LayoutSnapshot {
-  /** The server's clock, Unix ms. */
-  readonly now: number;
-  /** TYPE of the main key and of each suffix key read ('none' when absent). */
-  readonly types: Readonly<Record<'main' | 'queue' | 'waiters' | 'readers' | 'writers' | 'leases' | 'holders', string>>;
-  /** PTTL of the main key: ms left, -1 without TTL, -2 absent. */
-  readonly mainPttl: number;
-  /** The main hash's fields (null when missing; all null when the main key is no hash). */
-  readonly fields: Readonly<Record<'owner' | 'count' | 'token' | 'mode' | 'w' | 'wc' | 'wt' | 'kind', string | null>>;
-  /** The main string's value, when the main key is a string. */
-  readonly value: string | null;
-  /** {live, owner, leaseEnd, …}: a fair lock's live queued waiters, in arrival order. */
-  readonly queue: readonly (string | number)[];
-  /** {live, owner, leaseEnd, count, token, …}: a read-write lock's live readers. */
-  readonly readers: readonly (string | number | null)[];
-  /** {live, owner, leaseEnd, …}: a read-write lock's live waiting writers. */
-  readonly writers: readonly (string | number)[];
-  /** {live, lapsed, id, leaseEnd, token, …}: leased permits. */
-  readonly permits: readonly (string | number | null)[];
+/** A key that objects of a kind keep: its name (built by the kind's keys.ts) and its type. */
+export interface KeptKey {
+  readonly key: string;
+  readonly type: KeyType;
+  /**
+   * Another key this kind keeps, a list or sorted set read whole: only its
+   * members are read here (a sorted set's live entries of them, in its order;
+   * a hash's fields they name), so the read stays bounded by the limit.
+   */
+  readonly by?: string;
 }
 
-const FIELDS = ['owner', 'count', 'token', 'mode', 'w', 'wc', 'wt', 'kind'] as const;
+/** One entry of a sorted set: a member and its score (a lease end, server ms). */
+export interface ZsetEntry {
+  readonly member: string;
+  readonly score: number;
+}
 
-/** Reads object `name` in one script call: a consistent snapshot of every key its kind may keep. */
-export async function readSnapshot(transport: Transport, prefix: string, name: string, limit: number): Promise<{ key: string; snapshot: LayoutSnapshot }> {
-  const key = objectKey(prefix, name);
-  const keys = [key, `${key}:queue`, `${key}:waiters`, `${key}:readers`, `${key}:writers`, `${key}:leases`, `${key}:holders`];
-  const reply = await transport.script(SCRIPTS.inspectRead, [...keys, limit], 'inspect', key, (value) => value as ReadReply);
-  const [now, types, mainPttl, main, queue, readers, writers, permits] = reply;
-  const [mainType = 'none', queueType = 'none', waiters = 'none', readersType = 'none', writersType = 'none', leases = 'none', holders = 'none'] = types;
-  const isHash = mainType === 'hash';
-  const fields = Object.fromEntries(FIELDS.map((field, i) => [field, isHash ? (main[i] ?? null) : null])) as LayoutSnapshot['fields'];
+/** One key as read-n.lua read it: what its type holds, the others empty. */
+export interface KeyRead {
+  /** TYPE: 'none' when absent. */
+  readonly type: string;
+  /** PTTL: ms left, -1 without TTL, -2 absent. */
+  readonly pttl: number;
+  /** A string's value. */
+  readonly value: string | null;
+  /** A hash's fields: all of them, or those `by` names. */
+  readonly fields: Readonly<Record<string, string | undefined>>;
+  /** A list's first `limit` items. */
+  readonly items: readonly string[];
+  /** A sorted set's entries whose lease has not ended, and those whose lease has. */
+  readonly live: number;
+  readonly lapsed: number;
+  /** At most `limit` live entries: soonest lease end first, or those of the members of `by`, in its order. */
+  readonly entries: readonly ZsetEntry[];
+}
+
+/** One object's keys as a kind names them (`Part`), read in one step: what the kind recognises and describes itself from. */
+export interface LayoutSnapshot<Part extends string = string> {
+  /** The server's clock, Unix ms. */
+  readonly now: number;
+  readonly keys: Readonly<Record<Part, KeyRead>>;
+}
+
+/**
+ * Reads `keys` in one script call (read-n.lua), so the reads are one
+ * consistent snapshot; all share the hash tag of `key`, the object's main key.
+ */
+export async function readKeys(transport: Transport, key: string, keys: readonly KeptKey[], limit: number): Promise<{ now: number; reads: KeyRead[] }> {
+  // Keys read `by` another last: that one is read before them.
+  const ordered = [...keys.filter((kept) => kept.by === undefined), ...keys.filter((kept) => kept.by !== undefined)];
+  const items = ordered.map(({ key, by }) => ({ key, by: by === undefined ? '' : ordered.findIndex((kept) => kept.key === by && kept.by === undefined) + 1 }));
+  const [now, ...raw] = await transport.run(SCRIPTS.inspectRead, { limit, items }, 'inspect', key, (reply) => reply as [number, ...RawRead[]]);
+  const reads = new Map(ordered.map((kept, i) => [kept, parseRead(raw[i] ?? ['none', -2])]));
+  return { now, reads: keys.map((kept) => reads.get(kept) as KeyRead) };
+}
+
+type RawRead = [type: string, pttl: number, ...rest: (string | number | null)[]];
+
+function parseRead([type, pttl, ...rest]: RawRead): KeyRead {
+  const pairs = (from: number): [string, string][] => {
+    const out: [string, string][] = [];
+    for (let i = from; i + 1 < rest.length; i += 2) out.push([String(rest[i]), String(rest[i + 1])]);
+    return out;
+  };
+  const zset = type === 'zset';
   return {
-    key,
-    snapshot: {
-      now,
-      types: { main: mainType, queue: queueType, waiters, readers: readersType, writers: writersType, leases, holders },
-      mainPttl,
-      fields,
-      value: mainType === 'string' ? (main[0] ?? null) : null,
-      queue,
-      readers,
-      writers,
-      permits,
-    },
+    type,
+    pttl,
+    value: type === 'string' ? String(rest[0]) : null,
+    fields: type === 'hash' ? Object.fromEntries(pairs(0)) : {},
+    items: type === 'list' ? rest.map(String) : [],
+    live: zset ? Number(rest[0]) : 0,
+    lapsed: zset ? Number(rest[1]) : 0,
+    entries: zset ? pairs(2).map(([member, score]) => ({ member, score: Number(score) })) : [],
   };
 }
 
 /** What every report has but holders: name, key, server time. */
 export type ReportBase = Omit<ObjectInfoBase, 'holders' | 'holderCount'>;
 
-/** The main key holds a decimal integer: a semaphore's permits or a latch's count. */
-export function integerValue(snapshot: LayoutSnapshot): number | undefined {
-  const value = Number(snapshot.value ?? NaN);
-  return snapshot.value !== null && Number.isSafeInteger(value) ? value : undefined;
+/** The key holds a decimal integer: a semaphore's permits, a latch's count. */
+export function integerValue(read: KeyRead): number | undefined {
+  const value = Number(read.value ?? NaN);
+  return read.value !== null && Number.isSafeInteger(value) ? value : undefined;
 }
 
-/** How a kind that keeps a bare integer recognises it: one of several (a semaphore's permits, a latch's count, a pool). */
-export const fitsBareInteger = (snapshot: LayoutSnapshot): 'fits' | undefined => (integerValue(snapshot) === undefined ? undefined : 'fits');
+/** How a kind that keeps a bare integer at `read` recognises it: one of several (a semaphore's permits, a latch's count, a pool). */
+export const fitsBareInteger = (read: KeyRead): 'fits' | undefined => (integerValue(read) === undefined ? undefined : 'fits');
 
 export function holder(
   owner: string,
@@ -100,9 +115,7 @@ function acquiredAt(token: string | undefined, now: number): number | undefined 
   return ms <= now ? ms : undefined;
 }
 
-/** {live, owner, leaseEnd, …} of the script: queued waiters or waiting writers. */
-export function waiterList(entries: readonly (string | number | null)[], now: number): WaiterInfo[] {
-  const waiters: WaiterInfo[] = [];
-  for (let i = 1; i + 1 < entries.length; i += 2) waiters.push({ owner: String(entries[i]), ttlMs: Number(entries[i + 1]) - now });
-  return waiters;
+/** The live entries of a sorted set of waiters (owner → waiter lease end), as waiters. */
+export function waiterList(read: KeyRead, now: number): WaiterInfo[] {
+  return read.entries.map(({ member, score }) => ({ owner: member, ttlMs: score - now }));
 }

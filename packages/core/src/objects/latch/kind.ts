@@ -1,12 +1,28 @@
-import { bareIntegerKind } from '../object-kind.js';
+import { fitsBareInteger, integerValue } from '../inspect/snapshot.js';
+import { byName, defineKind } from '../object-kind.js';
 import { CountDownLatch } from './count-down-latch.js';
+import type { CountDownLatchInfo } from './info.js';
+import { latchKeys } from './keys.js';
 import { LatchStore } from './latch-store.js';
 import type { RCountDownLatch } from './types.js';
 
-/** The count-down latch (`getCountDownLatch`). */
-export const COUNT_DOWN_LATCH = bareIntegerKind(
-  'countDownLatch',
-  'count',
-  'latch name',
-  (name, { deployment, context }): RCountDownLatch => new CountDownLatch(name, context, new LatchStore(deployment, context.commandTimeoutMs)),
-);
+/** The count-down latch (`getCountDownLatch`): a bare integer, as a semaphore's permits (see SemaphoreOrLatchInfo). */
+export const COUNT_DOWN_LATCH = defineKind({
+  name: 'countDownLatch',
+  description: 'count that opens at zero',
+  method: 'getCountDownLatch',
+  getter: (site) => {
+    const { deployment, context } = site;
+    return byName(site, 'latch name', (name): RCountDownLatch => new CountDownLatch(name, context, new LatchStore(deployment, context.commandTimeoutMs)));
+  },
+  keeps: (prefix, name) => ({ count: { key: latchKeys(prefix, name).count, type: 'string' } }),
+  recognise: ({ keys: { count } }) => fitsBareInteger(count),
+  describe: ({ keys: { count } }, base): CountDownLatchInfo => ({
+    ...base,
+    kind: 'countDownLatch',
+    holders: [],
+    holderCount: 0,
+    count: integerValue(count) ?? 0,
+  }),
+  detail: (info) => `count ${info.count}`,
+});

@@ -1,33 +1,40 @@
-import { holder, type LayoutSnapshot } from '../inspect/snapshot.js';
+import type { KeyRead } from '../inspect/snapshot.js';
+import { holder } from '../inspect/snapshot.js';
 import { byName, defineKind } from '../object-kind.js';
+import type { LockInfo } from './info.js';
+import { lockKeys } from './keys.js';
 import { ReentrantLock } from './reentrant-lock.js';
 import { ServerLockStore } from './server-lock-store.js';
 import type { RLock } from './types.js';
 
 /** A Redlock master's lease lock, `<clientId>:<taskId>|<op>`: its owner. */
-const leaseOwner = (snapshot: LayoutSnapshot): string | undefined => /^([^|:]+:[^|:]+)\|./.exec(snapshot.value ?? '')?.[1];
+const leaseOwner = (read: KeyRead): string | undefined => /^([^|:]+:[^|:]+)\|./.exec(read.value ?? '')?.[1];
 
 /** The reentrant lock (`getLock`). */
 export const LOCK = defineKind({
   name: 'lock',
+  description: 'reentrant lock',
+  method: 'getLock',
   getter: (site) => {
     const { deployment, context } = site;
     const store = new ServerLockStore(deployment, context.commandTimeoutMs);
     context.kinds.register(store.kind, store);
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, context, store));
   },
+  keeps: (prefix, name) => ({ lock: { key: lockKeys(prefix, name).lock, type: 'hash' } }),
   // A hash with an owner is a lock unless a field says it is another kind; a
   // fair lock with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
-  recognise: (snapshot) => {
-    if (leaseOwner(snapshot)) return 'shown';
-    const { owner, kind, mode } = snapshot.fields;
+  recognise: ({ keys: { lock } }) => {
+    if (leaseOwner(lock)) return 'shown';
+    const { owner, kind, mode } = lock.fields;
     return owner && !kind && !mode ? 'likely' : undefined;
   },
-  describe: (snapshot, base) => {
-    const { now, mainPttl: ttlMs } = snapshot;
-    const lease = leaseOwner(snapshot);
-    const { owner, count, token } = snapshot.fields;
-    const holders = [lease ? holder(lease, 1, undefined, ttlMs, now) : holder(owner ?? '', count, token, ttlMs, now)];
-    return { ...base, kind: 'lock', ttlMs, holders, holderCount: 1 };
+  describe: ({ now, keys: { lock } }, base): LockInfo => {
+    const lease = leaseOwner(lock);
+    const { owner, count, token } = lock.fields;
+    const holders = [lease ? holder(lease, 1, undefined, lock.pttl, now) : holder(owner ?? '', count, token, lock.pttl, now)];
+    return { ...base, kind: 'lock', ttlMs: lock.pttl, holders, holderCount: 1 };
   },
+  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  forceUnlock: (lock) => lock.forceUnlock(),
 });

@@ -1,8 +1,10 @@
 import { holder } from '../inspect/snapshot.js';
+import { lockKeys } from '../lock/keys.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
 import { ServerLockStore } from '../lock/server-lock-store.js';
 import type { RLock } from '../lock/types.js';
 import { byName, defineKind } from '../object-kind.js';
+import type { NonReentrantLockInfo } from './info.js';
 
 const NAME = 'nonReentrantLock';
 
@@ -14,14 +16,20 @@ const NAME = 'nonReentrantLock';
  */
 export const NON_REENTRANT_LOCK = defineKind({
   name: NAME,
+  description: 'lock a task cannot take twice',
+  method: 'getNonReentrantLock',
   getter: (site) => {
     const store = new ServerLockStore(site.deployment, site.context.commandTimeoutMs, NAME);
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, site.context, store));
   },
+  keeps: (prefix, name) => ({ lock: { key: lockKeys(prefix, name).lock, type: 'hash' } }),
   // acquire-3 marks the hash with field kind.
-  recognise: ({ fields }) => (fields.kind === NAME ? 'shown' : undefined),
-  describe: ({ now, mainPttl: ttlMs, fields }, base) => {
-    const holders = fields.owner ? [holder(fields.owner, fields.count, fields.token, ttlMs, now)] : [];
-    return { ...base, kind: NAME, ttlMs, holders, holderCount: holders.length };
+  recognise: ({ keys: { lock } }) => (lock.fields.kind === NAME ? 'shown' : undefined),
+  describe: ({ now, keys: { lock } }, base): NonReentrantLockInfo => {
+    const { owner, count, token } = lock.fields;
+    const holders = owner ? [holder(owner, count, token, lock.pttl, now)] : [];
+    return { ...base, kind: NAME, ttlMs: lock.pttl, holders, holderCount: holders.length };
   },
+  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  forceUnlock: (lock) => lock.forceUnlock(),
 });

@@ -1,21 +1,16 @@
 import type { HolderInfo } from '../inspect/info.js';
 import { holder, waiterList } from '../inspect/snapshot.js';
 import { byName, defineKind } from '../object-kind.js';
+import type { ReadWriteLockInfo } from './info.js';
+import { rwLockKeys } from './keys.js';
 import { ReadWriteLock, type RReadWriteLock } from './read-write-lock.js';
 import { RW_KIND, RwLockStore } from './rw-lock-store.js';
-
-/** {live, owner, leaseEnd, count, token, …} of the script: the live readers. */
-function readerHolders(readers: readonly (string | number | null)[], now: number): HolderInfo[] {
-  const holders: HolderInfo[] = [];
-  for (let i = 1; i + 3 < readers.length; i += 4) {
-    holders.push(holder(String(readers[i]), readers[i + 2], readers[i + 3], Number(readers[i + 1]) - now, now, { mode: 'read' }));
-  }
-  return holders;
-}
 
 /** The read-write lock (`getReadWriteLock`). */
 export const READ_WRITE_LOCK = defineKind({
   name: 'readWriteLock',
+  description: 'lock with shared readers and one writer',
+  method: 'getReadWriteLock',
   getter: (site) => {
     const { deployment, context } = site;
     // A refused writer holds new readers back for a watchdog lease, renewed by its tries.
@@ -27,25 +22,34 @@ export const READ_WRITE_LOCK = defineKind({
     context.kinds.register(RW_KIND, stores.read);
     return byName(site, 'lock name', (name): RReadWriteLock => new ReadWriteLock(name, context, stores));
   },
-  recognise: ({ types, fields }) => {
-    const rwKeys = types.readers === 'zset' || types.writers === 'zset';
-    return (types.main === 'hash' && (fields.mode !== null || rwKeys)) || (types.main === 'none' && rwKeys) ? 'shown' : undefined;
+  keeps: (prefix, name) => {
+    const { lock, readers, writers } = rwLockKeys(prefix, name);
+    return { lock: { key: lock, type: 'hash' }, readers: { key: readers, type: 'zset' }, writers: { key: writers, type: 'zset' } };
   },
-  describe: ({ now, mainPttl: ttlMs, fields, readers, writers }, base) => {
-    const { w: writer, wc, wt } = fields;
-    const mode: HolderInfo['mode'] = fields.mode === 'write' || fields.mode === 'read' ? fields.mode : undefined;
+  recognise: ({ keys: { lock, readers, writers } }) => {
+    const rwKeys = readers.type === 'zset' || writers.type === 'zset';
+    return (lock.type === 'hash' && (lock.fields.mode !== undefined || rwKeys)) || (lock.type === 'none' && rwKeys) ? 'shown' : undefined;
+  },
+  describe: ({ now, keys: { lock, readers, writers } }, base): ReadWriteLockInfo => {
+    const { w: writer, wc, wt, mode } = lock.fields;
     const holders: HolderInfo[] = [];
-    if (writer) holders.push(holder(writer, wc, wt, ttlMs, now, { mode: 'write' }));
-    holders.push(...readerHolders(readers, now));
+    if (writer) holders.push(holder(writer, wc, wt, lock.pttl, now, { mode: 'write' }));
+    // Each reader's count and token are fields r:<owner> and rt:<owner> of the hash.
+    for (const { member, score } of readers.entries) {
+      holders.push(holder(member, lock.fields[`r:${member}`], lock.fields[`rt:${member}`], score - now, now, { mode: 'read' }));
+    }
     return {
       ...base,
       kind: 'readWriteLock',
-      mode,
-      ttlMs,
+      mode: mode === 'write' || mode === 'read' ? mode : undefined,
+      ttlMs: lock.pttl,
       holders,
-      holderCount: (writer ? 1 : 0) + Number(readers[0] ?? 0),
+      holderCount: (writer ? 1 : 0) + readers.live,
       waiters: waiterList(writers, now),
-      waiterCount: Number(writers[0] ?? 0),
+      waiterCount: writers.live,
     };
   },
+  detail: (info) => (info.mode ? `mode ${info.mode}` : 'free'),
+  // Its write lock's force-unlock frees the writer and every reader.
+  forceUnlock: (lock) => lock.writeLock().forceUnlock(),
 });

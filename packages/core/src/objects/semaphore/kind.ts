@@ -1,12 +1,22 @@
-import { bareIntegerKind } from '../object-kind.js';
+import { fitsBareInteger, integerValue } from '../inspect/snapshot.js';
+import { byName, defineKind } from '../object-kind.js';
+import type { SemaphoreInfo } from './info.js';
+import { semaphoreKeys } from './keys.js';
 import { RedisSemaphore } from './semaphore.js';
 import { SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
 
-/** The semaphore (`getSemaphore`). */
-export const SEMAPHORE = bareIntegerKind(
-  'semaphore',
-  'permits',
-  'semaphore name',
-  (name, { deployment, context }): RSemaphore => new RedisSemaphore(name, context, new SemaphoreStore(deployment, context.commandTimeoutMs)),
-);
+/** The semaphore (`getSemaphore`): a bare integer, as a latch's count (see SemaphoreOrLatchInfo). */
+export const SEMAPHORE = defineKind({
+  name: 'semaphore',
+  description: 'permits owned by nobody',
+  method: 'getSemaphore',
+  getter: (site) => {
+    const { deployment, context } = site;
+    return byName(site, 'semaphore name', (name): RSemaphore => new RedisSemaphore(name, context, new SemaphoreStore(deployment, context.commandTimeoutMs)));
+  },
+  keeps: (prefix, name) => ({ permits: { key: semaphoreKeys(prefix, name).permits, type: 'string' } }),
+  recognise: ({ keys: { permits } }) => fitsBareInteger(permits),
+  describe: ({ keys: { permits } }, base): SemaphoreInfo => ({ ...base, kind: 'semaphore', holders: [], holderCount: 0, permits: integerValue(permits) ?? 0 }),
+  detail: (info) => `permits ${info.permits}`,
+});
