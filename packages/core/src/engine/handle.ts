@@ -5,19 +5,28 @@ import type { Hold } from './hold.js';
 /**
  * What every handle shares (a lock's, a permit's): one acquisition, ended
  * once, by its release call or on dispose (`await using`), and the owner's
- * task, so `run(fn)` nests acquisitions as that owner.
+ * task, so `run(fn)` nests acquisitions as that owner. A client keeps one
+ * per held lock: the release and the extension are methods of the subclass,
+ * not closures made per handle.
  */
 export abstract class HoldHandle implements AsyncDisposable {
   private ended = false;
 
   constructor(
-    readonly name: string,
     protected readonly hold: Hold,
-    private readonly task: TaskContext,
-    // Not `release`: a permit handle's subclass needs that name public.
-    private readonly releaseOnce: () => Promise<unknown>,
-    private readonly extendBy: (leaseMs: number) => Promise<void>,
+    protected readonly task: TaskContext,
   ) {}
+
+  /** The object's name. */
+  get name(): string {
+    return this.hold.name;
+  }
+
+  /** Releases this acquisition (not `release`: a permit handle's subclass needs that name public). */
+  protected abstract releaseOnce(): Promise<unknown>;
+
+  /** Extends the hold's lease to `leaseMs` (checked there) from now. */
+  protected abstract extendBy(leaseMs: number): Promise<void>;
 
   /**
    * Extends the hold's lease to `leaseMs` from now (never shortens it).

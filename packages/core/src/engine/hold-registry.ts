@@ -1,44 +1,65 @@
 import type { Hold } from './hold.js';
 
+/** The holds of one key when there is more than one: per mode, per owner. */
+type Shared = Map<string, Map<string, Hold>>;
+
 /**
  * The client's holds: per key, mode and owner, the current generation. Lost
  * generations with counts outstanding hang off `previous`, so their unlocks
  * answer with the loss instead of touching a newer hold. A task's read and
  * write holds on one name are two modes of one key: they never collide.
+ *
+ * A key almost always has one hold: it maps to that hold itself (two nested
+ * Maps per key would cost ~0.4 KB per held lock); only a key with holds of
+ * several modes or owners (permits, readers) gets the per-mode, per-owner Maps.
  */
 export class HoldRegistry {
-  private readonly byKey = new Map<string, Map<string, Map<string, Hold>>>();
+  private readonly byKey = new Map<string, Hold | Shared>();
 
   current(key: string, mode: string, owner: string): Hold | undefined {
-    return this.byKey.get(key)?.get(mode)?.get(owner);
+    const entry = this.byKey.get(key);
+    if (entry === undefined) return undefined;
+    if (entry instanceof Map) return entry.get(mode)?.get(owner);
+    return entry.mode === mode && entry.owner === owner ? entry : undefined;
   }
 
   /** Makes `hold` the owner's current generation. */
   set(hold: Hold): void {
-    let modes = this.byKey.get(hold.key);
-    if (!modes) {
-      modes = new Map();
-      this.byKey.set(hold.key, modes);
+    const entry = this.byKey.get(hold.key);
+    if (entry === undefined || (!(entry instanceof Map) && entry.mode === hold.mode && entry.owner === hold.owner)) {
+      this.byKey.set(hold.key, hold);
+      return;
     }
-    let owners = modes.get(hold.mode);
+    let shared: Shared;
+    if (entry instanceof Map) shared = entry;
+    else {
+      shared = new Map([[entry.mode, new Map([[entry.owner, entry]])]]);
+      this.byKey.set(hold.key, shared);
+    }
+    let owners = shared.get(hold.mode);
     if (!owners) {
       owners = new Map();
-      modes.set(hold.mode, owners);
+      shared.set(hold.mode, owners);
     }
     owners.set(hold.owner, hold);
   }
 
   /** Forgets `hold` (its count reached 0), restoring an older generation with counts left. */
   remove(hold: Hold): void {
-    const modes = this.byKey.get(hold.key);
-    const owners = modes?.get(hold.mode);
-    if (!modes || !owners || owners.get(hold.owner) !== hold) return;
+    const entry = this.byKey.get(hold.key);
+    if (entry === undefined || this.current(hold.key, hold.mode, hold.owner) !== hold) return;
     let previous = hold.previous;
     while (previous && previous.count <= 0) previous = previous.previous;
+    if (!(entry instanceof Map)) {
+      if (previous) this.byKey.set(hold.key, previous);
+      else this.byKey.delete(hold.key);
+      return;
+    }
+    const owners = entry.get(hold.mode) as Map<string, Hold>;
     if (previous) owners.set(hold.owner, previous);
     else owners.delete(hold.owner);
-    if (owners.size === 0) modes.delete(hold.mode);
-    if (modes.size === 0) this.byKey.delete(hold.key);
+    if (owners.size === 0) entry.delete(hold.mode);
+    if (entry.size === 0) this.byKey.delete(hold.key);
   }
 
   /** Counts one unlock of a lost hold; forgets it once every acquisition is accounted for. */
@@ -55,7 +76,13 @@ export class HoldRegistry {
    * A hold whose final release is in flight is left to that release.
    */
   loseOthers(key: string, mode: string, owner: string): void {
-    const owners = this.byKey.get(key)?.get(mode);
+    const entry = this.byKey.get(key);
+    if (entry === undefined) return;
+    if (!(entry instanceof Map)) {
+      if (entry.mode === mode && entry.owner !== owner && entry.active && !entry.releaseSent) entry.lose('expired');
+      return;
+    }
+    const owners = entry.get(mode);
     if (!owners || owners.size === 0 || (owners.size === 1 && owners.has(owner))) return;
     for (const other of [...owners.values()]) {
       if (other.owner !== owner && other.active && !other.releaseSent) other.lose('expired');
@@ -64,17 +91,26 @@ export class HoldRegistry {
 
   /** Every hold of `key` in `mode` (every owner of this client). */
   holdsOf(key: string, mode?: string): Hold[] {
-    const modes = this.byKey.get(key);
-    if (!modes) return [];
-    if (mode !== undefined) return [...(modes.get(mode)?.values() ?? [])];
+    const entry = this.byKey.get(key);
+    if (entry === undefined) return [];
+    if (!(entry instanceof Map)) return mode === undefined || entry.mode === mode ? [entry] : [];
+    if (mode !== undefined) return [...(entry.get(mode)?.values() ?? [])];
     const result: Hold[] = [];
-    for (const owners of modes.values()) result.push(...owners.values());
+    for (const owners of entry.values()) result.push(...owners.values());
     return result;
   }
 
   all(): Hold[] {
     const result: Hold[] = [];
-    for (const modes of this.byKey.values()) for (const owners of modes.values()) result.push(...owners.values());
+    for (const entry of this.byKey.values()) {
+      if (!(entry instanceof Map)) result.push(entry);
+      else for (const owners of entry.values()) result.push(...owners.values());
+    }
     return result;
+  }
+
+  /** Keys with at least one hold (a count: after every release it is back to 0). */
+  get size(): number {
+    return this.byKey.size;
   }
 }

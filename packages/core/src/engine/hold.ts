@@ -34,51 +34,87 @@ export interface HoldTarget {
   readonly driftFactor: number;
 }
 
+/** What only some holds need: made on first use, so a plain hold carries one empty field for all of it. */
+interface RareHoldState<G> {
+  lostError?: LockLostError;
+  previous?: Hold<G>;
+  maxLeaseAt?: number;
+  maxLeaseTimer?: NodeJS.Timeout;
+  expiryTimer?: NodeJS.Timeout;
+  // Made on first read of `signal`: an AbortController costs ~0.8 KB and
+  // several µs, and Java-style lock()/unlock() callers never look at it.
+  controller?: AbortController;
+  /** Watchdog flags of the acquisitions past the first FLAG_BITS (a deeper reentry). */
+  deepFlags?: boolean[];
+}
+
+/** Acquisitions whose watchdog flag is kept in the `flagBits` bit stack; deeper ones go to an array. */
+const FLAG_BITS = 30;
+
+/** What every hold of one kind and mode on one client shares: one object, not five fields per hold. */
+interface HoldSite {
+  readonly kind: string;
+  readonly mode: string;
+  readonly driftFactor: number;
+  readonly watchdogLeaseMs: number;
+  readonly observer: HoldObserver;
+}
+
+/** A client has a few kinds and modes; past this many sites, holds get one of their own. */
+const MAX_SITES = 64;
+const sitesByObserver = new WeakMap<HoldObserver, HoldSite[]>();
+
+function siteOf(target: HoldTarget, watchdogLeaseMs: number, observer: HoldObserver): HoldSite {
+  let sites = sitesByObserver.get(observer);
+  if (sites === undefined) {
+    sites = [];
+    sitesByObserver.set(observer, sites);
+  }
+  for (const site of sites) {
+    if (site.kind === target.kind && site.mode === target.mode && site.driftFactor === target.driftFactor && site.watchdogLeaseMs === watchdogLeaseMs) {
+      return site;
+    }
+  }
+  const site: HoldSite = { kind: target.kind, mode: target.mode, driftFactor: target.driftFactor, watchdogLeaseMs, observer };
+  if (sites.length < MAX_SITES) sites.push(site);
+  return site;
+}
+
+const RELEASE_SENT = 1;
+const RENEWING = 2;
+
 /**
  * What one owner holds of one object in one mode: nested acquisitions share its
  * lease (which only grows), deadline, token and signal. `count` mirrors Redis,
  * or is counted here where only the first and last reach Redis. A flag per
  * acquisition says whether it took a watchdog lease: renewal runs while any
  * one did. `grant` is the object's own data (Redlock: each master's token).
+ *
+ * A client keeps one per held lock, so its fields are few: what most holds
+ * never use (a loss, a cap, timers, the signal) lives in `rare`, made on first use.
  */
 export class Hold<G = unknown> implements RenewableHold {
   readonly name: string;
   readonly key: string;
-  readonly mode: string;
-  readonly kind: string;
   readonly owner: string;
   readonly token: string | undefined;
   state: HoldState = 'held';
   count = 0;
   deadline: number;
   leaseMs: number;
-  lostError: LockLostError | undefined;
-  /** An older generation of this owner's hold that was lost while counts were outstanding. */
-  previous: Hold<G> | undefined;
-  /** The release that takes the count to 0 went out: from then on it is released or lost, never held again. */
-  releaseSent = false;
   /**
    * Acquisitions that a scope (withLock) or a handle releases itself when it
    * ends: a bare unlock() may not take the count below them.
    */
   scoped = 0;
   grant: G | undefined;
-  /**
-   * Monotonic time (ms) past which the hold is neither renewed nor relied on
-   * (`maxLeaseMs`): then it is lost with reason `maxLease`. Undefined: no cap.
-   */
-  maxLeaseAt: number | undefined;
-  private maxLeaseTimer: NodeJS.Timeout | undefined;
-  private readonly watchdogLeaseMs: number;
-  private readonly driftFactor: number;
-  private readonly observer: HoldObserver;
-  private readonly watchdogFlags: boolean[] = [];
-  // Made on first use: an AbortController costs several µs, and Java-style
-  // lock()/unlock() callers never look at the signal.
-  private controller: AbortController | undefined;
-  private expiryTimer: NodeJS.Timeout | undefined;
-  /** The renewer has this hold. */
-  private renewing = false;
+  /** RELEASE_SENT, RENEWING. */
+  private bits = 0;
+  /** Watchdog flags of the first FLAG_BITS acquisitions, one bit each (bit i: the i-th); a stack of `flagDepth`. */
+  private flagBits = 0;
+  private flagDepth = 0;
+  private readonly site: HoldSite;
+  private rare: RareHoldState<G> | undefined;
 
   constructor(
     target: HoldTarget,
@@ -92,17 +128,63 @@ export class Hold<G = unknown> implements RenewableHold {
   ) {
     this.name = target.name;
     this.key = target.key;
-    this.mode = target.mode;
-    this.kind = target.kind;
     this.owner = target.owner;
-    this.driftFactor = target.driftFactor;
     this.token = token;
-    this.watchdogLeaseMs = watchdogLeaseMs;
-    this.observer = observer;
+    this.site = siteOf(target, watchdogLeaseMs, observer);
     this.grant = grant;
     this.deadline = monotonicNow();
     this.leaseMs = 0;
+    this.rare = undefined;
     observer.began?.(this);
+  }
+
+  /** The mode held ('' for an exclusive lock; 'read', 'write'…). */
+  get mode(): string {
+    return this.site.mode;
+  }
+
+  /** Renewal kind (see HoldKinds). */
+  get kind(): string {
+    return this.site.kind;
+  }
+
+  /** The release that takes the count to 0 went out: from then on it is released or lost, never held again. */
+  get releaseSent(): boolean {
+    return (this.bits & RELEASE_SENT) !== 0;
+  }
+
+  private get driftFactor(): number {
+    return this.site.driftFactor;
+  }
+
+  private get observer(): HoldObserver {
+    return this.site.observer;
+  }
+
+  private get extra(): RareHoldState<G> {
+    return (this.rare ??= {});
+  }
+
+  /** The loss that ended it, once lost. */
+  get lostError(): LockLostError | undefined {
+    return this.rare?.lostError;
+  }
+
+  /** An older generation of this owner's hold that was lost while counts were outstanding. */
+  get previous(): Hold<G> | undefined {
+    return this.rare?.previous;
+  }
+
+  set previous(hold: Hold<G> | undefined) {
+    if (hold !== undefined || this.rare !== undefined) this.extra.previous = hold;
+  }
+
+  /**
+   * Monotonic time (ms) past which the hold is neither renewed nor relied on
+   * (`maxLeaseMs`): then it is lost with reason `maxLease`. Undefined: no cap.
+   */
+  get maxLeaseAt(): number | undefined {
+    return this.rare?.maxLeaseAt;
   }
 
   get active(): boolean {
@@ -119,22 +201,24 @@ export class Hold<G = unknown> implements RenewableHold {
    * timer that fires late never leaves a hold looking alive past its deadline.
    */
   get certain(): boolean {
-    return this.active && monotonicNow() < this.deadline && !(this.maxLeaseAt !== undefined && monotonicNow() >= this.maxLeaseAt);
+    const maxLeaseAt = this.rare?.maxLeaseAt;
+    return this.active && monotonicNow() < this.deadline && !(maxLeaseAt !== undefined && monotonicNow() >= maxLeaseAt);
   }
 
   get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
+    const extra = this.extra;
+    if (!extra.controller) {
+      extra.controller = new AbortController();
       // Someone can observe the fixed lease's end now: report it on time.
       if (this.active && !this.renewed && this.count > 0) this.armExpiryTimer();
     }
-    if (this.lostError && !this.controller.signal.aborted) this.controller.abort(this.lostError);
-    return this.controller.signal;
+    if (extra.lostError && !extra.controller.signal.aborted) extra.controller.abort(extra.lostError);
+    return extra.controller.signal;
   }
 
   /** True while any acquisition in the stack was taken without a fixed lease. */
   get renewed(): boolean {
-    return this.watchdogFlags.includes(true);
+    return this.flagBits !== 0 || this.rare?.deepFlags?.includes(true) === true;
   }
 
   /** The fixed lease has run out (lease − drift since its send): whatever a timer said, it may be gone. */
@@ -149,9 +233,9 @@ export class Hold<G = unknown> implements RenewableHold {
    * watchdog lease. The deadline only grows, as the server's TTL does.
    */
   acquired(count: number, sentAt: number | undefined, leaseMs: number | undefined): void {
-    const lease = leaseMs ?? this.watchdogLeaseMs;
+    const lease = leaseMs ?? this.site.watchdogLeaseMs;
     this.count = count;
-    this.watchdogFlags.push(leaseMs === undefined);
+    this.pushFlag(leaseMs === undefined);
     if (sentAt !== undefined) this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, lease, this.driftFactor));
     this.leaseMs = Math.max(this.leaseMs, lease);
     this.applyLeaseMode();
@@ -159,7 +243,7 @@ export class Hold<G = unknown> implements RenewableHold {
 
   /** Records one release that left `remaining` counts. */
   releasedOne(remaining: number): void {
-    this.watchdogFlags.pop();
+    this.popFlag();
     this.count = remaining;
     if (remaining <= 0) {
       this.finish('released');
@@ -168,25 +252,39 @@ export class Hold<G = unknown> implements RenewableHold {
     this.applyLeaseMode();
   }
 
+  private pushFlag(watchdog: boolean): void {
+    const depth = this.flagDepth++;
+    if (depth < FLAG_BITS) {
+      if (watchdog) this.flagBits |= 1 << depth;
+    } else (this.extra.deepFlags ??= []).push(watchdog);
+  }
+
+  private popFlag(): void {
+    if (this.flagDepth === 0) return;
+    const depth = --this.flagDepth;
+    if (depth < FLAG_BITS) this.flagBits &= ~(1 << depth);
+    else this.rare?.deepFlags?.pop();
+  }
+
   // After every acquisition or release, so a reentry racing the last release
   // restarts renewal. A fixed lease's end is timed only when observable (the
   // signal, a lockLost listener); else the next release or read finds it `expired`.
   private applyLeaseMode(): void {
     if (this.renewed) {
       this.clearExpiryTimer();
-      if (!this.renewing) {
-        this.renewing = true;
+      if ((this.bits & RENEWING) === 0) {
+        this.bits |= RENEWING;
         this.observer.startRenewal(this);
       }
       return;
     }
     this.stopRenewing();
-    if (this.controller || this.observer.watchesLosses()) this.armExpiryTimer();
+    if (this.rare?.controller || this.observer.watchesLosses()) this.armExpiryTimer();
   }
 
   private stopRenewing(): void {
-    if (!this.renewing) return;
-    this.renewing = false;
+    if ((this.bits & RENEWING) === 0) return;
+    this.bits &= ~RENEWING;
     this.observer.stopRenewal(this);
   }
 
@@ -195,7 +293,7 @@ export class Hold<G = unknown> implements RenewableHold {
    * cannot come back "gone" and report a clean release as lost. No way back.
    */
   beginFinalRelease(): void {
-    this.releaseSent = true;
+    this.bits |= RELEASE_SENT;
     this.stopRenewing();
   }
 
@@ -207,7 +305,7 @@ export class Hold<G = unknown> implements RenewableHold {
     if (!this.active) return;
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
     this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, leaseMs, this.driftFactor));
-    if (!this.renewed && this.expiryTimer !== undefined) this.armExpiryTimer();
+    if (!this.renewed && this.rare?.expiryTimer !== undefined) this.armExpiryTimer();
   }
 
   /** A renewal sent at `sentAt` succeeded. */
@@ -223,19 +321,20 @@ export class Hold<G = unknown> implements RenewableHold {
    */
   capLease(at: number): void {
     if (!this.active || (this.maxLeaseAt !== undefined && this.maxLeaseAt <= at)) return;
-    this.maxLeaseAt = at;
-    if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
-    this.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow())));
+    const extra = this.extra;
+    extra.maxLeaseAt = at;
+    if (extra.maxLeaseTimer !== undefined) clearTimeout(extra.maxLeaseTimer);
+    extra.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow())));
     // Must not keep the process alive, as the expiry timer.
-    this.maxLeaseTimer.unref();
+    extra.maxLeaseTimer.unref();
   }
 
   lose(reason: LockLostReason, cause?: unknown, detail?: string): void {
     if (!this.active) return;
     const error = new LockLostError(this.name, reason, { cause, detail });
-    this.lostError = error;
+    this.extra.lostError = error;
     this.finish('lost');
-    this.controller?.abort(error);
+    this.rare?.controller?.abort(error);
     this.observer.lost(this, error);
   }
 
@@ -244,7 +343,7 @@ export class Hold<G = unknown> implements RenewableHold {
     this.state = state;
     if (wasHeld) this.observer.ended?.(this);
     this.clearExpiryTimer();
-    if (this.maxLeaseTimer !== undefined) clearTimeout(this.maxLeaseTimer);
+    if (this.rare?.maxLeaseTimer !== undefined) clearTimeout(this.rare.maxLeaseTimer);
     this.stopRenewing();
   }
 
@@ -252,13 +351,15 @@ export class Hold<G = unknown> implements RenewableHold {
   private armExpiryTimer(): void {
     this.clearExpiryTimer();
     const delay = Math.max(0, Math.ceil(this.deadline - monotonicNow()));
-    this.expiryTimer = setTimeout(() => this.lose('expired'), delay);
-    this.expiryTimer.unref();
+    const timer = setTimeout(() => this.lose('expired'), delay);
+    timer.unref();
+    this.extra.expiryTimer = timer;
   }
 
   private clearExpiryTimer(): void {
-    if (this.expiryTimer === undefined) return;
-    clearTimeout(this.expiryTimer);
-    this.expiryTimer = undefined;
+    const rare = this.rare;
+    if (rare?.expiryTimer === undefined) return;
+    clearTimeout(rare.expiryTimer);
+    rare.expiryTimer = undefined;
   }
 }

@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import { lockKeys } from '../../src/objects/lock/keys.js';
+import { KEY_CACHE_LIMIT, LockKeyCache, lockKeys } from '../../src/objects/lock/keys.js';
 import { checkKeyPrefix, checkName } from '../../src/objects/names.js';
 import { InvalidArgumentError } from '../../src/errors.js';
 
@@ -18,6 +18,23 @@ describe('lockKeys', () => {
       expect(calculateSlot(keys.fence)).toBe(calculateSlot(keys.lock));
       expect(keys.fence).toMatch(/^p:\{\d+\}:fence$/);
     }
+  });
+});
+
+describe('LockKeyCache', () => {
+  it('returns the same names for a name while cached, and keeps at most KEY_CACHE_LIMIT per source', () => {
+    const cache = new LockKeyCache('p');
+    const plain = {};
+    const own = { keysOf: (prefix: string, name: string) => ({ ...lockKeys(prefix, name), lock: `${prefix}:own:{${name}}` }) };
+    const first = cache.keysOf(plain, 'n0');
+    expect(first).toEqual(lockKeys('p', 'n0'));
+    expect(cache.keysOf(plain, 'n0')).toBe(first);
+    expect(cache.keysOf(own, 'n0').lock).toBe('p:own:{n0}');
+    for (let i = 1; i <= KEY_CACHE_LIMIT; i++) cache.keysOf(plain, `n${i}`);
+    expect(cache.size).toBe(KEY_CACHE_LIMIT + 1);
+    // The oldest name went first: built again, equal but not the same object.
+    expect(cache.keysOf(plain, 'n0')).not.toBe(first);
+    expect(cache.keysOf(plain, 'n0')).toEqual(first);
   });
 });
 

@@ -17,7 +17,17 @@ export interface LockKeys {
   readonly cancelled: string;
 }
 
-const CACHE_LIMIT = 10_000;
+/**
+ * Names kept per source (a store): enough for every lock a busy client works
+ * on at once to hit, small enough (~0.3 MB) that a client touching 100,000
+ * names does not keep them.
+ */
+export const KEY_CACHE_LIMIT = 1_024;
+
+/** Where a lock's names come from: a store's own layout (`keysOf`), else the reentrant lock's. */
+export interface KeySource {
+  keysOf?(prefix: string, name: string): LockKeys;
+}
 
 /** The names of lock `name` under `prefix`. */
 export function lockKeys(prefix: string, name: string): LockKeys {
@@ -26,20 +36,35 @@ export function lockKeys(prefix: string, name: string): LockKeys {
 }
 
 /**
- * One client's lock names, built once per name: a getLock() on the hot path
- * builds no key strings. Bounded: a client that touches very many names
- * rebuilds some of them.
+ * One client's lock names (under its prefix), built once per name and source:
+ * the hot path builds no key strings. Bounded by KEY_CACHE_LIMIT per source,
+ * the oldest name first out: a client that touches very many names rebuilds
+ * some of them, and its heap does not grow with the names it ever used.
  */
 export class LockKeyCache {
-  private readonly cache = new Map<string, LockKeys>();
+  private readonly bySource = new Map<KeySource, Map<string, LockKeys>>();
 
-  keysOf(prefix: string, name: string): LockKeys {
-    const cached = this.cache.get(name);
+  constructor(private readonly prefix: string) {}
+
+  keysOf(source: KeySource, name: string): LockKeys {
+    let cache = this.bySource.get(source);
+    if (cache === undefined) {
+      cache = new Map();
+      this.bySource.set(source, cache);
+    }
+    const cached = cache.get(name);
     if (cached) return cached;
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    const keys = lockKeys(prefix, name);
-    this.cache.set(name, keys);
+    if (cache.size >= KEY_CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+    const keys = source.keysOf?.(this.prefix, name) ?? lockKeys(this.prefix, name);
+    cache.set(name, keys);
     return keys;
+  }
+
+  /** Names cached, over every source. */
+  get size(): number {
+    let size = 0;
+    for (const cache of this.bySource.values()) size += cache.size;
+    return size;
   }
 }
 

@@ -5,7 +5,6 @@ import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
 import { releaseHold } from '../../engine/release.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
-import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction } from '../../checks/argument-checks.js';
 import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
@@ -21,19 +20,25 @@ import type { LockHandle, LockScope, RLock } from './types.js';
  * {@link LockStore}.
  */
 export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLock<Token> {
-  readonly keys: LockKeys;
   /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
   private readonly mode: string;
-  private readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  private readonly keyCache: LockKeyCache;
 
   constructor(
     readonly name: string,
     private readonly ctx: EngineContext,
     private readonly store: LockStore,
   ) {
-    this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? ctx.stateOf(LockKeyCache, () => new LockKeyCache()).keysOf(ctx.keyPrefix, name);
+    this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
     this.mode = store.mode ?? '';
-    this.onMessage = (payload, queue) => store.onMessage(payload, queue);
+  }
+
+  /**
+   * Its Redis names, from the client's bounded cache: not kept here, so a lock
+   * object that a handle or a scope keeps alive does not keep its names too.
+   */
+  get keys(): LockKeys {
+    return this.keyCache.keysOf(this.store, this.name);
   }
 
   /** Where this lock sorts in a multi-lock's global order: its full key. */
@@ -60,35 +65,44 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     await this.releaseFor(this.ownerOf(requireTask(this.name, 'unlock')));
   }
 
-  async withLock<T>(fn: (scope: LockScope<Token>) => T | Promise<T>, options?: LockOptions): Promise<T> {
-    checkFunction(fn, 'withLock(fn)');
-    const request = parseLockOptions(options, 'withLock');
-    return runInTaskOrNew(async () => {
-      const task = currentTask() as TaskContext;
-      const hold = await this.acquireOrThrow(task, request);
-      const release = this.scopedRelease(task, hold);
-      let result: T;
-      try {
-        result = await fn({ signal: hold.signal, token: hold.token as Token });
-      } catch (error) {
-        // The caller sees fn's error; a failed release is only reported.
-        await release().catch((releaseError: unknown) => {
-          if (hold.state !== 'lost') this.ctx.backgroundError(releaseError);
-        });
-        throw error;
-      }
-      await release();
-      return result;
-    });
+  // Not async: one promise (and the task's async context on it) less per
+  // scope for as long as fn runs; a failed check still rejects.
+  withLock<T>(fn: (scope: LockScope<Token>) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    let request: LockRequest;
+    try {
+      checkFunction(fn, 'withLock(fn)');
+      request = parseLockOptions(options, 'withLock');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return runInTaskOrNew(() => this.runScoped(currentTask() as TaskContext, fn, request));
+  }
+
+  private async runScoped<T>(task: TaskContext, fn: (scope: LockScope<Token>) => T | Promise<T>, request: LockRequest): Promise<T> {
+    const hold = await this.acquireOrThrow(task, request);
+    // Counted as scoped until its release is called: a bare unlock() may not take it.
+    hold.scoped++;
+    let result: T;
+    try {
+      result = await fn(new HoldScope<Token>(hold));
+    } catch (error) {
+      hold.scoped--;
+      // The caller sees fn's error; a failed release is only reported.
+      await this.releaseFor(this.ownerOf(task), hold).catch((releaseError: unknown) => {
+        if (hold.state !== 'lost') this.ctx.backgroundError(releaseError);
+      });
+      throw error;
+    }
+    hold.scoped--;
+    await this.releaseFor(this.ownerOf(task), hold);
+    return result;
   }
 
   async acquire(options?: LockOptions): Promise<LockHandle<Token>> {
     const request = parseLockOptions(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle<Token>(this.name, hold, task, this.scopedRelease(task, hold), (leaseMs) =>
-      this.extendHeld(hold, checkLease(leaseMs, 'extend')),
-    );
+    return new ReentrantLockHandle<Token>(this, hold, task);
   }
 
   async isLocked(): Promise<boolean> {
@@ -99,18 +113,20 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   async isHeldByCurrentTask(): Promise<boolean> {
     const owner = this.ownerOf(requireTask(this.name, 'isHeldByCurrentTask'));
     this.ctx.assertOpen();
+    const keys = this.keys;
     // A hold this client knows lost, or past its deadline, is not held,
     // whatever the server still says: safety before liveness.
-    if (this.ctx.holds.current(this.keys.lock, this.mode, owner)?.certain !== true) return false;
-    return (await this.store.ownerHold(this.keys, this.name, owner)).held;
+    if (this.ctx.holds.current(keys.lock, this.mode, owner)?.certain !== true) return false;
+    return (await this.store.ownerHold(keys, this.name, owner)).held;
   }
 
   async getHoldCount(): Promise<number> {
     const owner = this.ownerOf(requireTask(this.name, 'getHoldCount'));
     this.ctx.assertOpen();
-    const hold = this.ctx.holds.current(this.keys.lock, this.mode, owner);
+    const keys = this.keys;
+    const hold = this.ctx.holds.current(keys.lock, this.mode, owner);
     if (hold?.certain !== true) return 0;
-    const read = await this.store.ownerHold(this.keys, this.name, owner);
+    const read = await this.store.ownerHold(keys, this.name, owner);
     if (!read.held || !hold.certain) return 0;
     return this.store.counting === 'server' ? read.count : hold.count;
   }
@@ -122,8 +138,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
   async forceUnlock(): Promise<boolean> {
     this.ctx.assertOpen();
-    const released = await this.store.forceUnlock(this.keys, this.name);
-    for (const hold of this.ctx.holds.holdsOf(this.keys.lock, this.mode)) hold.lose('forced');
+    const keys = this.keys;
+    const released = await this.store.forceUnlock(keys, this.name);
+    for (const hold of this.ctx.holds.holdsOf(keys.lock, this.mode)) hold.lose('forced');
     return released;
   }
 
@@ -133,7 +150,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     await this.extendHeld(this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
   }
 
-  private async extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
+  /** Extends `hold` (the caller's, a handle's) to `leaseMs`. */
+  async extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
     if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was extended)`);
     await extendHold(this.ctx, hold, leaseMs, this.store, `lock "${this.name}" is not held`);
   }
@@ -152,17 +170,17 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    * failed check throws inside its caller's async function, which rejects.
    */
   private acquireChecked(task: TaskContext, request: LockRequest): Promise<Hold | undefined> {
-    const { ctx, store } = this;
+    const { ctx, store, keys } = this;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     if (request.leaseMs === undefined && !ctx.canRenew) {
       throw new InvalidArgumentError(`lock "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
     }
     const owner = this.ownerOf(task);
-    store.beforeAcquire?.(ctx.holds, this.keys, owner);
+    store.beforeAcquire?.(ctx.holds, keys, owner);
     const target: HoldTarget = {
       name: this.name,
-      key: this.keys.lock,
+      key: keys.lock,
       mode: this.mode,
       kind: store.kind,
       owner,
@@ -175,37 +193,35 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       request.leaseMs,
       request.maxLeaseMs,
       (op, leaseMs) =>
-        handOffs
-          ? handOffs.send(op, (sendOp) => store.acquire(this.keys, owner, leaseMs, sendOp, request))
-          : store.acquire(this.keys, owner, leaseMs, op, request),
-      (op) => store.cancel(this.keys, owner, op),
+        handOffs ? handOffs.send(op, (sendOp) => store.acquire(keys, owner, leaseMs, sendOp, request)) : store.acquire(keys, owner, leaseMs, op, request),
+      (op) => store.cancel(keys, owner, op),
     );
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
     const reenterOrAttempt = async (current: Hold, signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> =>
-      (await ctx.chains.run(this.keys.lock, owner, () => this.reenterHere(current, request))) ? { grant: current } : attempt(ctx, tries, signal);
+      (await ctx.chains.run(keys.lock, owner, () => this.reenterHere(current, request))) ? { grant: current } : attempt(ctx, tries, signal);
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
-      const current = store.counting === 'client' ? ctx.holds.current(this.keys.lock, this.mode, owner) : undefined;
+      const current = store.counting === 'client' ? ctx.holds.current(keys.lock, this.mode, owner) : undefined;
       return current?.active ? reenterOrAttempt(current, signal) : attempt(ctx, tries, signal);
     };
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
-    const handOffs = store.handOffs?.(ctx, target, this.keys.channel, request);
+    const handOffs = store.handOffs?.(ctx, target, keys.channel, request);
     const leaveQueue = store.leaveQueue?.bind(store);
     return acquireOrWait(ctx, {
       name: this.name,
-      channel: this.keys.channel,
+      channel: keys.channel,
       id: owner,
       headOnly: store.headOnly,
-      onMessage: this.onMessage,
-      arrival: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
+      onMessage: (payload, queue) => store.onMessage(payload, queue),
+      arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
       // The queue's place is the owner's: kept while a branch of the task still
       // waits here. A hold a branch counts on (it may be a hand-off to this
       // place, count 0 in Redis) is named by its token, so it stays.
       leave:
         leaveQueue &&
         (() => {
-          if (ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
-          const held = ctx.holds.current(this.keys.lock, this.mode, owner);
-          return leaveQueue(this.keys, owner, held?.active ? (held.token ?? '') : '');
+          if (ctx.queues.get(keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
+          const held = ctx.holds.current(keys.lock, this.mode, owner);
+          return leaveQueue(keys, owner, held?.active ? (held.token ?? '') : '');
         }),
       takeGrant: handOffs && ((payload) => handOffs.take(payload)),
       waitMs: request.waitMs,
@@ -262,7 +278,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    * Releases one acquisition of `owner`: of `own` when the caller knows which
    * hold it took (a handle, withLock), else of the owner's newest hold.
    */
-  private async releaseFor(owner: string, own?: Hold): Promise<void> {
+  async releaseFor(owner: string, own?: Hold): Promise<void> {
     const { ctx, store, keys } = this;
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     if (!own && hold?.active && hold.count <= hold.scoped) {
@@ -285,31 +301,58 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     }
   }
 
-  /** The release of one acquisition that a scope or handle owns: counted as scoped until it is first called. */
-  private scopedRelease(task: TaskContext, hold: Hold): () => Promise<void> {
-    hold.scoped++;
-    let counted = true;
-    return () => {
-      if (counted) {
-        counted = false;
-        hold.scoped--;
-      }
-      return this.releaseFor(this.ownerOf(task), hold);
-    };
+  ownerOf(task: TaskContext): string {
+    return ownerId(this.ctx.clientId, task);
+  }
+}
+
+/**
+ * What withLock's fn gets: the signal is the hold's, read through, so a scope
+ * that never looks at it never builds an AbortController.
+ */
+class HoldScope<Token extends string | undefined> implements LockScope<Token> {
+  constructor(private readonly hold: Hold) {}
+
+  get signal(): AbortSignal {
+    return this.hold.signal;
   }
 
-  private ownerOf(task: TaskContext): string {
-    return ownerId(this.ctx.clientId, task);
+  get token(): Token {
+    return this.hold.token as Token;
   }
 }
 
 /** A lock's handle: {@link LockHandle}. */
 class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
+  /** The handle's acquisition counts as scoped until its release is first called. */
+  private counted = true;
+
+  constructor(
+    private readonly lock: ReentrantLock<Token>,
+    hold: Hold,
+    task: TaskContext,
+  ) {
+    super(hold, task);
+    hold.scoped++;
+  }
+
   override get token(): Token {
     return this.hold.token as Token;
   }
 
   unlock(): Promise<void> {
     return this.end();
+  }
+
+  protected releaseOnce(): Promise<void> {
+    if (this.counted) {
+      this.counted = false;
+      this.hold.scoped--;
+    }
+    return this.lock.releaseFor(this.lock.ownerOf(this.task), this.hold);
+  }
+
+  protected extendBy(leaseMs: number): Promise<void> {
+    return this.lock.extendHeld(this.hold, checkLease(leaseMs, 'extend'));
   }
 }

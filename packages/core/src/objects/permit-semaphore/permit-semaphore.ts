@@ -142,19 +142,13 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   }
 
   private handleOf(hold: Hold, task: TaskContext): PermitHandle {
-    return new LeasedPermit(
-      this.name,
-      hold,
-      task,
-      () => this.releasePermit(hold),
-      (leaseMs) => this.extendPermit(hold, leaseMs),
-    );
+    return new LeasedPermit(this, hold, task);
   }
 
   // ---- release and extension -----------------------------------------------
 
   /** The engine's release of one permit: a lapsed one rejects with its loss and never touches Redis. */
-  private async releasePermit(hold: Hold): Promise<void> {
+  async releasePermit(hold: Hold): Promise<void> {
     const { ctx, store, keys } = this;
     await releaseHold(ctx, hold, this.name, {
       send: (op) => store.release(keys, hold.owner, hold.token, op),
@@ -162,7 +156,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     });
   }
 
-  private async extendPermit(hold: Hold, leaseMs: unknown): Promise<void> {
+  async extendPermit(hold: Hold, leaseMs: unknown): Promise<void> {
     await extendHold(this.ctx, hold, checkLease(leaseMs, 'extend'), this.store, `permit "${hold.owner}" of "${this.name}" is not held`);
   }
 
@@ -173,6 +167,22 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
 
 /** A permit's handle: {@link PermitHandle}. */
 class LeasedPermit extends HoldHandle implements PermitHandle {
+  constructor(
+    private readonly semaphore: PermitExpirableSemaphore,
+    hold: Hold,
+    task: TaskContext,
+  ) {
+    super(hold, task);
+  }
+
+  protected releaseOnce(): Promise<void> {
+    return this.semaphore.releasePermit(this.hold);
+  }
+
+  protected extendBy(leaseMs: number): Promise<void> {
+    return this.semaphore.extendPermit(this.hold, leaseMs);
+  }
+
   get id(): string {
     return this.hold.owner;
   }
