@@ -7,24 +7,10 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
 import { HandOffCall, type HandOff } from './hand-off.js';
-import { ServerLockStore } from '../lock/server-lock-store.js';
+import { parseAcquire, parseRelease, ServerLockStore } from '../lock/server-lock-store.js';
+import { isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
-
-function parseAcquire(reply: unknown): AcquireReply {
-  const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
-  if (code === 1) return { granted: true, token: String(second), count: Number(third) };
-  if (code === -1) return { granted: false, retryInMs: 0 };
-  return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
-}
-
-function parseRelease(reply: unknown): ReleaseReply {
-  const [code, second, third] = reply as [number, number, number?];
-  if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
-  return { released: false, reason: second === 1 ? 'taken' : 'expired' };
-}
-
-const isOne = (reply: unknown): boolean => reply === 1;
 
 /**
  * The fair lock's protocol: the reentrant lock's hash, renewal, reads and
@@ -65,6 +51,7 @@ export class FairLockStore extends ServerLockStore {
         queue: fair.queue,
         waiters: fair.waiters,
         tickets: fair.tickets,
+        wakePrefix: fair.wakePrefix,
         ...this.cancelArgs(owner, op, all),
       },
       'cancel',
@@ -121,12 +108,8 @@ export class FairLockStore extends ServerLockStore {
         queue: fair.queue,
         waiters: fair.waiters,
         tickets: fair.tickets,
-        owner,
-        op,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
+        wakePrefix: fair.wakePrefix,
+        ...this.releaseArgs(owner, token, op, all),
       },
       'release',
       fair.lock,
@@ -138,7 +121,17 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockLeaveQueue,
-      { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets, owner, sharded: this.sharded, kept: keptToken },
+      {
+        lock: fair.lock,
+        fence: fair.fence,
+        queue: fair.queue,
+        waiters: fair.waiters,
+        tickets: fair.tickets,
+        owner,
+        sharded: this.sharded,
+        kept: keptToken,
+        wakePrefix: fair.wakePrefix,
+      },
       'leaveQueue',
       fair.lock,
       isOne,

@@ -1,10 +1,10 @@
 import { replicated, type Deployment } from '../../connection/deployment.js';
+import { isOne, ObjectStore } from '../object-store.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
-import type { Transport } from '../../connection/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfMain, permitMarker, type PermitSemaphoreKeys } from './keys.js';
 
@@ -27,7 +27,6 @@ function parseRelease(reply: unknown): ReleaseReply {
   return { released: false, reason: second === 1 ? 'taken' : 'expired' };
 }
 
-const isOne = (reply: unknown): boolean => reply === 1;
 const asNumber = (reply: unknown): number => Number(reply);
 const asCodes = (reply: unknown): number[] => reply as number[];
 
@@ -37,35 +36,27 @@ const asCodes = (reply: unknown): number[] => reply as number[];
  * {@link HoldKind} of its permits, through which the watchdog renews them in
  * batches and the engine clears what is left of a lost or closed permit.
  */
-export class PermitStore implements HoldKind {
-  private readonly transport: Transport;
-  private readonly sharded: string;
+export class PermitStore extends ObjectStore implements HoldKind {
   private clears = 0;
 
   constructor(
-    readonly deployment: Deployment,
-    /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
-    private readonly replayWindowMs: number,
+    deployment: Deployment,
+    replayWindowMs: number,
     /** Qualifies this client's release ops in the markers (`<clientId>:<op>`). */
     private readonly clientId: string,
   ) {
-    this.transport = deployment.transport;
-    this.sharded = deployment.sharded ? '1' : '0';
+    super(deployment, replayWindowMs);
+  }
+
+  /** The keys and arguments every script of the semaphore takes beside its own: it reclaims lapsed permits and announces. */
+  private pool(keys: PermitSemaphoreKeys) {
+    return { permits: keys.permits, leases: keys.leases, holders: keys.holders, sharded: this.sharded, channel: keys.channel };
   }
 
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
     const reply = this.transport.run(
       SCRIPTS.permitSemaphoreAcquire,
-      {
-        permits: keys.permits,
-        leases: keys.leases,
-        holders: keys.holders,
-        fence: keys.fence,
-        marker: permitMarker(keys, id),
-        id,
-        leaseMs,
-        sharded: this.sharded,
-      },
+      { ...this.pool(keys), fence: keys.fence, marker: permitMarker(keys, id), id, leaseMs },
       'acquire',
       keys.permits,
       parseAcquire,
@@ -79,15 +70,7 @@ export class PermitStore implements HoldKind {
   cancel(keys: PermitSemaphoreKeys, id: string): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreCancel,
-      {
-        permits: keys.permits,
-        leases: keys.leases,
-        holders: keys.holders,
-        marker: permitMarker(keys, id),
-        id,
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
+      { ...this.pool(keys), marker: permitMarker(keys, id), id, replayWindowMs: this.replayWindowMs },
       'cancel',
       keys.permits,
       isOne,
@@ -98,17 +81,7 @@ export class PermitStore implements HoldKind {
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreRelease,
-      {
-        permits: keys.permits,
-        leases: keys.leases,
-        holders: keys.holders,
-        marker: permitMarker(keys, id),
-        id,
-        token: token ?? '',
-        op: `${this.clientId}:${op}`,
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
+      { ...this.pool(keys), marker: permitMarker(keys, id), id, token: token ?? '', op: `${this.clientId}:${op}`, replayWindowMs: this.replayWindowMs },
       'release',
       keys.permits,
       parseRelease,
@@ -118,7 +91,7 @@ export class PermitStore implements HoldKind {
   trySetPermits(keys: PermitSemaphoreKeys, marker: string, permits: number): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreTrySetPermits,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      { ...this.pool(keys), marker, count: permits, replayWindowMs: this.replayWindowMs },
       'trySetPermits',
       keys.permits,
       isOne,
@@ -128,7 +101,7 @@ export class PermitStore implements HoldKind {
   addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreAddPermits,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, marker, delta, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      { ...this.pool(keys), marker, delta, replayWindowMs: this.replayWindowMs },
       'addPermits',
       keys.permits,
       asNumber,
@@ -136,13 +109,7 @@ export class PermitStore implements HoldKind {
   }
 
   available(keys: PermitSemaphoreKeys): Promise<number> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreAvailable,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, sharded: this.sharded },
-      'availablePermits',
-      keys.permits,
-      asNumber,
-    );
+    return this.transport.run(SCRIPTS.permitSemaphoreAvailable, this.pool(keys), 'availablePermits', keys.permits, asNumber);
   }
 
   // ---- HoldKind: renewal in batches, and clearing --------------------------
@@ -169,7 +136,7 @@ export class PermitStore implements HoldKind {
   private renewItems(items: readonly { key: string; id: string; token: string; leaseMs: number }[]): Promise<number[]> {
     const permits = items.map(({ key, id, token, leaseMs }) => {
       const keys = keysOfMain(key);
-      return { permits: keys.permits, leases: keys.leases, holders: keys.holders, id, token, leaseMs };
+      return { permits: keys.permits, leases: keys.leases, holders: keys.holders, id, token, leaseMs, channel: keys.channel };
     });
     return this.transport.run(
       SCRIPTS.permitSemaphoreRenew,
