@@ -39,21 +39,16 @@ export class FairLockStore extends ServerLockStore {
     return fairLockKeys(prefix, name, this.clientId);
   }
 
+  /** The keys every fair lock script touches: the lock and its fence, and the queue a hand-off takes its head from. */
+  private queueKeys(fair: FairLockKeys) {
+    return { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets };
+  }
+
   override cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockCancel,
-      {
-        lock: fair.lock,
-        released: fair.released,
-        cancelled: fair.cancelled,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        wakePrefix: fair.wakePrefix,
-        ...this.cancelArgs(owner, op, all),
-      },
+      { ...this.queueKeys(fair), released: fair.released, cancelled: fair.cancelled, wakePrefix: fair.wakePrefix, ...this.cancelArgs(owner, op, all) },
       'cancel',
       fair.lock,
       isOne,
@@ -77,19 +72,7 @@ export class FairLockStore extends ServerLockStore {
     const join = request?.waitMs === 0 ? '0' : '1';
     const reply = this.transport.run(
       SCRIPTS.fairLockAcquire,
-      {
-        lock: fair.lock,
-        fence: fair.fence,
-        cancelled: fair.cancelled,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        owner,
-        leaseMs,
-        op,
-        waiterLeaseMs: this.waiterLeaseMs,
-        join,
-      },
+      { ...this.queueKeys(fair), cancelled: fair.cancelled, owner, leaseMs, op, waiterLeaseMs: this.waiterLeaseMs, join },
       'acquire',
       fair.lock,
       parseAcquire,
@@ -101,16 +84,7 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockRelease,
-      {
-        lock: fair.lock,
-        released: fair.released,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        wakePrefix: fair.wakePrefix,
-        ...this.releaseArgs(owner, token, op, all),
-      },
+      { ...this.queueKeys(fair), released: fair.released, wakePrefix: fair.wakePrefix, ...this.releaseArgs(owner, token, op, all) },
       'release',
       fair.lock,
       parseRelease,
@@ -121,17 +95,7 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockLeaveQueue,
-      {
-        lock: fair.lock,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        owner,
-        sharded: this.sharded,
-        kept: keptToken,
-        wakePrefix: fair.wakePrefix,
-      },
+      { ...this.queueKeys(fair), owner, sharded: this.sharded, kept: keptToken, wakePrefix: fair.wakePrefix },
       'leaveQueue',
       fair.lock,
       isOne,

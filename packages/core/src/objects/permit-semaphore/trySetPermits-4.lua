@@ -19,16 +19,15 @@ Publishes '<count>:<count>' on `channel` when it set them.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"
+--- @include "set-once"
 
 local done = redis.call('GET', KEYS[4])
 if done then
   return tonumber(done)
 end
 reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
-local set = 0
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  set = 1
+local set = setOnce(KEYS[1], ARGV[1], KEYS[4], ARGV[2])
+if set == 1 then
   announce(ARGV[4], ARGV[1] .. ':' .. ARGV[1], ARGV[3])
 end
-redis.call('SET', KEYS[4], set, 'PX', ARGV[2])
 return set

@@ -68,6 +68,11 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return rwLockKeys(prefix, name);
   }
 
+  /** The keys of the lock's state that its acquire, cancel and release scripts all touch. */
+  private stateKeys(rw: RwLockKeys) {
+    return { hash: rw.lock, readers: rw.readers, writers: rw.writers };
+  }
+
   /** A task that holds only the read lock must not wait for the write lock: it would wait for itself. */
   beforeAcquire(holds: HoldRegistry, keys: LockKeys, owner: string): void {
     if (this.mode !== 'write' || holds.current(keys.lock, 'write', owner)?.active) return;
@@ -84,11 +89,9 @@ export class RwLockStore extends ObjectStore implements LockStore {
     const reply = this.transport.run(
       SCRIPTS.rwLockAcquire,
       {
-        hash: rw.lock,
+        ...this.stateKeys(rw),
         fence: rw.fence,
         cancelled: rw.cancelled,
-        readers: rw.readers,
-        writers: rw.writers,
         owner,
         leaseMs,
         op,
@@ -109,11 +112,9 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return this.transport.run(
       SCRIPTS.rwLockCancel,
       {
-        hash: rw.lock,
+        ...this.stateKeys(rw),
         released: rw.released,
         cancelled: rw.cancelled,
-        readers: rw.readers,
-        writers: rw.writers,
         owner,
         op: `${op}/cancel`,
         acquireOp: op,
@@ -146,10 +147,8 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return this.transport.run(
       SCRIPTS.rwLockRelease,
       {
-        hash: rw.lock,
+        ...this.stateKeys(rw),
         released: rw.released,
-        readers: rw.readers,
-        writers: rw.writers,
         owner,
         op,
         mode,

@@ -17,15 +17,14 @@ Publishes '<count>:<count>' on `channel` when it set them
 (waiters may have been waiting for the semaphore to be set up).
 ]]
 --- @include "announce"
+--- @include "set-once"
 
 local done = redis.call('GET', KEYS[2])
 if done then
   return tonumber(done)
 end
-local set = 0
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  set = 1
+local set = setOnce(KEYS[1], ARGV[1], KEYS[2], ARGV[2])
+if set == 1 then
   announce(ARGV[4], ARGV[1] .. ':' .. ARGV[1], ARGV[3])
 end
-redis.call('SET', KEYS[2], set, 'PX', ARGV[2])
 return set
