@@ -6,7 +6,7 @@ import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
-import { isOne, ObjectStore } from '../object-store.js';
+import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfLock, type LockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
@@ -16,8 +16,6 @@ const isGranted = (reply: { readonly granted: boolean }): boolean => reply.grant
 
 /** Renewal kind of a reentrant lock's holds on one deployment. */
 export const LOCK_KIND = 'lock';
-
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
 
 // Replies are read by functions made once, not a closure per call. The fair
 // lock's scripts answer as the lock's do (a queued refusal names no holder: '').
@@ -131,15 +129,12 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   /** Renews a batch of holds of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
-    // With syncReplicas a renewal counts once replicas have it: else it is
-    // retried (the watchdog), and the hold lost at its deadline.
-    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(holds[0]?.key ?? '');
-    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+    return this.renewed(codes, holds[0]?.key ?? '');
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
     const [code] = await this.renewItems([{ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs }]);
-    return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+    return renewOutcome(code);
   }
 
   /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */

@@ -1,5 +1,5 @@
 import { replicated, type Deployment } from '../../connection/deployment.js';
-import { isOne, ObjectStore } from '../object-store.js';
+import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
@@ -10,8 +10,6 @@ import { keysOfMain, permitMarker, type PermitSemaphoreKeys } from './keys.js';
 
 /** Renewal kind of leased permits: the watchdog renews them in batches of their own. */
 export const PERMIT_KIND = 'permit';
-
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
 
 function parseAcquire(reply: unknown): AcquireReply {
   const [code, second] = reply as [number, string | number | undefined];
@@ -121,16 +119,13 @@ export class PermitStore extends ObjectStore implements HoldKind {
   /** Renews a batch of permits of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
-    // With syncReplicas a renewal counts once replicas have it: else it is
-    // retried (the watchdog), and the permit lost at its deadline.
-    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(holds[0]?.key ?? '');
-    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+    return this.renewed(codes, holds[0]?.key ?? '');
   }
 
   /** Extends one permit's lease to max(current, now + `leaseMs`) on the server. */
   async extend(hold: Hold, leaseMs: number): Promise<RenewOutcome> {
     const [code] = await this.renewItems([{ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs }]);
-    return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+    return renewOutcome(code);
   }
 
   private renewItems(items: readonly { key: string; id: string; token: string; leaseMs: number }[]): Promise<number[]> {

@@ -20,8 +20,6 @@ export const RW_KIND = 'rw-lock';
 
 export type RwMode = 'read' | 'write';
 
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
-
 function parseAcquire(reply: unknown): AcquireReply {
   const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
   if (code === 1) return { granted: true, token: String(second), count: Number(third) };
@@ -211,8 +209,7 @@ export class RwLockStore extends ObjectStore implements LockStore {
       items[0]?.key ?? '',
       (reply) => reply as number[],
     );
-    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(items[0]?.key ?? '');
-    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+    return this.renewed(codes, items[0]?.key ?? '');
   }
 
   /** Releases what is left of a hold of either mode (checked by owner and token). */
