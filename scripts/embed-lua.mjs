@@ -199,12 +199,15 @@ function readScript(file, source, numberOfKeys) {
   return declared;
 }
 
-function resolveIncludes(lua, file, seen = new Set()) {
+// Each include goes in once per script: two includes may both include a third (now-ms).
+function resolveIncludes(lua, file, seen = new Set(), done = new Set()) {
   return lua.replace(/^--- @include "([a-z][A-Za-z-]*)"\s*$/gm, (_, name) => {
     if (seen.has(name)) throw new Error(`${file}: include cycle through "${name}"`);
+    if (done.has(name)) return '';
+    done.add(name);
     const path = join(includesDir, `${name}.lua`);
     if (!existsSync(path)) throw new Error(`${file}: include "${name}" not found in ${relative(root, includesDir)}/`);
-    return resolveIncludes(readFileSync(path, 'utf8').trimEnd(), path, new Set([...seen, name]));
+    return resolveIncludes(readFileSync(path, 'utf8').trimEnd(), path, new Set([...seen, name]), done);
   });
 }
 

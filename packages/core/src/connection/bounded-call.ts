@@ -1,4 +1,6 @@
+import type { Cluster, Redis } from 'ioredis';
 import { RedisCommandError, RedisUnavailableError, RLockError } from '../errors.js';
+import { monotonicNow } from './time.js';
 
 /**
  * Settles like `work`, or rejects with `onTimeout()` once `timeoutMs` passed.
@@ -70,4 +72,17 @@ export function toRLockError(error: unknown, what: string, key: string): RLockEr
 // its name survives across module copies where instanceof would not.
 function isReplyError(error: unknown): error is Error {
   return error instanceof Error && error.name === 'ReplyError';
+}
+
+/**
+ * Closes a connection the client owns. QUIT lets pipelined replies arrive;
+ * against a dead or frozen server it would wait in the offline queue, so it is
+ * bounded by `deadline` and followed by a disconnect that also stops reconnecting.
+ */
+export async function quitBy(redis: Redis | Cluster, deadline: number, label: string): Promise<void> {
+  const remainingMs = deadline - monotonicNow();
+  if (redis.status === 'ready' && remainingMs > 0) {
+    await boundedCall(() => redis.quit(), Math.ceil(remainingMs), 'QUIT', label).catch(() => undefined);
+  }
+  redis.disconnect();
 }

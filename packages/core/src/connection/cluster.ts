@@ -1,7 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Command, type Redis } from 'ioredis';
-import { boundedCall } from './bounded-call.js';
-import { monotonicNow } from './time.js';
+import { boundedCall, quitBy } from './bounded-call.js';
 import { Transport } from './transport.js';
 import type { EmbeddedScript } from './scripts.js';
 import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
@@ -133,11 +132,6 @@ export class ClusterDeployment implements Deployment {
   }
 
   async close(deadline: number): Promise<void> {
-    if (!this.owned) return;
-    const remainingMs = deadline - monotonicNow();
-    if (this.redis.status === 'ready' && remainingMs > 0) {
-      await boundedCall(() => this.redis.quit(), Math.ceil(remainingMs), 'QUIT', '(cluster)').catch(() => undefined);
-    }
-    this.redis.disconnect();
+    if (this.owned) await quitBy(this.redis, deadline, '(cluster)');
   }
 }

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { boundedCall } from './bounded-call.js';
-import { monotonicNow } from './time.js';
+import { quitBy } from './bounded-call.js';
 import type { EmbeddedScript } from './scripts.js';
 import { Transport } from './transport.js';
 import { resolveConnection } from './endpoints.js';
@@ -105,17 +104,7 @@ export class StandaloneDeployment implements Deployment {
     return waitForReplicas(this.syncReplicas, key, (args) => this.transport.call('wait', args, 'WAIT', key, Number));
   }
 
-  /**
-   * QUIT lets pipelined replies arrive; against a dead or frozen server it would
-   * wait in the offline queue, so it is bounded by `deadline` and followed by a
-   * disconnect that also stops reconnecting.
-   */
   async close(deadline: number): Promise<void> {
-    if (!this.owned) return;
-    const remainingMs = deadline - monotonicNow();
-    if (this.redis.status === 'ready' && remainingMs > 0) {
-      await boundedCall(() => this.redis.quit(), Math.ceil(remainingMs), 'QUIT', '(connection)').catch(() => undefined);
-    }
-    this.redis.disconnect();
+    if (this.owned) await quitBy(this.redis, deadline, '(connection)');
   }
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { SubscriberConnection, SubscriberHandlers } from './deployment.js';
-import { FailWhileDown } from './fail-while-down.js';
+import { DownTracker } from './down-tracker.js';
 import type { ProcessRefs } from './process-refs.js';
 
 /**
@@ -22,7 +22,7 @@ export function openSubscriberConnection(source: Redis, handlers: SubscriberHand
     readyOnce = true;
   });
   connection.on('error', (error: Error) => handlers.error(error));
-  const guard = new FailWhileDown(connection);
+  const guard = new DownTracker(connection);
   return {
     subscribe: (channel) => guard.run(() => connection.subscribe(channel), 'SUBSCRIBE', channel),
     unsubscribe: (channel) => connection.unsubscribe(channel),

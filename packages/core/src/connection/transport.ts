@@ -1,5 +1,6 @@
 import { Command, type Cluster, type Redis } from 'ioredis';
 import { RedisUnavailableError } from '../errors.js';
+import { DownTracker, unavailableError } from './down-tracker.js';
 import type { EmbeddedScript, ScriptArg } from './scripts.js';
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
@@ -52,8 +53,8 @@ export class Transport {
   private readonly pending: Pending[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** Why the connection is down (refused, reset…), until it is ready again: calls meanwhile fail at once. */
-  private down: Error | undefined;
+  /** Calls fail at once while the connection is down (refused, reset…); pending ones when it goes down. */
+  private readonly down: DownTracker;
   /** Told when the first call goes out and when the last is answered (not per call). */
   calls: WorkCounter | undefined;
 
@@ -66,17 +67,8 @@ export class Transport {
     /** Batch each turn's commands into one write; false for a Redlock master, whose rounds wait on the slowest of a majority. */
     private readonly batching = true,
   ) {
-    redis.on('ready', () => {
-      this.down = undefined;
-      this.loadScripts();
-    });
-    // A refused or reset connection fails every pending and later call at once
-    // until it is ready again: a dead Redis is not a slow one.
-    redis.on('error', (error: Error & { code?: unknown }) => {
-      if (typeof error.code !== 'string' || redis.status === 'ready') return;
-      this.down = error;
-      this.failPending(error);
-    });
+    this.down = new DownTracker(redis, (cause) => this.failPending(cause));
+    redis.on('ready', () => this.loadScripts());
     if (redis.status === 'ready') this.loadScripts();
   }
 
@@ -102,17 +94,7 @@ export class Transport {
    * RedisUnavailableError for a timeout or a connection failure.
    */
   call<T>(name: string, args: (string | number)[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
-    const entry = this.send(name, args, what, key);
-    return entry.command.promise.then(
-      (reply) => {
-        this.settled(entry);
-        return parse(reply);
-      },
-      (error: unknown) => {
-        this.settled(entry);
-        throw toRLockError(error, what, key);
-      },
-    );
+    return this.answer(this.send(name, args, what, key), parse);
   }
 
   /** Runs `script` with its KEYS and ARGV by name: its `args` puts them in its header's order. */
@@ -123,7 +105,15 @@ export class Transport {
   /** Runs `script` with `keysAndArgs` positionally (KEYS first; a `-n` script takes the key count first). */
   script<T>(script: EmbeddedScript, keysAndArgs: ScriptArg[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
     const head = script.numberOfKeys === undefined ? [script.sha] : [script.sha, script.numberOfKeys];
-    const entry = this.send('evalsha', head.concat(keysAndArgs), what, key);
+    return this.answer(this.send('evalsha', head.concat(keysAndArgs), what, key), parse, () => {
+      // EVAL loads the script into the server's cache for the next EVALSHA.
+      const lua = script.numberOfKeys === undefined ? [script.lua] : [script.lua, script.numberOfKeys];
+      return this.call('eval', lua.concat(keysAndArgs), what, key, parse);
+    });
+  }
+
+  /** `entry`'s reply parsed, or its typed error; a NOSCRIPT error goes to `onNoScript` when given. */
+  private answer<T>(entry: Pending, parse: (reply: unknown) => T, onNoScript?: () => Promise<T>): Promise<T> {
     return entry.command.promise.then(
       (reply) => {
         this.settled(entry);
@@ -131,10 +121,8 @@ export class Transport {
       },
       (error: unknown) => {
         this.settled(entry);
-        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw toRLockError(error, what, key);
-        // EVAL loads the script into the server's cache for the next EVALSHA.
-        const lua = script.numberOfKeys === undefined ? [script.lua] : [script.lua, script.numberOfKeys];
-        return this.call('eval', lua.concat(keysAndArgs), what, key, parse);
+        if (onNoScript && error instanceof Error && error.message.startsWith('NOSCRIPT')) return onNoScript();
+        throw toRLockError(error, entry.what, entry.key);
       },
     );
   }
@@ -158,8 +146,9 @@ export class Transport {
   private send(name: string, args: (string | number)[], what: string, key: string): Pending {
     const command = new Command(name, args, UTF8_REPLIES);
     const entry: Pending = { command, deadline: monotonicNow() + this.timeoutMs, what, key, done: false };
-    if (this.down && this.redis.status !== 'ready') {
-      const error = unavailable(entry, this.down);
+    const down = this.down.cause;
+    if (down) {
+      const error = unavailable(entry, down);
       Object.defineProperty(error, NOT_SENT, { value: true });
       command.reject(error);
       return entry;
@@ -240,5 +229,5 @@ export function wasNotSent(error: unknown): boolean {
 }
 
 function unavailable(entry: Pending, cause: Error): RedisUnavailableError {
-  return new RedisUnavailableError(`Redis is unavailable for ${entry.what} on "${entry.key}": ${cause.message}`, { cause });
+  return unavailableError(entry.what, entry.key, cause);
 }

@@ -1,26 +1,39 @@
 import calculateSlot from 'cluster-key-slot';
 
 const SLOTS = 16384;
-const tags = new Array<string | undefined>(SLOTS);
-/** The next decimal string to hash: every smaller one's slot already has its tag. */
-let scanned = 0;
+
+/**
+ * The smallest decimal string hashing to each Cluster slot, found lazily: the
+ * scan stops at the slot asked for and remembers those it passed, so a first
+ * lock does not block the event loop for the whole table (about 110,000 CRC16s).
+ */
+class SlotTagMemo {
+  private readonly tags = new Array<string | undefined>(SLOTS);
+  /** The next decimal string to hash: every smaller one's slot already has its tag. */
+  private scanned = 0;
+
+  tagFor(slot: number): string {
+    let tag = this.tags[slot];
+    while (tag === undefined) {
+      const candidate = String(this.scanned++);
+      this.tags[calculateSlot(candidate)] ??= candidate;
+      tag = this.tags[slot];
+    }
+    return tag;
+  }
+}
+
+// One per process on purpose: it memoizes a pure function (a slot's tag never
+// changes), so clients sharing it see the same answers and scan only once.
+const SLOT_TAGS = new SlotTagMemo();
 
 /**
  * A short hash tag whose Cluster slot is `slot`: the fencing counter is per
  * slot, not per name (at most 16,384 counters; the acquire script still
  * touches one slot). Tags are the smallest decimal strings per slot, so every
- * process and version derives the same names. The scan stops at the slot
- * asked for, remembering those it passed, so a first lock does not block the
- * event loop for the whole table (about 110,000 CRC16s).
+ * process and version derives the same names.
  */
 export function fenceTagForSlot(slot: number): string {
   if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS) throw new RangeError(`slot out of range: ${slot}`);
-  let tag = tags[slot];
-  while (tag === undefined) {
-    const candidate = String(scanned++);
-    const found = calculateSlot(candidate);
-    tags[found] ??= candidate;
-    tag = tags[slot];
-  }
-  return tag;
+  return SLOT_TAGS.tagFor(slot);
 }

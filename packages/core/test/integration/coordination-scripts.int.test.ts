@@ -49,13 +49,15 @@ describe('coordination scripts', () => {
     const acquire = (k: Keys, op: string, n: number) =>
       run(SCRIPTS.semaphoreAcquire, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW }) as Promise<number[]>;
     const release = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreRelease, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' }) as Promise<number[]>;
+      run(SCRIPTS.semaphoreRelease, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel }) as Promise<
+        number[]
+      >;
     const cancel = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreCancel, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
+      run(SCRIPTS.semaphoreCancel, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
     const trySet = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreTrySetPermits, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
+      run(SCRIPTS.semaphoreTrySetPermits, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
     const add = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreAddPermits, { permits: k.permits, marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
+      run(SCRIPTS.semaphoreAddPermits, { permits: k.permits, marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
     const drain = (k: Keys, op: string) => run(SCRIPTS.semaphoreDrainPermits, { permits: k.permits, marker: k.op(op), replayWindowMs: WINDOW });
 
     describe('acquire-2', () => {
@@ -212,7 +214,7 @@ describe('coordination scripts', () => {
       };
     };
     type Keys = ReturnType<typeof fresh>;
-    const three = (k: Keys) => ({ permits: k.permits, leases: k.leases, holders: k.holders });
+    const three = (k: Keys) => ({ permits: k.permits, leases: k.leases, holders: k.holders, channel: k.channel });
     const acquire = (k: Keys, id: string, leaseMs: number) =>
       run(SCRIPTS.permitSemaphoreAcquire, { ...three(k), fence: k.fence, marker: k.marker(id), id, leaseMs, sharded: '0' }) as Promise<unknown[]>;
     const release = (k: Keys, id: string, token: string, op: string) =>
@@ -424,7 +426,8 @@ describe('coordination scripts', () => {
     type Keys = ReturnType<typeof fresh>;
     const trySet = (k: Keys, op: string, n: number) =>
       run(SCRIPTS.latchTrySetCount, { count: k.count, marker: k.op(op), initialCount: n, replayWindowMs: WINDOW });
-    const countDown = (k: Keys, op: string) => run(SCRIPTS.latchCountDown, { count: k.count, marker: k.op(op), replayWindowMs: WINDOW, sharded: '0' });
+    const countDown = (k: Keys, op: string) =>
+      run(SCRIPTS.latchCountDown, { count: k.count, marker: k.op(op), replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
 
     it('trySetCount-2 sets the count only when zero or absent; a replay answers its first outcome', async () => {
       const k = fresh();
@@ -464,6 +467,7 @@ describe('coordination scripts', () => {
         queue: `${lock}:queue`,
         waiters: `${lock}:waiters`,
         tickets: `${lock}:tickets`,
+        wakePrefix: `${lock}:release:`,
       };
     };
     type Keys = ReturnType<typeof fresh>;
@@ -473,7 +477,17 @@ describe('coordination scripts', () => {
     const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000) =>
       run(SCRIPTS.fairLockAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join }) as Promise<[number, ...unknown[]]>;
     const release = (k: Keys, owner: string, op: string) =>
-      run(SCRIPTS.fairLockRelease, { ...queueOf(k), released: k.released, owner, op, all: '0', token: '', replayWindowMs: WINDOW, sharded: '0' });
+      run(SCRIPTS.fairLockRelease, {
+        ...queueOf(k),
+        released: k.released,
+        owner,
+        op,
+        all: '0',
+        token: '',
+        replayWindowMs: WINDOW,
+        sharded: '0',
+        wakePrefix: k.wakePrefix,
+      });
     const cancel = (k: Keys, owner: string, op: string, acquireOp: string) =>
       run(SCRIPTS.fairLockCancel, {
         ...queueOf(k),
@@ -485,8 +499,10 @@ describe('coordination scripts', () => {
         all: '0',
         replayWindowMs: WINDOW,
         sharded: '0',
+        wakePrefix: k.wakePrefix,
       });
-    const leave = (k: Keys, owner: string, keptToken = '') => run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken });
+    const leave = (k: Keys, owner: string, keptToken = '') =>
+      run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken, wakePrefix: k.wakePrefix });
     const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0' });
     const holder = async (k: Keys) => redis.hmget(k.lock, 'owner', 'count');
 

@@ -28,6 +28,7 @@ describe('read-write lock', () => {
         readers: `${hash}:readers`,
         writers: `${hash}:writers`,
         released: `${hash}:released`,
+        channel: `${hash}:release`,
       };
     };
     const acquire = (k: ReturnType<typeof keysOf>, owner: string, mode: string, op: string, leaseMs = 10_000, join = '1') =>
@@ -57,6 +58,7 @@ describe('read-write lock', () => {
         token,
         replayWindowMs: 5_000,
         sharded: '0',
+        channel: k.channel,
       });
 
     it('shares reads, each reader with its own token and lease, and refuses a writer meanwhile', async () => {

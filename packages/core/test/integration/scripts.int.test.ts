@@ -33,6 +33,7 @@ describe('lock scripts', () => {
       token: options.token ?? '',
       replayWindowMs: WINDOW,
       sharded: '0',
+      channel: keys.channel,
     }) as Promise<unknown[]>;
   const cancel = (keys: LockKeys, owner: string, op: string, acquireOp: string, all = false) =>
     run(SCRIPTS.lockCancel, {
@@ -45,6 +46,7 @@ describe('lock scripts', () => {
       all: all ? '1' : '0',
       replayWindowMs: WINDOW,
       sharded: '0',
+      channel: keys.channel,
     });
 
   describe('acquire-3', () => {
@@ -211,6 +213,7 @@ describe('lock scripts', () => {
           token: '',
           replayWindowMs: WINDOW,
           sharded: '1',
+          channel: keys.channel,
         }),
       ).toEqual([1, 0, 1]);
       await listener.ping().catch(() => undefined);

@@ -10,12 +10,13 @@ KEYS[1]  lock: string <prefix>:{<name>}: <owner>|<op>
 KEYS[2]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>|<op>)
 ARGV[1]  holder: <owner>|<op> of the acquire to undo
 ARGV[2]  replayWindowMs: how long `cancelled` lives after this call, ms
+ARGV[3]  channel: the lock's channel <prefix>:{<name>}:release (core's lock/keys.ts)
 
 Returns
   1  the acquire had run and is undone ('unlock' published)
   0  it had not run, or no longer holds the lock: the tombstone refuses it
 
-Publishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock.
+Publishes 'unlock' on `channel` when the undo frees the lock.
 ]]
 redis.call('HSET', KEYS[2], ARGV[1], '1')
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
@@ -23,5 +24,5 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', KEYS[1] .. ':release', 'unlock')
+redis.call('PUBLISH', ARGV[3], 'unlock')
 return 1

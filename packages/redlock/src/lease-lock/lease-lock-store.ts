@@ -69,7 +69,7 @@ export class LeaseLockStore {
   cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.leaseLockCancel,
-      { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), replayWindowMs: this.replayWindowMs },
+      { lock: keys.lock, cancelled: keys.cancelled, holder: holderValue(owner, op), replayWindowMs: this.replayWindowMs, channel: keys.channel },
       'cancel',
       keys.lock,
       isOne,
@@ -80,7 +80,7 @@ export class LeaseLockStore {
   release(keys: LockKeys, owner: string, token: string | undefined, op: string): Promise<ReleaseReply> {
     return this.transport.run(
       SCRIPTS.leaseLockRelease,
-      { lock: keys.lock, released: keys.released, owner, token: token ?? '', op, replayWindowMs: this.replayWindowMs },
+      { lock: keys.lock, released: keys.released, owner, token: token ?? '', op, replayWindowMs: this.replayWindowMs, channel: keys.channel },
       'release',
       keys.lock,
       parseRelease,

@@ -9,6 +9,7 @@ ARGV[2]  token: the op of the acquire that holds it; '' releases the owner's
          hold whatever its op (sweeping a grant whose reply has not come)
 ARGV[3]  op: operation id of this release
 ARGV[4]  replayWindowMs: how long `released` remembers this release, ms
+ARGV[5]  channel: the lock's channel <prefix>:{<name>}:release (core's lock/keys.ts)
 
 Returns
   n >= 0  released: the key was deleted and 'unlock' published on
@@ -17,7 +18,7 @@ Returns
   -1      not held by the owner (with that token), and the key is gone
   -2      not held by the owner (with that token): another holds it
 
-Publishes 'unlock' on <prefix>:{<name>}:release when it deletes the key. A
+Publishes 'unlock' on `channel` when it deletes the key. A
 Redlock master is one standalone server, so this is always PUBLISH.
 ]]
 local held = redis.call('GET', KEYS[1])
@@ -31,4 +32,4 @@ if not mine then
 end
 redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[2], prefix .. ARGV[3], 'PX', ARGV[4])
-return redis.call('PUBLISH', KEYS[1] .. ':release', 'unlock')
+return redis.call('PUBLISH', ARGV[5], 'unlock')

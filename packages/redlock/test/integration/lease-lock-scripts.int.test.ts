@@ -34,9 +34,9 @@ describe('lease lock scripts', () => {
     const take = (keys: LockKeys, holder: string, leaseMs: number) =>
       run(SCRIPTS.leaseLockAcquire, { lock: keys.lock, cancelled: keys.cancelled, holder, leaseMs });
     const give = (keys: LockKeys, owner: string, token: string, op: string) =>
-      run(SCRIPTS.leaseLockRelease, { lock: keys.lock, released: keys.released, owner, token, op, replayWindowMs: WINDOW });
+      run(SCRIPTS.leaseLockRelease, { lock: keys.lock, released: keys.released, owner, token, op, replayWindowMs: WINDOW, channel: keys.channel });
     const undo = (keys: LockKeys, holder: string) =>
-      run(SCRIPTS.leaseLockCancel, { lock: keys.lock, cancelled: keys.cancelled, holder, replayWindowMs: WINDOW });
+      run(SCRIPTS.leaseLockCancel, { lock: keys.lock, cancelled: keys.cancelled, holder, replayWindowMs: WINDOW, channel: keys.channel });
     const listen = async (keys: LockKeys): Promise<{ messages: string[]; settle: () => Promise<unknown> }> => {
       const listener = fleet.client(0);
       const messages: string[] = [];

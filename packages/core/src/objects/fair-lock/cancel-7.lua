@@ -16,13 +16,14 @@ ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
 ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (keys.ts); the head's client
+         listens on it followed by its clientId
 
 Returns
   1  the acquire had run and is undone
   0  it had not run (or is not the hold's last op): the tombstone refuses it
 
-Publishes "<head> <token> <ticket op>" on <prefix>:{<name>}:release:<clientId
-of the head> when the undo frees the lock and someone is queued (grant-head).
+Publishes "<head> <token> <ticket op>" on <wakePrefix><clientId of the head> when the undo frees the lock and someone is queued (grant-head).
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"
@@ -31,9 +32,9 @@ of the head> when the undo frees the lock and someone is queued (grant-head).
 --- @include "cancel-count"
 
 local lock, released, cancelled, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local owner, op, acquireOp, all, replayWindowMs, sharded = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local owner, op, acquireOp, all, replayWindowMs, sharded, wakePrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local undone, freed = cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)
 if freed then
-  grantNext(lock, fence, queue, waiters, tickets, sharded)
+  grantNext(lock, fence, queue, waiters, tickets, sharded, wakePrefix)
 end
 return undone

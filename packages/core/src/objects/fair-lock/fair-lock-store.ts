@@ -7,24 +7,10 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
 import { HandOffCall, type HandOff } from './hand-off.js';
-import { ServerLockStore } from '../lock/server-lock-store.js';
+import { parseAcquire, parseRelease, ServerLockStore } from '../lock/server-lock-store.js';
+import { isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
-
-function parseAcquire(reply: unknown): AcquireReply {
-  const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
-  if (code === 1) return { granted: true, token: String(second), count: Number(third) };
-  if (code === -1) return { granted: false, retryInMs: 0 };
-  return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
-}
-
-function parseRelease(reply: unknown): ReleaseReply {
-  const [code, second, third] = reply as [number, number, number?];
-  if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
-  return { released: false, reason: second === 1 ? 'taken' : 'expired' };
-}
-
-const isOne = (reply: unknown): boolean => reply === 1;
 
 /**
  * The fair lock's protocol: the reentrant lock's hash, renewal, reads and
@@ -53,20 +39,16 @@ export class FairLockStore extends ServerLockStore {
     return fairLockKeys(prefix, name, this.clientId);
   }
 
+  /** The keys every fair lock script touches: the lock and its fence, and the queue a hand-off takes its head from. */
+  private queueKeys(fair: FairLockKeys) {
+    return { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets };
+  }
+
   override cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockCancel,
-      {
-        lock: fair.lock,
-        released: fair.released,
-        cancelled: fair.cancelled,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        ...this.cancelArgs(owner, op, all),
-      },
+      { ...this.queueKeys(fair), released: fair.released, cancelled: fair.cancelled, wakePrefix: fair.wakePrefix, ...this.cancelArgs(owner, op, all) },
       'cancel',
       fair.lock,
       isOne,
@@ -90,19 +72,7 @@ export class FairLockStore extends ServerLockStore {
     const join = request?.waitMs === 0 ? '0' : '1';
     const reply = this.transport.run(
       SCRIPTS.fairLockAcquire,
-      {
-        lock: fair.lock,
-        fence: fair.fence,
-        cancelled: fair.cancelled,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        owner,
-        leaseMs,
-        op,
-        waiterLeaseMs: this.waiterLeaseMs,
-        join,
-      },
+      { ...this.queueKeys(fair), cancelled: fair.cancelled, owner, leaseMs, op, waiterLeaseMs: this.waiterLeaseMs, join },
       'acquire',
       fair.lock,
       parseAcquire,
@@ -114,20 +84,7 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockRelease,
-      {
-        lock: fair.lock,
-        released: fair.released,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        owner,
-        op,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
+      { ...this.queueKeys(fair), released: fair.released, wakePrefix: fair.wakePrefix, ...this.releaseArgs(owner, token, op, all) },
       'release',
       fair.lock,
       parseRelease,
@@ -138,7 +95,7 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockLeaveQueue,
-      { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets, owner, sharded: this.sharded, kept: keptToken },
+      { ...this.queueKeys(fair), owner, sharded: this.sharded, kept: keptToken, wakePrefix: fair.wakePrefix },
       'leaveQueue',
       fair.lock,
       isOne,

@@ -2,11 +2,13 @@ import { lockKeys, type LockKeys } from '../lock/keys.js';
 
 /**
  * The Redis names of one fair lock as one client sees them: the lock's, its
- * waiter queue, and the client's own wake channel `<prefix>:{<name>}:release:<clientId>`
- * as `channel`, where a release hands the lock to this client's queue head:
- * `<owner> <token> <ticket op>` (public layout, see the core README).
+ * waiter queue, and the client's own wake channel `<wakePrefix><clientId>` as
+ * `channel`, where a release hands the lock to this client's queue head
+ * (public layout, see the core README).
  */
 export interface FairLockKeys extends LockKeys {
+  /** `<prefix>:{<name>}:release:`: a script that hands the lock over publishes on it followed by the head's clientId. */
+  readonly wakePrefix: string;
   /** List `<prefix>:{<name>}:queue`: waiting owners in arrival order. */
   readonly queue: string;
   /** Zset `<prefix>:{<name>}:waiters`: waiting owner → end of its waiter lease (server ms). */
@@ -17,9 +19,11 @@ export interface FairLockKeys extends LockKeys {
 
 export function fairLockKeys(prefix: string, name: string, clientId: string): FairLockKeys {
   const keys = lockKeys(prefix, name);
+  const wakePrefix = `${keys.channel}:`;
   return {
     ...keys,
-    channel: `${keys.lock}:release:${clientId}`,
+    wakePrefix,
+    channel: `${wakePrefix}${clientId}`,
     queue: `${keys.lock}:queue`,
     waiters: `${keys.lock}:waiters`,
     tickets: `${keys.lock}:tickets`,

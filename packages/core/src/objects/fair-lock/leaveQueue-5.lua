@@ -12,11 +12,12 @@ ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[3]  kept: the token of a hold of this owner that its client counts on
          ('' if none): a hand-off with that token is a branch's, not given back
+ARGV[4]  wakePrefix: <prefix>:{<name>}:release: (keys.ts); the head's client
+         listens on it followed by its clientId
 
 Returns 1 if it was queued or held an unclaimed grant, 0 if neither.
 
-Publishes "<head> <token> <ticket op>" on <prefix>:{<name>}:release:<clientId
-of the head> when the lock is free after the leave and someone is queued
+Publishes "<head> <token> <ticket op>" on <wakePrefix><clientId of the head> when the lock is free after the leave and someone is queued
 (grant-head).
 ]]
 --- @include "mint-token"
@@ -37,6 +38,6 @@ if not left then
   return 0
 end
 if wasHead and redis.call('EXISTS', KEYS[1]) == 0 then
-  grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2])
+  grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[2], ARGV[4])
 end
 return 1

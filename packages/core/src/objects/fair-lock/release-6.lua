@@ -14,6 +14,8 @@ ARGV[3]  all: '1' releases every count of the owner, '0' one count
 ARGV[4]  token: release only the hold with this fencing token; '' any
 ARGV[5]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (keys.ts); the head's client
+         listens on it followed by its clientId
 
 Returns (as release-2 of the lock)
   {1, remaining, receivers}  released; at 0 the lock went to the live queue
@@ -22,8 +24,7 @@ Returns (as release-2 of the lock)
                              it; 0 with nobody queued or on a replay)
   {-1, exists}               not held by this owner (with that token): nothing changed
 
-Publishes "<head> <token> <ticket op>" on <prefix>:{<name>}:release:<clientId
-of the head> when the count reaches 0 and someone is queued: only the head's
+Publishes "<head> <token> <ticket op>" on <wakePrefix><clientId of the head> when the count reaches 0 and someone is queued: only the head's
 client hears it, and only that waiter wakes, already holding the lock.
 ]]
 --- @include "mint-token"
@@ -33,9 +34,9 @@ client hears it, and only that waiter wakes, already holding the lock.
 --- @include "release-count"
 
 local lock, released, fence, queue, waiters, tickets = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local owner, op, all, token, replayWindowMs, sharded = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local owner, op, all, token, replayWindowMs, sharded, wakePrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local stays = releaseCount(lock, released, owner, op, all, token, replayWindowMs)
 if stays then
   return stays
 end
-return {1, 0, grantNext(lock, fence, queue, waiters, tickets, sharded)}
+return {1, 0, grantNext(lock, fence, queue, waiters, tickets, sharded, wakePrefix)}

@@ -5,10 +5,7 @@
 -- trying again (at least every third of the lease); one whose lease lapsed on
 -- the server clock is dropped, so a crashed waiter holds the ones behind it up
 -- no longer than its lease, and a live one, renewing, is never dropped.
-local function nowMs()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+--- @include "now-ms"
 
 -- Drops every waiter whose lease lapsed (or that has none); returns the live head (or nil).
 local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)

@@ -12,12 +12,12 @@
 -- critical section; acquire counts the hold (count 0 -> 1, "the claim") before
 -- a reentry, and release and cancel read count 0 as one.
 --
--- The message, on <lock>:release:<clientId of the head> (that client alone
+-- The message, on wakePrefix .. <clientId of the head> (that client alone
 -- listens there), is "<head> <token> <ticket op>": the ticket is the head's
 -- try that set its waiter lease, which tells the waiter the grant is its own
 -- and not a late message for an earlier call of the same owner.
 -- Returns how many subscriber connections received it.
-local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded)
+local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded, wakePrefix)
   -- head comes from purgeWaiters: a live waiter, with a waiter lease.
   local leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
   local ticket = redis.call('HGET', ticketsKey, head) or ''
@@ -26,16 +26,18 @@ local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, 
   local token = mintToken(fenceKey)
   redis.call('HSET', lock, 'owner', head, 'count', 0, 'token', token, 'op', '')
   redis.call('PEXPIRE', lock, math.max(1, math.min(leaseEnd - now, tonumber(leaseMs) or (leaseEnd - now))))
-  return announce(lock .. ':release:' .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. (op or ''), sharded)
+  return announce(wakePrefix .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. (op or ''), sharded)
 end
 
 -- Hands a free fair lock to the live head of its queue, if any (grantHead);
 -- returns how many subscriber connections heard it (0: nobody queued).
-local function grantNext(lock, fenceKey, queueKey, leasesKey, ticketsKey, sharded)
+-- forceUnlock-5 passes no wakePrefix yet: the fallback is the same name keys.ts builds.
+local function grantNext(lock, fenceKey, queueKey, leasesKey, ticketsKey, sharded, wakePrefix)
+  wakePrefix = wakePrefix or lock .. ':release:'
   local now = nowMs()
   local head = purgeWaiters(queueKey, leasesKey, ticketsKey, now)
   if not head then
     return 0
   end
-  return grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded)
+  return grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded, wakePrefix)
 end

@@ -6,10 +6,7 @@
 -- share when its own lease lapses. Waiting writers are the zset
 -- <prefix>:{<name>}:writers (owner -> waiter lease end); a live one holds back
 -- new readers of other owners.
-local function nowMs()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+--- @include "now-ms"
 
 -- Drops readers whose lease lapsed and waiting writers whose waiter lease did.
 -- Returns how many readers are left.
@@ -27,6 +24,28 @@ local function purgeRw(hash, readers, writers, now)
     redis.call('DEL', hash)
   end
   return left
+end
+
+-- Takes `owner`'s last hold in `mode` ('read' | 'write') off the hash. Returns
+-- 'free' when nobody holds the lock now (hash and readers deleted), 'downgraded'
+-- when a writer left and readers (the owner among them) stay, so waiting
+-- readers may enter; nil when other readers still hold it.
+local function dropRwHold(hash, readers, owner, mode)
+  if mode == 'write' then
+    redis.call('HDEL', hash, 'w', 'wc', 'wt', 'wo')
+  else
+    redis.call('HDEL', hash, 'r:' .. owner, 'rt:' .. owner, 'ro:' .. owner)
+    redis.call('ZREM', readers, owner)
+  end
+  if redis.call('ZCARD', readers) == 0 and not redis.call('HGET', hash, 'w') then
+    redis.call('DEL', hash, readers)
+    return 'free'
+  end
+  if mode == 'write' then
+    redis.call('HSET', hash, 'mode', 'read')
+    return 'downgraded'
+  end
+  return nil
 end
 
 -- The TTL of the hash (and the readers zset) becomes max(current, leaseMs).

@@ -7,11 +7,12 @@ KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the cou
          op left), so a replay does not count down twice
 ARGV[1]  replayWindowMs: how long the marker lives, integer ms
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[3]  channel: the latch's channel <prefix>:{<name>}:zero (keys.ts)
 
 Returns the count left (0 when it reached zero, or was zero already: then
 nothing changed). A replay answers what the first call left and changes nothing.
 
-Publishes 'zero' on <prefix>:{<name>}:zero when the count reaches zero (only
+Publishes 'zero' on `channel` when the count reaches zero (only
 the call that takes it from 1 to 0 does).
 ]]
 --- @include "announce"
@@ -27,7 +28,7 @@ end
 local left = current - 1
 if left == 0 then
   redis.call('DEL', KEYS[1])
-  announce(KEYS[1] .. ':zero', 'zero', ARGV[2])
+  announce(ARGV[3], 'zero', ARGV[2])
 else
   redis.call('SET', KEYS[1], left)
 end

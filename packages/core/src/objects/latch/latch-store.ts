@@ -1,9 +1,8 @@
-import { replicated, type Deployment } from '../../connection/deployment.js';
-import type { Transport } from '../../connection/transport.js';
+import { replicated } from '../../connection/deployment.js';
+import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LatchKeys } from './keys.js';
 
-const isOne = (reply: unknown): boolean => reply === 1;
 const asNumber = (reply: unknown): number => Number(reply ?? 0);
 /**
  * With syncReplicas both writes resolve once enough replicas have them. They
@@ -14,19 +13,7 @@ const asNumber = (reply: unknown): number => Number(reply ?? 0);
 const always = (): boolean => true;
 
 /** The latch's protocol on one deployment: two scripts (each with its op's marker) and one read. */
-export class LatchStore {
-  private readonly transport: Transport;
-  private readonly sharded: string;
-
-  constructor(
-    private readonly deployment: Deployment,
-    /** How long an operation's marker lives, in ms (a replay arrives within it). */
-    private readonly replayWindowMs: number,
-  ) {
-    this.transport = deployment.transport;
-    this.sharded = deployment.sharded ? '1' : '0';
-  }
-
+export class LatchStore extends ObjectStore {
   trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
     const reply = this.transport.run(
       SCRIPTS.latchTrySetCount,
@@ -42,7 +29,7 @@ export class LatchStore {
   countDown(keys: LatchKeys, marker: string): Promise<number> {
     const reply = this.transport.run(
       SCRIPTS.latchCountDown,
-      { count: keys.count, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      { count: keys.count, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel },
       'countDown',
       keys.count,
       asNumber,

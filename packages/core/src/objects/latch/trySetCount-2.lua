@@ -13,13 +13,10 @@ Returns 1 when it set the count, 0 when the latch was counting already
 
 Publishes nothing (awaiters of a latch at zero have returned already).
 ]]
+--- @include "set-once"
+
 local done = redis.call('GET', KEYS[2])
 if done then
   return tonumber(done)
 end
-local set = 0
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  set = 1
-end
-redis.call('SET', KEYS[2], set, 'PX', ARGV[2])
-return set
+return setOnce(KEYS[1], ARGV[1], KEYS[2], ARGV[2])

@@ -15,21 +15,22 @@ ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
 ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[7]  channel: the lock's channel <prefix>:{<name>}:release (keys.ts)
 
 Returns
   1  the acquire had run and is undone
   0  it had not run (or is not the hold's last op): the tombstone refuses it
      (every tombstone goes when the hash's TTL, renewed by each cancel, runs out)
 
-Publishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock.
+Publishes 'unlock' on `channel` when the undo frees the lock.
 ]]
 --- @include "announce"
 --- @include "cancel-count"
 
 local lock, released, cancelled = KEYS[1], KEYS[2], KEYS[3]
-local owner, op, acquireOp, all, replayWindowMs, sharded = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local owner, op, acquireOp, all, replayWindowMs, sharded, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local undone, freed = cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)
 if freed then
-  announce(lock .. ':release', 'unlock', sharded)
+  announce(channel, 'unlock', sharded)
 end
 return undone

@@ -4,9 +4,9 @@ import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
-import type { Transport } from '../../connection/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
+import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfLock, type LockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
@@ -17,24 +17,22 @@ const isGranted = (reply: { readonly granted: boolean }): boolean => reply.grant
 /** Renewal kind of a reentrant lock's holds on one deployment. */
 export const LOCK_KIND = 'lock';
 
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
-
-// Replies are read by functions made once, not a closure per call.
-function parseAcquire(reply: unknown): AcquireReply {
+// Replies are read by functions made once, not a closure per call. The fair
+// lock's scripts answer as the lock's do (a queued refusal names no holder: '').
+export function parseAcquire(reply: unknown): AcquireReply {
   const [code, second, third] = reply as [number, string | number | undefined, number | string | undefined];
   if (code === 1) return { granted: true, token: String(second), count: Number(third) };
   // A cancelled op was refused: try again at once (with a new op).
   if (code === -1) return { granted: false, retryInMs: 0 };
-  return { granted: false, retryInMs: Number(second), holder: String(third) };
+  return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
 }
 
-function parseRelease(reply: unknown): ReleaseReply {
+export function parseRelease(reply: unknown): ReleaseReply {
   const [code, second, third] = reply as [number, number, number?];
   if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
   return { released: false, reason: second === 1 ? 'taken' : 'expired' };
 }
 
-const isOne = (reply: unknown): boolean => reply === 1;
 const asCodes = (reply: unknown): number[] => reply as number[];
 
 /**
@@ -43,24 +41,20 @@ const asCodes = (reply: unknown): number[] => reply as number[];
  * (batched, bounded by commandTimeoutMs, typed errors). Used by the
  * single-server client.
  */
-export class ServerLockStore implements LockStore {
+export class ServerLockStore extends ObjectStore implements LockStore {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind = LOCK_KIND;
-  protected readonly transport: Transport;
-  protected readonly sharded: string;
   private opCounter = 0;
 
   constructor(
-    readonly deployment: Deployment,
-    /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
-    protected readonly replayWindowMs: number,
+    deployment: Deployment,
+    replayWindowMs: number,
     /** acquire-3's kind: '' counts an owner's acquisitions; 'nonReentrantLock' refuses its second. */
     private readonly lockKind: '' | 'nonReentrantLock' = '',
   ) {
-    this.transport = deployment.transport;
-    this.sharded = deployment.sharded ? '1' : '0';
+    super(deployment, replayWindowMs);
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
@@ -74,15 +68,20 @@ export class ServerLockStore implements LockStore {
     return this.replicated(reply, keys.lock);
   }
 
-  /**
-   * With `syncReplicas`, a grant counts once enough replicas have it: a
-   * rejection here makes the engine undo the grant (nothing is left).
-   */
-  /** The arguments every lock's cancel script takes beside its keys (its shared include reads them). */
+  /** The arguments the lock's and the fair lock's cancel scripts share beside their keys and channel. */
   protected cancelArgs(owner: string, op: string, all: boolean) {
     return { owner, op: `${op}/cancel`, acquireOp: op, all: all ? '1' : '0', replayWindowMs: this.replayWindowMs, sharded: this.sharded };
   }
 
+  /** The arguments the lock's and the fair lock's release scripts share beside their keys and channel. */
+  protected releaseArgs(owner: string, token: string | undefined, op: string, all: boolean) {
+    return { owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs: this.replayWindowMs, sharded: this.sharded };
+  }
+
+  /**
+   * With `syncReplicas`, a grant counts once enough replicas have it: a
+   * rejection here makes the engine undo the grant (nothing is left).
+   */
   protected replicated<T extends { readonly granted: boolean }>(reply: Promise<T>, key: string): Promise<T> {
     return replicated(this.deployment, key, reply, isGranted);
   }
@@ -91,12 +90,7 @@ export class ServerLockStore implements LockStore {
   cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.lockCancel,
-      {
-        lock: keys.lock,
-        released: keys.released,
-        cancelled: keys.cancelled,
-        ...this.cancelArgs(owner, op, all),
-      },
+      { lock: keys.lock, released: keys.released, cancelled: keys.cancelled, channel: keys.channel, ...this.cancelArgs(owner, op, all) },
       'cancel',
       keys.lock,
       isOne,
@@ -111,16 +105,7 @@ export class ServerLockStore implements LockStore {
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     return this.transport.run(
       SCRIPTS.lockRelease,
-      {
-        lock: keys.lock,
-        released: keys.released,
-        owner,
-        op,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
+      { lock: keys.lock, released: keys.released, channel: keys.channel, ...this.releaseArgs(owner, token, op, all) },
       'release',
       keys.lock,
       parseRelease,
@@ -144,15 +129,12 @@ export class ServerLockStore implements LockStore {
   /** Renews a batch of holds of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
-    // With syncReplicas a renewal counts once replicas have it: else it is
-    // retried (the watchdog), and the hold lost at its deadline.
-    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(holds[0]?.key ?? '');
-    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+    return this.renewed(codes, holds[0]?.key ?? '');
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
     const [code] = await this.renewItems([{ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs }]);
-    return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+    return renewOutcome(code);
   }
 
   /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */

@@ -12,6 +12,7 @@ KEYS[5]  marker: marker of this permit <prefix>:{<name>}:permit:<id> (string, le
 ARGV[1]  id: the permit's id, <clientId>:<op>, new for every try
 ARGV[2]  leaseMs: the permit's lease, integer ms from now on the server's clock
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns
   {1, token}    granted: token is the permit's fencing token (decimal string,
@@ -23,7 +24,7 @@ Returns
   {-1}          this id was cancelled (or released) before the call arrived:
                 nothing changed.
 
-Publishes '<came back>:<available>' on <prefix>:{<name>}:permits when it
+Publishes '<came back>:<available>' on `channel` when it
 reclaimed lapsed permits and some are still available after its own (came
 back: at most the reclaimed ones, at most what is left).
 ]]
@@ -55,6 +56,6 @@ redis.call('ZADD', KEYS[2], nowMs + tonumber(ARGV[2]), ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], token)
 local cameBack = math.min(reclaimed, available - 1)
 if cameBack > 0 then
-  announce(KEYS[1] .. ':permits', cameBack .. ':' .. (available - 1), ARGV[3])
+  announce(ARGV[4], cameBack .. ':' .. (available - 1), ARGV[3])
 end
 return {1, token}

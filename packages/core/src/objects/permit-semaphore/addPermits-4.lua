@@ -11,12 +11,13 @@ KEYS[4]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the ava
 ARGV[1]  delta: integer from -(2^31-1) to 2^31-1, not 0
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns the available count after the call (a replay: the count the first call
 left, and nothing changes).
 
 Publishes '<came back>:<available>' (permits added and reclaimed, and the
-available count after) on <prefix>:{<name>}:permits when permits came back
+available count after) on `channel` when permits came back
 and some are available.
 ]]
 --- @include "announce"
@@ -30,6 +31,6 @@ local _, reclaimed = reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
 local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[4], available, 'PX', ARGV[2])
 if (tonumber(ARGV[1]) > 0 or reclaimed > 0) and available > 0 then
-  announce(KEYS[1] .. ':permits', (math.max(tonumber(ARGV[1]), 0) + reclaimed) .. ':' .. available, ARGV[3])
+  announce(ARGV[4], (math.max(tonumber(ARGV[1]), 0) + reclaimed) .. ':' .. available, ARGV[3])
 end
 return available

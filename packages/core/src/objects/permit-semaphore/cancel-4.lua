@@ -12,11 +12,12 @@ KEYS[4]  marker: marker of the permit <prefix>:{<name>}:permit:<id> (string)
 ARGV[1]  id: the permit's id
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns 1 when the acquire had run and the permit is back, 0 when it had not
 (the marker refuses it). Lapsed permits are reclaimed first.
 
-Publishes '<came back>:<available>' on <prefix>:{<name>}:permits when permits
+Publishes '<came back>:<available>' on `channel` when permits
 came back (this one, or lapsed ones) and some are available.
 ]]
 --- @include "announce"
@@ -33,7 +34,7 @@ redis.call('SET', KEYS[4], 'cancelled', 'PX', ARGV[2])
 if undone + reclaimed > 0 then
   local available = tonumber(redis.call('GET', KEYS[1]) or '0')
   if available > 0 then
-    announce(KEYS[1] .. ':permits', (undone + reclaimed) .. ':' .. available, ARGV[3])
+    announce(ARGV[4], (undone + reclaimed) .. ':' .. available, ARGV[3])
   end
 end
 return undone

@@ -1,17 +1,15 @@
 import { replicated, type Deployment } from '../../connection/deployment.js';
+import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
-import type { Transport } from '../../connection/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfMain, permitMarker, type PermitSemaphoreKeys } from './keys.js';
 
 /** Renewal kind of leased permits: the watchdog renews them in batches of their own. */
 export const PERMIT_KIND = 'permit';
-
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
 
 function parseAcquire(reply: unknown): AcquireReply {
   const [code, second] = reply as [number, string | number | undefined];
@@ -27,7 +25,6 @@ function parseRelease(reply: unknown): ReleaseReply {
   return { released: false, reason: second === 1 ? 'taken' : 'expired' };
 }
 
-const isOne = (reply: unknown): boolean => reply === 1;
 const asNumber = (reply: unknown): number => Number(reply);
 const asCodes = (reply: unknown): number[] => reply as number[];
 
@@ -37,35 +34,27 @@ const asCodes = (reply: unknown): number[] => reply as number[];
  * {@link HoldKind} of its permits, through which the watchdog renews them in
  * batches and the engine clears what is left of a lost or closed permit.
  */
-export class PermitStore implements HoldKind {
-  private readonly transport: Transport;
-  private readonly sharded: string;
+export class PermitStore extends ObjectStore implements HoldKind {
   private clears = 0;
 
   constructor(
-    readonly deployment: Deployment,
-    /** How long the markers of a release or a cancel live, in ms (a replay arrives within it). */
-    private readonly replayWindowMs: number,
+    deployment: Deployment,
+    replayWindowMs: number,
     /** Qualifies this client's release ops in the markers (`<clientId>:<op>`). */
     private readonly clientId: string,
   ) {
-    this.transport = deployment.transport;
-    this.sharded = deployment.sharded ? '1' : '0';
+    super(deployment, replayWindowMs);
+  }
+
+  /** The keys and arguments every script of the semaphore takes beside its own: it reclaims lapsed permits and announces. */
+  private pool(keys: PermitSemaphoreKeys) {
+    return { permits: keys.permits, leases: keys.leases, holders: keys.holders, sharded: this.sharded, channel: keys.channel };
   }
 
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
     const reply = this.transport.run(
       SCRIPTS.permitSemaphoreAcquire,
-      {
-        permits: keys.permits,
-        leases: keys.leases,
-        holders: keys.holders,
-        fence: keys.fence,
-        marker: permitMarker(keys, id),
-        id,
-        leaseMs,
-        sharded: this.sharded,
-      },
+      { ...this.pool(keys), fence: keys.fence, marker: permitMarker(keys, id), id, leaseMs },
       'acquire',
       keys.permits,
       parseAcquire,
@@ -79,15 +68,7 @@ export class PermitStore implements HoldKind {
   cancel(keys: PermitSemaphoreKeys, id: string): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreCancel,
-      {
-        permits: keys.permits,
-        leases: keys.leases,
-        holders: keys.holders,
-        marker: permitMarker(keys, id),
-        id,
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
+      { ...this.pool(keys), marker: permitMarker(keys, id), id, replayWindowMs: this.replayWindowMs },
       'cancel',
       keys.permits,
       isOne,
@@ -98,17 +79,7 @@ export class PermitStore implements HoldKind {
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreRelease,
-      {
-        permits: keys.permits,
-        leases: keys.leases,
-        holders: keys.holders,
-        marker: permitMarker(keys, id),
-        id,
-        token: token ?? '',
-        op: `${this.clientId}:${op}`,
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
+      { ...this.pool(keys), marker: permitMarker(keys, id), id, token: token ?? '', op: `${this.clientId}:${op}`, replayWindowMs: this.replayWindowMs },
       'release',
       keys.permits,
       parseRelease,
@@ -118,7 +89,7 @@ export class PermitStore implements HoldKind {
   trySetPermits(keys: PermitSemaphoreKeys, marker: string, permits: number): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreTrySetPermits,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      { ...this.pool(keys), marker, count: permits, replayWindowMs: this.replayWindowMs },
       'trySetPermits',
       keys.permits,
       isOne,
@@ -128,7 +99,7 @@ export class PermitStore implements HoldKind {
   addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
     return this.transport.run(
       SCRIPTS.permitSemaphoreAddPermits,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, marker, delta, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
+      { ...this.pool(keys), marker, delta, replayWindowMs: this.replayWindowMs },
       'addPermits',
       keys.permits,
       asNumber,
@@ -136,13 +107,7 @@ export class PermitStore implements HoldKind {
   }
 
   available(keys: PermitSemaphoreKeys): Promise<number> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreAvailable,
-      { permits: keys.permits, leases: keys.leases, holders: keys.holders, sharded: this.sharded },
-      'availablePermits',
-      keys.permits,
-      asNumber,
-    );
+    return this.transport.run(SCRIPTS.permitSemaphoreAvailable, this.pool(keys), 'availablePermits', keys.permits, asNumber);
   }
 
   // ---- HoldKind: renewal in batches, and clearing --------------------------
@@ -154,22 +119,19 @@ export class PermitStore implements HoldKind {
   /** Renews a batch of permits of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
-    // With syncReplicas a renewal counts once replicas have it: else it is
-    // retried (the watchdog), and the permit lost at its deadline.
-    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(holds[0]?.key ?? '');
-    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+    return this.renewed(codes, holds[0]?.key ?? '');
   }
 
   /** Extends one permit's lease to max(current, now + `leaseMs`) on the server. */
   async extend(hold: Hold, leaseMs: number): Promise<RenewOutcome> {
     const [code] = await this.renewItems([{ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs }]);
-    return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+    return renewOutcome(code);
   }
 
   private renewItems(items: readonly { key: string; id: string; token: string; leaseMs: number }[]): Promise<number[]> {
     const permits = items.map(({ key, id, token, leaseMs }) => {
       const keys = keysOfMain(key);
-      return { permits: keys.permits, leases: keys.leases, holders: keys.holders, id, token, leaseMs };
+      return { permits: keys.permits, leases: keys.leases, holders: keys.holders, id, token, leaseMs, channel: keys.channel };
     });
     return this.transport.run(
       SCRIPTS.permitSemaphoreRenew,

@@ -12,6 +12,7 @@ ARGV[2]  token: release only with this fencing token; '' any
 ARGV[3]  op: <clientId>:<op>, the id of this release
 ARGV[4]  replayWindowMs: how long the marker lives, integer ms
 ARGV[5]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[6]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns
   {1, receivers}  released; receivers is how many subscriber connections the
@@ -22,7 +23,7 @@ Returns
                   another token.
 
 Publishes '<came back>:<available>' (this permit and lapsed ones, and the
-available count after) on <prefix>:{<name>}:permits when permits came back and
+available count after) on `channel` when permits came back and
 some are available.
 ]]
 --- @include "announce"
@@ -41,7 +42,7 @@ local receivers = 0
 if released or reclaimed > 0 then
   local available = tonumber(redis.call('GET', KEYS[1]) or '0')
   if available > 0 then
-    receivers = announce(KEYS[1] .. ':permits', ((released and 1 or 0) + reclaimed) .. ':' .. available, ARGV[5])
+    receivers = announce(ARGV[6], ((released and 1 or 0) + reclaimed) .. ':' .. available, ARGV[5])
   end
 end
 if released then

@@ -13,11 +13,12 @@ ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  mode: 'read' or 'write'
 ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[7]  channel: the lock's channel <prefix>:{<name>}:release (keys.ts)
 
 Returns 1 if the acquire had run and is undone (one count), 0 if not.
 
-Publishes 'unlock' on <prefix>:{<name>}:release when the undo frees the lock
-for others (as release-4 does).
+Publishes 'unlock' on `channel` when the undo frees the lock for others (as
+release-4 does).
 ]]
 --- @include "rw-state"
 --- @include "announce"
@@ -27,12 +28,12 @@ local owner, mode = ARGV[1], ARGV[4]
 redis.call('HSET', KEYS[3], owner .. ':' .. ARGV[3], '1')
 redis.call('PEXPIRE', KEYS[3], ARGV[5])
 purgeRw(hash, readers, KEYS[5], nowMs())
-local countField, opField, tokenField = 'r:' .. owner, 'ro:' .. owner, 'rt:' .. owner
+local countField, opField = 'r:' .. owner, 'ro:' .. owner
 if mode == 'write' then
   if redis.call('HGET', hash, 'w') ~= owner then
     return 0
   end
-  countField, opField, tokenField = 'wc', 'wo', 'wt'
+  countField, opField = 'wc', 'wo'
 end
 local held = redis.call('HMGET', hash, countField, opField)
 if not held[1] or held[2] ~= ARGV[3] then
@@ -43,19 +44,11 @@ if count > 0 then
   redis.call('HSET', hash, countField, count, opField, ARGV[2])
   return 1
 end
-if mode == 'write' then
-  redis.call('HDEL', hash, 'w', 'wc', 'wt', 'wo')
-else
-  redis.call('HDEL', hash, countField, tokenField, opField)
-  redis.call('ZREM', readers, owner)
-end
-if redis.call('ZCARD', readers) == 0 and not redis.call('HGET', hash, 'w') then
-  redis.call('DEL', hash, readers)
+local opened = dropRwHold(hash, readers, owner, mode)
+if opened == 'free' then
   redis.call('SET', KEYS[2], owner .. ':' .. ARGV[2], 'PX', ARGV[5])
-elseif mode == 'write' then
-  redis.call('HSET', hash, 'mode', 'read')
-else
-  return 1
 end
-announce(hash .. ':release', 'unlock', ARGV[6])
+if opened then
+  announce(ARGV[7], 'unlock', ARGV[6])
+end
 return 1

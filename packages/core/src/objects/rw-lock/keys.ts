@@ -1,4 +1,5 @@
-import { lockKeys, type LockKeys } from '../lock/keys.js';
+import { fenceKey, objectKey } from '../names.js';
+import { keysOfLock, type LockKeys } from '../lock/keys.js';
 
 /** The Redis names of one read-write lock (public layout, see the core README). */
 export interface RwLockKeys extends LockKeys {
@@ -10,6 +11,11 @@ export interface RwLockKeys extends LockKeys {
 
 /** The lock's names (`lock` is the state hash, `channel` its announcements), plus readers and waiting writers. */
 export function rwLockKeys(prefix: string, name: string): RwLockKeys {
-  const keys = lockKeys(prefix, name);
-  return { ...keys, readers: `${keys.lock}:readers`, writers: `${keys.lock}:writers` };
+  const lock = objectKey(prefix, name);
+  return keysOfRwLock(lock, fenceKey(prefix, lock));
+}
+
+/** The names around state hash `lock`, with `fence` as its fence counter ('' where none is touched). */
+export function keysOfRwLock(lock: string, fence = ''): RwLockKeys {
+  return { ...keysOfLock(lock, fence), readers: `${lock}:readers`, writers: `${lock}:writers` };
 }

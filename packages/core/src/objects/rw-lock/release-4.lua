@@ -13,6 +13,7 @@ ARGV[4]  all: '1' releases every count of the owner in that mode, '0' one count
 ARGV[5]  token: release only the hold with this token; '' any
 ARGV[6]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[7]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[8]  channel: the lock's channel <prefix>:{<name>}:release (keys.ts)
 
 Returns
   {1, remaining, receivers}  released; remaining is the owner's count left in
@@ -21,8 +22,7 @@ Returns
   {-1, exists}               not held by this owner in that mode (with that
                              token): nothing changed
 
-Publishes 'unlock' on <prefix>:{<name>}:release when the owner's last hold in
-that mode goes and someone else may now enter: the write lock is given up, or
+Publishes 'unlock' on `channel` when the owner's last hold in that mode goes and someone else may now enter: the write lock is given up, or
 the last reader left.
 ]]
 --- @include "rw-state"
@@ -60,20 +60,7 @@ if count > 0 and ARGV[4] ~= '1' then
 end
 
 redis.call('SET', KEYS[2], owner .. ':' .. op, 'PX', ARGV[6])
-if mode == 'write' then
-  redis.call('HDEL', hash, 'w', 'wc', 'wt', 'wo')
-else
-  redis.call('HDEL', hash, countField, tokenField, opField)
-  redis.call('ZREM', readers, owner)
-end
-local readersLeft = redis.call('ZCARD', readers)
-if readersLeft == 0 and not redis.call('HGET', hash, 'w') then
-  redis.call('DEL', hash, readers)
-  return {1, 0, announce(hash .. ':release', 'unlock', ARGV[7])}
-end
-if mode == 'write' then
-  -- Downgraded: readers (this owner among them) stay; waiting readers may enter.
-  redis.call('HSET', hash, 'mode', 'read')
-  return {1, 0, announce(hash .. ':release', 'unlock', ARGV[7])}
+if dropRwHold(hash, readers, owner, mode) then
+  return {1, 0, announce(ARGV[8], 'unlock', ARGV[7])}
 end
 return {1, 0, 0}

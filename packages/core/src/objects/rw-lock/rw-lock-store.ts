@@ -5,22 +5,20 @@ import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
-import type { Transport } from '../../connection/transport.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError } from '../../errors.js';
 import type { LockRequest } from '../lock-options.js';
+import { isOne, ObjectStore } from '../object-store.js';
 import type { LockKeys } from '../lock/keys.js';
 import type { LockStore, OwnerHoldRead } from '../lock/lock-store.js';
+import { parseRelease } from '../lock/server-lock-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
-import { rwLockKeys, type RwLockKeys } from './keys.js';
+import { keysOfRwLock, rwLockKeys, type RwLockKeys } from './keys.js';
 
 /** Renewal kind of read-write lock holds (either mode). */
 export const RW_KIND = 'rw-lock';
 
 export type RwMode = 'read' | 'write';
-
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
-const isOne = (reply: unknown): boolean => reply === 1;
 
 function parseAcquire(reply: unknown): AcquireReply {
   const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
@@ -28,12 +26,6 @@ function parseAcquire(reply: unknown): AcquireReply {
   if (code === -3) throw new IllegalMonitorStateError('the write lock was asked by a task that holds only the read lock (it would wait for itself)');
   if (code === -1) return { granted: false, retryInMs: 0 };
   return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
-}
-
-function parseRelease(reply: unknown): ReleaseReply {
-  const [code, second, third] = reply as [number, number, number?];
-  if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
-  return { released: false, reason: second === 1 ? 'taken' : 'expired' };
 }
 
 /** One hold to renew, in either mode. */
@@ -51,30 +43,32 @@ interface RenewItem {
  * a zset, and the waiting writers that hold new readers back. The two modes
  * share the keys and the channel; `ReentrantLock` drives each as a lock.
  */
-export class RwLockStore implements LockStore {
+export class RwLockStore extends ObjectStore implements LockStore {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind = RW_KIND;
   readonly exclusive: boolean;
-  readonly transport: Transport;
-  private readonly sharded: string;
   private clears = 0;
 
   constructor(
-    readonly deployment: Deployment,
+    deployment: Deployment,
     readonly mode: RwMode,
-    private readonly replayWindowMs: number,
+    replayWindowMs: number,
     /** How long a refused writer holds new readers back without trying again, ms. */
     private readonly waiterLeaseMs: number,
   ) {
+    super(deployment, replayWindowMs);
     this.exclusive = mode === 'write';
-    this.transport = deployment.transport;
-    this.sharded = deployment.sharded ? '1' : '0';
   }
 
   keysOf(prefix: string, name: string): RwLockKeys {
     return rwLockKeys(prefix, name);
+  }
+
+  /** The keys of the lock's state that its acquire, cancel and release scripts all touch. */
+  private stateKeys(rw: RwLockKeys) {
+    return { hash: rw.lock, readers: rw.readers, writers: rw.writers };
   }
 
   /** A task that holds only the read lock must not wait for the write lock: it would wait for itself. */
@@ -93,11 +87,9 @@ export class RwLockStore implements LockStore {
     const reply = this.transport.run(
       SCRIPTS.rwLockAcquire,
       {
-        hash: rw.lock,
+        ...this.stateKeys(rw),
         fence: rw.fence,
         cancelled: rw.cancelled,
-        readers: rw.readers,
-        writers: rw.writers,
         owner,
         leaseMs,
         op,
@@ -118,17 +110,16 @@ export class RwLockStore implements LockStore {
     return this.transport.run(
       SCRIPTS.rwLockCancel,
       {
-        hash: rw.lock,
+        ...this.stateKeys(rw),
         released: rw.released,
         cancelled: rw.cancelled,
-        readers: rw.readers,
-        writers: rw.writers,
         owner,
         op: `${op}/cancel`,
         acquireOp: op,
         mode: this.mode,
         replayWindowMs: this.replayWindowMs,
         sharded: this.sharded,
+        channel: rw.channel,
       },
       'cancel',
       rw.lock,
@@ -146,21 +137,24 @@ export class RwLockStore implements LockStore {
   }
 
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    const rw = keys as RwLockKeys;
+    return this.releaseIn(keys as RwLockKeys, this.mode, owner, token, op, all);
+  }
+
+  /** One release in `mode`: this store's, or a hold's of either mode (clear). */
+  private releaseIn(rw: RwLockKeys, mode: string, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     return this.transport.run(
       SCRIPTS.rwLockRelease,
       {
-        hash: rw.lock,
+        ...this.stateKeys(rw),
         released: rw.released,
-        readers: rw.readers,
-        writers: rw.writers,
         owner,
         op,
-        mode: this.mode,
+        mode,
         all: all ? '1' : '0',
         token: token ?? '',
         replayWindowMs: this.replayWindowMs,
         sharded: this.sharded,
+        channel: rw.channel,
       },
       'release',
       rw.lock,
@@ -181,7 +175,13 @@ export class RwLockStore implements LockStore {
   leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {
     if (this.mode !== 'write') return Promise.resolve(false);
     const rw = keys as RwLockKeys;
-    return this.transport.run(SCRIPTS.rwLockLeaveQueue, { hash: rw.lock, writers: rw.writers, owner, sharded: this.sharded }, 'leaveQueue', rw.lock, isOne);
+    return this.transport.run(
+      SCRIPTS.rwLockLeaveQueue,
+      { writers: rw.writers, owner, sharded: this.sharded, channel: rw.channel },
+      'leaveQueue',
+      rw.lock,
+      isOne,
+    );
   }
 
   batchKey(hold: RenewableHold): string {
@@ -194,7 +194,14 @@ export class RwLockStore implements LockStore {
   }
 
   private async renewItems(items: readonly RenewItem[]): Promise<RenewOutcome[]> {
-    const holds = items.map(({ key, owner, token, leaseMs, mode }) => ({ hash: key, readers: `${key}:readers`, owner, token: token ?? '', leaseMs, mode }));
+    const holds = items.map(({ key, owner, token, leaseMs, mode }) => ({
+      hash: key,
+      readers: keysOfRwLock(key).readers,
+      owner,
+      token: token ?? '',
+      leaseMs,
+      mode,
+    }));
     const codes = await this.transport.run(
       SCRIPTS.rwLockRenew,
       { items: holds },
@@ -202,32 +209,12 @@ export class RwLockStore implements LockStore {
       items[0]?.key ?? '',
       (reply) => reply as number[],
     );
-    if (this.deployment.syncsReplicas) await this.deployment.afterWrite(items[0]?.key ?? '');
-    return codes.map((code) => RENEW_OUTCOMES[code] ?? 'taken');
+    return this.renewed(codes, items[0]?.key ?? '');
   }
 
   /** Releases what is left of a hold of either mode (checked by owner and token). */
   async clear(hold: Hold): Promise<boolean> {
-    const keys = rwLockKeys(hold.key.slice(0, hold.key.indexOf(':{')), hold.name);
-    const reply = await this.transport.run(
-      SCRIPTS.rwLockRelease,
-      {
-        hash: keys.lock,
-        released: keys.released,
-        readers: keys.readers,
-        writers: keys.writers,
-        owner: hold.owner,
-        op: `clear/${++this.clears}`,
-        mode: hold.mode,
-        all: '1',
-        token: hold.token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
-      'release',
-      keys.lock,
-      parseRelease,
-    );
+    const reply = await this.releaseIn(keysOfRwLock(hold.key), hold.mode, hold.owner, hold.token, `clear/${++this.clears}`, true);
     return reply.released;
   }
 

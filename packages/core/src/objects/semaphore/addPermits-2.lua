@@ -8,12 +8,13 @@ KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the ava
 ARGV[1]  delta: integer from -(2^31-1) to 2^31-1, not 0
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns the available count after the call (a replay: the count the first call
 left, and nothing changes).
 
 Publishes '<delta>:<available>' (the permits added, and the available count
-after) on <prefix>:{<name>}:permits when permits were added and some are
+after) on `channel` when permits were added and some are
 available.
 ]]
 --- @include "announce"
@@ -25,6 +26,6 @@ end
 local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], available, 'PX', ARGV[2])
 if tonumber(ARGV[1]) > 0 and available > 0 then
-  announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. available, ARGV[3])
+  announce(ARGV[4], ARGV[1] .. ':' .. available, ARGV[3])
 end
 return available

@@ -10,13 +10,14 @@ KEYS[2]  marker: marker of the acquire to undo, <prefix>:{<name>}:op:<clientId>:
 ARGV[1]  count: how many that acquire asked for, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns
   1  the acquire had run: its permits are back
   0  it had not run (or was cancelled already): the marker refuses it
 
 Publishes '<count>:<available>' (the permits that came back, and the
-available count after) on <prefix>:{<name>}:permits when some are available.
+available count after) on `channel` when some are available.
 ]]
 --- @include "announce"
 
@@ -27,6 +28,6 @@ if done ~= 'acquired' then
 end
 local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 if available > 0 then
-  announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. available, ARGV[3])
+  announce(ARGV[4], ARGV[1] .. ':' .. available, ARGV[3])
 end
 return 1

@@ -8,13 +8,14 @@ KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string 'release
 ARGV[1]  count: how many to give back, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns {available, receivers}: the available count after the release, and how
 many subscriber connections the announcement reached (0 when nothing was
 announced, and on a replay, which changes nothing).
 
 Publishes '<count>:<available>' (the permits that came back, and the
-available count after) on <prefix>:{<name>}:permits when the available count
+available count after) on `channel` when the available count
 is positive afterwards.
 ]]
 --- @include "announce"
@@ -26,6 +27,6 @@ local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], 'released', 'PX', ARGV[2])
 local receivers = 0
 if available > 0 then
-  receivers = announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. available, ARGV[3])
+  receivers = announce(ARGV[4], ARGV[1] .. ':' .. available, ARGV[3])
 end
 return {available, receivers}

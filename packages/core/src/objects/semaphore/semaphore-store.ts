@@ -1,5 +1,5 @@
-import { replicated, type Deployment } from '../../connection/deployment.js';
-import type { Transport } from '../../connection/transport.js';
+import { replicated } from '../../connection/deployment.js';
+import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { SemaphoreKeys } from './keys.js';
 
@@ -14,7 +14,6 @@ function parseAcquire(reply: unknown): SemaphoreAcquireReply {
   return code === 1 ? 'granted' : code === 0 ? 'refused' : 'cancelled';
 }
 
-const isOne = (reply: unknown): boolean => reply === 1;
 const asNumber = (reply: unknown): number => Number(reply);
 /** What a release answered: the available count after it, and the subscriber connections its announcement reached. */
 export interface SemaphoreReleaseReply {
@@ -30,22 +29,9 @@ function parseRelease(reply: unknown): SemaphoreReleaseReply {
 /**
  * The semaphore's protocol on one deployment: its scripts (one per state
  * change, each with the marker of its operation, so a replay or a late call
- * never counts twice) and its one read, every call through the deployment's
- * transport (batched, bounded by commandTimeoutMs, typed errors).
+ * never counts twice) and its one read.
  */
-export class SemaphoreStore {
-  private readonly transport: Transport;
-  private readonly sharded: string;
-
-  constructor(
-    private readonly deployment: Deployment,
-    /** How long an operation's marker lives, in ms (a replay arrives within it). */
-    private readonly replayWindowMs: number,
-  ) {
-    this.transport = deployment.transport;
-    this.sharded = deployment.sharded ? '1' : '0';
-  }
-
+export class SemaphoreStore extends ObjectStore {
   acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
     const reply = this.transport.run(
       SCRIPTS.semaphoreAcquire,
@@ -59,47 +45,28 @@ export class SemaphoreStore {
     return replicated(this.deployment, keys.permits, reply, (value) => value === 'granted');
   }
 
+  /** The arguments of the scripts that change the count and announce it, beside their own. */
+  private announcing(keys: SemaphoreKeys, marker: string) {
+    return { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
+  }
+
   /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
   cancel(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.semaphoreCancel,
-      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
-      'cancel',
-      keys.permits,
-      isOne,
-    );
+    return this.transport.run(SCRIPTS.semaphoreCancel, { ...this.announcing(keys, marker), count: permits }, 'cancel', keys.permits, isOne);
   }
 
   /** Gives `permits` back. */
   release(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreReleaseReply> {
-    return this.transport.run(
-      SCRIPTS.semaphoreRelease,
-      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
-      'release',
-      keys.permits,
-      parseRelease,
-    );
+    return this.transport.run(SCRIPTS.semaphoreRelease, { ...this.announcing(keys, marker), count: permits }, 'release', keys.permits, parseRelease);
   }
 
   trySetPermits(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.semaphoreTrySetPermits,
-      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
-      'trySetPermits',
-      keys.permits,
-      isOne,
-    );
+    return this.transport.run(SCRIPTS.semaphoreTrySetPermits, { ...this.announcing(keys, marker), count: permits }, 'trySetPermits', keys.permits, isOne);
   }
 
   /** Adds `delta` (may be negative); resolves the available count after. */
   addPermits(keys: SemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.run(
-      SCRIPTS.semaphoreAddPermits,
-      { permits: keys.permits, marker, delta, replayWindowMs: this.replayWindowMs, sharded: this.sharded },
-      'addPermits',
-      keys.permits,
-      asNumber,
-    );
+    return this.transport.run(SCRIPTS.semaphoreAddPermits, { ...this.announcing(keys, marker), delta }, 'addPermits', keys.permits, asNumber);
   }
 
   /** Takes every available permit; resolves how many. */

@@ -8,23 +8,23 @@ KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or 
 ARGV[1]  count: the permits to set, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns 1 when it set the permits, 0 when the semaphore was set already
 (nothing changed).
 
-Publishes '<count>:<count>' on <prefix>:{<name>}:permits when it set them
+Publishes '<count>:<count>' on `channel` when it set them
 (waiters may have been waiting for the semaphore to be set up).
 ]]
 --- @include "announce"
+--- @include "set-once"
 
 local done = redis.call('GET', KEYS[2])
 if done then
   return tonumber(done)
 end
-local set = 0
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  set = 1
-  announce(KEYS[1] .. ':permits', ARGV[1] .. ':' .. ARGV[1], ARGV[3])
+local set = setOnce(KEYS[1], ARGV[1], KEYS[2], ARGV[2])
+if set == 1 then
+  announce(ARGV[4], ARGV[1] .. ':' .. ARGV[1], ARGV[3])
 end
-redis.call('SET', KEYS[2], set, 'PX', ARGV[2])
 return set

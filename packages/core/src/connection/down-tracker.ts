@@ -1,0 +1,61 @@
+import type { Cluster, Redis } from 'ioredis';
+import { RedisUnavailableError } from '../errors.js';
+
+/**
+ * Whether a connection is down: from a refused or reset socket (an error with
+ * a code while not ready) until it is ready again. A dead Redis is not a slow
+ * one: calls meanwhile fail at once, with the socket error as cause, rather
+ * than wait in ioredis's offline queue until their timeout.
+ */
+export class DownTracker {
+  private downCause: Error | undefined;
+  private readonly waiting = new Set<(cause: Error) => void>();
+
+  constructor(
+    private readonly connection: Redis | Cluster,
+    /** Told each time the connection is found down: fail what is pending on it. */
+    onDown?: (cause: Error) => void,
+  ) {
+    connection.on('ready', () => {
+      this.downCause = undefined;
+    });
+    connection.on('error', (error: Error & { code?: unknown }) => {
+      if (typeof error.code !== 'string' || connection.status === 'ready') return;
+      this.downCause = error;
+      for (const fail of this.waiting) fail(error);
+      this.waiting.clear();
+      onDown?.(error);
+    });
+  }
+
+  /** Why the connection is down, or undefined when it is not known down. */
+  get cause(): Error | undefined {
+    return this.connection.status === 'ready' ? undefined : this.downCause;
+  }
+
+  /** Runs `call`, or rejects with RedisUnavailableError as soon as the connection is found down. */
+  run<T>(call: () => Promise<T>, what: string, key: string): Promise<T> {
+    const unavailable = (cause: Error): RedisUnavailableError => unavailableError(what, key, cause);
+    const down = this.cause;
+    if (down) return Promise.reject(unavailable(down));
+    return new Promise<T>((resolve, reject) => {
+      const fail = (cause: Error): void => reject(unavailable(cause));
+      this.waiting.add(fail);
+      call().then(
+        (value) => {
+          this.waiting.delete(fail);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.waiting.delete(fail);
+          reject(error);
+        },
+      );
+    });
+  }
+}
+
+/** The failure of `what` on `key` while the connection is down for `cause`. */
+export function unavailableError(what: string, key: string, cause: Error): RedisUnavailableError {
+  return new RedisUnavailableError(`Redis is unavailable for ${what} on "${key}": ${cause.message}`, { cause });
+}
