@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { quitBy } from './bounded-call.js';
+import { boundedCall, quitBy } from './bounded-call.js';
 import type { EmbeddedScript } from './scripts.js';
 import { Transport } from './transport.js';
 import { resolveConnection } from './endpoints.js';
