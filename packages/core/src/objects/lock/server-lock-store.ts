@@ -194,7 +194,13 @@ export class ServerLockStore implements LockStore {
   }
 
   forceUnlock(keys: LockKeys): Promise<boolean> {
-    return this.transport.run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: this.sharded }, 'forceUnlock', keys.lock, isOne);
+    return this.transport.run(
+      SCRIPTS.lockForceUnlock,
+      { lock: keys.lock, sharded: this.sharded, channel: keys.channel, notices: keys.notices },
+      'forceUnlock',
+      keys.lock,
+      isOne,
+    );
   }
 }
 
