@@ -259,9 +259,12 @@ class WaitCall<G> {
   timeoutCause(): RedisUnavailableError | undefined {
     if (this.outSince !== undefined && monotonicNow() - this.outSince >= UNANSWERED_MS) {
       const outMs = Math.round(monotonicNow() - this.outSince);
-      return new RedisUnavailableError(`Redis did not answer a try for "${this.spec.name}" in ${outMs} ms, when waitMs (${this.spec.waitMs} ms) ran out`, {
-        cause: this.failure,
-      });
+      return new RedisUnavailableError(
+        `Redis did not answer for "${this.spec.name}" (a try or its SUBSCRIBE out ${outMs} ms) when waitMs (${this.spec.waitMs} ms) ran out`,
+        {
+          cause: this.failure,
+        },
+      );
     }
     return this.failure;
   }
