@@ -116,7 +116,10 @@ function describeReason(reason: LockLostReason): string {
   }
 }
 
-/** `waitMs` ran out before the lock was acquired. */
+/**
+ * `waitMs` ran out before the lock was acquired. Its `cause` is the Redis
+ * failure when Redis refused or did not answer meanwhile, else undefined.
+ */
 export class LockAcquireTimeoutError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;

@@ -46,6 +46,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   private closing: Promise<CloseReport> | undefined;
   /** Holds held now (any owner, any kind that is leased): what a task's end is checked against. */
   private heldCount = 0;
+  /** The client listens on its notice channel (from its first hold on; again after a failed SUBSCRIBE). */
+  private hearingNotices = false;
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
   private readonly leakStacks: WeakMap<Hold, string> | undefined;
   private readonly stopHearingTaskEnds: () => void;
@@ -66,6 +68,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       began: () => {
         this.heldCount++;
         this.work.enter();
+        if (!this.hearingNotices && !this.closing) this.hearingNotices = this.hearNotices();
       },
       ended: () => {
         this.heldCount--;
@@ -229,6 +232,21 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       .get(hold.kind)
       .clear(hold)
       .catch(() => false);
+  }
+
+  /**
+   * Subscribes to the client's notice channel, where a force-unlock tells a
+   * holder its hold is gone (see {@link EngineContext.forced}). Called at the
+   * client's first hold; returns false when it does not listen (the next hold
+   * asks again). A client without such notices hears of a loss at its next renewal.
+   */
+  protected hearNotices(): boolean {
+    return false;
+  }
+
+  /** Lets the next hold subscribe to the notice channel again (the last SUBSCRIBE failed). */
+  protected noticesLost(): void {
+    this.hearingNotices = false;
   }
 
   /** How `queue`'s channel is subscribed (one subscriber connection, or one per master). */

@@ -8,7 +8,7 @@ import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptio
 import { MultiLock } from '../objects/multi-lock/multi-lock.js';
 import type { RReadWriteLock } from '../objects/rw-lock/read-write-lock.js';
 import type { RLock } from '../objects/lock/types.js';
-import { checkName } from '../objects/names.js';
+import { checkName, clientNoticeChannel } from '../objects/names.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
 import type { RPermitExpirableSemaphore } from '../objects/permit-semaphore/types.js';
@@ -239,6 +239,26 @@ export class RLockClient extends EngineClient {
   private get inspector(): Inspector {
     this.inspectorCache ??= new Inspector(this.deployment.transport, this.options.keyPrefix, () => this.assertOpen());
     return this.inspectorCache;
+  }
+
+  protected override hearNotices(): boolean {
+    const channel = clientNoticeChannel(this.options.keyPrefix, this.clientId);
+    const subscription = this.hub.subscribe(channel, (payload) => this.onNotice(payload), true);
+    subscription.ready.catch((error: unknown) => {
+      // Missed notices cost only promptness: the renewal still finds the hold gone.
+      subscription.close();
+      this.noticesLost();
+      if (!this.isClosing) this.reportError(error);
+    });
+    return true;
+  }
+
+  /** "forced <owner> <token> <key>" (force-notice.lua): that hold of this client is lost, reason `forced`. */
+  private onNotice(payload: string): void {
+    const [kind, owner, token] = payload.split(' ', 3);
+    if (kind !== 'forced' || owner === undefined || token === undefined) return;
+    const key = payload.slice(kind.length + owner.length + token.length + 3);
+    this.context.forced(key, owner, token);
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {

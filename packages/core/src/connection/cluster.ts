@@ -59,6 +59,7 @@ export class ClusterDeployment implements Deployment {
     const subscriber = this.redis.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false });
     let ready = false;
     subscriber.on('smessage', (channel: string, payload: string) => handlers.message(channel, payload));
+    subscriber.on('message', (channel: string, payload: string) => handlers.message(channel, payload));
     // A subscriber connection (re)made or moved: whatever was published
     // meanwhile on its slots is gone, so every waiter tries again.
     const resubscribed = (): void => {
@@ -72,10 +73,12 @@ export class ClusterDeployment implements Deployment {
     subscriber.on('-node', resubscribed);
     subscriber.on('error', (error: Error) => handlers.error(error));
     return {
-      subscribe: (channel) => subscriber.ssubscribe(channel),
-      unsubscribe: (channel) => subscriber.sunsubscribe(channel),
+      // A broadcast channel is heard on any node: PUBLISH reaches every node's subscribers.
+      subscribe: (channel, broadcast) => (broadcast ? subscriber.subscribe(channel) : subscriber.ssubscribe(channel)),
+      unsubscribe: (channel, broadcast) => (broadcast ? subscriber.unsubscribe(channel) : subscriber.sunsubscribe(channel)),
       close: () => {
         subscriber.removeAllListeners('smessage');
+        subscriber.removeAllListeners('message');
         subscriber.disconnect();
       },
     };

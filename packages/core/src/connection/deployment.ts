@@ -18,9 +18,13 @@ export interface SubscriberHandlers {
 
 /** A connection that (un)subscribes to channels: one per client (per node on a Cluster). */
 export interface SubscriberConnection {
-  /** Resolves once the server acknowledged the subscription. */
-  subscribe(channel: string): Promise<unknown>;
-  unsubscribe(channel: string): Promise<unknown>;
+  /**
+   * Resolves once the server acknowledged the subscription. `broadcast`: a
+   * channel published with plain PUBLISH from any slot (a client's notices),
+   * so on a Cluster it is SUBSCRIBE rather than the slot's SSUBSCRIBE.
+   */
+  subscribe(channel: string, broadcast?: boolean): Promise<unknown>;
+  unsubscribe(channel: string, broadcast?: boolean): Promise<unknown>;
   close(): void;
 }
 

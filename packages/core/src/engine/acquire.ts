@@ -3,6 +3,7 @@ import type { EngineContext } from './engine-context.js';
 import { Hold, type HoldTarget } from './hold.js';
 import { leaseDeadline, monotonicNow } from '../connection/time.js';
 import { wasNotSent } from '../connection/transport.js';
+import { withinMs } from '../connection/bounded-call.js';
 import { backoffDelayMs } from './backoff.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
 
@@ -201,25 +202,33 @@ export interface WaitSpec<G> {
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
 const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
 
-/** How long past `waitMs` a try still out may answer: a round trip (or a Redlock round) fits. */
-const WAIT_MARGIN_MS = 250;
+/**
+ * How long a try or subscription must have been out when `waitMs` runs out
+ * for the timeout to say Redis did not answer, ms. A shorter one is a round
+ * trip in flight (or a late event loop): the call is plainly not acquired,
+ * and tryLock gives false rather than a Redis failure.
+ */
+const UNANSWERED_MS = 100;
 
 /**
- * One waiting call: its signal (the caller's, also aborted when `waitMs` runs
- * out, so a call settles by `waitMs` whatever Redis does) and whether a try
- * is out at that moment (then Redis did not answer in time).
+ * One waiting call: its signal (the caller's, also aborted at `waitMs`, so a
+ * call settles by `waitMs` whatever Redis does), the Redis failure of its
+ * latest try or subscription, and since when one has been out.
  */
 class WaitCall<G> {
   readonly signal: AbortSignal | undefined;
-  trying = false;
+  /** Monotonic time at which `waitMs` runs out (infinite without one). */
+  readonly deadline: number;
+  /** The Redis failure of the latest try or subscription, until one succeeds: a timeout's cause. */
+  failure: RedisUnavailableError | undefined;
+  /** Since when (monotonic ms) a try or subscription has been out; undefined while none is. */
+  private outSince: number | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly forward: (() => void) | undefined;
 
-  constructor(
-    private readonly spec: WaitSpec<G>,
-    commandTimeoutMs: number,
-  ) {
+  constructor(private readonly spec: WaitSpec<G>) {
     const { waitMs, signal } = spec;
+    this.deadline = waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + waitMs;
     if (waitMs === undefined || waitMs === 0) {
       // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
       this.signal = signal;
@@ -227,9 +236,9 @@ class WaitCall<G> {
     }
     const expiry = new AbortController();
     this.signal = expiry.signal;
-    // The loop stops trying at waitMs by itself; this cuts off a try still
-    // out a margin later (a Redis that does not answer).
-    this.timer = setTimeout(() => expiry.abort(WAIT_EXPIRED), waitMs + Math.min(WAIT_MARGIN_MS, commandTimeoutMs));
+    // Cuts off whatever is out at waitMs: a try, a subscription, a sleep. A
+    // grant that still comes is undone by its attempt (the signal is aborted).
+    this.timer = setTimeout(() => expiry.abort(WAIT_EXPIRED), waitMs);
     this.timer.unref();
     if (signal?.aborted) expiry.abort(signal.reason);
     else if (signal) {
@@ -242,7 +251,29 @@ class WaitCall<G> {
     return this.signal?.reason === WAIT_EXPIRED;
   }
 
-  /** Settles like `work`, or rejects at once when the call's signal aborts (`work` goes on, and undoes a late grant). */
+  /**
+   * Why the call timed out, if Redis is why: a try or subscription out for
+   * UNANSWERED_MS or more when waitMs ran out, else the failure of the latest
+   * one; undefined when Redis answered.
+   */
+  timeoutCause(): RedisUnavailableError | undefined {
+    if (this.outSince !== undefined && monotonicNow() - this.outSince >= UNANSWERED_MS) {
+      const outMs = Math.round(monotonicNow() - this.outSince);
+      return new RedisUnavailableError(
+        `Redis did not answer for "${this.spec.name}" (a try or its SUBSCRIBE out ${outMs} ms) when waitMs (${this.spec.waitMs} ms) ran out`,
+        {
+          cause: this.failure,
+        },
+      );
+    }
+    return this.failure;
+  }
+
+  /**
+   * Settles like `work`, or rejects when the call's signal aborts (`work` goes
+   * on, and undoes a late grant). While it is out, the call counts as waiting
+   * for Redis.
+   */
   race<T>(work: Promise<T>): Promise<T> {
     const signal = this.signal;
     if (!signal) return work;
@@ -250,20 +281,26 @@ class WaitCall<G> {
       work.catch(() => undefined);
       return Promise.reject(signal.reason);
     }
+    const since = monotonicNow();
+    this.outSince = since;
     return new Promise<T>((resolve, reject) => {
       // Deferred a turn: a try that already answered settles the call first,
       // so its grant is given back by the caller rather than leaked.
       const onAbort = (): void => {
         setImmediate(() => reject(signal.reason));
       };
+      const answered = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        if (this.outSince === since) this.outSince = undefined;
+      };
       signal.addEventListener('abort', onAbort, { once: true });
       work.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort);
+          answered();
           resolve(value);
         },
         (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          answered();
           reject(error);
         },
       );
@@ -276,15 +313,10 @@ class WaitCall<G> {
   }
 
   private async tryRacing(ctx: EngineContext): Promise<TryOutcome<G>> {
-    this.trying = true;
     const work = this.spec.tryOnce(this.signal);
     try {
-      const outcome = await this.race(work);
-      this.trying = false;
-      return outcome;
+      return await this.race(work);
     } catch (error) {
-      // Cut off by waitMs: the try is still out (Redis did not answer in time).
-      if (!this.expired) this.trying = false;
       // A grant this try still records belongs to nobody: give it back.
       work.then(
         (outcome) => {
@@ -294,6 +326,15 @@ class WaitCall<G> {
       );
       throw error;
     }
+  }
+
+  /** Waits for `work` (leaving a queue kept in Redis) no later than the deadline; it goes on after. */
+  async until(work: Promise<unknown>): Promise<void> {
+    if (!Number.isFinite(this.deadline)) {
+      await work;
+      return;
+    }
+    await withinMs(work, Math.max(0, this.deadline - monotonicNow()), () => undefined).catch(() => undefined);
   }
 
   dispose(): void {
@@ -316,32 +357,41 @@ export function unansweredFailure(error: unknown): unknown {
  * the holder's TTL (capped at a third of the watchdog lease, since a TTL of −1
  * must not park a waiter forever) runs out, until acquired, `waitMs` runs out
  * (undefined), or the signal aborts (rejects with its reason). A call with
- * `waitMs` settles by then (plus WAIT_MARGIN_MS for a try still out) whatever
- * Redis does: a try unanswered by then makes it a LockAcquireTimeoutError
- * whose cause says Redis did not answer (the try goes on, and undoes its grant
- * if one comes).
+ * `waitMs` settles by then whatever Redis does: when Redis failed or did not
+ * answer, with a LockAcquireTimeoutError whose cause is that failure (a try
+ * still out goes on, and undoes its grant if one comes).
  */
 export async function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
-  const call = new WaitCall(spec, ctx.commandTimeoutMs);
+  const call = new WaitCall(spec);
   let grant: G | undefined;
+  // Read when the loop ends: a try cut off at waitMs may answer while the queue is left.
+  let cause: RedisUnavailableError | undefined;
   try {
     grant = await waitLoop(ctx, spec, call);
+    if (grant === undefined && spec.waitMs) cause = call.timeoutCause();
   } catch (error) {
-    if (call.expired) {
-      if (!call.trying) return undefined;
-      const cause = new RedisUnavailableError(`Redis did not answer a try for "${spec.name}" within waitMs (${spec.waitMs} ms)`);
-      throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });
+    if (!call.expired) {
+      // Whatever failed once close() began (a SUBSCRIBE or a try cut off by the
+      // disconnect) is reported as the close it is.
+      if (ctx.closed && !(error instanceof ClientClosedError) && !spec.signal?.aborted) throw new ClientClosedError();
+      throw error;
     }
-    // Whatever failed once close() began (a SUBSCRIBE or a try cut off by the
-    // disconnect) is reported as the close it is.
-    if (ctx.closed && !(error instanceof ClientClosedError) && !spec.signal?.aborted) throw new ClientClosedError();
-    throw error;
+    cause = call.timeoutCause();
   } finally {
     call.dispose();
-    // Without a grant: out of a queue kept in Redis, in one script.
-    if (grant === undefined && spec.leave) await spec.leave().catch((error: unknown) => ctx.backgroundError(error));
+    // Without a grant: out of a queue kept in Redis, in one script; waited for
+    // no later than waitMs (it goes on after, in the owner's turn).
+    if (grant === undefined && spec.leave) {
+      const leaving = spec.leave().catch((error: unknown) => ctx.backgroundError(error));
+      ctx.background.track(leaving);
+      await call.until(leaving);
+    }
   }
-  if (grant !== undefined && spec.signal?.aborted) {
+  if (grant === undefined) {
+    if (cause) throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });
+    return undefined;
+  }
+  if (spec.signal?.aborted) {
     // Aborted while the grant was being recorded: the caller will never release
     // what it does not know it has, so give it back rather than keep renewing it.
     await spec.giveBack?.(grant).catch((error: unknown) => {
@@ -353,22 +403,29 @@ export async function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): P
 }
 
 async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>): Promise<G | undefined> {
-  const waitUntil = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
+  const waitUntil = call.deadline;
   let failingSince: number | undefined;
   let failures = 0;
   // A waiting call rides out a short outage (failover, restart): an unavailable
-  // Redis is retried with jittered backoff for up to commandTimeoutMs. waitMs 0 fails at once.
+  // Redis is retried with jittered backoff for up to commandTimeoutMs (and no
+  // later than waitMs, when the timeout's cause is the last failure). waitMs 0
+  // fails at once.
+  const failed = (error: unknown): number => {
+    if (!(error instanceof RedisUnavailableError) || spec.waitMs === 0) throw error;
+    call.failure = error;
+    failingSince ??= monotonicNow();
+    if (monotonicNow() - failingSince >= ctx.commandTimeoutMs) throw error;
+    return backoffDelayMs(++failures, Math.min(50, ctx.commandTimeoutMs), ctx.commandTimeoutMs, Math.random());
+  };
   const tryOnce = async (): Promise<TryOutcome<G>> => {
     try {
       const outcome = await call.tryOnce(ctx);
       failingSince = undefined;
       failures = 0;
+      call.failure = undefined;
       return outcome;
     } catch (error) {
-      if (!(error instanceof RedisUnavailableError) || spec.waitMs === 0) throw error;
-      failingSince ??= monotonicNow();
-      if (monotonicNow() - failingSince >= ctx.commandTimeoutMs) throw error;
-      return { retryInMs: backoffDelayMs(++failures, Math.min(50, ctx.commandTimeoutMs), ctx.commandTimeoutMs, Math.random()) };
+      return { retryInMs: failed(error) };
     }
   };
   // Tasks of this process queue behind the ones already waiting (no barging):
@@ -389,14 +446,29 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   let waiter: Waiter | undefined;
   let acquired = false;
   let entered: Waiter | undefined;
-  const joining = ctx.queues.join(spec, (joined) => (entered = joined));
+  let joining: Promise<Waiter> | undefined;
   try {
-    waiter = await call.race(joining);
+    for (;;) {
+      joining = ctx.queues.join(spec, (joined) => (entered = joined));
+      try {
+        waiter = await call.race(joining);
+        break;
+      } catch (error) {
+        // A call without waitMs fails at once when its SUBSCRIBE fails (a
+        // refused connection); one with waitMs rides it out like a try.
+        if (spec.waitMs === undefined || call.signal?.aborted) throw error;
+        entered = undefined;
+        const delayMs = Math.min(failed(error), waitUntil - monotonicNow());
+        if (delayMs <= 0) return undefined;
+        await sleepFor(delayMs, call.signal);
+      }
+    }
     // Subscribed (acknowledged): no later release can be missed, so one more
     // try closes the gap since the first (or, having joined first, is the first).
     let tryNow = !queueBehind;
     for (;;) {
-      if (tryNow && (!spec.headOnly || waiter.isHead)) {
+      // No try starts once waitMs has run out: it could not answer in time.
+      if (tryNow && (!spec.headOnly || waiter.isHead) && waitUntil - monotonicNow() > 0) {
         const result = await tryOnce();
         if ('grant' in result) {
           acquired = true;
@@ -429,8 +501,30 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
     else {
       // Cut off while joining: out of the queue at once, so no wake or local
       // hand-off goes to a call that has ended; the join settles unheard.
-      joining.catch(() => undefined);
+      joining?.catch(() => undefined);
       if (entered) ctx.queues.leave(entered, false);
     }
   }
+}
+
+/** Sleeps `ms`, or rejects with `signal`'s reason when it aborts first. */
+function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(1, Math.ceil(ms)),
+    );
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -31,12 +31,12 @@ export class ChannelHub {
     },
   ) {}
 
-  /** Subscribes `listener` to `channel` (one listener per channel). */
-  subscribe(channel: string, listener: (payload: string) => void): HubSubscription {
+  /** Subscribes `listener` to `channel` (one listener per channel); `broadcast`: see SubscriberConnection.subscribe. */
+  subscribe(channel: string, listener: (payload: string) => void, broadcast = false): HubSubscription {
     const connection = this.ensureConnection();
     const entry = { listener, acked: false };
     this.listeners.set(channel, entry);
-    const ready = boundedCall(() => connection.subscribe(channel), this.timeoutMs, 'SUBSCRIBE', channel).then(() => {
+    const ready = boundedCall(() => connection.subscribe(channel, broadcast), this.timeoutMs, 'SUBSCRIBE', channel).then(() => {
       entry.acked = this.listeners.get(channel) === entry;
     });
     let closed = false;
@@ -51,7 +51,7 @@ export class ChannelHub {
         if (this.listeners.get(channel) !== entry) return;
         this.listeners.delete(channel);
         if (this.closed) return;
-        connection.unsubscribe(channel).catch((error: unknown) => {
+        connection.unsubscribe(channel, broadcast).catch((error: unknown) => {
           if (!this.closed) this.events.error(error instanceof Error ? error : new Error(String(error)));
         });
       },

@@ -117,6 +117,17 @@ export class EngineContext {
     this.reports.released(hold, via);
   }
 
+  /**
+   * A force-unlock released the hold of `owner` on `key` with fencing token
+   * `token` (a notice on the client's channel): that hold is lost, reason
+   * `forced`. A hold with another token is a newer one, and stays.
+   */
+  forced(key: string, owner: string, token: string): void {
+    for (const hold of this.holds.holdsOf(key)) {
+      if (hold.owner === owner && hold.token === token && hold.active) hold.lose('forced');
+    }
+  }
+
   /** A failure in the background: reported as an `error` event, never thrown. */
   backgroundError(error: unknown): void {
     this.reports.backgroundError(error);

@@ -17,6 +17,26 @@ export function objectKey(prefix: string, name: string): string {
 }
 
 /**
+ * The start of every client's notice channel under `prefix`: `<prefix>:client:`.
+ * A client's own channel is this followed by its id (see
+ * {@link clientNoticeChannel}); a script that tells a holder something appends
+ * the client id it reads from the owner (`<clientId>:<taskId>`), so this
+ * prefix is the only part of the name it is given.
+ */
+export function clientNoticePrefix(prefix: string): string {
+  return `${prefix}:client:`;
+}
+
+/**
+ * The channel where the client `clientId` hears notices about its holds:
+ * `<prefix>:client:<clientId>`. Published with plain PUBLISH (it has no hash
+ * tag of any object, and on a Cluster a script may SPUBLISH only in its own slot).
+ */
+export function clientNoticeChannel(prefix: string, clientId: string): string {
+  return clientNoticePrefix(prefix) + clientId;
+}
+
+/**
  * The fencing counter shared by every object in the slot of `key`:
  * `<prefix>:{<slot tag>}:fence`, where the tag is the smallest decimal string
  * hashing to that slot. At most 16,384 counters however many names are used.

@@ -468,6 +468,7 @@ describe('coordination scripts', () => {
         waiters: `${lock}:waiters`,
         tickets: `${lock}:tickets`,
         wakePrefix: `${lock}:release:`,
+        notices: `${prefix}:client:`,
       };
     };
     type Keys = ReturnType<typeof fresh>;
@@ -503,7 +504,7 @@ describe('coordination scripts', () => {
       });
     const leave = (k: Keys, owner: string, keptToken = '') =>
       run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken, wakePrefix: k.wakePrefix });
-    const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0' });
+    const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0', notices: k.notices, wakePrefix: k.wakePrefix });
     const holder = async (k: Keys) => redis.hmget(k.lock, 'owner', 'count');
 
     /** Every message on the lock's channels, with the channel it came on. */
@@ -664,6 +665,16 @@ describe('coordination scripts', () => {
       await redis.del(j.lock, j.waiters);
       expect(await acquire(j, 'cD:t1', 'd1')).toEqual([1, expect.any(String), 1]);
       expect(await redis.exists(j.queue)).toBe(0);
+    });
+
+    it("forceUnlock-5 tells the holder on its client's notice channel, naming owner, token and key", async () => {
+      const k = fresh();
+      const notices = await listen(`${k.notices}cA`);
+      const [, token] = await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cB:t1', 'b1');
+      expect(await forceUnlock(k)).toBe(1);
+      await notices.flush();
+      expect(notices.messages).toEqual([`forced cA:t1 ${String(token)} ${k.lock}`]);
     });
 
     it('leaveQueue-5 gives back a hand-off not yet claimed (to the next head), and by the head of a free lock hands it on; forceUnlock-5 hands a held lock to the head', async () => {

@@ -75,6 +75,32 @@ describe('read-write lock', () => {
       expect(await acquire(k, 'a', 'read', 'o5')).toEqual([1, t1, 2]);
     });
 
+    it("forceUnlock-2 releases every holder, announces 'force' and tells each holder on its client's notice channel", async () => {
+      const prefix = uniquePrefix();
+      const k = keysOf(prefix);
+      const listener = fleet.client(0);
+      const messages: [string, string][] = [];
+      listener.on('message', (channel: string, message: string) => messages.push([channel, message]));
+      await listener.subscribe(`${k.hash}:release`, `${prefix}:client:cA`, `${prefix}:client:cB`);
+      const [, tA] = await acquire(k, 'cA:t1', 'read', 'o1');
+      const [, tB] = await acquire(k, 'cB:t1', 'read', 'o2');
+      const force = () =>
+        run(SCRIPTS.rwLockForceUnlock, { hash: k.hash, readers: k.readers, sharded: '0', channel: `${k.hash}:release`, notices: `${prefix}:client:` });
+      expect(await force()).toBe(1);
+      expect(await fleet.client(0).exists(k.hash, k.readers)).toBe(0);
+      const [, tW] = await acquire(k, 'cA:t2', 'write', 'o3');
+      expect(await force()).toBe(1);
+      expect(await force()).toBe(0);
+      await listener.ping();
+      expect(messages).toEqual([
+        [`${k.hash}:release`, 'force'],
+        [`${prefix}:client:cA`, `forced cA:t1 ${String(tA)} ${k.hash}`],
+        [`${prefix}:client:cB`, `forced cB:t1 ${String(tB)} ${k.hash}`],
+        [`${k.hash}:release`, 'force'],
+        [`${prefix}:client:cA`, `forced cA:t2 ${String(tW)} ${k.hash}`],
+      ]);
+    });
+
     it('refuses at once the write lock to an owner that only reads', async () => {
       const k = keysOf(uniquePrefix());
       await acquire(k, 'a', 'read', 'o1');

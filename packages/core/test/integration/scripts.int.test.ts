@@ -291,11 +291,25 @@ describe('lock scripts', () => {
       listener.on('message', (_channel: string, message: string) => messages.push(message));
       await listener.subscribe(keys.channel);
       await acquire(keys, 'o', 10_000, 'a');
-      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' })).toBe(1);
+      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0', channel: keys.channel, notices: keys.notices })).toBe(1);
       expect(await redis.exists(keys.lock)).toBe(0);
-      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' })).toBe(0);
+      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0', channel: keys.channel, notices: keys.notices })).toBe(0);
       await listener.ping();
       expect(messages).toEqual(['force']);
+    });
+
+    it("tells the holder on its client's notice channel, naming owner, token and key; with notices '' it tells nobody", async () => {
+      const keys = fresh();
+      const listener = fleet.client(0);
+      const messages: [string, string][] = [];
+      listener.on('message', (channel: string, message: string) => messages.push([channel, message]));
+      await listener.subscribe(`${keys.notices}client1`);
+      const [, token] = await acquire(keys, 'client1:t7', 10_000, 'a');
+      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0', channel: keys.channel, notices: keys.notices })).toBe(1);
+      await acquire(keys, 'client1:t8', 10_000, 'b');
+      expect(await run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0', channel: keys.channel, notices: '' })).toBe(1);
+      await listener.ping();
+      expect(messages).toEqual([[`${keys.notices}client1`, `forced client1:t7 ${String(token)} ${keys.lock}`]]);
     });
   });
 });

@@ -99,7 +99,13 @@ describe('Transport', () => {
     await fleet.restart(0); // no persistence: an empty server with an empty script cache
     expect(await eventually(async () => (await t.call('ping', [], 'PING', '-', String).catch(() => '')) === 'PONG', 5_000)).toBe(true);
     const evalsBefore = await commandCalls(fleet.client(0), 'eval');
-    const reply = await t.run(SCRIPTS.lockForceUnlock, { lock: 'free-lock', sharded: '0' }, 'forceUnlock', 'free-lock', (r) => r);
+    const reply = await t.run(
+      SCRIPTS.lockForceUnlock,
+      { lock: 'free-lock', sharded: '0', channel: 'free-lock:release', notices: '' },
+      'forceUnlock',
+      'free-lock',
+      (r) => r,
+    );
     expect(reply).toBe(0);
     expect(await commandCalls(fleet.client(0), 'eval')).toBe(evalsBefore);
   });

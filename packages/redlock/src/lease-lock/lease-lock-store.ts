@@ -101,6 +101,13 @@ export class LeaseLockStore {
 
   /** Deletes the lock whoever holds it ('force' published); true if it was held. */
   forceUnlock(keys: LockKeys): Promise<boolean> {
-    return this.transport.run(CORE_SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: '0' }, 'forceUnlock', keys.lock, isOne);
+    // notices '': a lease lock is no hash, and its holders hear of the loss at their next renewal.
+    return this.transport.run(
+      CORE_SCRIPTS.lockForceUnlock,
+      { lock: keys.lock, sharded: '0', channel: keys.channel, notices: '' },
+      'forceUnlock',
+      keys.lock,
+      isOne,
+    );
   }
 }

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ObjectInfo, type RLockClient } from '@org/rlock';
 import { KINDS } from '@org/rlock-core/internal';
-import { RedisCluster, RedisFleet, RedisSentinelGroup, uniquePrefix } from '@org/rlock-testing';
+import { RedisCluster, RedisFleet, RedisSentinelGroup, eventually, uniquePrefix } from '@org/rlock-testing';
 
 /** The built `rlock` binary, as package.json's `bin` names it (build before the tests). */
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
@@ -248,6 +248,22 @@ describe('rlock CLI', () => {
         await (await waiter).unlock();
         expect((await rlock(['unlock', 'doc', '--yes', ...flags])).code).toBe(0);
         expect(await client.inspect('doc')).toBeUndefined();
+      });
+
+      it("ends the holder's hold at once with reason forced, not at its next renewal as expired", async () => {
+        // A watchdog lease of 30 s, renewed every 10 s: only the notice explains a loss within 5 s.
+        const held = await client.getLock('plain:1').acquire();
+        const channel = `${keyPrefix}:client:${client.clientId}`;
+        const listening = async () => Number(((await fleet.client(0).pubsub('NUMSUB', channel)) as [string, number])[1]) === 1;
+        expect(await eventually(listening, 5_000)).toBe(true);
+        const lost = new Promise<string>((resolve) => client.on('lockLost', (event) => resolve(event.reason)));
+        const startedAt = performance.now();
+        const run = await rlock(['unlock', 'plain:1', '--yes', ...flags]);
+        expect(run.code).toBe(0);
+        const within = new Promise<string>((resolve) => setTimeout(resolve, 5_000, 'no lockLost within 5 s'));
+        expect(await Promise.race([lost, within])).toBe('forced');
+        expect(performance.now() - startedAt).toBeLessThan(9_000);
+        expect(((held.signal.reason ?? {}) as { reason?: string }).reason).toBe('forced');
       });
 
       it('exits 1 for what is not a lock', async () => {

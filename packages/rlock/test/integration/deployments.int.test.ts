@@ -94,6 +94,33 @@ describe.each(topologies)('on $name', (topology) => {
     expect(await waiting).toBeLessThan(3_000);
   });
 
+  it('tells a holder of another client at once, in any slot, that a force-unlock released its lock (reason forced)', async () => {
+    const holder = make();
+    const admin = make({ keyPrefix: holder.options.keyPrefix });
+    const names = Array.from({ length: 6 }, (_, i) => `forced-${i}`);
+    const handles = [];
+    for (const name of names) handles.push(await holder.getLock(name).acquire({ leaseMs: 60_000 }));
+    // Subscribed at the first hold; a Cluster counts a channel's subscribers per node.
+    const channel = `${holder.options.keyPrefix}:client:${holder.clientId}`;
+    const raw = deployment.raw();
+    await raw.ping(); // a Cluster client knows its nodes once connected
+    const subscribers = async () => {
+      let total = 0;
+      for (const node of raw.isCluster ? (raw as Cluster).nodes('all') : [raw as Redis]) {
+        total += Number(((await node.pubsub('NUMSUB', channel)) as [string, number])[1]);
+      }
+      return total;
+    };
+    expect(await eventually(async () => (await subscribers()) === 1, 5_000)).toBe(true);
+    const reasons: string[] = [];
+    holder.on('lockLost', (event) => reasons.push(event.reason));
+    for (const name of names) expect(await admin.getLock(name).forceUnlock()).toBe(true);
+    // A 60 s fixed lease: without the notice nothing would tell the holder before it ran out.
+    expect(await eventually(() => reasons.length === names.length, 5_000)).toBe(true);
+    expect(reasons).toEqual(names.map(() => 'forced'));
+    expect(handles.every((handle) => handle.signal.aborted)).toBe(true);
+  });
+
   it('keeps a watchdog lease alive past several leases', async () => {
     const client = make({ watchdogTimeoutMs: 600 });
     const lost: string[] = [];

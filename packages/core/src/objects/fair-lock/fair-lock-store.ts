@@ -59,7 +59,7 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockForceUnlock,
-      { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets, sharded: this.sharded },
+      { ...this.queueKeys(fair), sharded: this.sharded, notices: fair.notices, wakePrefix: fair.wakePrefix },
       'forceUnlock',
       fair.lock,
       isOne,

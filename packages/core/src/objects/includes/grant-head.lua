@@ -31,9 +31,7 @@ end
 
 -- Hands a free fair lock to the live head of its queue, if any (grantHead);
 -- returns how many subscriber connections heard it (0: nobody queued).
--- forceUnlock-5 passes no wakePrefix yet: the fallback is the same name keys.ts builds.
 local function grantNext(lock, fenceKey, queueKey, leasesKey, ticketsKey, sharded, wakePrefix)
-  wakePrefix = wakePrefix or lock .. ':release:'
   local now = nowMs()
   local head = purgeWaiters(queueKey, leasesKey, ticketsKey, now)
   if not head then

@@ -1,4 +1,4 @@
-import { fenceKey, objectKey } from '../names.js';
+import { clientNoticePrefix, fenceKey, objectKey } from '../names.js';
 
 /**
  * The Redis names of one reentrant lock (public layout, see the core README),
@@ -15,6 +15,8 @@ export interface LockKeys {
   readonly fence: string;
   /** Hash `<prefix>:{<name>}:cancelled`: field `<owner>:<op>` for each acquire cancelled before it ran. */
   readonly cancelled: string;
+  /** `<prefix>:client:`: a holder's notice channel is this plus its client id ('' where no holder is told). */
+  readonly notices: string;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface KeySource {
 /** The names of lock `name` under `prefix`. */
 export function lockKeys(prefix: string, name: string): LockKeys {
   const lock = objectKey(prefix, name);
-  return keysOfLock(lock, fenceKey(prefix, lock));
+  return keysOfLock(lock, fenceKey(prefix, lock), clientNoticePrefix(prefix));
 }
 
 /**
@@ -68,7 +70,7 @@ export class LockKeyCache {
   }
 }
 
-/** The names around lock key `lock`, with `fence` as its fence counter ('' where none is touched). */
-export function keysOfLock(lock: string, fence = ''): LockKeys {
-  return { lock, released: `${lock}:released`, channel: `${lock}:release`, fence, cancelled: `${lock}:cancelled` };
+/** The names around lock key `lock`, with `fence` as its fence counter and `notices` as the holders' notice prefix ('' where none is used). */
+export function keysOfLock(lock: string, fence = '', notices = ''): LockKeys {
+  return { lock, released: `${lock}:released`, channel: `${lock}:release`, fence, cancelled: `${lock}:cancelled`, notices };
 }

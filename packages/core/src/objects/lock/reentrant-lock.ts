@@ -216,13 +216,16 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       // The queue's place is the owner's: kept while a branch of the task still
       // waits here. A hold a branch counts on (it may be a hand-off to this
       // place, count 0 in Redis) is named by its token, so it stays.
+      // In the owner's turn: behind a try cut off at waitMs that is still out,
+      // and before the owner's next operation (the caller need not wait for it).
       leave:
         leaveQueue &&
-        (() => {
-          if (ctx.queues.get(keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
-          const held = ctx.holds.current(keys.lock, this.mode, owner);
-          return leaveQueue(keys, owner, held?.active ? (held.token ?? '') : '');
-        }),
+        (() =>
+          ctx.chains.run(keys.lock, owner, () => {
+            if (ctx.queues.get(keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
+            const held = ctx.holds.current(keys.lock, this.mode, owner);
+            return leaveQueue(keys, owner, held?.active ? (held.token ?? '') : '');
+          })),
       takeGrant: handOffs && ((payload) => handOffs.take(payload)),
       waitMs: request.waitMs,
       signal: request.signal,

@@ -176,7 +176,13 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   forceUnlock(keys: LockKeys): Promise<boolean> {
-    return this.transport.run(SCRIPTS.lockForceUnlock, { lock: keys.lock, sharded: this.sharded }, 'forceUnlock', keys.lock, isOne);
+    return this.transport.run(
+      SCRIPTS.lockForceUnlock,
+      { lock: keys.lock, sharded: this.sharded, channel: keys.channel, notices: keys.notices },
+      'forceUnlock',
+      keys.lock,
+      isOne,
+    );
   }
 }
 

@@ -3,6 +3,7 @@ import { checkFunction, describeValue } from '../../checks/argument-checks.js';
 import { parseLockOptions, requireTask, type LockOptions } from '../lock-options.js';
 import { currentTask, newTaskContext, runInTask, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { monotonicNow } from '../../connection/time.js';
+import { unansweredFailure } from '../../engine/acquire.js';
 import type { LockHandle, LockScope, RLock } from '../lock/types.js';
 
 /** What a multi-lock's `withLock` hands to its function. */
@@ -75,7 +76,13 @@ export class MultiLock implements RLock<undefined> {
 
   async tryLock(options?: LockOptions): Promise<boolean> {
     requireTask(this.name, 'tryLock');
-    return this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
+    try {
+      return await this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
+    } catch (error) {
+      // As a member's tryLock: false for a plain timeout, the Redis failure for one Redis caused.
+      if (error instanceof LockAcquireTimeoutError && !(error.cause instanceof Error)) return false;
+      throw unansweredFailure(error);
+    }
   }
 
   async unlock(): Promise<void> {
@@ -108,7 +115,7 @@ export class MultiLock implements RLock<undefined> {
       const taken: LockHandle<string | undefined>[] = [];
       try {
         for (const member of this.ordered) {
-          const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
+          const waitMs = memberWaitMs(request.waitMs, deadline);
           taken.push(await member.acquire({ ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }));
         }
       } catch (error) {
@@ -155,7 +162,7 @@ export class MultiLock implements RLock<undefined> {
     const taken: AnyLock[] = [];
     try {
       for (const member of this.ordered) {
-        const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
+        const waitMs = memberWaitMs(request.waitMs, deadline);
         if (!(await take(member, { ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }))) {
           await releaseAll(taken.reverse().map((lock) => () => lock.unlock()));
           return false;
@@ -165,7 +172,8 @@ export class MultiLock implements RLock<undefined> {
       return true;
     } catch (error) {
       await releaseAll(taken.reverse().map((lock) => () => lock.unlock()));
-      if (error instanceof LockAcquireTimeoutError) return false;
+      // The member's cause (Redis did not answer) stays the multi-lock's.
+      if (error instanceof LockAcquireTimeoutError) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause });
       throw error;
     }
   }
@@ -217,6 +225,17 @@ async function releaseAll(releases: (() => Promise<unknown>)[]): Promise<void> {
     });
   }
   if (failure !== undefined) throw failure;
+}
+
+/**
+ * What is left of the call's `waitMs` for the next member. Never 0 when the
+ * call had a wait: 0 means one try bounded only by commandTimeoutMs, which
+ * could outlast the call's deadline.
+ */
+function memberWaitMs(waitMs: number | undefined, deadline: number | undefined): number | undefined {
+  if (waitMs === undefined || deadline === undefined) return undefined;
+  if (waitMs === 0) return 0;
+  return Math.max(1, Math.floor(deadline - monotonicNow()));
 }
 
 /** The options for each member: the same lease and signal; the wait is what is left of the call's. */

@@ -239,6 +239,12 @@ export class RwLockStore extends ObjectStore implements LockStore {
 
   forceUnlock(keys: LockKeys): Promise<boolean> {
     const rw = keys as RwLockKeys;
-    return this.transport.run(SCRIPTS.rwLockForceUnlock, { hash: rw.lock, readers: rw.readers, sharded: this.sharded }, 'forceUnlock', rw.lock, isOne);
+    return this.transport.run(
+      SCRIPTS.rwLockForceUnlock,
+      { hash: rw.lock, readers: rw.readers, sharded: this.sharded, channel: rw.channel, notices: rw.notices },
+      'forceUnlock',
+      rw.lock,
+      isOne,
+    );
   }
 }
