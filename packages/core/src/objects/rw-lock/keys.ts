@@ -1,4 +1,4 @@
-import { fenceKey, objectKey } from '../names.js';
+import { clientNoticePrefix, fenceKey, objectKey } from '../names.js';
 import { keysOfLock, type LockKeys } from '../lock/keys.js';
 
 /** The Redis names of one read-write lock (public layout, see the core README). */
@@ -12,10 +12,10 @@ export interface RwLockKeys extends LockKeys {
 /** The lock's names (`lock` is the state hash, `channel` its announcements), plus readers and waiting writers. */
 export function rwLockKeys(prefix: string, name: string): RwLockKeys {
   const lock = objectKey(prefix, name);
-  return keysOfRwLock(lock, fenceKey(prefix, lock));
+  return keysOfRwLock(lock, fenceKey(prefix, lock), clientNoticePrefix(prefix));
 }
 
-/** The names around state hash `lock`, with `fence` as its fence counter ('' where none is touched). */
-export function keysOfRwLock(lock: string, fence = ''): RwLockKeys {
-  return { ...keysOfLock(lock, fence), readers: `${lock}:readers`, writers: `${lock}:writers` };
+/** The names around state hash `lock`, with `fence` as its fence counter and `notices` as the holders' notice prefix ('' where none is used). */
+export function keysOfRwLock(lock: string, fence = '', notices = ''): RwLockKeys {
+  return { ...keysOfLock(lock, fence, notices), readers: `${lock}:readers`, writers: `${lock}:writers` };
 }
