@@ -22,3 +22,25 @@ export function leaseDeadline(sentAt: number, leaseMs: number, driftFactor = DEF
 export function monotonicNow(): number {
   return performance.now();
 }
+
+/** Sleeps `ms` (at least 1), or rejects with `signal`'s own reason when it aborts first (node:timers/promises wraps it in an AbortError). */
+export function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(1, Math.ceil(ms)),
+    );
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

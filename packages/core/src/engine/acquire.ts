@@ -1,7 +1,7 @@
 import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold, type HoldTarget } from './hold.js';
-import { leaseDeadline, monotonicNow } from '../connection/time.js';
+import { leaseDeadline, monotonicNow, sleepFor } from '../connection/time.js';
 import { wasNotSent } from '../connection/transport.js';
 import { withinMs } from '../connection/bounded-call.js';
 import { backoffDelayMs } from './backoff.js';
@@ -505,26 +505,4 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
       if (entered) ctx.queues.leave(entered, false);
     }
   }
-}
-
-/** Sleeps `ms`, or rejects with `signal`'s reason when it aborts first. */
-function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(
-      () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      },
-      Math.max(1, Math.ceil(ms)),
-    );
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import { backoffDelayMs } from '../../engine/backoff.js';
+import { sleepFor } from '../../connection/time.js';
 import { LockLostError, RedisUnavailableError } from '../../errors.js';
 import { checkFunction, checkKnownKeys, checkOptionsObject, checkSignal } from '../../checks/argument-checks.js';
 import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js';
@@ -89,7 +90,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
         failures = 0;
       } catch (error) {
         if (!(error instanceof RedisUnavailableError) || signal?.aborted) throw error;
-        await pause(backoffDelayMs(++failures, MIN_RETRY_MS, MAX_RETRY_MS, Math.random()), signal);
+        await sleepFor(backoffDelayMs(++failures, MIN_RETRY_MS, MAX_RETRY_MS, Math.random()), signal);
         continue;
       }
       const scopeSignal = signal ? AbortSignal.any([term.signal, signal]) : term.signal;
@@ -193,23 +194,4 @@ class Term implements Leadership {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.resign();
   }
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
