@@ -70,11 +70,11 @@ describe('LeaderElection', () => {
       election.on('lost', (event) => lost.push(event));
       const term = await election.elect();
       expect(await client(keyPrefix).getLock('forced').forceUnlock()).toBe(true);
-      // The watchdog's next renewal (every 100 ms) finds the key gone.
+      // The force-unlock's notice tells the leader's client.
       expect(await eventually(() => term.signal.aborted, 3_000)).toBe(true);
       expect(term.signal.reason).toBeInstanceOf(LockLostError);
       expect(term.isLeader).toBe(false);
-      expect(lost.map((event) => [event.epoch, event.reason])).toEqual([[term.epoch, 'expired']]);
+      expect(lost.map((event) => [event.epoch, event.reason])).toEqual([[term.epoch, 'forced']]);
       await term.resign(); // lost already: nothing to give up
     });
   });
