@@ -35,3 +35,4 @@ export type { LockKeys } from './objects/lock/keys.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from './objects/lock/lock-store.js';
 export { SCRIPTS } from './objects/scripts.generated.js';
+export { loadOtelApi } from './observability/otel-api.js';

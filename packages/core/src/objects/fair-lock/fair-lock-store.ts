@@ -37,6 +37,7 @@ const isOne = (reply: unknown): boolean => reply === 1;
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */
   readonly queueLocally = false;
+  override readonly object = 'fair_lock';
 
   constructor(
     deployment: Deployment,

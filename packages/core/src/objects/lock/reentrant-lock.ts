@@ -1,9 +1,9 @@
-import { acquireOrWait, attempt, unansweredFailure, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
+import { attempt, unansweredFailure, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
+import { acquireObserved, releaseTraced } from '../../engine/observed.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
-import { releaseHold } from '../../engine/release.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
@@ -25,6 +25,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
   private readonly mode: string;
   private readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  /** `rlock.object` of its metrics (its store's). */
+  private readonly object: string;
 
   constructor(
     readonly name: string,
@@ -34,6 +36,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? ctx.stateOf(LockKeyCache, () => new LockKeyCache()).keysOf(ctx.keyPrefix, name);
     this.mode = store.mode ?? '';
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
+    this.object = store.object ?? 'lock';
   }
 
   /** Where this lock sorts in a multi-lock's global order: its full key. */
@@ -190,29 +193,33 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
     const handOffs = store.handOffs?.(ctx, target, this.keys.channel, request);
     const leaveQueue = store.leaveQueue?.bind(store);
-    return acquireOrWait(ctx, {
-      name: this.name,
-      channel: this.keys.channel,
-      id: owner,
-      headOnly: store.headOnly,
-      onMessage: this.onMessage,
-      arrival: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
-      // The queue's place is the owner's: kept while a branch of the task still
-      // waits here. A hold a branch counts on (it may be a hand-off to this
-      // place, count 0 in Redis) is named by its token, so it stays.
-      leave:
-        leaveQueue &&
-        (() => {
-          if (ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
-          const held = ctx.holds.current(this.keys.lock, this.mode, owner);
-          return leaveQueue(this.keys, owner, held?.active ? (held.token ?? '') : '');
-        }),
-      takeGrant: handOffs && ((payload) => handOffs.take(payload)),
-      waitMs: request.waitMs,
-      signal: request.signal,
-      tryOnce,
-      giveBack: (hold) => this.releaseFor(owner, hold),
-    });
+    return acquireObserved(
+      ctx,
+      {
+        name: this.name,
+        channel: this.keys.channel,
+        id: owner,
+        headOnly: store.headOnly,
+        onMessage: this.onMessage,
+        arrival: ctx.holds.current(this.keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
+        // The queue's place is the owner's: kept while a branch of the task still
+        // waits here. A hold a branch counts on (it may be a hand-off to this
+        // place, count 0 in Redis) is named by its token, so it stays.
+        leave:
+          leaveQueue &&
+          (() => {
+            if (ctx.queues.get(this.keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
+            const held = ctx.holds.current(this.keys.lock, this.mode, owner);
+            return leaveQueue(this.keys, owner, held?.active ? (held.token ?? '') : '');
+          }),
+        takeGrant: handOffs && ((payload) => handOffs.take(payload)),
+        waitMs: request.waitMs,
+        signal: request.signal,
+        tryOnce,
+        giveBack: (hold) => this.releaseFor(owner, hold),
+      },
+      { object: this.object, refusal: request.failFast === true ? 'not_acquired' : 'timeout' },
+    );
   }
 
   /**
@@ -270,7 +277,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         `unlock(): "${this.name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
       );
     }
-    const reply = await releaseHold(ctx, hold, this.name, {
+    const reply = await releaseTraced(ctx, this.object, hold, this.name, {
       send: (op) =>
         // Where the client counts, a nested release never reaches the store.
         store.counting === 'client' && (hold as Hold).count > 1

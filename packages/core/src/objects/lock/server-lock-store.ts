@@ -48,6 +48,7 @@ export class ServerLockStore implements LockStore {
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind = LOCK_KIND;
+  readonly object: string;
   protected readonly transport: Transport;
   protected readonly sharded: string;
   private opCounter = 0;
@@ -61,6 +62,7 @@ export class ServerLockStore implements LockStore {
   ) {
     this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
+    this.object = lockKind === 'nonReentrantLock' ? 'non_reentrant_lock' : 'lock';
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {

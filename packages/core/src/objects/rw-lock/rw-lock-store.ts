@@ -57,6 +57,7 @@ export class RwLockStore implements LockStore {
   readonly headOnly = false;
   readonly kind = RW_KIND;
   readonly exclusive: boolean;
+  readonly object: 'read_lock' | 'write_lock';
   readonly transport: Transport;
   private readonly sharded: string;
   private clears = 0;
@@ -69,6 +70,7 @@ export class RwLockStore implements LockStore {
     private readonly waiterLeaseMs: number,
   ) {
     this.exclusive = mode === 'write';
+    this.object = mode === 'write' ? 'write_lock' : 'read_lock';
     this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
   }
