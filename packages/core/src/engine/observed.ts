@@ -5,9 +5,8 @@
  * kind is instrumented here once. With nothing listening each costs a few
  * reads (see Telemetry.startAcquire).
  */
-import { LockAcquireTimeoutError } from '../errors.js';
 import { acquireChannel, releaseChannel, type LockChannelContext } from '../observability/channels.js';
-import type { AcquireOutcome, AcquireProbe } from '../observability/telemetry.js';
+import { failureOutcome, type AcquireProbe } from '../observability/telemetry.js';
 import { acquireOrWait, type WaitSpec } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
@@ -42,8 +41,7 @@ async function settle<G>(probe: AcquireProbe, call: Promise<G | undefined>, labe
   try {
     grant = await call;
   } catch (error) {
-    const outcome: AcquireOutcome = signal?.aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
-    probe.end(outcome, undefined, error);
+    probe.end(failureOutcome(error, signal), undefined, error);
     throw error;
   }
   probe.end(grant === undefined ? label.refusal : 'acquired', grant instanceof Hold ? grant : undefined);

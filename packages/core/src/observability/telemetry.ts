@@ -6,7 +6,8 @@
  * provider and no subscriber rlock records nothing and pays a few reads.
  * Instrument names, units and attributes: DESIGN.md, "Observability (v4)".
  */
-import { acquireChannel, leaseLostChannel, renewalChannel } from './channels.js';
+import { LockAcquireTimeoutError } from '../errors.js';
+import { acquireChannel, leaseLostChannel, renewalChannel, type LockChannelContext } from './channels.js';
 import { loadOtelApi, otelApi, type OtelApi, type OtelAttributes, type OtelCounter, type OtelHistogram, type OtelSpan, type OtelTracer } from './otel-api.js';
 
 /** The meter's and tracer's name and version (the version of `@org/rlock`; a unit test keeps them equal). */
@@ -83,6 +84,11 @@ function currentTracer(api: OtelApi | undefined): OtelTracer | undefined {
 /** Wall-clock ms (what a span's start and end take) of a `performance.now()` reading. */
 const wallMs = (monotonicMs: number): number => performance.timeOrigin + monotonicMs;
 
+/** The outcome of an acquisition call that rejected with `error`. */
+export function failureOutcome(error: unknown, signal: AbortSignal | undefined): AcquireOutcome {
+  return signal?.aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
+}
+
 /** A waiter's report to its acquisition (see the wait queue's join and leave). */
 export interface WaitWatch {
   /** The call joined a wait queue: it waits. */
@@ -91,10 +97,34 @@ export interface WaitWatch {
   left(): void;
 }
 
+/**
+ * The attribute sets of one object kind and `rlock.name`, each made once:
+ * recording with the same objects spares an allocation per measurement (the
+ * SDK still hashes them, its main cost per measurement).
+ */
+interface LabelSet {
+  readonly base: OtelAttributes;
+  readonly variants: Map<string, OtelAttributes>;
+}
+
+/** `labels`' base attributes plus `key` = `value`, made on first use. */
+function variant(labels: LabelSet, key: string, value: string): OtelAttributes {
+  const id = `${key}=${value}`;
+  let attributes = labels.variants.get(id);
+  if (attributes === undefined) {
+    attributes = { ...labels.base, [key]: value };
+    labels.variants.set(id, attributes);
+  }
+  return attributes;
+}
+
+/** Label sets kept per client at most: past it (a metricName that returns raw names) they are made afresh. */
+const MAX_LABEL_SETS = 1_000;
+
 /** What is known of a hold taken while something listened. */
 interface HoldRecord {
   readonly object: string;
-  readonly attributes: OtelAttributes;
+  readonly labels: LabelSet;
   readonly startedAt: number;
   readonly instruments: Instruments | undefined;
   /** The span active in the holder's context when it was granted (a loss becomes its event). */
@@ -120,7 +150,7 @@ export class AcquireProbe implements WaitWatch {
     readonly object: string,
     readonly name: string,
     readonly owner: string | undefined,
-    private readonly attributes: OtelAttributes,
+    private readonly labels: LabelSet,
     private readonly instruments: Instruments | undefined,
     private readonly tracer: OtelTracer | undefined,
   ) {}
@@ -129,20 +159,20 @@ export class AcquireProbe implements WaitWatch {
     this.waited = true;
     if (this.waiting) return;
     this.waiting = true;
-    this.instruments?.waitersActive.add(1, this.attributes);
+    this.instruments?.waitersActive.add(1, this.labels.base);
   }
 
   left(): void {
     if (!this.waiting) return;
     this.waiting = false;
-    this.instruments?.waitersActive.add(-1, this.attributes);
+    this.instruments?.waitersActive.add(-1, this.labels.base);
   }
 
   /** The call ended with `outcome`; `hold` is the hold it granted, if it is one (a hold is tracked from its first grant). */
   end(outcome: AcquireOutcome, hold: object | undefined, error?: unknown): void {
     this.left();
     const now = performance.now();
-    this.instruments?.acquireDuration.record((now - this.startedAt) / 1000, { ...this.attributes, 'rlock.outcome': outcome });
+    this.instruments?.acquireDuration.record((now - this.startedAt) / 1000, variant(this.labels, 'rlock.outcome', outcome));
     // An immediate success has no span: that keeps the uncontended path cheap.
     if (this.tracer !== undefined && (this.waited || outcome !== 'acquired')) {
       const span = this.tracer.startSpan('rlock.acquire', {
@@ -152,7 +182,7 @@ export class AcquireProbe implements WaitWatch {
       if (outcome === 'error') span.setStatus({ code: otelApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
       span.end(wallMs(now));
     }
-    if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this.object, this.attributes, this.instruments);
+    if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this.object, this.labels, this.instruments, this.tracer !== undefined);
   }
 }
 
@@ -164,6 +194,7 @@ export class AcquireProbe implements WaitWatch {
  */
 export class Telemetry {
   private readonly holds = new WeakMap<object, HoldRecord>();
+  private readonly labelSets = new Map<string, LabelSet>();
 
   constructor(private readonly metricName: MetricNameMapper | undefined) {
     void loadOtelApi();
@@ -175,23 +206,22 @@ export class Telemetry {
     const metrics = currentInstruments(api);
     const traces = currentTracer(api);
     if (metrics === undefined && traces === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) return undefined;
-    return new AcquireProbe(this, object, name, owner, this.attributesOf(object, name), metrics, traces);
+    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces);
   }
 
   /** A hold granted for the first time: counted as active until {@link holdEnded}. */
-  track(hold: object, object: string, attributes: OtelAttributes, metrics: Instruments | undefined): void {
+  track(hold: object, object: string, labels: LabelSet, metrics: Instruments | undefined, tracing: boolean): void {
     if (this.holds.has(hold)) return;
-    const api = otelApi();
-    const active = currentTracer(api) === undefined ? undefined : api?.trace.getActiveSpan();
+    const active = tracing ? otelApi()?.trace.getActiveSpan() : undefined;
     this.holds.set(hold, {
       object,
-      attributes,
+      labels,
       startedAt: performance.now(),
       instruments: metrics,
       span: active?.isRecording() ? active : undefined,
       ended: false,
     });
-    metrics?.holdsActive.add(1, attributes);
+    metrics?.holdsActive.add(1, labels.base);
   }
 
   /** A tracked hold ended (`released` or `lost`). */
@@ -201,8 +231,8 @@ export class Telemetry {
     record.ended = true;
     const metrics = record.instruments;
     if (metrics === undefined) return;
-    metrics.holdsActive.add(-1, record.attributes);
-    metrics.holdDuration.record((performance.now() - record.startedAt) / 1000, { ...record.attributes, 'rlock.end': end === 'released' ? 'released' : 'lost' });
+    metrics.holdsActive.add(-1, record.labels.base);
+    metrics.holdDuration.record((performance.now() - record.startedAt) / 1000, variant(record.labels, 'rlock.end', end === 'released' ? 'released' : 'lost'));
   }
 
   /** A hold was lost (after its end was reported). */
@@ -210,7 +240,7 @@ export class Telemetry {
     const record = this.holds.get(hold);
     if (leaseLostChannel.hasSubscribers) leaseLostChannel.publish({ object: record?.object, name, owner, token, reason, error });
     if (record === undefined || !LEASE_LOSS_REASONS.has(reason)) return;
-    record.instruments?.leaseLost.add(1, { ...record.attributes, 'rlock.reason': reason });
+    record.instruments?.leaseLost.add(1, variant(record.labels, 'rlock.reason', reason));
     record.span?.addEvent('rlock.lease.lost', { 'rlock.object': record.object, 'rlock.name': name, 'rlock.reason': reason });
   }
 
@@ -226,13 +256,57 @@ export class Telemetry {
     };
   }
 
-  private attributesOf(object: string, name: string): OtelAttributes {
+  private labelsOf(object: string, name: string): LabelSet {
     let label: unknown;
     try {
       label = this.metricName?.(name);
     } catch {
       // A mapper that throws leaves the name out rather than fail the acquisition.
     }
-    return typeof label === 'string' ? { 'rlock.object': object, 'rlock.name': label } : { 'rlock.object': object };
+    const named = typeof label === 'string' ? label : undefined;
+    const id = named === undefined ? object : `${object}\u0000${named}`;
+    const known = this.labelSets.get(id);
+    if (known !== undefined) return known;
+    if (this.labelSets.size >= MAX_LABEL_SETS) this.labelSets.clear();
+    const labels: LabelSet = { base: named === undefined ? { 'rlock.object': object } : { 'rlock.object': object, 'rlock.name': named }, variants: new Map() };
+    this.labelSets.set(id, labels);
+    return labels;
   }
+}
+
+let processTelemetry: Telemetry | undefined;
+
+/**
+ * An acquisition call made of other acquisitions (a multi-lock's, over its
+ * members' own, which are observed each): its duration and outcome, the
+ * `rlock:acquire` channel, and a span when it did not succeed. No client
+ * stands behind it, so no `metricName` applies.
+ */
+export function observeCall<T>(
+  object: string,
+  name: string,
+  refusal: 'not_acquired' | 'timeout',
+  signal: AbortSignal | undefined,
+  run: () => Promise<T>,
+  granted: (value: T) => boolean,
+): Promise<T> {
+  processTelemetry ??= new Telemetry(undefined);
+  const probe = processTelemetry.startAcquire(object, name, undefined);
+  const traced = acquireChannel.hasSubscribers;
+  if (probe === undefined && !traced) return run();
+  const observed =
+    probe === undefined
+      ? run
+      : async (): Promise<T> => {
+          let value: T;
+          try {
+            value = await run();
+          } catch (error) {
+            probe.end(failureOutcome(error, signal), undefined, error);
+            throw error;
+          }
+          probe.end(granted(value) ? 'acquired' : refusal, undefined);
+          return value;
+        };
+  return traced ? acquireChannel.tracePromise(observed, { object, name, owner: undefined } satisfies LockChannelContext) : observed();
 }

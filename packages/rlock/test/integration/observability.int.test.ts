@@ -136,14 +136,15 @@ describe('observability', () => {
       await other.withLock(() => undefined, { waitMs: 50 }).catch(() => undefined);
       await held.unlock();
       expect(await valueOf('rlock.holds.active', { 'rlock.object': 'lock' })).toBe(0);
-      // The other client's lock and tryLock, from a task of its own.
-      expect(await rlock.task(async () => (await lock.tryLock()) && (await lock.unlock(), true))).toBe(true);
+      // Another client's tryLock, refused while this one holds it.
+      const again = await lock.acquire();
       const third = client({ keyPrefix });
       expect(await third.task(() => third.getLock('metrics-lock').tryLock())).toBe(false);
+      await again.unlock();
       expect(await valueOf('rlock.acquire.duration', acquired)).toBe(before.acquired + 3);
       expect(await valueOf('rlock.acquire.duration', notAcquired)).toBe(before.notAcquired + 1);
       expect(await valueOf('rlock.acquire.duration', timedOut)).toBe(before.timedOut + 1);
-      expect(await valueOf('rlock.hold.duration', { 'rlock.object': 'lock', 'rlock.end': 'released' })).toBe(before.released + 1);
+      expect(await valueOf('rlock.hold.duration', { 'rlock.object': 'lock', 'rlock.end': 'released' })).toBe(before.released + 2);
     });
 
     it('labels each object kind: fair lock, read and write lock, semaphore, permit semaphore, latch, non-reentrant lock', async () => {
@@ -172,6 +173,30 @@ describe('observability', () => {
       for (const kind of kinds) expect([kind, await count(kind)]).toEqual([kind, (before.get(kind) ?? 0) + 1]);
       expect(await valueOf('rlock.holds.active', { 'rlock.object': 'permit_semaphore' })).toBe(0);
       expect(await valueOf('rlock.holds.active', { 'rlock.object': 'read_lock' })).toBe(0);
+    });
+
+    it('labels a multi-lock as multi_lock (its members as their kinds) and a leader election as leader', async () => {
+      const rlock = client();
+      const count = (object: string, outcome = 'acquired') => valueOf('rlock.acquire.duration', { 'rlock.object': object, 'rlock.outcome': outcome });
+      const before = {
+        multi: await count('multi_lock'),
+        lock: await count('lock'),
+        leader: await count('leader'),
+        refused: await count('multi_lock', 'not_acquired'),
+      };
+      const multi = rlock.getMultiLock([rlock.getLock('m1'), rlock.getLock('m2')]);
+      await multi.withLock(() => undefined);
+      const other = client();
+      const blocked = await other.getLock('b1').acquire();
+      expect(await rlock.task(() => rlock.getMultiLock([rlock.getLock('b0'), client({ keyPrefix: prefixes.get(other) }).getLock('b1')]).tryLock())).toBe(false);
+      await blocked.unlock();
+      const term = await rlock.getLeaderElection('leader').elect();
+      expect(await valueOf('rlock.holds.active', { 'rlock.object': 'leader' })).toBe(1);
+      await term.resign();
+      expect(await count('multi_lock')).toBe(before.multi + 1);
+      expect(await count('multi_lock', 'not_acquired')).toBe(before.refused + 1);
+      expect(await count('lock')).toBe(before.lock + 3); // m1, m2, b0
+      expect(await count('leader')).toBe(before.leader + 1);
     });
 
     it('counts a waiter while it waits, and an aborted call as aborted', async () => {

@@ -32,11 +32,18 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     readonly name: string,
     private readonly ctx: EngineContext,
     private readonly store: LockStore,
+    /** `rlock.object` when not the store's (a leader election's lock: `leader`). */
+    object?: string,
   ) {
     this.keys = store.keysOf?.(ctx.keyPrefix, name) ?? ctx.stateOf(LockKeyCache, () => new LockKeyCache()).keysOf(ctx.keyPrefix, name);
     this.mode = store.mode ?? '';
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
-    this.object = store.object ?? 'lock';
+    this.object = object ?? store.object ?? 'lock';
+  }
+
+  /** The same lock, measured as `object` (a leader election's: `leader`). */
+  labelled(object: string): ReentrantLock<Token> {
+    return new ReentrantLock<Token>(this.name, this.ctx, this.store, object);
   }
 
   /** Where this lock sorts in a multi-lock's global order: its full key. */

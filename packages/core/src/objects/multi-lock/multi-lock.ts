@@ -3,6 +3,7 @@ import { checkFunction, describeValue } from '../../checks/argument-checks.js';
 import { parseLockOptions, requireTask, type LockOptions } from '../lock-options.js';
 import { currentTask, newTaskContext, runInTask, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { monotonicNow } from '../../connection/time.js';
+import { observeCall } from '../../observability/telemetry.js';
 import type { LockHandle, LockScope, RLock } from '../lock/types.js';
 
 /** What a multi-lock's `withLock` hands to its function. */
@@ -65,14 +66,16 @@ export class MultiLock implements RLock<undefined> {
 
   async lock(options?: LockOptions): Promise<void> {
     requireTask(this.name, 'lock');
-    if (!(await this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true)))) {
+    const all = () => this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true));
+    if (!(await observeCall('multi_lock', this.name, 'timeout', options?.signal, all, (taken) => taken))) {
       throw new LockAcquireTimeoutError(this.name, parseLockOptions(options, 'lock').waitMs ?? 0);
     }
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
     requireTask(this.name, 'tryLock');
-    return this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
+    const all = () => this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
+    return observeCall('multi_lock', this.name, 'not_acquired', options?.signal, all, (taken) => taken);
   }
 
   async unlock(): Promise<void> {
@@ -100,21 +103,23 @@ export class MultiLock implements RLock<undefined> {
   async acquire(options?: LockOptions): Promise<MultiLockHandle> {
     const request = parseLockOptions(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
-    return runInTask(task, async () => {
-      const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
-      const taken: LockHandle[] = [];
-      try {
-        for (const member of this.ordered) {
-          const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
-          taken.push(await member.acquire({ ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }));
+    const all = () =>
+      runInTask(task, async () => {
+        const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
+        const taken: LockHandle[] = [];
+        try {
+          for (const member of this.ordered) {
+            const waitMs = deadline === undefined ? undefined : Math.max(0, Math.floor(deadline - monotonicNow()));
+            taken.push(await member.acquire({ ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }));
+          }
+        } catch (error) {
+          await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
+          if (error instanceof LockAcquireTimeoutError) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause });
+          throw error;
         }
-      } catch (error) {
-        await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
-        if (error instanceof LockAcquireTimeoutError) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause });
-        throw error;
-      }
-      return new MultiHandle(this.name, task, this.members, this.ordered, taken);
-    });
+        return new MultiHandle(this.name, task, this.members, this.ordered, taken);
+      });
+    return observeCall('multi_lock', this.name, 'timeout', request.signal, all, () => true);
   }
 
   async isLocked(): Promise<boolean> {
