@@ -36,4 +36,6 @@ for (let run = 0; run < 5; run++) {
   runs.push(((used.user + used.system) * 1000) / PAIRS); // ns per pair
 }
 runs.sort((a, b) => a - b);
-console.log(`api ${api ? 'loaded' : 'absent'}; per pair: median ${runs[2].toFixed(0)} ns of CPU (min ${runs[0].toFixed(0)}, max ${runs[4].toFixed(0)}), ${PAIRS} pairs × 5 runs`);
+console.log(
+  `api ${api ? 'loaded' : 'absent'}; per pair: median ${runs[2].toFixed(0)} ns of CPU (min ${runs[0].toFixed(0)}, max ${runs[4].toFixed(0)}), ${PAIRS} pairs × 5 runs`,
+);

@@ -10,6 +10,7 @@ import { channel, tracingChannel } from 'node:diagnostics_channel';
 export interface LockChannelContext {
   /** The object kind, as the metrics' `rlock.object` attribute: `lock`, `fair_lock`, `semaphore`… */
   readonly object: string;
+  /** The object's name as the user gave it. */
   readonly name: string;
   /** The owner `<clientId>:<taskId>` (a semaphore: the waiting call's id). */
   readonly owner: string | undefined;
@@ -19,10 +20,15 @@ export interface LockChannelContext {
 export interface LeaseLostMessage {
   /** The object kind when the hold was taken while something listened; else undefined. */
   readonly object: string | undefined;
+  /** The object's name as the user gave it. */
   readonly name: string;
+  /** The hold's owner, `<clientId>:<taskId>` (a permit: its id). */
   readonly owner: string;
+  /** The hold's fencing token (undefined where there is none, as on Redlock). */
   readonly token: string | undefined;
+  /** Why: as the `lockLost` event's reason (`expired`, `taken`, `unreachable`, `maxLease`, `closed`, `forced`). */
   readonly reason: string;
+  /** The LockLostError the hold's signal aborted with. */
   readonly error: Error;
 }
 
@@ -30,6 +36,7 @@ export interface LeaseLostMessage {
 export interface RenewalMessage {
   /** Holds in the batch. */
   readonly count: number;
+  /** `ok`: the call answered (some holds may have been found gone: see `rlock:lease-lost`); `error`: it failed as a whole. */
   readonly outcome: 'ok' | 'error';
   /** How long the call took, in ms. */
   readonly durationMs: number;
