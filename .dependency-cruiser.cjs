@@ -1,5 +1,5 @@
 // The layers of @org/rlock-core, bottom to top: base (errors, argument
-// checks, tasks) ← connection (transport, bounded calls, deployments) ←
+// checks, tasks, observability) ← connection (transport, bounded calls, deployments) ←
 // engine (attempts, waiting, holds, renewal) ← objects (one folder per kind)
 // ← client (clients, their options, inspect, shutdown). An import may only
 // point down. `npm test` runs this (npm run check:layers).
@@ -19,8 +19,8 @@ module.exports = {
     {
       name: 'base-imports-no-layer',
       severity: 'error',
-      comment: 'errors, argument checks and tasks are what every layer builds on.',
-      from: { path: under('errors\\.ts', 'checks/', 'tasks/') },
+      comment: 'errors, argument checks, tasks and observability are what every layer builds on.',
+      from: { path: under('errors\\.ts', 'checks/', 'tasks/', 'observability/') },
       to: { path: under('connection/', 'engine/', 'objects/', 'client/') },
     },
     {

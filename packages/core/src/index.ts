@@ -52,6 +52,7 @@ export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS } from './client/insp
 export { LeaderElection } from './objects/leader/leader-election.js';
 export { CLOSE_ON_SIGNALS_DEFAULTS } from './client/close-on-signals.js';
 export type { CloseOnSignalsOptions } from './client/close-on-signals.js';
+export type { LockChannelContext, LeaseLostMessage, RenewalMessage } from './observability/channels.js';
 export type {
   ElectOptions,
   LeadOptions,

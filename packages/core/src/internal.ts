@@ -37,3 +37,4 @@ export { ReentrantLock } from './objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from './objects/lock/lock-store.js';
 export { SCRIPTS } from './objects/scripts.generated.js';
 export { KINDS } from './objects/kinds.js';
+export { loadOtelApi } from './observability/otel-api.js';

@@ -38,6 +38,7 @@ export class QuorumLockStore implements LockStore {
   readonly counting = 'client';
   readonly headOnly = true;
   readonly kind = REDLOCK_KIND;
+  readonly object = 'redlock';
   readonly keysOf = leaseLockKeys; // a master holds a lease lock
   private readonly calls = new WeakMap<LockRequest, CallState>();
   private readonly wakes = new Map<string, QuorumWake>();

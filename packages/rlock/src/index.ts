@@ -61,6 +61,7 @@ export { MAX_COUNT } from '@org/rlock-core';
 export type { RSemaphore, RPermitExpirableSemaphore, PermitHandle, PermitOptions, RCountDownLatch, WaitOptions } from '@org/rlock-core';
 export { WATCHDOG_DEFAULTS } from '@org/rlock-watchdog';
 export type { WatchdogOptions } from '@org/rlock-watchdog';
+export type { LockChannelContext, LeaseLostMessage, RenewalMessage } from '@org/rlock-core';
 export { LeaderElection, INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS, CLOSE_ON_SIGNALS_DEFAULTS } from '@org/rlock-core';
 export type {
   ElectOptions,

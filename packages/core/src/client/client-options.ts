@@ -54,6 +54,18 @@ export interface CommonClientOptions {
    * @default `<hostname>:<pid>`
    */
   readonly name?: string;
+  /**
+   * Maps a lock's name to the `rlock.name` attribute of rlock's metrics; what
+   * it returns becomes the attribute, `undefined` leaves it out. Names are
+   * per order, per user…: map them to a small set of labels, or a metrics
+   * backend drowns in series. Without it no name is ever an attribute (spans
+   * carry the name as it is). Called once per acquisition while a
+   * MeterProvider or a subscriber listens; one that throws leaves the name out.
+   * @default undefined
+   * @example
+   * metricName: (name) => name.split(':')[0] // 'order:42' -> 'order'
+   */
+  readonly metricName?: (name: string) => string | undefined;
 }
 
 /** Options of a client of one Redis. Checked once, when the client is created. */
@@ -125,6 +137,7 @@ export interface ResolvedCommonOptions {
   readonly renewer: LeaseRenewerFactory | undefined;
   readonly captureLeakStacks: boolean;
   readonly name: string;
+  readonly metricName: ((name: string) => string | undefined) | undefined;
 }
 
 export interface ResolvedClientOptions extends ResolvedCommonOptions {
@@ -134,7 +147,7 @@ export interface ResolvedClientOptions extends ResolvedCommonOptions {
 }
 
 /** Names of the common options, for a reader's list of known ones. */
-export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer', 'captureLeakStacks', 'name'] as const;
+export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer', 'captureLeakStacks', 'name', 'metricName'] as const;
 
 /** Reads the common options, recording every problem on `reader`. */
 export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
@@ -177,7 +190,15 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
     },
     `${hostname()}:${process.pid}`,
   );
-  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer, captureLeakStacks, name };
+  const metricName = reader.read(
+    'metricName',
+    (value) => {
+      checkFunction(value, 'metricName');
+      return value as (name: string) => string | undefined;
+    },
+    undefined,
+  );
+  return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer, captureLeakStacks, name, metricName };
 }
 
 /** @throws InvalidArgumentError listing every bad option. */

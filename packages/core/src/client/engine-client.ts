@@ -15,6 +15,8 @@ import { ProcessRefs } from '../connection/process-refs.js';
 import { newClientId } from './client-id.js';
 import { hostname } from 'node:os';
 import type { ClientIdentity } from '../connection/client-names.js';
+import { observedRenewals } from '../engine/observed.js';
+import { Telemetry } from '../observability/telemetry.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -63,16 +65,18 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     this.identity = Object.freeze({ name: options.name, host: hostname(), pid: process.pid });
     if (options.captureLeakStacks) this.leakStacks = new WeakMap();
     const queues = new WaitQueues((queue) => this.countWaiting(this.subscribeQueue(queue)));
-    this.context = new EngineContext({ clientId: this.clientId, ...options }, queues, {
+    const telemetry = new Telemetry(options.metricName);
+    this.context = new EngineContext({ clientId: this.clientId, ...options, telemetry }, queues, {
       watchesLosses: () => this.listenerCount('lockLost') > 0,
       began: () => {
         this.heldCount++;
         this.work.enter();
         if (!this.hearingNotices && !this.closing) this.hearingNotices = this.hearNotices();
       },
-      ended: () => {
+      ended: (hold) => {
         this.heldCount--;
         this.work.leave();
+        telemetry.holdEnded(hold, hold.state);
       },
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
@@ -86,7 +90,10 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
           this.emitSafely('lockReleased', { name: hold.name, owner: hold.owner, token: hold.token, via });
         }
       },
-      lost: (hold, error) => this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error }),
+      lost: (hold, error) => {
+        telemetry.leaseLost(hold, hold.name, hold.owner, hold.token, error.reason, error);
+        this.emitSafely('lockLost', { name: hold.name, owner: hold.owner, token: hold.token, reason: error.reason, error });
+      },
       backgroundError: (error) => this.reportError(error),
     });
     this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
@@ -110,7 +117,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   /** Starts the renewer once the subclass registered its kinds of hold. */
   protected startRenewer(options: ResolvedCommonOptions): void {
-    this.context.renewer = options.renewer?.(this.context.kinds, {
+    this.context.renewer = options.renewer?.(observedRenewals(this.context.kinds, this.context), {
       renewed: (count) => this.emitSafely('lockRenewed', { count }),
       error: (error) => this.reportError(error),
     });

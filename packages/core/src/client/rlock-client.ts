@@ -1,3 +1,4 @@
+import { ReentrantLock } from '../objects/lock/reentrant-lock.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { Deployment } from '../connection/deployment.js';
 import { createDeployment } from '../connection/create-deployment.js';
@@ -197,7 +198,9 @@ export class RLockClient extends EngineClient {
   getLeaderElection(name: string): LeaderElection {
     checkName(name, 'election name');
     this.assertOpen();
-    return new LeaderElection(name, this.clientId, this.getLock(name), async () => {
+    const lock = this.getLock(name);
+    // Measured as `leader` (rlock.object), not as a plain lock.
+    return new LeaderElection(name, this.clientId, lock instanceof ReentrantLock ? lock.labelled('leader') : lock, async () => {
       const info = await this.inspect(name, { kind: 'lock', limit: 1 });
       const holder = info?.kind === 'lock' || info?.kind === 'fairLock' ? info.holders[0] : undefined;
       return holder?.token === undefined ? undefined : { owner: holder.owner, epoch: holder.token, ttlMs: holder.ttlMs };

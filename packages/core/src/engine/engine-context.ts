@@ -6,6 +6,7 @@ import { HoldRegistry } from './hold-registry.js';
 import { OwnerChains } from './owner-chains.js';
 import type { LeaseRenewer } from './renewal.js';
 import type { WaitQueues } from './wait-queue.js';
+import { Telemetry } from '../observability/telemetry.js';
 
 /** How the context reports to its client (the client turns these into events). */
 export interface ContextReports {
@@ -26,6 +27,8 @@ export interface ContextSettings {
   readonly keyPrefix: string;
   readonly watchdogTimeoutMs: number;
   readonly commandTimeoutMs: number;
+  /** Metrics, traces and diagnostics channels (see engine/observed.ts). @default one without `metricName` */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -47,6 +50,7 @@ export class EngineContext {
   readonly background = new BackgroundWork();
   readonly kinds = new HoldKinds();
   readonly observer: HoldObserver;
+  readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
   /**
    * Who holds object `name`, for a LockAcquireTimeoutError: set by a client
@@ -68,6 +72,7 @@ export class EngineContext {
     this.watchdogTimeoutMs = settings.watchdogTimeoutMs;
     this.commandTimeoutMs = settings.commandTimeoutMs;
     this.maxSleepMs = Math.max(1, Math.floor(settings.watchdogTimeoutMs / 3));
+    this.telemetry = settings.telemetry ?? new Telemetry(undefined);
     this.observer = {
       startRenewal: (hold) => this.renewer?.add(hold),
       stopRenewal: (hold) => this.renewer?.remove(hold),

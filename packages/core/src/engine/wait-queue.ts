@@ -1,5 +1,6 @@
 import { ClientClosedError } from '../errors.js';
 import { monotonicNow } from '../connection/time.js';
+import type { WaitWatch } from '../observability/telemetry.js';
 
 /**
  * How long a client that released while other clients wait too holds back
@@ -17,6 +18,8 @@ export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';
 export class Waiter {
   /** Woken by a release: a waiter that then leaves without acquiring passes the wake on. */
   woken = false;
+  /** Observability's view of the call waiting here (waiters.active, whether an acquisition waited). */
+  watch: WaitWatch | undefined;
   private wake: ((reason: WakeReason) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
 
@@ -256,6 +259,8 @@ export interface JoinSpec {
   readonly id: string;
   readonly headOnly: boolean;
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  /** Told when the waiter joins and leaves (see engine/observed.ts). */
+  readonly watch?: WaitWatch | undefined;
 }
 
 /**
@@ -299,6 +304,8 @@ export class WaitQueues {
     }
     const waiter = new Waiter(queue, spec.id);
     queue.waiters.push(waiter);
+    waiter.watch = spec.watch;
+    spec.watch?.joined();
     entered?.(waiter);
     try {
       if (!queue.ready) {
@@ -341,6 +348,7 @@ export class WaitQueues {
     const index = queue.waiters.indexOf(waiter);
     if (index === -1) return;
     queue.waiters.splice(index, 1);
+    waiter.watch?.left();
     waiter.fire('timeout');
     queue.forgetPendingId(waiter.id);
     // A wake kept for this id goes to a branch of the same task still waiting.

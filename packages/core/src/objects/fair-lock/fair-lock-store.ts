@@ -23,6 +23,7 @@ import { fairLockKeys, type FairLockKeys } from './keys.js';
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */
   readonly queueLocally = false;
+  override readonly object = 'fair_lock';
 
   constructor(
     deployment: Deployment,

@@ -1,4 +1,5 @@
-import { acquireOrWait, type TryOutcome } from '../../engine/acquire.js';
+import type { TryOutcome } from '../../engine/acquire.js';
+import { acquireObserved } from '../../engine/observed.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { checkCount } from '../../checks/count-checks.js';
@@ -49,18 +50,23 @@ export class CountDownLatch implements RCountDownLatch {
     const { ctx } = this;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
-    const open = await acquireOrWait(ctx, {
-      name: this.name,
-      channel: this.keys.channel,
-      id: ctx.newOpId(),
-      headOnly: false,
-      // Awaiters do not compete: a newcomer reads at once rather than queue.
-      arrival: 'try',
-      onMessage: wakeAll,
-      waitMs: request.waitMs,
-      signal: request.signal,
-      tryOnce: (signal) => this.readOnce(signal),
-    });
+    const open = await acquireObserved(
+      ctx,
+      {
+        name: this.name,
+        channel: this.keys.channel,
+        id: ctx.newOpId(),
+        headOnly: false,
+        // Awaiters do not compete: a newcomer reads at once rather than queue.
+        arrival: 'try',
+        onMessage: wakeAll,
+        waitMs: request.waitMs,
+        signal: request.signal,
+        tryOnce: (signal) => this.readOnce(signal),
+      },
+      // await() answers false when waitMs runs out.
+      { object: 'latch', refusal: 'not_acquired' },
+    );
     return open === true;
   }
 

@@ -54,6 +54,8 @@ export interface LockStore extends HoldKind {
   handOffs?(ctx: EngineContext, target: HoldTarget, channel: string, request: LockRequest): HandOffs;
   /** The renewal kind of its holds. */
   readonly kind: string;
+  /** `rlock.object` of its locks' metrics and channels (`lock`, `fair_lock`, `read_lock`…). @default 'lock' */
+  readonly object?: string;
   /** The registry mode of its holds ('' for a lock; 'read', 'write'). @default '' */
   readonly mode?: string;
   /** One owner at a time in its mode. @default true */

@@ -1,9 +1,9 @@
-import { acquireOrWait, attempt, unansweredFailure, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
+import { attempt, unansweredFailure, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
+import { acquireObserved, releaseTraced } from '../../engine/observed.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
-import { releaseHold } from '../../engine/release.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction } from '../../checks/argument-checks.js';
@@ -23,14 +23,19 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
   private readonly mode: string;
   private readonly keyCache: LockKeyCache;
+  /** `rlock.object` of its metrics (its store's). */
+  private readonly object: string;
 
   constructor(
     readonly name: string,
     private readonly ctx: EngineContext,
     private readonly store: LockStore,
+    /** `rlock.object` when not the store's (a leader election's lock: `leader`). */
+    object?: string,
   ) {
     this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
     this.mode = store.mode ?? '';
+    this.object = object ?? store.object ?? 'lock';
   }
 
   /**
@@ -39,6 +44,11 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    */
   get keys(): LockKeys {
     return this.keyCache.keysOf(this.store, this.name);
+  }
+
+  /** The same lock, measured as `object` (a leader election's: `leader`). */
+  labelled(object: string): ReentrantLock<Token> {
+    return new ReentrantLock<Token>(this.name, this.ctx, this.store, object);
   }
 
   /** Where this lock sorts in a multi-lock's global order: its full key. */
@@ -206,32 +216,36 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
     const handOffs = store.handOffs?.(ctx, target, keys.channel, request);
     const leaveQueue = store.leaveQueue?.bind(store);
-    return acquireOrWait(ctx, {
-      name: this.name,
-      channel: keys.channel,
-      id: owner,
-      headOnly: store.headOnly,
-      onMessage: (payload, queue) => store.onMessage(payload, queue),
-      arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
-      // The queue's place is the owner's: kept while a branch of the task still
-      // waits here. A hold a branch counts on (it may be a hand-off to this
-      // place, count 0 in Redis) is named by its token, so it stays.
-      // In the owner's turn: behind a try cut off at waitMs that is still out,
-      // and before the owner's next operation (the caller need not wait for it).
-      leave:
-        leaveQueue &&
-        (() =>
-          ctx.chains.run(keys.lock, owner, () => {
-            if (ctx.queues.get(keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
-            const held = ctx.holds.current(keys.lock, this.mode, owner);
-            return leaveQueue(keys, owner, held?.active ? (held.token ?? '') : '');
-          })),
-      takeGrant: handOffs && ((payload) => handOffs.take(payload)),
-      waitMs: request.waitMs,
-      signal: request.signal,
-      tryOnce,
-      giveBack: (hold) => this.releaseFor(owner, hold),
-    });
+    return acquireObserved(
+      ctx,
+      {
+        name: this.name,
+        channel: keys.channel,
+        id: owner,
+        headOnly: store.headOnly,
+        onMessage: (payload, queue) => store.onMessage(payload, queue),
+        arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
+        // The queue's place is the owner's: kept while a branch of the task still
+        // waits here. A hold a branch counts on (it may be a hand-off to this
+        // place, count 0 in Redis) is named by its token, so it stays.
+        // In the owner's turn: behind a try cut off at waitMs that is still out,
+        // and before the owner's next operation (the caller need not wait for it).
+        leave:
+          leaveQueue &&
+          (() =>
+            ctx.chains.run(keys.lock, owner, () => {
+              if (ctx.queues.get(keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
+              const held = ctx.holds.current(keys.lock, this.mode, owner);
+              return leaveQueue(keys, owner, held?.active ? (held.token ?? '') : '');
+            })),
+        takeGrant: handOffs && ((payload) => handOffs.take(payload)),
+        waitMs: request.waitMs,
+        signal: request.signal,
+        tryOnce,
+        giveBack: (hold) => this.releaseFor(owner, hold),
+      },
+      { object: this.object, refusal: request.failFast === true ? 'not_acquired' : 'timeout' },
+    );
   }
 
   /**
@@ -289,7 +303,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         `unlock(): "${this.name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
       );
     }
-    const reply = await releaseHold(ctx, hold, this.name, {
+    const reply = await releaseTraced(ctx, this.object, hold, this.name, {
       send: (op) =>
         // Where the client counts, a nested release never reaches the store.
         store.counting === 'client' && (hold as Hold).count > 1

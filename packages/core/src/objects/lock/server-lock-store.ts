@@ -46,6 +46,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind = LOCK_KIND;
+  readonly object: string;
   private opCounter = 0;
 
   constructor(
@@ -55,6 +56,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     private readonly lockKind: '' | 'nonReentrantLock' = '',
   ) {
     super(deployment, replayWindowMs);
+    this.object = lockKind === 'nonReentrantLock' ? 'non_reentrant_lock' : 'lock';
   }
 
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {

@@ -4,6 +4,7 @@ import { parseLockOptions, requireTask, type LockOptions } from '../lock-options
 import { currentTask, newTaskContext, runInTask, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { monotonicNow } from '../../connection/time.js';
 import { unansweredFailure } from '../../engine/acquire.js';
+import { observeCall } from '../../observability/telemetry.js';
 import type { LockHandle, LockScope, RLock } from '../lock/types.js';
 
 /** What a multi-lock's `withLock` hands to its function. */
@@ -69,20 +70,24 @@ export class MultiLock implements RLock<undefined> {
 
   async lock(options?: LockOptions): Promise<void> {
     requireTask(this.name, 'lock');
-    if (!(await this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true)))) {
+    const all = () => this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true));
+    if (!(await observeCall('multi_lock', this.name, 'timeout', options?.signal, all, (taken) => taken))) {
       throw new LockAcquireTimeoutError(this.name, parseLockOptions(options, 'lock').waitMs ?? 0);
     }
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
     requireTask(this.name, 'tryLock');
-    try {
-      return await this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
-    } catch (error) {
-      // As a member's tryLock: false for a plain timeout, the Redis failure for one Redis caused.
-      if (error instanceof LockAcquireTimeoutError && !(error.cause instanceof Error)) return false;
-      throw unansweredFailure(error);
-    }
+    const all = async (): Promise<boolean> => {
+      try {
+        return await this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
+      } catch (error) {
+        // As a member's tryLock: false for a plain timeout, the Redis failure for one Redis caused.
+        if (error instanceof LockAcquireTimeoutError && !(error.cause instanceof Error)) return false;
+        throw unansweredFailure(error);
+      }
+    };
+    return observeCall('multi_lock', this.name, 'not_acquired', options?.signal, all, (taken) => taken);
   }
 
   async unlock(): Promise<void> {
@@ -110,22 +115,24 @@ export class MultiLock implements RLock<undefined> {
   async acquire(options?: LockOptions): Promise<MultiLockHandle> {
     const request = parseLockOptions(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
-    return runInTask(task, async () => {
-      const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
-      const taken: LockHandle<string | undefined>[] = [];
-      try {
-        for (const member of this.ordered) {
-          const waitMs = memberWaitMs(request.waitMs, deadline);
-          taken.push(await member.acquire({ ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }));
+    const all = () =>
+      runInTask(task, async () => {
+        const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
+        const taken: LockHandle<string | undefined>[] = [];
+        try {
+          for (const member of this.ordered) {
+            const waitMs = memberWaitMs(request.waitMs, deadline);
+            taken.push(await member.acquire({ ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }));
+          }
+        } catch (error) {
+          await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
+          if (error instanceof LockAcquireTimeoutError)
+            throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause, holder: error.holder });
+          throw error;
         }
-      } catch (error) {
-        await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
-        if (error instanceof LockAcquireTimeoutError)
-          throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause, holder: error.holder });
-        throw error;
-      }
-      return new MultiHandle(this.name, task, this.members, this.ordered, taken);
-    });
+        return new MultiHandle(this.name, task, this.members, this.ordered, taken);
+      });
+    return observeCall('multi_lock', this.name, 'timeout', request.signal, all, () => true);
   }
 
   async isLocked(): Promise<boolean> {

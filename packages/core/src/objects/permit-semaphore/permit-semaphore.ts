@@ -1,9 +1,9 @@
-import { acquireOrWait, attempt, unansweredFailure, HoldAttempt } from '../../engine/acquire.js';
+import { attempt, unansweredFailure, HoldAttempt } from '../../engine/acquire.js';
+import { acquireObserved, releaseTraced } from '../../engine/observed.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
-import { releaseHold } from '../../engine/release.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
@@ -62,7 +62,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   async acquire(options?: PermitOptions): Promise<PermitHandle> {
     const request = parseLockOptions(options, 'acquire');
     const task = currentTask() ?? newTaskContext();
-    const hold = await this.acquireChecked(request);
+    const hold = await this.acquireChecked(request, 'timeout');
     if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
     return this.handleOf(hold, task);
   }
@@ -72,7 +72,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     const task = currentTask() ?? newTaskContext();
     let hold: Hold | undefined;
     try {
-      hold = await this.acquireChecked({ ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs });
+      hold = await this.acquireChecked({ ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs }, 'not_acquired');
     } catch (error) {
       throw unansweredFailure(error);
     }
@@ -103,38 +103,42 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
 
   // ---- acquisition -------------------------------------------------------
 
-  private async acquireChecked(request: LockRequest): Promise<Hold | undefined> {
+  private async acquireChecked(request: LockRequest, refusal: 'not_acquired' | 'timeout'): Promise<Hold | undefined> {
     const { ctx, store, keys } = this;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     if (request.leaseMs === undefined && !ctx.canRenew) {
       throw new InvalidArgumentError(`semaphore "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
     }
-    return acquireOrWait(ctx, {
-      name: this.name,
-      channel: keys.channel,
-      id: ctx.newOpId(),
-      headOnly: false,
-      arrival: 'queue',
-      onMessage: wakePermits,
-      waitMs: request.waitMs,
-      signal: request.signal,
-      tryOnce: (signal) => {
-        // A new permit id for every try: a try cancelled after it got no
-        // answer leaves a tombstone on its own id, never on the next try's.
-        const id = `${ctx.clientId}:${ctx.newOpId()}`;
-        const tries = new HoldAttempt(
-          ctx,
-          this.target(id),
-          request.leaseMs,
-          request.maxLeaseMs,
-          (_op, leaseMs) => store.acquire(keys, id, leaseMs),
-          () => store.cancel(keys, id),
-        );
-        return attempt(ctx, tries, signal);
+    return acquireObserved(
+      ctx,
+      {
+        name: this.name,
+        channel: keys.channel,
+        id: ctx.newOpId(),
+        headOnly: false,
+        arrival: 'queue',
+        onMessage: wakePermits,
+        waitMs: request.waitMs,
+        signal: request.signal,
+        tryOnce: (signal) => {
+          // A new permit id for every try: a try cancelled after it got no
+          // answer leaves a tombstone on its own id, never on the next try's.
+          const id = `${ctx.clientId}:${ctx.newOpId()}`;
+          const tries = new HoldAttempt(
+            ctx,
+            this.target(id),
+            request.leaseMs,
+            request.maxLeaseMs,
+            (_op, leaseMs) => store.acquire(keys, id, leaseMs),
+            () => store.cancel(keys, id),
+          );
+          return attempt(ctx, tries, signal);
+        },
+        giveBack: (hold) => this.releasePermit(hold),
       },
-      giveBack: (hold) => this.releasePermit(hold),
-    });
+      { object: 'permit_semaphore', refusal },
+    );
   }
 
   private target(id: string): HoldTarget {
@@ -150,7 +154,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   /** The engine's release of one permit: a lapsed one rejects with its loss and never touches Redis. */
   async releasePermit(hold: Hold): Promise<void> {
     const { ctx, store, keys } = this;
-    await releaseHold(ctx, hold, this.name, {
+    await releaseTraced(ctx, 'permit_semaphore', hold, this.name, {
       send: (op) => store.release(keys, hold.owner, hold.token, op),
       finish: async (op) => ((await store.release(keys, hold.owner, hold.token, op)).released ? 'released' : 'gone'),
     });

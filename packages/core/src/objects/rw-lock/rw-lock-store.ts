@@ -49,6 +49,7 @@ export class RwLockStore extends ObjectStore implements LockStore {
   readonly headOnly = false;
   readonly kind = RW_KIND;
   readonly exclusive: boolean;
+  readonly object: 'read_lock' | 'write_lock';
   private clears = 0;
 
   constructor(
@@ -60,6 +61,7 @@ export class RwLockStore extends ObjectStore implements LockStore {
   ) {
     super(deployment, replayWindowMs);
     this.exclusive = mode === 'write';
+    this.object = mode === 'write' ? 'write_lock' : 'read_lock';
   }
 
   keysOf(prefix: string, name: string): RwLockKeys {

@@ -1,4 +1,5 @@
-import { acquireOrWait, attempt, unansweredFailure, type AttemptSpec, type TryOutcome } from '../../engine/acquire.js';
+import { acquireObserved } from '../../engine/observed.js';
+import { attempt, unansweredFailure, type AttemptSpec, type TryOutcome } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { monotonicNow } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
@@ -104,7 +105,7 @@ export class RedisSemaphore implements RSemaphore {
   acquire(permits: number, options?: WaitOptions): Promise<void>;
   async acquire(first?: number | WaitOptions, second?: WaitOptions): Promise<void> {
     const { permits, request } = readArguments(first, second, 'acquire');
-    if (!(await this.acquireChecked(permits, request))) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
+    if (!(await this.acquireChecked(permits, request, 'timeout'))) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
   }
 
   tryAcquire(options?: WaitOptions): Promise<boolean>;
@@ -112,7 +113,7 @@ export class RedisSemaphore implements RSemaphore {
   async tryAcquire(first?: number | WaitOptions, second?: WaitOptions): Promise<boolean> {
     const { permits, request } = readArguments(first, second, 'tryAcquire');
     try {
-      return await this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 });
+      return await this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 }, 'not_acquired');
     } catch (error) {
       throw unansweredFailure(error);
     }
@@ -138,7 +139,7 @@ export class RedisSemaphore implements RSemaphore {
   // ---- acquisition -------------------------------------------------------
 
   /** The engine's wait loop with the semaphore's try and wake policy; true when acquired. */
-  private async acquireChecked(permits: number, request: WaitRequest): Promise<boolean> {
+  private async acquireChecked(permits: number, request: WaitRequest, refusal: 'not_acquired' | 'timeout'): Promise<boolean> {
     const { ctx, keys, store } = this;
     const { handed, needs } = this.state;
     ctx.assertOpen();
@@ -165,19 +166,23 @@ export class RedisSemaphore implements RSemaphore {
     if (watched) needs.begin(keys, id);
     let granted;
     try {
-      granted = await acquireOrWait(ctx, {
-        name: this.name,
-        channel: keys.channel,
-        id,
-        headOnly: false,
-        arrival: 'queue',
-        onMessage: this.onMessage,
-        waitMs: request.waitMs,
-        signal: request.signal,
-        tryOnce: (signal) => this.tryOnce(id, permits, tries, signal),
-        // Granted just as the caller gave up: nobody will release them, so they go back now.
-        giveBack: (grant) => this.giveBack(grant),
-      });
+      granted = await acquireObserved(
+        ctx,
+        {
+          name: this.name,
+          channel: keys.channel,
+          id,
+          headOnly: false,
+          arrival: 'queue',
+          onMessage: this.onMessage,
+          waitMs: request.waitMs,
+          signal: request.signal,
+          tryOnce: (signal) => this.tryOnce(id, permits, tries, signal),
+          // Granted just as the caller gave up: nobody will release them, so they go back now.
+          giveBack: (grant) => this.giveBack(grant),
+        },
+        { object: 'semaphore', refusal },
+      );
     } finally {
       if (watched) needs.end(keys, id);
       // Permits a local release handed to this call that it did not take

@@ -1,0 +1,77 @@
+/**
+ * Where the engine reports to observability (metrics, traces, diagnostics
+ * channels): around an acquisition call, a release, and a renewal batch.
+ * Objects call these instead of the bare engine functions, so every object
+ * kind is instrumented here once. With nothing listening each costs a few
+ * reads (see Telemetry.startAcquire).
+ */
+import { acquireChannel, releaseChannel, type LockChannelContext } from '../observability/channels.js';
+import { failureOutcome, type AcquireProbe } from '../observability/telemetry.js';
+import { acquireOrWait, type WaitSpec } from './acquire.js';
+import type { EngineContext } from './engine-context.js';
+import { Hold } from './hold.js';
+import { releaseHold, type ReleaseReply, type ReleaseSpec } from './release.js';
+import type { RenewalBackend } from './renewal.js';
+import type { JoinSpec } from './wait-queue.js';
+
+/** How an observed acquisition is labelled: its object kind, and what "no grant by waitMs" means for the call. */
+export interface AcquireLabel {
+  /** `rlock.object`: `lock`, `fair_lock`, `read_lock`, `semaphore`… */
+  readonly object: string;
+  /** A call that answers false (tryLock, tryAcquire, a latch's await): `not_acquired`; one that throws LockAcquireTimeoutError: `timeout`. */
+  readonly refusal: 'not_acquired' | 'timeout';
+}
+
+/** {@link acquireOrWait}, observed: `rlock.acquire.duration`, `rlock.waiters.active`, the `rlock.acquire` span and channel, and the hold's tracking. */
+export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
+  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id);
+  const traced = acquireChannel.hasSubscribers;
+  if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
+  // The probe hears the wait queue's join and leave: acquireOrWait hands its spec to WaitQueues.join.
+  const run = (): Promise<G | undefined> => {
+    if (probe === undefined) return acquireOrWait(ctx, spec);
+    const watched: WaitSpec<G> & Pick<JoinSpec, 'watch'> = { ...spec, watch: probe };
+    return settle(probe, acquireOrWait(ctx, watched), label, spec.signal);
+  };
+  return traced ? acquireChannel.tracePromise(run, { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext) : run();
+}
+
+async function settle<G>(probe: AcquireProbe, call: Promise<G | undefined>, label: AcquireLabel, signal: AbortSignal | undefined): Promise<G | undefined> {
+  let grant: G | undefined;
+  try {
+    grant = await call;
+  } catch (error) {
+    probe.end(failureOutcome(error, signal), undefined, error);
+    throw error;
+  }
+  probe.end(grant === undefined ? label.refusal : 'acquired', grant instanceof Hold ? grant : undefined);
+  return grant;
+}
+
+/** {@link releaseHold}, traced on `rlock:release` while it has subscribers. */
+export function releaseTraced(ctx: EngineContext, object: string, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<ReleaseReply> {
+  if (!releaseChannel.hasSubscribers) return releaseHold(ctx, hold, name, spec);
+  return releaseChannel.tracePromise(() => releaseHold(ctx, hold, name, spec), { object, name, owner: hold?.owner } satisfies LockChannelContext);
+}
+
+/** The client's renewal backend, each batch call timed (`rlock.renewal.duration`, `rlock:renewal`). */
+export function observedRenewals(backend: RenewalBackend, ctx: EngineContext): RenewalBackend {
+  return {
+    maxBatch: backend.maxBatch,
+    batchKey: (hold) => backend.batchKey(hold),
+    renew: (holds) => {
+      const end = ctx.telemetry.startRenewal(holds.length);
+      if (end === undefined) return backend.renew(holds);
+      return backend.renew(holds).then(
+        (outcomes) => {
+          end('ok');
+          return outcomes;
+        },
+        (error: unknown) => {
+          end('error', error);
+          throw error;
+        },
+      );
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The optional `@opentelemetry/api` peer dependency, loaded once and lazily:
+ * a dynamic import (a `require` in the CommonJS build) that may fail, so a
+ * process without the package loads and runs rlock as before and records
+ * nothing. Only the calls rlock makes are typed here, structurally, so no
+ * type of the optional package reaches rlock's own declarations.
+ */
+
+/** Attributes of one measurement or span. */
+export type OtelAttributes = Record<string, string>;
+
+export interface OtelHistogram {
+  record(value: number, attributes?: OtelAttributes): void;
+}
+
+/** A counter or an up-down counter. */
+export interface OtelCounter {
+  add(value: number, attributes?: OtelAttributes): void;
+}
+
+export interface OtelInstrumentOptions {
+  readonly description?: string;
+  readonly unit?: string;
+  readonly advice?: { readonly explicitBucketBoundaries?: number[] };
+}
+
+export interface OtelMeter {
+  createHistogram(name: string, options?: OtelInstrumentOptions): OtelHistogram;
+  createCounter(name: string, options?: OtelInstrumentOptions): OtelCounter;
+  createUpDownCounter(name: string, options?: OtelInstrumentOptions): OtelCounter;
+}
+
+export interface OtelMeterProvider {
+  getMeter(name: string, version?: string): OtelMeter;
+}
+
+export interface OtelSpan {
+  addEvent(name: string, attributes?: OtelAttributes): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  isRecording(): boolean;
+  end(endTime?: number): void;
+}
+
+export interface OtelTracer {
+  startSpan(name: string, options?: { startTime?: number; attributes?: OtelAttributes }): OtelSpan;
+}
+
+export interface OtelTracerProvider {
+  getTracer(name: string, version?: string): OtelTracer;
+}
+
+/** The part of `@opentelemetry/api` rlock calls. */
+export interface OtelApi {
+  readonly metrics: { getMeterProvider(): OtelMeterProvider };
+  readonly trace: { getTracerProvider(): OtelTracerProvider; getActiveSpan(): OtelSpan | undefined };
+  readonly ProxyTracerProvider: new () => OtelTracerProvider & { getDelegate(): OtelTracerProvider };
+  createNoopMeter(): OtelMeter;
+  readonly SpanStatusCode: { readonly ERROR: number };
+}
+
+let api: OtelApi | undefined;
+let loading: Promise<OtelApi | undefined> | undefined;
+
+/**
+ * Starts loading `@opentelemetry/api` (once per process) and resolves with it,
+ * or with undefined when it is not installed. Until it has loaded, {@link otelApi}
+ * is undefined and nothing is recorded: a provider registered at start-up has
+ * loaded the package already, so the import settles within a few ticks.
+ */
+export function loadOtelApi(): Promise<OtelApi | undefined> {
+  loading ??= import('@opentelemetry/api').then(
+    (loaded) => {
+      const candidate = ('metrics' in loaded ? loaded : (loaded as { default: unknown }).default) as Partial<OtelApi> | undefined;
+      // An api too old for metrics (before 1.3) counts as absent.
+      if (typeof candidate?.metrics?.getMeterProvider === 'function' && typeof candidate.createNoopMeter === 'function') api = candidate as OtelApi;
+      return api;
+    },
+    () => undefined,
+  );
+  return loading;
+}
+
+/** The loaded api, or undefined (not installed, or not loaded yet). */
+export function otelApi(): OtelApi | undefined {
+  return api;
+}

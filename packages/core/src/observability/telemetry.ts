@@ -1,0 +1,312 @@
+/**
+ * rlock's metrics and traces through the optional `@opentelemetry/api`, and
+ * its diagnostics channels. The engine reports to a client's {@link Telemetry}
+ * at a few points (an acquisition call, a waiter, a hold's end or loss, a
+ * renewal batch); every report first checks that something listens, so with no
+ * provider and no subscriber rlock records nothing and pays a few reads.
+ * Instrument names, units and attributes: DESIGN.md, "Observability (v4)".
+ */
+import { LockAcquireTimeoutError } from '../errors.js';
+import { acquireChannel, leaseLostChannel, renewalChannel, type LockChannelContext } from './channels.js';
+import { loadOtelApi, otelApi, type OtelApi, type OtelAttributes, type OtelCounter, type OtelHistogram, type OtelSpan, type OtelTracer } from './otel-api.js';
+
+/** The meter's and tracer's name and version (the version of `@org/rlock`; a unit test keeps them equal). */
+export const INSTRUMENTATION_NAME = '@org/rlock';
+export const INSTRUMENTATION_VERSION = '0.1.0';
+
+/** How an acquisition call ended (`rlock.outcome`). */
+export type AcquireOutcome = 'acquired' | 'not_acquired' | 'timeout' | 'aborted' | 'error';
+
+/** Loss reasons that are a lease lost (`rlock.lease.lost`); `closed` and `forced` were ended on purpose. */
+const LEASE_LOSS_REASONS: ReadonlySet<string> = new Set(['expired', 'taken', 'unreachable', 'maxLease']);
+
+/** Histogram buckets in seconds: from a round trip (1 ms) to a long wait or hold (5 min). */
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+interface Instruments {
+  readonly acquireDuration: OtelHistogram;
+  readonly holdDuration: OtelHistogram;
+  readonly holdsActive: OtelCounter;
+  readonly waitersActive: OtelCounter;
+  readonly leaseLost: OtelCounter;
+  readonly renewalDuration: OtelHistogram;
+}
+
+// Process-wide, as the global providers are: instruments are made once per MeterProvider.
+let meterProvider: unknown;
+let instruments: Instruments | undefined;
+let tracerProvider: unknown;
+let tracer: OtelTracer | undefined;
+let noopTracerProvider: unknown;
+
+/** The instruments of the global MeterProvider, or undefined when none is registered (or the api is absent). */
+function currentInstruments(api: OtelApi | undefined): Instruments | undefined {
+  if (api === undefined) return undefined;
+  const provider = api.metrics.getMeterProvider();
+  if (provider !== meterProvider) {
+    meterProvider = provider;
+    const meter = provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+    // The api's no-op provider hands out the one no-op meter: nothing to record into.
+    instruments = meter === api.createNoopMeter() ? undefined : makeInstruments(meter);
+  }
+  return instruments;
+}
+
+function makeInstruments(meter: ReturnType<ReturnType<OtelApi['metrics']['getMeterProvider']>['getMeter']>): Instruments {
+  const seconds = { unit: 's', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } };
+  return {
+    acquireDuration: meter.createHistogram('rlock.acquire.duration', { ...seconds, description: 'Time from an acquisition call to its outcome.' }),
+    holdDuration: meter.createHistogram('rlock.hold.duration', { ...seconds, description: 'Time a hold was held, until released or lost.' }),
+    holdsActive: meter.createUpDownCounter('rlock.holds.active', { unit: '{hold}', description: 'Holds held now by this process.' }),
+    waitersActive: meter.createUpDownCounter('rlock.waiters.active', { unit: '{waiter}', description: 'Acquisition calls waiting now.' }),
+    leaseLost: meter.createCounter('rlock.lease.lost', { unit: '{hold}', description: 'Holds whose lease was lost.' }),
+    renewalDuration: meter.createHistogram('rlock.renewal.duration', { ...seconds, description: 'Time of one lease renewal batch call.' }),
+  };
+}
+
+/** The tracer of the global TracerProvider, or undefined when none is registered. */
+function currentTracer(api: OtelApi | undefined): OtelTracer | undefined {
+  if (api === undefined) return undefined;
+  let provider: unknown = api.trace.getTracerProvider();
+  // The global provider is a proxy; a fresh proxy's delegate is the api's no-op provider.
+  noopTracerProvider ??= new api.ProxyTracerProvider().getDelegate();
+  if (provider instanceof api.ProxyTracerProvider) provider = provider.getDelegate();
+  if (provider !== tracerProvider) {
+    tracerProvider = provider;
+    tracer =
+      provider === noopTracerProvider
+        ? undefined
+        : (provider as { getTracer(name: string, version: string): OtelTracer }).getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+  }
+  return tracer;
+}
+
+/** Wall-clock ms (what a span's start and end take) of a `performance.now()` reading. */
+const wallMs = (monotonicMs: number): number => performance.timeOrigin + monotonicMs;
+
+/** The outcome of an acquisition call that rejected with `error`. */
+export function failureOutcome(error: unknown, signal: AbortSignal | undefined): AcquireOutcome {
+  return signal?.aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
+}
+
+/** A waiter's report to its acquisition (see the wait queue's join and leave). */
+export interface WaitWatch {
+  /** The call joined a wait queue: it waits. */
+  joined(): void;
+  /** It left the queue (granted or not). */
+  left(): void;
+}
+
+/**
+ * The attribute sets of one object kind and `rlock.name`, each made once:
+ * recording with the same objects spares an allocation per measurement (the
+ * SDK still hashes them, its main cost per measurement).
+ */
+interface LabelSet {
+  readonly base: OtelAttributes;
+  readonly variants: Map<string, OtelAttributes>;
+}
+
+/** `labels`' base attributes plus `key` = `value`, made on first use. */
+function variant(labels: LabelSet, key: string, value: string): OtelAttributes {
+  const id = `${key}=${value}`;
+  let attributes = labels.variants.get(id);
+  if (attributes === undefined) {
+    attributes = { ...labels.base, [key]: value };
+    labels.variants.set(id, attributes);
+  }
+  return attributes;
+}
+
+/** Label sets kept per client at most: past it (a metricName that returns raw names) they are made afresh. */
+const MAX_LABEL_SETS = 1_000;
+
+/** What is known of a hold taken while something listened. */
+interface HoldRecord {
+  readonly object: string;
+  readonly labels: LabelSet;
+  readonly startedAt: number;
+  readonly instruments: Instruments | undefined;
+  /** The span active in the holder's context when it was granted (a loss becomes its event). */
+  readonly span: OtelSpan | undefined;
+  /** Counted off already: a lost hold's end is reported just before its loss. */
+  ended: boolean;
+}
+
+/** The client option that maps a lock's name to the `rlock.name` attribute (undefined: none). */
+export type MetricNameMapper = (name: string) => string | undefined;
+
+/**
+ * One acquisition call, observed: its timing, whether it waited, its
+ * outcome. Made by {@link Telemetry.startAcquire} only when something listens.
+ */
+export class AcquireProbe implements WaitWatch {
+  private readonly startedAt = performance.now();
+  private waited = false;
+  private waiting = false;
+
+  constructor(
+    private readonly telemetry: Telemetry,
+    readonly object: string,
+    readonly name: string,
+    readonly owner: string | undefined,
+    private readonly labels: LabelSet,
+    private readonly instruments: Instruments | undefined,
+    private readonly tracer: OtelTracer | undefined,
+  ) {}
+
+  joined(): void {
+    this.waited = true;
+    if (this.waiting) return;
+    this.waiting = true;
+    this.instruments?.waitersActive.add(1, this.labels.base);
+  }
+
+  left(): void {
+    if (!this.waiting) return;
+    this.waiting = false;
+    this.instruments?.waitersActive.add(-1, this.labels.base);
+  }
+
+  /** The call ended with `outcome`; `hold` is the hold it granted, if it is one (a hold is tracked from its first grant). */
+  end(outcome: AcquireOutcome, hold: object | undefined, error?: unknown): void {
+    this.left();
+    const now = performance.now();
+    this.instruments?.acquireDuration.record((now - this.startedAt) / 1000, variant(this.labels, 'rlock.outcome', outcome));
+    // An immediate success has no span: that keeps the uncontended path cheap.
+    if (this.tracer !== undefined && (this.waited || outcome !== 'acquired')) {
+      const span = this.tracer.startSpan('rlock.acquire', {
+        startTime: wallMs(this.startedAt),
+        attributes: { 'rlock.object': this.object, 'rlock.name': this.name, 'rlock.outcome': outcome },
+      });
+      if (outcome === 'error') span.setStatus({ code: otelApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
+      span.end(wallMs(now));
+    }
+    if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this.object, this.labels, this.instruments, this.tracer !== undefined);
+  }
+}
+
+/**
+ * A client's observability: its `metricName` option and the holds it tracks.
+ * The meter and tracer are the process's global ones, looked up at each
+ * acquisition, so a provider registered after the client was made counts
+ * from then on.
+ */
+export class Telemetry {
+  private readonly holds = new WeakMap<object, HoldRecord>();
+  private readonly labelSets = new Map<string, LabelSet>();
+
+  constructor(private readonly metricName: MetricNameMapper | undefined) {
+    void loadOtelApi();
+  }
+
+  /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
+  startAcquire(object: string, name: string, owner: string | undefined): AcquireProbe | undefined {
+    const api = otelApi();
+    const metrics = currentInstruments(api);
+    const traces = currentTracer(api);
+    if (metrics === undefined && traces === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) return undefined;
+    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces);
+  }
+
+  /** A hold granted for the first time: counted as active until {@link holdEnded}. */
+  track(hold: object, object: string, labels: LabelSet, metrics: Instruments | undefined, tracing: boolean): void {
+    if (this.holds.has(hold)) return;
+    const active = tracing ? otelApi()?.trace.getActiveSpan() : undefined;
+    this.holds.set(hold, {
+      object,
+      labels,
+      startedAt: performance.now(),
+      instruments: metrics,
+      span: active?.isRecording() ? active : undefined,
+      ended: false,
+    });
+    metrics?.holdsActive.add(1, labels.base);
+  }
+
+  /** A tracked hold ended (`released` or `lost`). */
+  holdEnded(hold: object, end: string): void {
+    const record = this.holds.get(hold);
+    if (record === undefined || record.ended) return;
+    record.ended = true;
+    const metrics = record.instruments;
+    if (metrics === undefined) return;
+    metrics.holdsActive.add(-1, record.labels.base);
+    metrics.holdDuration.record((performance.now() - record.startedAt) / 1000, variant(record.labels, 'rlock.end', end === 'released' ? 'released' : 'lost'));
+  }
+
+  /** A hold was lost (after its end was reported). */
+  leaseLost(hold: object, name: string, owner: string, token: string | undefined, reason: string, error: Error): void {
+    const record = this.holds.get(hold);
+    if (leaseLostChannel.hasSubscribers) leaseLostChannel.publish({ object: record?.object, name, owner, token, reason, error });
+    if (record === undefined || !LEASE_LOSS_REASONS.has(reason)) return;
+    record.instruments?.leaseLost.add(1, variant(record.labels, 'rlock.reason', reason));
+    record.span?.addEvent('rlock.lease.lost', { 'rlock.object': record.object, 'rlock.name': name, 'rlock.reason': reason });
+  }
+
+  /** One renewal batch call: returns its end, or undefined when nothing listens. */
+  startRenewal(count: number): ((outcome: 'ok' | 'error', error?: unknown) => void) | undefined {
+    const metrics = currentInstruments(otelApi());
+    if (metrics === undefined && !renewalChannel.hasSubscribers) return undefined;
+    const startedAt = performance.now();
+    return (outcome, error) => {
+      const durationMs = performance.now() - startedAt;
+      metrics?.renewalDuration.record(durationMs / 1000, { 'rlock.outcome': outcome });
+      if (renewalChannel.hasSubscribers) renewalChannel.publish({ count, outcome, durationMs, ...(error === undefined ? {} : { error }) });
+    };
+  }
+
+  private labelsOf(object: string, name: string): LabelSet {
+    let label: unknown;
+    try {
+      label = this.metricName?.(name);
+    } catch {
+      // A mapper that throws leaves the name out rather than fail the acquisition.
+    }
+    const named = typeof label === 'string' ? label : undefined;
+    const id = named === undefined ? object : `${object}\u0000${named}`;
+    const known = this.labelSets.get(id);
+    if (known !== undefined) return known;
+    if (this.labelSets.size >= MAX_LABEL_SETS) this.labelSets.clear();
+    const labels: LabelSet = { base: named === undefined ? { 'rlock.object': object } : { 'rlock.object': object, 'rlock.name': named }, variants: new Map() };
+    this.labelSets.set(id, labels);
+    return labels;
+  }
+}
+
+let processTelemetry: Telemetry | undefined;
+
+/**
+ * An acquisition call made of other acquisitions (a multi-lock's, over its
+ * members' own, which are observed each): its duration and outcome, the
+ * `rlock:acquire` channel, and a span when it did not succeed. No client
+ * stands behind it, so no `metricName` applies.
+ */
+export function observeCall<T>(
+  object: string,
+  name: string,
+  refusal: 'not_acquired' | 'timeout',
+  signal: AbortSignal | undefined,
+  run: () => Promise<T>,
+  granted: (value: T) => boolean,
+): Promise<T> {
+  processTelemetry ??= new Telemetry(undefined);
+  const probe = processTelemetry.startAcquire(object, name, undefined);
+  const traced = acquireChannel.hasSubscribers;
+  if (probe === undefined && !traced) return run();
+  const observed =
+    probe === undefined
+      ? run
+      : async (): Promise<T> => {
+          let value: T;
+          try {
+            value = await run();
+          } catch (error) {
+            probe.end(failureOutcome(error, signal), undefined, error);
+            throw error;
+          }
+          probe.end(granted(value) ? 'acquired' : refusal, undefined);
+          return value;
+        };
+  return traced ? acquireChannel.tracePromise(observed, { object, name, owner: undefined } satisfies LockChannelContext) : observed();
+}
