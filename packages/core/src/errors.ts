@@ -151,7 +151,14 @@ export interface TimeoutHolder {
   /** Its owner id `<clientId>:<taskId>`. */
   readonly owner: string;
   /** Its client's `name` option, host and pid, when its connection is named and CLIENT LIST answered. */
-  readonly client?: { readonly name: string; readonly host: string; readonly pid: number };
+  readonly client?: {
+    /** The `name` option of the holder's client. */
+    readonly name: string;
+    /** The host its process runs on. */
+    readonly host: string;
+    /** Its process id. */
+    readonly pid: number;
+  };
   /** How long it has held the lock, ms (from its fencing token), when known. */
   readonly heldMs?: number;
   /** Lease left, ms (-1: no TTL). */

@@ -125,7 +125,7 @@ export class RLockClient extends EngineClient {
    * @throws InvalidArgumentError (synchronously) for an empty list or a member that is not a lock.
    */
   getMultiLock(locks: readonly RLock<string | undefined>[]): MultiLock {
-    return new MultiLock(locks);
+    return new MultiLock(locks, this.context.telemetry);
   }
 
   /**

@@ -154,7 +154,7 @@ export function recordGrant<G>(
   if (hold?.active && reply.count !== undefined && hold.token !== reply.token) hold.lose('expired');
   if (target.exclusive) ctx.holds.loseOthers(target.key, target.mode, target.owner);
   if (!hold?.active) {
-    const fresh = new Hold<G>(target, reply.token, ctx.watchdogTimeoutMs, ctx.observer, reply.grant);
+    const fresh = new Hold<G>(target, reply.token, ctx.holdSites, reply.grant);
     if (hold && hold.count > 0) fresh.previous = hold as Hold<G>;
     ctx.holds.set(fresh);
     hold = fresh;

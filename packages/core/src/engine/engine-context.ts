@@ -1,6 +1,6 @@
 import { ClientClosedError, type LockLostError, type TimeoutHolder } from '../errors.js';
 import { BackgroundWork } from './background-work.js';
-import type { Hold, HoldObserver } from './hold.js';
+import { HoldSites, type Hold, type HoldObserver } from './hold.js';
 import { HoldKinds } from './hold-kinds.js';
 import { HoldRegistry } from './hold-registry.js';
 import { OwnerChains } from './owner-chains.js';
@@ -50,6 +50,8 @@ export class EngineContext {
   readonly background = new BackgroundWork();
   readonly kinds = new HoldKinds();
   readonly observer: HoldObserver;
+  /** What its holds of one kind and mode share (see Hold). */
+  readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
   /**
@@ -81,6 +83,7 @@ export class EngineContext {
       began: (hold) => reports.began?.(hold),
       ended: (hold) => reports.ended?.(hold),
     };
+    this.holdSites = new HoldSites(this.observer, settings.watchdogTimeoutMs);
   }
 
   /** False for a client without a renewer: it takes fixed leases only. */

@@ -62,22 +62,32 @@ interface HoldSite {
 
 /** A client has a few kinds and modes; past this many sites, holds get one of their own. */
 const MAX_SITES = 64;
-const sitesByObserver = new WeakMap<HoldObserver, HoldSite[]>();
 
-function siteOf(target: HoldTarget, watchdogLeaseMs: number, observer: HoldObserver): HoldSite {
-  let sites = sitesByObserver.get(observer);
-  if (sites === undefined) {
-    sites = [];
-    sitesByObserver.set(observer, sites);
-  }
-  for (const site of sites) {
-    if (site.kind === target.kind && site.mode === target.mode && site.driftFactor === target.driftFactor && site.watchdogLeaseMs === watchdogLeaseMs) {
-      return site;
+/** The sites of one client's holds, and how they are told of renewal and losses: one per client. */
+export class HoldSites {
+  private readonly sites: HoldSite[] = [];
+
+  constructor(
+    private readonly observer: HoldObserver,
+    /** Lease of an acquisition taken without a fixed one, in ms. */
+    private readonly watchdogLeaseMs: number,
+  ) {}
+
+  /** The site of `target`'s holds, shared with every hold of its kind, mode and drift. */
+  of(target: HoldTarget): HoldSite {
+    for (const site of this.sites) {
+      if (site.kind === target.kind && site.mode === target.mode && site.driftFactor === target.driftFactor) return site;
     }
+    const site: HoldSite = {
+      kind: target.kind,
+      mode: target.mode,
+      driftFactor: target.driftFactor,
+      watchdogLeaseMs: this.watchdogLeaseMs,
+      observer: this.observer,
+    };
+    if (this.sites.length < MAX_SITES) this.sites.push(site);
+    return site;
   }
-  const site: HoldSite = { kind: target.kind, mode: target.mode, driftFactor: target.driftFactor, watchdogLeaseMs, observer };
-  if (sites.length < MAX_SITES) sites.push(site);
-  return site;
 }
 
 const RELEASE_SENT = 1;
@@ -120,22 +130,20 @@ export class Hold<G = unknown> implements RenewableHold {
     target: HoldTarget,
     /** Fencing token of the hold (undefined where there is none, as on Redlock). */
     token: string | undefined,
-    /** Lease of an acquisition taken without a fixed one, in ms. */
-    watchdogLeaseMs: number,
-    /** Told of renewal and losses. */
-    observer: HoldObserver,
+    /** Its client's hold sites: the lease without a fixed one, and who is told of renewal and losses. */
+    sites: HoldSites,
     grant: G | undefined,
   ) {
     this.name = target.name;
     this.key = target.key;
     this.owner = target.owner;
     this.token = token;
-    this.site = siteOf(target, watchdogLeaseMs, observer);
+    this.site = sites.of(target);
     this.grant = grant;
     this.deadline = monotonicNow();
     this.leaseMs = 0;
     this.rare = undefined;
-    observer.began?.(this);
+    this.site.observer.began?.(this);
   }
 
   /** The mode held ('' for an exclusive lock; 'read', 'write'…). */

@@ -58,20 +58,22 @@ export interface OtelApi {
   readonly SpanStatusCode: { readonly ERROR: number };
 }
 
+// Process-wide, as Node's module cache and OpenTelemetry's global providers
+// are: a client made after the first one records from its first call.
 let api: OtelApi | undefined;
 let loading: Promise<OtelApi | undefined> | undefined;
 
 /**
  * Starts loading `@opentelemetry/api` (once per process) and resolves with it,
- * or with undefined when it is not installed. Until it has loaded, {@link otelApi}
- * is undefined and nothing is recorded: a provider registered at start-up has
- * loaded the package already, so the import settles within a few ticks.
+ * or with undefined when it is not installed or too old for metrics (before
+ * 1.3). Until it has loaded, {@link otelApi} is undefined and nothing is
+ * recorded: a provider registered at start-up has loaded the package already,
+ * so the import settles within a few ticks.
  */
 export function loadOtelApi(): Promise<OtelApi | undefined> {
   loading ??= import('@opentelemetry/api').then(
     (loaded) => {
       const candidate = ('metrics' in loaded ? loaded : (loaded as { default: unknown }).default) as Partial<OtelApi> | undefined;
-      // An api too old for metrics (before 1.3) counts as absent.
       if (typeof candidate?.metrics?.getMeterProvider === 'function' && typeof candidate.createNoopMeter === 'function') api = candidate as OtelApi;
       return api;
     },

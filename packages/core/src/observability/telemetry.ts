@@ -32,26 +32,6 @@ interface Instruments {
   readonly renewalDuration: OtelHistogram;
 }
 
-// Process-wide, as the global providers are: instruments are made once per MeterProvider.
-let meterProvider: unknown;
-let instruments: Instruments | undefined;
-let tracerProvider: unknown;
-let tracer: OtelTracer | undefined;
-let noopTracerProvider: unknown;
-
-/** The instruments of the global MeterProvider, or undefined when none is registered (or the api is absent). */
-function currentInstruments(api: OtelApi | undefined): Instruments | undefined {
-  if (api === undefined) return undefined;
-  const provider = api.metrics.getMeterProvider();
-  if (provider !== meterProvider) {
-    meterProvider = provider;
-    const meter = provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
-    // The api's no-op provider hands out the one no-op meter: nothing to record into.
-    instruments = meter === api.createNoopMeter() ? undefined : makeInstruments(meter);
-  }
-  return instruments;
-}
-
 function makeInstruments(meter: ReturnType<ReturnType<OtelApi['metrics']['getMeterProvider']>['getMeter']>): Instruments {
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } };
   return {
@@ -62,23 +42,6 @@ function makeInstruments(meter: ReturnType<ReturnType<OtelApi['metrics']['getMet
     leaseLost: meter.createCounter('rlock.lease.lost', { unit: '{hold}', description: 'Holds whose lease was lost.' }),
     renewalDuration: meter.createHistogram('rlock.renewal.duration', { ...seconds, description: 'Time of one lease renewal batch call.' }),
   };
-}
-
-/** The tracer of the global TracerProvider, or undefined when none is registered. */
-function currentTracer(api: OtelApi | undefined): OtelTracer | undefined {
-  if (api === undefined) return undefined;
-  let provider: unknown = api.trace.getTracerProvider();
-  // The global provider is a proxy; a fresh proxy's delegate is the api's no-op provider.
-  noopTracerProvider ??= new api.ProxyTracerProvider().getDelegate();
-  if (provider instanceof api.ProxyTracerProvider) provider = provider.getDelegate();
-  if (provider !== tracerProvider) {
-    tracerProvider = provider;
-    tracer =
-      provider === noopTracerProvider
-        ? undefined
-        : (provider as { getTracer(name: string, version: string): OtelTracer }).getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
-  }
-  return tracer;
 }
 
 /** Wall-clock ms (what a span's start and end take) of a `performance.now()` reading. */
@@ -179,7 +142,8 @@ export class AcquireProbe implements WaitWatch {
         startTime: wallMs(this.startedAt),
         attributes: { 'rlock.object': this.object, 'rlock.name': this.name, 'rlock.outcome': outcome },
       });
-      if (outcome === 'error') span.setStatus({ code: otelApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
+      if (outcome === 'error')
+        span.setStatus({ code: this.telemetry.api?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
       span.end(wallMs(now));
     }
     if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this.object, this.labels, this.instruments, this.tracer !== undefined);
@@ -195,16 +159,58 @@ export class AcquireProbe implements WaitWatch {
 export class Telemetry {
   private readonly holds = new WeakMap<object, HoldRecord>();
   private readonly labelSets = new Map<string, LabelSet>();
+  // The global providers, as last looked up, and what was made of them: instruments and a tracer once per provider.
+  private meterProvider: unknown;
+  private instruments: Instruments | undefined;
+  private tracerProvider: unknown;
+  private tracer: OtelTracer | undefined;
+  private noopTracerProvider: unknown;
 
   constructor(private readonly metricName: MetricNameMapper | undefined) {
     void loadOtelApi();
   }
 
+  /** `@opentelemetry/api` once loaded; undefined until then, or when it is not installed. */
+  get api(): OtelApi | undefined {
+    return otelApi();
+  }
+
+  /** The instruments of the global MeterProvider, or undefined when none is registered (or the api is absent). */
+  private currentInstruments(): Instruments | undefined {
+    const api = this.api;
+    if (api === undefined) return undefined;
+    const provider = api.metrics.getMeterProvider();
+    if (provider !== this.meterProvider) {
+      this.meterProvider = provider;
+      const meter = provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+      // The api's no-op provider hands out the one no-op meter: nothing to record into.
+      this.instruments = meter === api.createNoopMeter() ? undefined : makeInstruments(meter);
+    }
+    return this.instruments;
+  }
+
+  /** The tracer of the global TracerProvider, or undefined when none is registered. */
+  private currentTracer(): OtelTracer | undefined {
+    const api = this.api;
+    if (api === undefined) return undefined;
+    let provider: unknown = api.trace.getTracerProvider();
+    // The global provider is a proxy; a fresh proxy's delegate is the api's no-op provider.
+    this.noopTracerProvider ??= new api.ProxyTracerProvider().getDelegate();
+    if (provider instanceof api.ProxyTracerProvider) provider = provider.getDelegate();
+    if (provider !== this.tracerProvider) {
+      this.tracerProvider = provider;
+      this.tracer =
+        provider === this.noopTracerProvider
+          ? undefined
+          : (provider as { getTracer(name: string, version: string): OtelTracer }).getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+    }
+    return this.tracer;
+  }
+
   /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
   startAcquire(object: string, name: string, owner: string | undefined): AcquireProbe | undefined {
-    const api = otelApi();
-    const metrics = currentInstruments(api);
-    const traces = currentTracer(api);
+    const metrics = this.currentInstruments();
+    const traces = this.currentTracer();
     if (metrics === undefined && traces === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) return undefined;
     return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces);
   }
@@ -212,7 +218,7 @@ export class Telemetry {
   /** A hold granted for the first time: counted as active until {@link holdEnded}. */
   track(hold: object, object: string, labels: LabelSet, metrics: Instruments | undefined, tracing: boolean): void {
     if (this.holds.has(hold)) return;
-    const active = tracing ? otelApi()?.trace.getActiveSpan() : undefined;
+    const active = tracing ? this.api?.trace.getActiveSpan() : undefined;
     this.holds.set(hold, {
       object,
       labels,
@@ -246,7 +252,7 @@ export class Telemetry {
 
   /** One renewal batch call: returns its end, or undefined when nothing listens. */
   startRenewal(count: number): ((outcome: 'ok' | 'error', error?: unknown) => void) | undefined {
-    const metrics = currentInstruments(otelApi());
+    const metrics = this.currentInstruments();
     if (metrics === undefined && !renewalChannel.hasSubscribers) return undefined;
     const startedAt = performance.now();
     return (outcome, error) => {
@@ -274,8 +280,6 @@ export class Telemetry {
   }
 }
 
-let processTelemetry: Telemetry | undefined;
-
 /**
  * An acquisition call made of other acquisitions (a multi-lock's, over its
  * members' own, which are observed each): its duration and outcome, the
@@ -283,6 +287,7 @@ let processTelemetry: Telemetry | undefined;
  * stands behind it, so no `metricName` applies.
  */
 export function observeCall<T>(
+  telemetry: Telemetry,
   object: string,
   name: string,
   refusal: 'not_acquired' | 'timeout',
@@ -290,8 +295,7 @@ export function observeCall<T>(
   run: () => Promise<T>,
   granted: (value: T) => boolean,
 ): Promise<T> {
-  processTelemetry ??= new Telemetry(undefined);
-  const probe = processTelemetry.startAcquire(object, name, undefined);
+  const probe = telemetry.startAcquire(object, name, undefined);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return run();
   const observed =

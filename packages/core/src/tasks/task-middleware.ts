@@ -8,6 +8,7 @@ import { taskEnded } from './task-end.js';
  * Connect's responses, which are `ServerResponse`s.
  */
 export interface TaskResponse {
+  /** Calls `listener` once the response is closed (sent, or the connection ended): the request's task ends then. */
   once(event: 'close', listener: () => void): unknown;
 }
 

@@ -1,4 +1,4 @@
-import { Hold, type HoldObserver, type HoldTarget } from '../../src/engine/hold.js';
+import { Hold, HoldSites, type HoldObserver, type HoldTarget } from '../../src/engine/hold.js';
 import { HoldRegistry } from '../../src/engine/hold-registry.js';
 
 const observer: HoldObserver = {
@@ -8,9 +8,11 @@ const observer: HoldObserver = {
   watchesLosses: () => false,
 };
 
+const sites = new HoldSites(observer, 30_000);
+
 function hold(key: string, mode: string, owner: string): Hold {
   const target: HoldTarget = { name: key, key, mode, kind: 'lock', owner, exclusive: mode !== 'read', driftFactor: 0.01 };
-  const made = new Hold(target, '1', 30_000, observer, undefined);
+  const made = new Hold(target, '1', sites, undefined);
   made.acquired(1, undefined, 10_000);
   return made;
 }

@@ -195,7 +195,7 @@ describe('observability', () => {
       await term.resign();
       expect(await count('multi_lock')).toBe(before.multi + 1);
       expect(await count('multi_lock', 'not_acquired')).toBe(before.refused + 1);
-      expect(await count('lock')).toBe(before.lock + 3); // m1, m2, b0
+      expect(await count('lock')).toBe(before.lock + 4); // m1, m2, b0, and the other client's b1
       expect(await count('leader')).toBe(before.leader + 1);
     });
 

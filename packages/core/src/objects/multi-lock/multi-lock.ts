@@ -4,7 +4,7 @@ import { parseLockOptions, requireTask, type LockOptions } from '../lock-options
 import { currentTask, newTaskContext, runInTask, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { monotonicNow } from '../../connection/time.js';
 import { unansweredFailure } from '../../engine/acquire.js';
-import { observeCall } from '../../observability/telemetry.js';
+import { observeCall, Telemetry } from '../../observability/telemetry.js';
 import type { LockHandle, LockScope, RLock } from '../lock/types.js';
 
 /** What a multi-lock's `withLock` hands to its function. */
@@ -50,7 +50,14 @@ export class MultiLock implements RLock<undefined> {
   private readonly ordered: readonly AnyLock[];
 
   /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
-  constructor(private readonly members: readonly AnyLock[]) {
+  /** Where its own calls are measured: its client's, or (made directly) its own. */
+  private readonly telemetry: Telemetry;
+
+  constructor(
+    private readonly members: readonly AnyLock[],
+    telemetry?: Telemetry,
+  ) {
+    this.telemetry = telemetry ?? new Telemetry(undefined);
     // Checked as unknown (JavaScript callers): Array.isArray would narrow a readonly array to any[].
     const list: unknown = members;
     if (!Array.isArray(list) || list.length === 0) {
@@ -71,7 +78,7 @@ export class MultiLock implements RLock<undefined> {
   async lock(options?: LockOptions): Promise<void> {
     requireTask(this.name, 'lock');
     const all = () => this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true));
-    if (!(await observeCall('multi_lock', this.name, 'timeout', options?.signal, all, (taken) => taken))) {
+    if (!(await observeCall(this.telemetry, 'multi_lock', this.name, 'timeout', options?.signal, all, (taken) => taken))) {
       throw new LockAcquireTimeoutError(this.name, parseLockOptions(options, 'lock').waitMs ?? 0);
     }
   }
@@ -87,7 +94,7 @@ export class MultiLock implements RLock<undefined> {
         throw unansweredFailure(error);
       }
     };
-    return observeCall('multi_lock', this.name, 'not_acquired', options?.signal, all, (taken) => taken);
+    return observeCall(this.telemetry, 'multi_lock', this.name, 'not_acquired', options?.signal, all, (taken) => taken);
   }
 
   async unlock(): Promise<void> {
@@ -132,7 +139,7 @@ export class MultiLock implements RLock<undefined> {
         }
         return new MultiHandle(this.name, task, this.members, this.ordered, taken);
       });
-    return observeCall('multi_lock', this.name, 'timeout', request.signal, all, () => true);
+    return observeCall(this.telemetry, 'multi_lock', this.name, 'timeout', request.signal, all, () => true);
   }
 
   async isLocked(): Promise<boolean> {
