@@ -73,7 +73,19 @@ export class FairLockStore extends ServerLockStore {
     const join = request?.waitMs === 0 ? '0' : '1';
     const reply = this.transport.run(
       SCRIPTS.fairLockAcquire,
-      { ...this.queueKeys(fair), cancelled: fair.cancelled, owner, leaseMs, op, waiterLeaseMs: this.waiterLeaseMs, join },
+      {
+        lock: fair.lock,
+        fence: fair.fence,
+        queue: fair.queue,
+        waiters: fair.waiters,
+        tickets: fair.tickets,
+        cancelled: fair.cancelled,
+        owner,
+        leaseMs,
+        op,
+        waiterLeaseMs: this.waiterLeaseMs,
+        join,
+      },
       'acquire',
       fair.lock,
       parseAcquire,
@@ -85,7 +97,21 @@ export class FairLockStore extends ServerLockStore {
     const fair = keys as FairLockKeys;
     return this.transport.run(
       SCRIPTS.fairLockRelease,
-      { ...this.queueKeys(fair), released: fair.released, wakePrefix: fair.wakePrefix, ...this.releaseArgs(owner, token, op, all) },
+      {
+        lock: fair.lock,
+        fence: fair.fence,
+        queue: fair.queue,
+        waiters: fair.waiters,
+        tickets: fair.tickets,
+        released: fair.released,
+        wakePrefix: fair.wakePrefix,
+        owner,
+        op,
+        all: all ? '1' : '0',
+        token: token ?? '',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'release',
       fair.lock,
       parseRelease,
