@@ -1,26 +1,9 @@
 // @ts-check
 /**
- * s8 — what one client and one Redis carry as the work grows. Four parts, one
- * sitting (BENCH_RLOCK_BASELINE=<checkout> adds the same rows for that
- * checkout's build, interleaved, for a before/after):
- *
- * - held locks: N distinct names held at once (BENCH_SCALE_NAMES, 100,000) by
- *   one client with `lock()`: Redis bytes and keys per held lock beside a raw
- *   `SET NX PX` lock of the same key and token sizes (fence counters, one per
- *   hash slot and kept, are made by a first round and not counted); then,
- *   after every one is released, the keys and bytes left and how long until
- *   they are gone;
- * - client heap per hold after a full GC (BENCH_SCALE_HEAP_HOLDS, 10,000
- *   holds), with `lock()` and inside `withLock`;
- * - many waiters: 1,000 tasks on one name spread over 4, 8 and 16 processes,
- *   each acquiring once, plain and fair lock: scripts and PUBLISHes per
- *   acquisition and the longest wait;
- * - sustained churn: S1's 64 tasks for BENCH_SCALE_SUSTAIN_MS (60 s), Redis
- *   memory and keys every 5 s: do they plateau?
- *
- * Counts (bytes, keys, scripts) are what this measures; the rates beside them
- * are as noisy as the machine. The heap and waiter parts run in child
- * processes (this file, argument `child`), the heap part with --expose-gc.
+ * s8 — what one client and one Redis carry as the work grows: bytes and keys
+ * per held lock, what releases leave, client heap per hold, many waiting
+ * processes, sustained churn (parts described in scripts/bench/README.md).
+ * The heap and waiter parts run in children of this file (argument `child`).
  */
 import { fork } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -11,11 +11,9 @@ export interface ClientIdentity {
 }
 
 /**
- * The connection name (CLIENT SETNAME) of a client's connections:
- * `rlock:<clientId>:<name>:<host>:<pid>`, name and host percent-encoded.
- * Redis refuses spaces and characters outside `!`–`~` in a name; encoded,
- * none remain, and no field holds a `:`. Nothing is added to any key: a
- * holder's owner id `<clientId>:<taskId>` is traced back through CLIENT LIST.
+ * `rlock:<clientId>:<name>:<host>:<pid>` (CLIENT SETNAME), name and host
+ * percent-encoded since Redis refuses spaces in a name: an owner id is traced
+ * to its client through CLIENT LIST, and no key grows.
  */
 export function connectionNameOf(clientId: string, identity: ClientIdentity): string {
   return `rlock:${clientId}:${encodeURIComponent(identity.name)}:${encodeURIComponent(identity.host)}:${identity.pid}`;

@@ -4,14 +4,10 @@ import type { Hold } from './hold.js';
 type Shared = Map<string, Map<string, Hold>>;
 
 /**
- * The client's holds: per key, mode and owner, the current generation. Lost
- * generations with counts outstanding hang off `previous`, so their unlocks
- * answer with the loss instead of touching a newer hold. A task's read and
- * write holds on one name are two modes of one key: they never collide.
- *
- * A key almost always has one hold: it maps to that hold itself (two nested
- * Maps per key would cost ~0.4 KB per held lock); only a key with holds of
- * several modes or owners (permits, readers) gets the per-mode, per-owner Maps.
+ * The client's holds: per key, mode and owner, the current generation; lost
+ * ones hang off `previous`, so their unlocks answer with the loss. A key with
+ * one hold maps to it directly (nested Maps cost ~0.4 KB per held lock); only
+ * shared keys (permits, readers) get per-mode, per-owner Maps.
  */
 export class HoldRegistry {
   private readonly byKey = new Map<string, Hold | Shared>();

@@ -95,13 +95,9 @@ const RENEWING = 2;
 
 /**
  * What one owner holds of one object in one mode: nested acquisitions share its
- * lease (which only grows), deadline, token and signal. `count` mirrors Redis,
- * or is counted here where only the first and last reach Redis. A flag per
- * acquisition says whether it took a watchdog lease: renewal runs while any
- * one did. `grant` is the object's own data (Redlock: each master's token).
- *
- * A client keeps one per held lock, so its fields are few: what most holds
- * never use (a loss, a cap, timers, the signal) lives in `rare`, made on first use.
+ * lease, deadline, token and signal; renewal runs while any of them took a
+ * watchdog lease. There is one per held lock, so what most holds never use (a
+ * loss, a cap, timers, the signal) lives in `rare`, made on first use.
  */
 export class Hold<G = unknown> implements RenewableHold {
   readonly name: string;

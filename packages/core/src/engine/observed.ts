@@ -1,9 +1,7 @@
 /**
- * Where the engine reports to observability (metrics, traces, diagnostics
- * channels): around an acquisition call, a release, and a renewal batch.
- * Objects call these instead of the bare engine functions, so every object
- * kind is instrumented here once. With nothing listening each costs a few
- * reads (see Telemetry.startAcquire).
+ * The engine's acquire, release and renewal, observed: objects call these, so
+ * every kind is instrumented here once. With nothing listening each costs a
+ * few reads.
  */
 import { acquireChannel, releaseChannel, type LockChannelContext } from '../observability/channels.js';
 import { failureOutcome, type AcquireProbe } from '../observability/telemetry.js';

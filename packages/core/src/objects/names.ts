@@ -17,11 +17,8 @@ export function objectKey(prefix: string, name: string): string {
 }
 
 /**
- * The start of every client's notice channel under `prefix`: `<prefix>:client:`.
- * A client's own channel is this followed by its id (see
- * {@link clientNoticeChannel}); a script that tells a holder something appends
- * the client id it reads from the owner (`<clientId>:<taskId>`), so this
- * prefix is the only part of the name it is given.
+ * `<prefix>:client:`, the start of every client's notice channel: a script
+ * appends the client id it reads from an owner, so this is all it is given.
  */
 export function clientNoticePrefix(prefix: string): string {
   return `${prefix}:client:`;

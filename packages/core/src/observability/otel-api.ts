@@ -64,11 +64,8 @@ let api: OtelApi | undefined;
 let loading: Promise<OtelApi | undefined> | undefined;
 
 /**
- * Starts loading `@opentelemetry/api` (once per process) and resolves with it,
- * or with undefined when it is not installed or too old for metrics (before
- * 1.3). Until it has loaded, {@link otelApi} is undefined and nothing is
- * recorded: a provider registered at start-up has loaded the package already,
- * so the import settles within a few ticks.
+ * Loads `@opentelemetry/api` once per process: the api, or undefined when it
+ * is absent or older than 1.3. Until then nothing is recorded (a few ticks).
  */
 export function loadOtelApi(): Promise<OtelApi | undefined> {
   loading ??= import('@opentelemetry/api').then(

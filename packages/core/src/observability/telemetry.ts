@@ -1,10 +1,7 @@
 /**
- * rlock's metrics and traces through the optional `@opentelemetry/api`, and
- * its diagnostics channels. The engine reports to a client's {@link Telemetry}
- * at a few points (an acquisition call, a waiter, a hold's end or loss, a
- * renewal batch); every report first checks that something listens, so with no
- * provider and no subscriber rlock records nothing and pays a few reads.
- * Instrument names, units and attributes: DESIGN.md, "Observability (v4)".
+ * rlock's metrics and traces through the optional `@opentelemetry/api`. Every
+ * report first checks that something listens, so without a provider or a
+ * subscriber it records nothing. Names and attributes: DESIGN.md, "Observability (v4)".
  */
 import { LockAcquireTimeoutError } from '../errors.js';
 import { acquireChannel, leaseLostChannel, renewalChannel, type LockChannelContext } from './channels.js';
