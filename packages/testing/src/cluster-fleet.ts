@@ -123,7 +123,7 @@ export class RedisCluster implements AsyncDisposable {
         ].join('\n'),
     };
     const size = resolved.masters * (1 + resolved.replicasPerMaster);
-    const group = new ServerGroup('RedisCluster');
+    const group = ServerGroup.ofProcesses('RedisCluster');
     try {
       const servers = await group.start(Array.from({ length: size }, () => config));
       // redis-cli makes the first `masters` addresses masters, the rest replicas.

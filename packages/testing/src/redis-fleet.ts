@@ -3,6 +3,7 @@ import { chooseBackend } from './backend-detection.js';
 import { ContainerServer } from './container-server.js';
 import { resolveFleetOptions, type RedisFleetOptions } from './fleet-options.js';
 import type { FleetServer, KillSignal } from './fleet-server.js';
+import { ServerGroup } from './server-group.js';
 import { ProcessServer } from './process-server.js';
 import { probeRedisServer } from './redis-server-binary.js';
 import { RespConnection, RespErrorReply, sendCommands } from './resp-connection.js';
@@ -35,16 +36,15 @@ export class RedisFleet implements AsyncDisposable {
   readonly size: number;
   /** The backend the servers run on (`'auto'` resolved). */
   readonly backend: 'process' | 'container';
-  private readonly servers: readonly FleetServer[];
+  private readonly group: ServerGroup<void, FleetServer>;
   private readonly features: ServerFeatures;
-  private readonly clients = new Set<Redis>();
   private readonly sleepers = new Set<RespConnection>();
   private stopping: Promise<void> | undefined;
 
-  private constructor(backend: 'process' | 'container', servers: readonly FleetServer[], features: ServerFeatures) {
+  private constructor(backend: 'process' | 'container', group: ServerGroup<void, FleetServer>, features: ServerFeatures) {
     this.backend = backend;
-    this.servers = servers;
-    this.size = servers.length;
+    this.group = group;
+    this.size = group.servers.length;
     this.features = features;
   }
 
@@ -59,24 +59,18 @@ export class RedisFleet implements AsyncDisposable {
     const resolved = resolveFleetOptions(options);
     const backend = await chooseBackend(resolved.backend);
     const shared = { appendonly: resolved.appendonly, appendfsync: resolved.appendfsync, extraArgs: resolved.extraArgs };
-    let startOne: () => Promise<FleetServer>;
+    let group: ServerGroup<void, FleetServer>;
     let features: ServerFeatures;
     if (backend === 'process') {
       const binary = await probeRedisServer(resolved.redisServerPath);
       features = { clientPauseMode: binary.major > 6 || (binary.major === 6 && binary.minor >= 2) };
-      startOne = () => ProcessServer.start({ ...shared, binary });
+      group = new ServerGroup('RedisFleet', () => ProcessServer.start({ ...shared, binary }));
     } else {
       features = { clientPauseMode: true };
-      startOne = () => ContainerServer.start(shared);
+      group = new ServerGroup('RedisFleet', () => ContainerServer.start(shared));
     }
-    const results = await Promise.allSettled(Array.from({ length: resolved.size }, () => startOne()));
-    const servers = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-    const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failure !== undefined) {
-      await Promise.allSettled(servers.map((server) => server.destroy()));
-      throw failure.reason;
-    }
-    return new RedisFleet(backend, servers, features);
+    await group.start(Array.from({ length: resolved.size }, () => undefined));
+    return new RedisFleet(backend, group, features);
   }
 
   /**
@@ -90,7 +84,7 @@ export class RedisFleet implements AsyncDisposable {
 
   /** URLs of all servers, in index order. */
   urls(): string[] {
-    return this.servers.map((_, i) => this.url(i));
+    return this.group.servers.map((_, i) => this.url(i));
   }
 
   /**
@@ -112,10 +106,7 @@ export class RedisFleet implements AsyncDisposable {
   client(i = 0, options: RedisOptions = {}): Redis {
     const server = this.server(i);
     this.assertNotStopped('client');
-    const redis = new Redis({ ...options, host: server.host, port: server.port });
-    this.clients.add(redis);
-    redis.once('end', () => this.clients.delete(redis));
-    return redis;
+    return this.group.track(new Redis({ ...options, host: server.host, port: server.port }));
   }
 
   /**
@@ -127,12 +118,7 @@ export class RedisFleet implements AsyncDisposable {
    * when the server does not exit within 30 s.
    */
   async kill(i: number, signal: KillSignal = 'SIGKILL'): Promise<void> {
-    const server = this.server(i);
-    this.assertNotStopped('kill');
-    if (signal !== 'SIGKILL' && signal !== 'SIGTERM') {
-      throw new RangeError(`signal must be 'SIGKILL' or 'SIGTERM', got ${String(signal)}`);
-    }
-    await server.kill(signal);
+    await this.group.kill(i, signal);
   }
 
   /**
@@ -144,9 +130,7 @@ export class RedisFleet implements AsyncDisposable {
    * when the server does not answer within 10 s.
    */
   async restart(i: number): Promise<void> {
-    const server = this.server(i);
-    this.assertNotStopped('restart');
-    await server.restart();
+    await this.group.restart(i);
   }
 
   /**
@@ -158,9 +142,7 @@ export class RedisFleet implements AsyncDisposable {
    * or the fleet is stopped.
    */
   async pause(i: number): Promise<void> {
-    const server = this.server(i);
-    this.assertNotStopped('pause');
-    await server.pause();
+    await this.group.pause(i);
   }
 
   /**
@@ -169,9 +151,7 @@ export class RedisFleet implements AsyncDisposable {
    * @throws RangeError for a bad index; Error once the fleet is stopped.
    */
   async resume(i: number): Promise<void> {
-    const server = this.server(i);
-    this.assertNotStopped('resume');
-    await server.resume();
+    await this.group.resume(i);
   }
 
   /**
@@ -258,24 +238,17 @@ export class RedisFleet implements AsyncDisposable {
   }
 
   private async teardown(): Promise<void> {
-    for (const redis of this.clients) redis.disconnect();
-    this.clients.clear();
     for (const connection of this.sleepers) connection.destroy();
     this.sleepers.clear();
-    const results = await Promise.allSettled(this.servers.map((server) => server.destroy()));
-    const errors = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
-    if (errors.length > 0) throw new AggregateError(errors, 'RedisFleet.stop() could not tear down every server');
+    await this.group.stop();
   }
 
   private server(i: number): FleetServer {
-    const server = Number.isInteger(i) ? this.servers[i] : undefined;
-    if (server === undefined) {
-      throw new RangeError(`server index must be an integer from 0 to ${this.size - 1}, got ${String(i)}`);
-    }
-    return server;
+    return this.group.server(i);
   }
 
   private assertNotStopped(operation: string): void {
     if (this.stopping !== undefined) throw new Error(`RedisFleet.${operation}(): the fleet was stopped`);
+    this.group.assertNotStopped(operation);
   }
 }

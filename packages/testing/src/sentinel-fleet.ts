@@ -115,7 +115,7 @@ export class RedisSentinelGroup implements AsyncDisposable {
       // No 5 s wait for more replicas before a diskless full sync.
       configFile: () => [...lines, 'repl-diskless-sync-delay 0', ''].join('\n'),
     });
-    const group = new ServerGroup('RedisSentinelGroup');
+    const group = ServerGroup.ofProcesses('RedisSentinelGroup');
     try {
       const [master] = (await group.start([dataNode([])])) as [ProcessServer];
       await group.start(Array.from({ length: resolved.replicas }, () => dataNode([`replicaof ${master.host} ${master.port}`])));

@@ -1,26 +1,37 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { KillSignal } from './fleet-server.js';
+import type { FleetServer, KillSignal } from './fleet-server.js';
 import { ProcessServer, type ProcessServerConfig } from './process-server.js';
 
 /** Clients the group disconnects on stop: a `Redis` or a `Cluster`. */
 type GroupClient = Redis | Cluster;
 
 /**
- * The local redis-server processes of one topology (a cluster, a sentinel
+ * The servers of one fleet (independent masters, a cluster, a sentinel
  * group) and the ioredis clients handed out for them: starts them, applies
- * faults by index, and tears everything down once. The topology classes own
- * one each and add what their topology means on top.
+ * faults by index, and tears everything down once. Each fleet class owns one
+ * and adds what its topology means on top.
  */
-export class ServerGroup {
-  private readonly list: ProcessServer[] = [];
+export class ServerGroup<Config = ProcessServerConfig, Server extends FleetServer = ProcessServer> {
+  private readonly list: Server[] = [];
   private readonly clients = new Set<GroupClient>();
   private stopping: Promise<void> | undefined;
 
-  /** @param owner class name used in error messages, e.g. `'RedisCluster'`. */
-  constructor(private readonly owner: string) {}
+  /**
+   * @param owner class name used in error messages, e.g. `'RedisCluster'`.
+   * @param launch starts one server from its config and resolves once it answers PING.
+   */
+  constructor(
+    private readonly owner: string,
+    private readonly launch: (config: Config) => Promise<Server>,
+  ) {}
+
+  /** A group of local redis-server processes. */
+  static ofProcesses(owner: string): ServerGroup {
+    return new ServerGroup(owner, (config) => ProcessServer.start(config));
+  }
 
   /** The servers, in start order. */
-  get servers(): readonly ProcessServer[] {
+  get servers(): readonly Server[] {
     return this.list;
   }
 
@@ -34,9 +45,9 @@ export class ServerGroup {
    * order, once all answer PING. If one fails, those that did start are torn
    * down before it rejects (servers added earlier stay, for `stop()`).
    */
-  async start(configs: readonly ProcessServerConfig[]): Promise<ProcessServer[]> {
+  async start(configs: readonly Config[]): Promise<Server[]> {
     this.assertNotStopped('start');
-    const results = await Promise.allSettled(configs.map((config) => ProcessServer.start(config)));
+    const results = await Promise.allSettled(configs.map((config) => this.launch(config)));
     const started = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
     if (failure !== undefined || this.stopped) {
@@ -51,10 +62,10 @@ export class ServerGroup {
    * Server `i` in start order.
    * @throws RangeError for an index outside the group.
    */
-  server(i: number): ProcessServer {
+  server(i: number): Server {
     const server = Number.isInteger(i) ? this.list[i] : undefined;
     if (server === undefined) {
-      throw new RangeError(`node index must be an integer from 0 to ${this.list.length - 1}, got ${String(i)}`);
+      throw new RangeError(`server index must be an integer from 0 to ${this.list.length - 1}, got ${String(i)}`);
     }
     return server;
   }
