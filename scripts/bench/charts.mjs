@@ -8,10 +8,11 @@
  *
  * A chart is an entry of CHARTS: a file name and a function from the run's
  * rounds to a Vega-Lite spec (or undefined when the run has no such scenario,
- * so a partial run draws what it has). The fault matrix's chart will plug in
- * the same way, from the fault-matrix runner's output.
+ * so a partial run draws what it has). The fault matrix is drawn from the
+ * first table of docs/fault-matrix.md (its runner's output) when that file
+ * exists: one cell per fault and library, coloured by the cell's first word.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vega from 'vega';
@@ -24,6 +25,31 @@ import * as vegaLite from 'vega-lite';
  */
 
 const OUT_DIR = fileURLToPath(new URL('../../docs/charts/', import.meta.url));
+const FAULT_MATRIX = fileURLToPath(new URL('../../docs/fault-matrix.md', import.meta.url));
+
+/**
+ * The first Markdown table of a file: its header cells and rows of cells.
+ * @param {string} text
+ * @returns {{ headers: string[], rows: string[][] } | undefined}
+ */
+function firstTable(text) {
+  const lines = text.split('\n');
+  const start = lines.findIndex((line, i) => line.trim().startsWith('|') && /^\s*\|[\s:|-]+\|\s*$/.test(lines[i + 1] ?? ''));
+  if (start === -1) return undefined;
+  /** @param {string} line */
+  const cells = (line) =>
+    line
+      .trim()
+      .replace(/^\||\|$/g, '')
+      .split('|')
+      .map((cell) => cell.trim().replace(/[*`]/g, ''));
+  const rows = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.trim().startsWith('|')) break;
+    rows.push(cells(line));
+  }
+  return { headers: cells(/** @type {string} */ (lines[start])), rows };
+}
 
 /** rlock in one colour, the peers in another, the hand-written baselines grey. */
 const KIND_COLOURS = { scale: { domain: ['rlock', 'peer', 'raw'], range: ['#d62728', '#4c78a8', '#9d9d9d'] }, legend: { title: null } };
@@ -70,7 +96,7 @@ function bars(rows, title, axis) {
   };
 }
 
-/** @type {{ file: string, build: (run: Run) => Spec | undefined }[]} */
+/** @type {{ file: string, fromRun?: false, build: (run: Run) => Spec | undefined }[]} */
 const CHARTS = [
   {
     // S2: how long each acquisition waited, as a distribution per library (the round with the median rate).
@@ -145,6 +171,34 @@ const CHARTS = [
       return panels.length ? { hconcat: panels, resolve: { scale: { color: 'shared' } } } : undefined;
     },
   },
+  {
+    // The fault matrix (docs/fault-matrix.md, written by its runner): one cell per fault (rows) and column.
+    file: 'fault-matrix.svg',
+    fromRun: false, // its own source, not the bench run: no run footnote
+    build: () => {
+      if (!existsSync(FAULT_MATRIX)) return undefined;
+      const table = firstTable(readFileSync(FAULT_MATRIX, 'utf8'));
+      if (!table) return undefined;
+      const cells = table.rows.flatMap((row) =>
+        table.headers
+          .slice(1)
+          .map((column, i) => ({ fault: row[0] ?? '', column, outcome: (row[i + 1] ?? '').split(/\s+/)[0] || '–', text: row[i + 1] ?? '' })),
+      );
+      return {
+        title: { text: 'Fault matrix', subtitle: 'docs/fault-matrix.md' },
+        width: { step: 70 },
+        height: { step: 22 },
+        data: { values: cells },
+        mark: { type: 'rect', stroke: 'white' },
+        encoding: {
+          x: { field: 'column', type: 'nominal', title: null, sort: null, axis: { labelAngle: -30, labelLimit: 200 } },
+          y: { field: 'fault', type: 'nominal', title: null, sort: null, axis: { labelLimit: 300 } },
+          color: { field: 'outcome', type: 'nominal', title: null },
+          tooltip: [{ field: 'text', type: 'nominal' }],
+        },
+      };
+    },
+  },
 ];
 
 /**
@@ -158,9 +212,9 @@ async function render(spec, footnote) {
     config: { font: 'sans-serif', background: 'white' },
     ...spec,
     // The run under every chart, so a figure is never read without its machine and date.
-    ...(spec.hconcat ? { title: { text: footnote, anchor: 'start', orient: 'bottom', fontSize: 10, fontWeight: 'normal' } } : {}),
+    ...(footnote && spec.hconcat ? { title: { text: footnote, anchor: 'start', orient: 'bottom', fontSize: 10, fontWeight: 'normal' } } : {}),
   };
-  if (!spec.hconcat && typeof spec.title === 'object' && spec.title)
+  if (footnote && !spec.hconcat && typeof spec.title === 'object' && spec.title)
     full.title = { ...spec.title, subtitle: [/** @type {any} */ (spec.title).subtitle ?? '', footnote] };
   const view = new vega.View(vega.parse(vegaLite.compile(/** @type {any} */ (full)).spec), { renderer: 'none' });
   return view.toSVG();
@@ -182,6 +236,6 @@ for (const chart of CHARTS) {
     continue;
   }
   const file = join(OUT_DIR, chart.file);
-  writeFileSync(file, await render(spec, footnote));
+  writeFileSync(file, await render(spec, chart.fromRun === false ? '' : footnote));
   console.error(`wrote ${file}`);
 }
