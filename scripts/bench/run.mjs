@@ -8,6 +8,7 @@
  *   npm run bench -- rlock        # only the rlock-only scenarios (s1 … s5)
  *   npm run bench -- peers-s2 s3  # the ones named
  *   npm run bench -- --list
+ *   npm run bench -- peers --json bench.json   # also every round's figures as JSON (scripts/bench/charts.mjs draws them)
  *   BENCH_DURATION_MS=10000 BENCH_WARMUP_MS=2000 BENCH_ROUNDS=5 npm run bench
  *   REDIS_URL=redis://host:port npm run bench   # an existing server instead of a RedisFleet
  *
@@ -23,7 +24,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describeMachine } from './machine.mjs';
@@ -111,7 +112,15 @@ const log = (/** @type {string} */ message) => process.stderr.write(`[bench] ${m
 process.on('unhandledRejection', (reason) => log(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
 
 const scenarios = await loadScenarios();
-const args = process.argv.slice(2).map((arg) => arg.toLowerCase());
+const argv = process.argv.slice(2);
+const jsonAt = argv.indexOf('--json');
+/** Where `--json <file>` asks for the figures of every round, or undefined. */
+const jsonFile = jsonAt === -1 ? undefined : argv[jsonAt + 1];
+if (jsonAt !== -1 && (jsonFile === undefined || jsonFile.startsWith('--'))) {
+  console.error('--json needs a file name');
+  process.exit(1);
+}
+const args = argv.filter((_, i) => jsonAt === -1 || (i !== jsonAt && i !== jsonAt + 1)).map((arg) => arg.toLowerCase());
 if (args.includes('--list')) {
   for (const s of scenarios) console.log(`${s.id}\t${s.group}\t${s.title}`);
   process.exit(0);
@@ -180,9 +189,11 @@ try {
 
   const peers = selected.some((s) => s.group === 'peers');
   console.log(peers ? '# rlock beside the libraries users would pick instead\n' : '# rlock benchmarks\n');
-  console.log(markdownTable(['machine', ''], await describeMachine(admin), 'll'));
+  const machine = await describeMachine(admin);
+  const runAt = new Date().toISOString();
+  console.log(markdownTable(['machine', ''], machine, 'll'));
   console.log(
-    `\nRun ${new Date().toISOString()}${describeCommit()}; Redis: ${process.env.REDIS_URL ? 'REDIS_URL (shared server)' : 'own RedisFleet server(s), no persistence'}; ` +
+    `\nRun ${runAt}${describeCommit()}; Redis: ${process.env.REDIS_URL ? 'REDIS_URL (shared server)' : 'own RedisFleet server(s), no persistence'}; ` +
       `${describePinning()}.`,
   );
   if (peers) {
@@ -201,6 +212,19 @@ try {
     }
     console.log(`\n## ${scenario.title}\n\n${body}`);
     log(`${scenario.id} took ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  if (jsonFile) {
+    const { recordedRounds } = await import('./peers/compare.mjs');
+    const report = {
+      runAt,
+      commit: describeCommit(),
+      machine: Object.fromEntries(machine),
+      warmupMs: ctx.warmupMs,
+      durationMs: ctx.durationMs,
+      rounds: recordedRounds,
+    };
+    writeFileSync(jsonFile, JSON.stringify(report, null, 1) + '\n');
+    log(`figures of ${recordedRounds.length} round(s) written to ${jsonFile}`);
   }
 } finally {
   await cleanUp();

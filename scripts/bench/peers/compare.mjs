@@ -23,6 +23,13 @@ import { labelOf, versionOf } from './libraries.mjs';
  */
 
 /**
+ * Every round's figures of this run, in order, for `run.mjs --json` (and the
+ * charts drawn from it): scenario tag, library, round, figures.
+ * @type {{ tag: string, library: string, label: string, kind: string, round: number, figures: Figures }[]}
+ */
+export const recordedRounds = [];
+
+/**
  * Runs `measureOnce(library, round)` for every library, round by round.
  * A library that is not installed, or whose first round fails, is not tried
  * again; a later failed round is noted and the others still count.
@@ -46,6 +53,7 @@ export async function runRounds({ libraries, rounds, log, tag, measureOnce }) {
       log(`${tag}: ${labelOf(library)} (round ${round}/${rounds})`);
       try {
         const figures = await measureOnce(library, round);
+        recordedRounds.push({ tag, library: library.id, label: labelOf(library), kind: library.kind, round, figures });
         outcome.results.set(library.id, [...(outcome.results.get(library.id) ?? []), figures]);
       } catch (error) {
         const why = describeError(error);

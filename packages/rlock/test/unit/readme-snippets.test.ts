@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import ts from 'typescript';
 
 /**
- * Every ```ts block of the READMEs (the repository's and each package's)
- * type-checks as its own ES module against the sources, under the tests'
+ * Every ```ts block of the READMEs (the repository's and each package's) and
+ * of the guides (docs/, but the generated API site) type-checks as its own ES module against the sources, under the tests'
  * compiler options: strict, so `createClient({ redis: process.env.REDIS_URL })`
  * (a `string | undefined`) is an error here as it is in an application.
  *
@@ -14,7 +14,12 @@ import ts from 'typescript';
  * rlock export should import it, or its calls are checked against nothing.
  */
 const ROOT = new URL('../../../../', import.meta.url).pathname;
-const READMES = ['README.md', ...readdirSync(`${ROOT}packages`).map((pkg) => `packages/${pkg}/README.md`)].filter((path) => existsSync(`${ROOT}${path}`));
+const GUIDES = readdirSync(`${ROOT}docs`, { recursive: true, encoding: 'utf8' })
+  .filter((path) => path.endsWith('.md') && !path.startsWith('api/'))
+  .map((path) => `docs/${path}`);
+const READMES = ['README.md', ...readdirSync(`${ROOT}packages`).map((pkg) => `packages/${pkg}/README.md`), ...GUIDES].filter((path) =>
+  existsSync(`${ROOT}${path}`),
+);
 
 /** A name the block does not declare (the reader's own code): TS2304, and TS18004 for `{ signal }`. */
 const PLACEHOLDER_CODES = new Set([2304, 18004]);
