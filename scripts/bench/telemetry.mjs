@@ -21,6 +21,9 @@
  *   node scripts/bench/run.mjs telemetry          # BENCH_ROUNDS (default 5 here)
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './stats.mjs';
 import { markdownTable, num } from './table.mjs';
@@ -67,10 +70,11 @@ function variants() {
 /**
  * @param {Variant} variant
  * @param {import('./run.mjs').BenchContext} ctx
+ * @param {string[]} [extraArgs] node options before the script
  * @returns {Promise<ChildResult>}
  */
-function runChild(variant, ctx) {
-  const args = [...variant.nodeArgs, fileURLToPath(import.meta.url)];
+function runChild(variant, ctx, extraArgs = []) {
+  const args = [...extraArgs, ...variant.nodeArgs, fileURLToPath(import.meta.url)];
   const env = {
     ...process.env,
     TELEMETRY_CHILD: JSON.stringify({
@@ -134,6 +138,12 @@ export async function run(ctx) {
       String(runs.reduce((sum, r) => sum + r.errors, 0)),
     ];
   });
+  const profiled = [];
+  for (const key of ['api', 'sdk']) {
+    const variant = /** @type {Variant} */ (list.find((v) => v.key === key));
+    ctx.log(`telemetry: ${key}, profiled`);
+    profiled.push([variant.label, ...(await profile(variant, ctx))]);
+  }
   const firstError = [...results.values()].flat().find((r) => r.firstError)?.firstError;
   return [
     markdownTable(['variant', 'pairs/s', 'pairs/s ÷ absent', 'client CPU µs/pair', 'CPU/pair ÷ absent', 'acquisitions recorded', 'errors'], rows, 'lrrrrrr'),
@@ -142,8 +152,66 @@ export async function run(ctx) {
       `within each round, then their median. Each run is a fresh process: ${CONCURRENCY} tasks, each lock(key i, leaseMs ${LEASE_MS}) + unlock, ` +
       `${ctx.warmupMs} ms warm-up then ${ctx.durationMs} ms measured. Client CPU is the process's user + system time over the window ` +
       'divided by the pairs completed in it. "acquisitions recorded": the count of rlock.acquire.duration the reader collected after the run.',
+    '',
+    markdownTable(['variant, one more run under --cpu-prof', 'observability share of client CPU', 'µs per pair'], profiled, 'lrr'),
+    '',
+    "The profiled run's samples (module loading left out) whose stack passes through rlock's observability code " +
+      '(packages/core/…/observability/, the SDK calls it makes included) or the OpenTelemetry SDK (its reader), over all busy samples: ' +
+      'a share within one process, so it holds still while other work on the machine moves pairs/s and CPU per pair. ' +
+      "It leaves out what is not in those frames: the garbage collector's share of their allocations, and one promise reaction per acquisition.",
     ...(firstError ? ['', `First error: ${firstError}`] : []),
   ].join('\n');
+}
+
+/**
+ * One run of `variant` under --cpu-prof: the share of its busy CPU samples
+ * spent in observability frames, and that time per pair.
+ * @param {Variant} variant
+ * @param {import('./run.mjs').BenchContext} ctx
+ * @returns {Promise<[string, string]>}
+ */
+async function profile(variant, ctx) {
+  const dir = mkdtempSync(join(tmpdir(), 'rlock-telemetry-prof-'));
+  try {
+    const result = await runChild(variant, ctx, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+    if (file === undefined) return ['no profile', ''];
+    /** @type {{ nodes: { id: number, callFrame: { functionName: string, url: string }, children?: number[] }[], samples: number[], timeDeltas: number[] }} */
+    const prof = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    const byId = new Map(prof.nodes.map((node) => [node.id, node]));
+    /** @type {Map<number, number>} */
+    const parent = new Map();
+    for (const node of prof.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+    /** @type {Map<number, 'observability' | 'loading' | 'other'>} */
+    const kindOf = new Map();
+    const classify = (/** @type {number} */ id) => {
+      const known = kindOf.get(id);
+      if (known) return known;
+      const frame = /** @type {{ callFrame: { functionName: string, url: string } }} */ (byId.get(id)).callFrame;
+      const up = parent.get(id);
+      /** @type {'observability' | 'loading' | 'other'} */
+      let kind = up === undefined ? 'other' : classify(up);
+      if (kind === 'other' && /\/observability\/|@opentelemetry\//.test(frame.url)) kind = 'observability';
+      if (/internal\/modules\/|wrapSafe/.test(frame.url + frame.functionName)) kind = 'loading';
+      kindOf.set(id, kind);
+      return kind;
+    };
+    let busy = 0;
+    let observability = 0;
+    prof.samples.forEach((id, i) => {
+      const node = /** @type {{ callFrame: { functionName: string } }} */ (byId.get(id));
+      const delta = prof.timeDeltas[i] ?? 0;
+      const kind = classify(id);
+      if (node.callFrame.functionName === '(idle)' || kind === 'loading') return;
+      busy += delta;
+      if (kind === 'observability') observability += delta;
+    });
+    // The profile spans the whole run, warm-up included: per pair, over the pairs of the whole run.
+    const runPairs = result.pairs * ((ctx.warmupMs + ctx.durationMs) / ctx.durationMs);
+    return [`${((observability / (busy || 1)) * 100).toFixed(1)} %`, `${num(observability / runPairs, 2)} µs`];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The child: S1's loop in this process, one JSON line on stdout. */

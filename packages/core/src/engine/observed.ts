@@ -25,10 +25,13 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
   const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
-  // The probe hears the wait queue's join and leave: acquireOrWait hands its spec to WaitQueues.join.
-  // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
-  if (probe !== undefined) (spec as WaitSpec<G> & { watch?: JoinSpec['watch'] }).watch = probe;
-  const run = (): Promise<G | undefined> => (probe === undefined ? acquireOrWait(ctx, spec) : settle(probe, acquireOrWait(ctx, spec), label, spec.signal));
+  const run = (): Promise<G | undefined> => {
+    if (probe === undefined) return acquireOrWait(ctx, spec);
+    // The probe hears the wait queue's join and leave: acquireOrWait hands its spec to WaitQueues.join.
+    // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
+    (spec as WaitSpec<G> & { watch?: JoinSpec['watch'] }).watch = probe;
+    return settle(probe, acquireOrWait(ctx, spec), label, spec.signal);
+  };
   return traced ? acquireChannel.tracePromise(run, { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext) : run();
 }
 
