@@ -8,8 +8,8 @@
  * - api: the api is installed, no provider registered (the default install)
  * - sdk: MeterProvider + a reader collecting every second + TracerProvider
  *   with an in-memory exporter (`--import otel-sdk.mjs`)
- * - baseline (only with BENCH_BASELINE_RLOCK=<path to an rlock build's
- *   dist/esm/index.js>): a build from before observability existed
+ * - baseline (only with BENCH_RLOCK_BASELINE=<a built checkout>, as the
+ *   peer comparison takes it): e.g. the last commit before observability
  *
  * Each child runs S1's loop (64 tasks, each lock(key i, leaseMs 10 s) +
  * unlock) for warm-up + window and reports the pairs and its own CPU time in
@@ -62,8 +62,9 @@ function variants() {
     { key: 'api', label: 'api installed, no provider', nodeArgs: [], module: '@org/rlock' },
     { key: 'sdk', label: 'SDK: MeterProvider + reader (1 s) + TracerProvider', nodeArgs: ['--import', here('./otel-sdk.mjs')], module: '@org/rlock' },
   ];
-  const baseline = process.env.BENCH_BASELINE_RLOCK;
-  if (baseline) list.unshift({ key: 'baseline', label: `build before observability (${baseline})`, nodeArgs: [], module: baseline });
+  const baseline = process.env.BENCH_RLOCK_BASELINE?.replace(/\/$/, '');
+  if (baseline)
+    list.unshift({ key: 'baseline', label: `baseline build (${baseline})`, nodeArgs: [], module: `file://${baseline}/packages/rlock/dist/esm/index.js` });
   return list;
 }
 
