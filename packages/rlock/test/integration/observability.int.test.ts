@@ -289,6 +289,20 @@ describe('observability', () => {
       expect(names).toContain('order');
       expect(names.filter((name) => name !== undefined && name !== 'order')).toEqual([]);
     });
+
+    it('keeps counting holds of a name whose idle series was dropped past 1,000 attribute sets', async () => {
+      // Each name its own series, as with a metricName that returns raw names: the process passes 1,000 sets.
+      const raw = client({ metricName: (name) => name });
+      const names = Array.from({ length: 1_001 }, (_, i) => `raw-${i}`);
+      for (const name of names) await raw.getLock(name).withLock(() => undefined);
+      const last = { 'rlock.object': 'lock', 'rlock.name': 'raw-1000' };
+      // This collection reports the idle sets at 0, then drops them.
+      expect(await valueOf('rlock.holds.active', last)).toBe(0);
+      const held = await raw.getLock('raw-1000').acquire();
+      expect(await valueOf('rlock.holds.active', last)).toBe(1);
+      await held.unlock();
+      expect(await valueOf('rlock.holds.active', last)).toBe(0);
+    });
   });
 
   describe('traces', () => {
