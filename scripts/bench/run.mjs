@@ -46,7 +46,7 @@ import { markdownTable } from './table.mjs';
  * @typedef {object} Scenario
  * @property {string} id e.g. `s1`, `peers-s1`
  * @property {string} title
- * @property {'peers' | 'rlock'} group
+ * @property {string} group `peers`, `rlock`, or a named-only scenario's id
  * @property {(ctx: BenchContext) => Promise<string>} run
  */
 
@@ -54,6 +54,8 @@ import { markdownTable } from './table.mjs';
 const PEER_FILES = ['peers/s1.mjs', 'peers/s2.mjs', 'peers/s3.mjs', 'peers/s4.mjs', 'peers/limits.mjs'];
 // S2's shape with a semaphore (8 permits): rlock's two semaphores beside redis-semaphore's.
 PEER_FILES.push('peers/semaphore.mjs');
+/** Scenarios that run only when named, each its own group: `run.mjs telemetry`. */
+const NAMED_FILES = ['telemetry.mjs'];
 
 /** @param {string} name @param {number} fallback @param {number} [min] */
 function intFromEnv(name, fallback, min = 1) {
@@ -71,12 +73,13 @@ async function loadScenarios() {
     .sort((a, b) => Number(/^s(\d+)/.exec(a)?.[1]) - Number(/^s(\d+)/.exec(b)?.[1]));
   /** @type {Scenario[]} */
   const scenarios = [];
-  for (const file of [...PEER_FILES, ...files]) {
+  for (const file of [...PEER_FILES, ...files, ...NAMED_FILES]) {
     const module = await import(new URL(file, import.meta.url).href);
     if (typeof module.id !== 'string' || typeof module.title !== 'string' || typeof module.run !== 'function') {
       throw new Error(`${file} must export id, title and run(ctx)`);
     }
-    scenarios.push({ id: module.id, title: module.title, group: file.startsWith('peers/') ? 'peers' : 'rlock', run: module.run });
+    const group = NAMED_FILES.includes(file) ? module.id : file.startsWith('peers/') ? 'peers' : 'rlock';
+    scenarios.push({ id: module.id, title: module.title, group, run: module.run });
   }
   return scenarios;
 }
@@ -130,7 +133,7 @@ if (unknown.length > 0) {
   console.error(`unknown scenario(s): ${unknown.join(', ')}; available: peers, rlock, ${scenarios.map((s) => s.id).join(', ')}`);
   process.exit(1);
 }
-const selected = args.length > 0 ? scenarios.filter((s) => args.includes(s.id) || args.includes(s.group)) : scenarios;
+const selected = scenarios.filter((s) => (args.length > 0 ? args.includes(s.id) || args.includes(s.group) : s.group === 'peers' || s.group === 'rlock'));
 if (selected.some((s) => s.group === 'peers')) installPeers();
 const { LIBRARIES, versionOf } = await import('./peers/libraries.mjs');
 

@@ -25,25 +25,29 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
   const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
-  // The probe hears the wait queue's join and leave: acquireOrWait hands its spec to WaitQueues.join.
   const run = (): Promise<G | undefined> => {
     if (probe === undefined) return acquireOrWait(ctx, spec);
-    const watched: WaitSpec<G> & Pick<JoinSpec, 'watch'> = { ...spec, watch: probe };
-    return settle(probe, acquireOrWait(ctx, watched), label, spec.signal);
+    // The probe hears the wait queue's join and leave: acquireOrWait hands its spec to WaitQueues.join.
+    // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
+    (spec as WaitSpec<G> & { watch?: JoinSpec['watch'] }).watch = probe;
+    return settle(probe, acquireOrWait(ctx, spec), label, spec.signal);
   };
   return traced ? acquireChannel.tracePromise(run, { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext) : run();
 }
 
-async function settle<G>(probe: AcquireProbe, call: Promise<G | undefined>, label: AcquireLabel, signal: AbortSignal | undefined): Promise<G | undefined> {
-  let grant: G | undefined;
-  try {
-    grant = await call;
-  } catch (error) {
-    probe.end(failureOutcome(error, signal), undefined, error);
-    throw error;
-  }
-  probe.end(grant === undefined ? label.refusal : 'acquired', grant instanceof Hold ? grant : undefined);
-  return grant;
+/** The call's promise, its outcome told to the probe first (one reaction, not an async function's extra promises). */
+function settle<G>(probe: AcquireProbe, call: Promise<G | undefined>, label: AcquireLabel, signal: AbortSignal | undefined): Promise<G | undefined> {
+  return call.then(
+    (grant) => {
+      // A hold lost before this reaction ran has ended already: not tracked, so not counted active for ever.
+      probe.end(grant === undefined ? label.refusal : 'acquired', grant instanceof Hold && grant.active ? grant : undefined);
+      return grant;
+    },
+    (error: unknown) => {
+      probe.end(failureOutcome(error, signal), undefined, error);
+      throw error;
+    },
+  );
 }
 
 /** {@link releaseHold}, traced on `rlock:release` while it has subscribers. */

@@ -24,10 +24,19 @@ export interface OtelInstrumentOptions {
   readonly advice?: { readonly explicitBucketBoundaries?: number[] };
 }
 
+/** What an observable instrument's callback reports into at collection time. */
+export interface OtelObservableResult {
+  observe(value: number, attributes?: OtelAttributes): void;
+}
+
+export interface OtelObservable {
+  addCallback(callback: (result: OtelObservableResult) => void): void;
+}
+
 export interface OtelMeter {
   createHistogram(name: string, options?: OtelInstrumentOptions): OtelHistogram;
   createCounter(name: string, options?: OtelInstrumentOptions): OtelCounter;
-  createUpDownCounter(name: string, options?: OtelInstrumentOptions): OtelCounter;
+  createObservableUpDownCounter(name: string, options?: OtelInstrumentOptions): OtelObservable;
 }
 
 export interface OtelMeterProvider {

@@ -4,8 +4,19 @@
  * subscriber it records nothing. Names and attributes: DESIGN.md, "Observability (v4)".
  */
 import { LockAcquireTimeoutError } from '../errors.js';
+import { activeCount, observeActive, type ActiveCount } from './active.js';
 import { acquireChannel, leaseLostChannel, renewalChannel, type LockChannelContext } from './channels.js';
-import { loadOtelApi, otelApi, type OtelApi, type OtelAttributes, type OtelCounter, type OtelHistogram, type OtelSpan, type OtelTracer } from './otel-api.js';
+import {
+  loadOtelApi,
+  otelApi,
+  type OtelApi,
+  type OtelAttributes,
+  type OtelCounter,
+  type OtelHistogram,
+  type OtelMeter,
+  type OtelSpan,
+  type OtelTracer,
+} from './otel-api.js';
 
 /** The meter's and tracer's name and version (the version of `@org/rlock`; a unit test keeps them equal). */
 export const INSTRUMENTATION_NAME = '@org/rlock';
@@ -23,19 +34,17 @@ const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 interface Instruments {
   readonly acquireDuration: OtelHistogram;
   readonly holdDuration: OtelHistogram;
-  readonly holdsActive: OtelCounter;
-  readonly waitersActive: OtelCounter;
   readonly leaseLost: OtelCounter;
   readonly renewalDuration: OtelHistogram;
 }
 
-function makeInstruments(meter: ReturnType<ReturnType<OtelApi['metrics']['getMeterProvider']>['getMeter']>): Instruments {
+/** The synchronous instruments on `meter`; the active holds and waiters are observed (see active.ts). */
+function makeInstruments(meter: OtelMeter): Instruments {
+  observeActive(meter);
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } };
   return {
     acquireDuration: meter.createHistogram('rlock.acquire.duration', { ...seconds, description: 'Time from an acquisition call to its outcome.' }),
     holdDuration: meter.createHistogram('rlock.hold.duration', { ...seconds, description: 'Time a hold was held, until released or lost.' }),
-    holdsActive: meter.createUpDownCounter('rlock.holds.active', { unit: '{hold}', description: 'Holds held now by this process.' }),
-    waitersActive: meter.createUpDownCounter('rlock.waiters.active', { unit: '{waiter}', description: 'Acquisition calls waiting now.' }),
     leaseLost: meter.createCounter('rlock.lease.lost', { unit: '{hold}', description: 'Holds whose lease was lost.' }),
     renewalDuration: meter.createHistogram('rlock.renewal.duration', { ...seconds, description: 'Time of one lease renewal batch call.' }),
   };
@@ -63,19 +72,25 @@ export interface WaitWatch {
  * SDK still hashes them, its main cost per measurement).
  */
 interface LabelSet {
+  readonly id: string;
   readonly base: OtelAttributes;
-  readonly variants: Map<string, OtelAttributes>;
+  /** Its active holds and waiters (replaced when the registry dropped it while idle). */
+  active: ActiveCount;
+  /** `base` plus `rlock.outcome`, `rlock.end` or `rlock.reason`, by value. */
+  readonly outcome: Record<string, OtelAttributes | undefined>;
+  readonly end: Record<string, OtelAttributes | undefined>;
+  readonly reason: Record<string, OtelAttributes | undefined>;
 }
 
-/** `labels`' base attributes plus `key` = `value`, made on first use. */
-function variant(labels: LabelSet, key: string, value: string): OtelAttributes {
-  const id = `${key}=${value}`;
-  let attributes = labels.variants.get(id);
-  if (attributes === undefined) {
-    attributes = { ...labels.base, [key]: value };
-    labels.variants.set(id, attributes);
-  }
-  return attributes;
+/** `labels`' base attributes plus `rlock.<key>` = `value`, made on first use. */
+function variant(labels: LabelSet, key: 'outcome' | 'end' | 'reason', value: string): OtelAttributes {
+  return (labels[key][value] ??= Object.freeze({ ...labels.base, [`rlock.${key}`]: value }));
+}
+
+/** The active count `labels` adds to now. */
+function activeOf(labels: LabelSet): ActiveCount {
+  if (labels.active.retired) labels.active = activeCount(labels.id, labels.base);
+  return labels.active;
 }
 
 /** Label sets kept per client at most: past it (a metricName that returns raw names) they are made afresh. */
@@ -85,6 +100,8 @@ const MAX_LABEL_SETS = 1_000;
 interface HoldRecord {
   readonly object: string;
   readonly labels: LabelSet;
+  /** The count this hold was added to. */
+  readonly active: ActiveCount;
   readonly startedAt: number;
   readonly instruments: Instruments | undefined;
   /** The span active in the holder's context when it was granted (a loss becomes its event). */
@@ -103,7 +120,8 @@ export type MetricNameMapper = (name: string) => string | undefined;
 export class AcquireProbe implements WaitWatch {
   private readonly startedAt = performance.now();
   private waited = false;
-  private waiting = false;
+  /** The count this call was added to while it waits. */
+  private waiting: ActiveCount | undefined;
 
   constructor(
     private readonly telemetry: Telemetry,
@@ -117,22 +135,22 @@ export class AcquireProbe implements WaitWatch {
 
   joined(): void {
     this.waited = true;
-    if (this.waiting) return;
-    this.waiting = true;
-    this.instruments?.waitersActive.add(1, this.labels.base);
+    if (this.waiting !== undefined) return;
+    this.waiting = activeOf(this.labels);
+    this.waiting.waiters++;
   }
 
   left(): void {
-    if (!this.waiting) return;
-    this.waiting = false;
-    this.instruments?.waitersActive.add(-1, this.labels.base);
+    if (this.waiting === undefined) return;
+    this.waiting.waiters--;
+    this.waiting = undefined;
   }
 
-  /** The call ended with `outcome`; `hold` is the hold it granted, if it is one (a hold is tracked from its first grant). */
+  /** The call ended with `outcome`; `hold` is the hold it granted, if it is one still held (a hold is tracked from its first grant). */
   end(outcome: AcquireOutcome, hold: object | undefined, error?: unknown): void {
     this.left();
     const now = performance.now();
-    this.instruments?.acquireDuration.record((now - this.startedAt) / 1000, variant(this.labels, 'rlock.outcome', outcome));
+    this.instruments?.acquireDuration.record((now - this.startedAt) / 1000, variant(this.labels, 'outcome', outcome));
     // An immediate success has no span: that keeps the uncontended path cheap.
     if (this.tracer !== undefined && (this.waited || outcome !== 'acquired')) {
       const span = this.tracer.startSpan('rlock.acquire', {
@@ -143,7 +161,7 @@ export class AcquireProbe implements WaitWatch {
         span.setStatus({ code: this.telemetry.api?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
       span.end(wallMs(now));
     }
-    if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this.object, this.labels, this.instruments, this.tracer !== undefined);
+    if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this.object, this.labels, this.instruments, this.tracer !== undefined, now);
   }
 }
 
@@ -154,7 +172,9 @@ export class AcquireProbe implements WaitWatch {
  * from then on.
  */
 export class Telemetry {
-  private readonly holds = new WeakMap<object, HoldRecord>();
+  // A Map, not a WeakMap: every tracked hold ends (released, or lost then reported lost) and leaves it,
+  // and a Map's entries cost the garbage collector less than a WeakMap's at one per lock/unlock pair.
+  private readonly holds = new Map<object, HoldRecord>();
   private readonly labelSets = new Map<string, LabelSet>();
   // The global providers, as last looked up, and what was made of them: instruments and a tracer once per provider.
   private meterProvider: unknown;
@@ -212,19 +232,21 @@ export class Telemetry {
     return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces);
   }
 
-  /** A hold granted for the first time: counted as active until {@link holdEnded}. */
-  track(hold: object, object: string, labels: LabelSet, metrics: Instruments | undefined, tracing: boolean): void {
+  /** A hold granted for the first time (at `now`, still held): counted as active until {@link holdEnded}. */
+  track(hold: object, object: string, labels: LabelSet, metrics: Instruments | undefined, tracing: boolean, now: number): void {
     if (this.holds.has(hold)) return;
-    const active = tracing ? this.api?.trace.getActiveSpan() : undefined;
+    const span = tracing ? this.api?.trace.getActiveSpan() : undefined;
+    const active = activeOf(labels);
+    active.holds++;
     this.holds.set(hold, {
       object,
       labels,
-      startedAt: performance.now(),
+      active,
+      startedAt: now,
       instruments: metrics,
-      span: active?.isRecording() ? active : undefined,
+      span: span?.isRecording() ? span : undefined,
       ended: false,
     });
-    metrics?.holdsActive.add(1, labels.base);
   }
 
   /** A tracked hold ended (`released` or `lost`). */
@@ -232,18 +254,22 @@ export class Telemetry {
     const record = this.holds.get(hold);
     if (record === undefined || record.ended) return;
     record.ended = true;
-    const metrics = record.instruments;
-    if (metrics === undefined) return;
-    metrics.holdsActive.add(-1, record.labels.base);
-    metrics.holdDuration.record((performance.now() - record.startedAt) / 1000, variant(record.labels, 'rlock.end', end === 'released' ? 'released' : 'lost'));
+    // A lost hold's record stays for leaseLost, which is told next.
+    if (end === 'released') this.holds.delete(hold);
+    record.active.holds--;
+    record.instruments?.holdDuration.record(
+      (performance.now() - record.startedAt) / 1000,
+      variant(record.labels, 'end', end === 'released' ? 'released' : 'lost'),
+    );
   }
 
   /** A hold was lost (after its end was reported). */
   leaseLost(hold: object, name: string, owner: string, token: string | undefined, reason: string, error: Error): void {
     const record = this.holds.get(hold);
+    this.holds.delete(hold);
     if (leaseLostChannel.hasSubscribers) leaseLostChannel.publish({ object: record?.object, name, owner, token, reason, error });
     if (record === undefined || !LEASE_LOSS_REASONS.has(reason)) return;
-    record.instruments?.leaseLost.add(1, variant(record.labels, 'rlock.reason', reason));
+    record.instruments?.leaseLost.add(1, variant(record.labels, 'reason', reason));
     record.span?.addEvent('rlock.lease.lost', { 'rlock.object': record.object, 'rlock.name': name, 'rlock.reason': reason });
   }
 
@@ -271,7 +297,10 @@ export class Telemetry {
     const known = this.labelSets.get(id);
     if (known !== undefined) return known;
     if (this.labelSets.size >= MAX_LABEL_SETS) this.labelSets.clear();
-    const labels: LabelSet = { base: named === undefined ? { 'rlock.object': object } : { 'rlock.object': object, 'rlock.name': named }, variants: new Map() };
+    const attributes: OtelAttributes = { 'rlock.object': object };
+    if (named !== undefined) attributes['rlock.name'] = named;
+    const base = Object.freeze(attributes);
+    const labels: LabelSet = { id, base, active: activeCount(id, base), outcome: {}, end: {}, reason: {} };
     this.labelSets.set(id, labels);
     return labels;
   }

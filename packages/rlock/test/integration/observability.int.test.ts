@@ -13,6 +13,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { createClient, type LeaseLostMessage, type RenewalMessage, type RLockClient, type RLockClientOptions } from '@org/rlock';
 import { loadOtelApi } from '@org/rlock-core/internal';
 import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
+import { Child, fixture } from './children.js';
 
 type Attributes = Record<string, unknown>;
 interface Point {
@@ -109,6 +110,32 @@ describe('observability', () => {
     });
   });
 
+  describe('without @opentelemetry/api installed', () => {
+    // A child process, since this one has loaded the api: there the name cannot be resolved at all (ESM and CJS).
+    it('locks through both builds, observes no acquisition, and still publishes on the diagnostics channels', async () => {
+      const child = new Child(fixture('without-otel-api.mjs'), { REDIS_URL: fleet.url(0), PREFIX: uniquePrefix() });
+      const { code } = await child.exited;
+      expect({ code, stderr: child.stderr }).toEqual({ code: 0, stderr: '' });
+      const [result] = child.events;
+      const token = expect.stringMatching(/^\d+$/) as unknown;
+      expect(result).toEqual({
+        esmHidden: true,
+        cjsHidden: true,
+        apiLoaded: false,
+        esm: { tokens: [token, token], refused: false },
+        cjs: { tokens: [token, token], refused: false },
+        // Nothing listened: no acquisition was observed, so nothing was timed or recorded.
+        probesWithoutSubscriber: 0,
+        subscribed: { tokens: [token, token], refused: false },
+        // The hold, the refused tryLock, the waiter.
+        probesWithSubscriber: 3,
+        seen: expect.arrayContaining(['acquire:start:lock', 'acquire:end:granted', 'acquire:end:none', 'release:start:lock']) as unknown,
+      });
+      expect((result?.seen as string[]).filter((event) => event === 'acquire:start:lock')).toHaveLength(3);
+      expect((result?.seen as string[]).filter((event) => event === 'release:start:lock')).toHaveLength(2);
+    });
+  });
+
   describe('with a MeterProvider', () => {
     beforeAll(() => {
       metrics.setGlobalMeterProvider(meterProvider);
@@ -145,6 +172,22 @@ describe('observability', () => {
       expect(await valueOf('rlock.acquire.duration', notAcquired)).toBe(before.notAcquired + 1);
       expect(await valueOf('rlock.acquire.duration', timedOut)).toBe(before.timedOut + 1);
       expect(await valueOf('rlock.hold.duration', { 'rlock.object': 'lock', 'rlock.end': 'released' })).toBe(before.released + 2);
+    });
+
+    it('counts the holds and waiters of every client of the process in one series each', async () => {
+      const keyPrefix = uniquePrefix();
+      const [first, second] = [client({ keyPrefix }), client({ keyPrefix })];
+      const kind = { 'rlock.object': 'lock' };
+      const held = [await first.getLock('sum-a').acquire(), await second.getLock('sum-b').acquire()];
+      expect(await valueOf('rlock.holds.active', kind)).toBe(2);
+      const waiting = [first.getLock('sum-b').acquire({ waitMs: 10_000 }), second.getLock('sum-a').acquire({ waitMs: 10_000 })];
+      await eventually(async () => (await valueOf('rlock.waiters.active', kind)) === 2, 5_000);
+      await Promise.all(held.map((hold) => hold.unlock()));
+      const handed = await Promise.all(waiting);
+      expect(await valueOf('rlock.waiters.active', kind)).toBe(0);
+      expect(await valueOf('rlock.holds.active', kind)).toBe(2);
+      await Promise.all(handed.map((hold) => hold.unlock()));
+      expect(await valueOf('rlock.holds.active', kind)).toBe(0);
     });
 
     it('labels each object kind: fair lock, read and write lock, semaphore, permit semaphore, latch, non-reentrant lock', async () => {
@@ -245,6 +288,20 @@ describe('observability', () => {
       const names = (await points('rlock.acquire.duration')).map((point) => point.attributes['rlock.name']);
       expect(names).toContain('order');
       expect(names.filter((name) => name !== undefined && name !== 'order')).toEqual([]);
+    });
+
+    it('keeps counting holds of a name whose idle series was dropped past 1,000 attribute sets', async () => {
+      // Each name its own series, as with a metricName that returns raw names: the process passes 1,000 sets.
+      const raw = client({ metricName: (name) => name });
+      const names = Array.from({ length: 1_001 }, (_, i) => `raw-${i}`);
+      for (const name of names) await raw.getLock(name).withLock(() => undefined);
+      const last = { 'rlock.object': 'lock', 'rlock.name': 'raw-1000' };
+      // This collection reports the idle sets at 0, then drops them.
+      expect(await valueOf('rlock.holds.active', last)).toBe(0);
+      const held = await raw.getLock('raw-1000').acquire();
+      expect(await valueOf('rlock.holds.active', last)).toBe(1);
+      await held.unlock();
+      expect(await valueOf('rlock.holds.active', last)).toBe(0);
     });
   });
 
