@@ -78,6 +78,18 @@ export function ownerId(clientId: string, task: TaskContext): string {
   return owner;
 }
 
+/**
+ * The task of owner id `owner` (`<clientId>:<taskId>`): equal to the one the
+ * owner id was made from for every use (ownership is by owner id), and made
+ * only when needed, so what holds an owner id need not keep its task.
+ */
+export function taskOfOwner(owner: string): TaskContext {
+  // Task ids never contain ':'; a client id might.
+  const colon = owner.lastIndexOf(':');
+  const task: CachedOwner = { taskId: owner.slice(colon + 1), clientId: owner.slice(0, colon), owner };
+  return task;
+}
+
 interface CachedOwner extends TaskContext {
   clientId: string | undefined;
   owner: string | undefined;

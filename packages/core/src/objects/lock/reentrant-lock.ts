@@ -14,28 +14,49 @@ import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandle, LockScope, RLock } from './types.js';
 
+/** The request of a call without options (the defaults): one object for every such call, not one per call. */
+const DEFAULT_REQUEST: LockRequest = { leaseMs: LOCK_DEFAULTS.leaseMs, waitMs: LOCK_DEFAULTS.waitMs, signal: undefined, maxLeaseMs: LOCK_DEFAULTS.maxLeaseMs };
+
+/** `options` checked; a scope keeps its request for as long as fn runs, so one without options shares DEFAULT_REQUEST. */
+function requestOf(options: LockOptions | undefined, call: string): LockRequest {
+  return options === undefined ? DEFAULT_REQUEST : parseLockOptions(options, call);
+}
+
 /**
  * The reentrant lock (Redisson's RLock) on the engine: see {@link RLock}. The
  * same class runs on one Redis and across Redlock masters; what differs is its
  * {@link LockStore}.
  */
 export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLock<Token> {
-  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
-  private readonly mode: string;
-  private readonly keyCache: LockKeyCache;
-  /** `rlock.object` of its metrics (its store's). */
-  private readonly object: string;
+  /** What it shares with every lock of its client, store and label: all a handle or a scope keeps besides its hold. */
+  private readonly core: LockCore;
 
   constructor(
     readonly name: string,
-    private readonly ctx: EngineContext,
-    private readonly store: LockStore,
+    ctx: EngineContext,
+    store: LockStore,
     /** `rlock.object` when not the store's (a leader election's lock: `leader`). */
     object?: string,
   ) {
-    this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
-    this.mode = store.mode ?? '';
-    this.object = object ?? store.object ?? 'lock';
+    this.core = ctx.stateOf(LockCores, () => new LockCores(ctx)).of(store, object ?? store.object ?? 'lock');
+  }
+
+  private get ctx(): EngineContext {
+    return this.core.ctx;
+  }
+
+  private get store(): LockStore {
+    return this.core.store;
+  }
+
+  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
+  private get mode(): string {
+    return this.core.mode;
+  }
+
+  /** `rlock.object` of its metrics (its store's). */
+  private get object(): string {
+    return this.core.object;
   }
 
   /**
@@ -43,7 +64,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    * object that a handle or a scope keeps alive does not keep its names too.
    */
   get keys(): LockKeys {
-    return this.keyCache.keysOf(this.store, this.name);
+    return this.core.keysOf(this.name);
   }
 
   /** The same lock, measured as `object` (a leader election's: `leader`). */
@@ -57,7 +78,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   async lock(options?: LockOptions): Promise<void> {
-    const request = parseLockOptions(options, 'lock');
+    const request = requestOf(options, 'lock');
     await this.acquireOrThrow(requireTask(this.name, 'lock'), request);
   }
 
@@ -81,7 +102,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     let request: LockRequest;
     try {
       checkFunction(fn, 'withLock(fn)');
-      request = parseLockOptions(options, 'withLock');
+      request = requestOf(options, 'withLock');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -98,21 +119,18 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     } catch (error) {
       hold.scoped--;
       // The caller sees fn's error; a failed release is only reported.
-      await this.releaseFor(this.ownerOf(task), hold).catch((releaseError: unknown) => {
-        if (hold.state !== 'lost') this.ctx.backgroundError(releaseError);
-      });
+      await this.core.releaseQuietly(this.name, hold);
       throw error;
     }
     hold.scoped--;
-    await this.releaseFor(this.ownerOf(task), hold);
+    await this.core.releaseFor(this.name, hold.owner, hold);
     return result;
   }
 
   async acquire(options?: LockOptions): Promise<LockHandle<Token>> {
-    const request = parseLockOptions(options, 'acquire');
-    const task = currentTask() ?? newTaskContext();
-    const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle<Token>(this, hold, task);
+    const request = requestOf(options, 'acquire');
+    const hold = await this.acquireOrThrow(currentTask() ?? newTaskContext(), request);
+    return new ReentrantLockHandle<Token>(this.core, hold);
   }
 
   async isLocked(): Promise<boolean> {
@@ -161,9 +179,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   /** Extends `hold` (the caller's, a handle's) to `leaseMs`. */
-  async extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
-    if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was extended)`);
-    await extendHold(this.ctx, hold, leaseMs, this.store, `lock "${this.name}" is not held`);
+  extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
+    return this.core.extendHeld(this.name, hold, leaseMs);
   }
 
   // ---- acquisition -------------------------------------------------------
@@ -295,15 +312,71 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    * Releases one acquisition of `owner`: of `own` when the caller knows which
    * hold it took (a handle, withLock), else of the owner's newest hold.
    */
-  async releaseFor(owner: string, own?: Hold): Promise<void> {
-    const { ctx, store, keys } = this;
+  releaseFor(owner: string, own?: Hold): Promise<void> {
+    return this.core.releaseFor(this.name, owner, own);
+  }
+
+  ownerOf(task: TaskContext): string {
+    return ownerId(this.ctx.clientId, task);
+  }
+}
+
+/**
+ * What every lock object of one client, store and label shares. Handles and
+ * scopes keep this (one per client and store) and their hold, not the lock
+ * object they came from: a caller that makes a lock object per acquisition
+ * does not keep one per held lock.
+ */
+class LockCore {
+  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
+  readonly mode: string;
+  private readonly keyCache: LockKeyCache;
+
+  constructor(
+    readonly ctx: EngineContext,
+    readonly store: LockStore,
+    /** `rlock.object` of its metrics. */
+    readonly object: string,
+  ) {
+    this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
+    this.mode = store.mode ?? '';
+  }
+
+  /**
+   * A scope's release after its fn failed, which never rejects: a failed
+   * release is reported, unless the hold was lost (that was reported). Not a
+   * closure in the scope's frame, which would keep a context per scope.
+   */
+  releaseQuietly(name: string, hold: Hold): Promise<void> {
+    return this.releaseFor(name, hold.owner, hold).catch((error: unknown) => {
+      if (hold.state !== 'lost') this.ctx.backgroundError(error);
+    });
+  }
+
+  keysOf(name: string): LockKeys {
+    return this.keyCache.keysOf(this.store, name);
+  }
+
+  /** Extends `hold` (the caller's, a handle's) of lock `name` to `leaseMs`. */
+  async extendHeld(name: string, hold: Hold | undefined, leaseMs: number): Promise<void> {
+    if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${name}" is not held by the current task (nothing was extended)`);
+    await extendHold(this.ctx, hold, leaseMs, this.store, `lock "${name}" is not held`);
+  }
+
+  /**
+   * Releases one acquisition of `owner`: of `own` when the caller knows which
+   * hold it took (a handle, withLock), else of the owner's newest hold.
+   */
+  async releaseFor(name: string, owner: string, own?: Hold): Promise<void> {
+    const { ctx, store } = this;
+    const keys = this.keysOf(name);
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     if (!own && hold?.active && hold.count <= hold.scoped) {
       throw new IllegalMonitorStateError(
-        `unlock(): "${this.name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
+        `unlock(): "${name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
       );
     }
-    const reply = await releaseTraced(ctx, this.object, hold, this.name, {
+    const reply = await releaseTraced(ctx, this.object, hold, name, {
       send: (op) =>
         // Where the client counts, a nested release never reaches the store.
         store.counting === 'client' && (hold as Hold).count > 1
@@ -317,9 +390,26 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       ctx.queues.get(keys.channel)?.yieldFor();
     }
   }
+}
 
-  ownerOf(task: TaskContext): string {
-    return ownerId(this.ctx.clientId, task);
+/** The cores of one client's locks, per store and label. */
+class LockCores {
+  private readonly byStore = new WeakMap<LockStore, Map<string, LockCore>>();
+
+  constructor(private readonly ctx: EngineContext) {}
+
+  of(store: LockStore, object: string): LockCore {
+    let byObject = this.byStore.get(store);
+    if (byObject === undefined) {
+      byObject = new Map();
+      this.byStore.set(store, byObject);
+    }
+    let core = byObject.get(object);
+    if (core === undefined) {
+      core = new LockCore(this.ctx, store, object);
+      byObject.set(object, core);
+    }
+    return core;
   }
 }
 
@@ -339,17 +429,16 @@ class HoldScope<Token extends string | undefined> implements LockScope<Token> {
   }
 }
 
-/** A lock's handle: {@link LockHandle}. */
+/** A lock's handle: {@link LockHandle}. Its task is its hold's owner, rebuilt by `run()`: a handle keeps its core and its hold only. */
 class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
   /** The handle's acquisition counts as scoped until its release is first called. */
   private counted = true;
 
   constructor(
-    private readonly lock: ReentrantLock<Token>,
+    private readonly core: LockCore,
     hold: Hold,
-    task: TaskContext,
   ) {
-    super(hold, task);
+    super(hold, undefined);
     hold.scoped++;
   }
 
@@ -366,10 +455,10 @@ class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle i
       this.counted = false;
       this.hold.scoped--;
     }
-    return this.lock.releaseFor(this.lock.ownerOf(this.task), this.hold);
+    return this.core.releaseFor(this.hold.name, this.hold.owner, this.hold);
   }
 
   protected extendBy(leaseMs: number): Promise<void> {
-    return this.lock.extendHeld(this.hold, checkLease(leaseMs, 'extend'));
+    return this.core.extendHeld(this.hold.name, this.hold, checkLease(leaseMs, 'extend'));
   }
 }
