@@ -6,6 +6,8 @@ import { MAX_TIMER_DELAY_MS, resolveWatchdogOptions, type ResolvedWatchdogOption
 /** One tracked hold. It sits in the due queue for its whole life, keyed by when it next needs attention. */
 interface Entry extends DueItem {
   readonly hold: RenewableHold;
+  /** The watchdog tracking it: a hold's renewer slot is one watchdog's. */
+  readonly watchdog: Watchdog;
   /**
    * `waiting`: queued at min(renewAt, hold.deadline) for its next renewal.
    * `inFlight`: a renew call for it is out; queued at hold.deadline, so the deadline
@@ -59,7 +61,6 @@ export class Watchdog implements LeaseRenewer {
   readonly #reporter: RenewalReporter;
   readonly #options: ResolvedWatchdogOptions;
   readonly #maxBatch: number;
-  readonly #entries = new Map<RenewableHold, Entry>();
   readonly #queue = new DueQueue<Entry>();
   readonly #inFlight = new Set<Promise<void>>();
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -102,11 +103,12 @@ export class Watchdog implements LeaseRenewer {
    * @throws InvalidArgumentError when `hold.leaseMs` is not a positive finite number.
    */
   add(hold: RenewableHold): void {
-    if (this.#closing !== undefined || this.#entries.has(hold) || !hold.active) return;
+    if (this.#closing !== undefined || this.#entryOf(hold) !== undefined || !hold.active) return;
     const now = performance.now();
     const period = periodMs(hold);
     const entry: Entry = {
       hold,
+      watchdog: this,
       state: 'waiting',
       // Due a period from now; but a hold added with less than two periods of lease
       // left (a slow acquire, say) is renewed sooner, so that at least one period
@@ -118,7 +120,7 @@ export class Watchdog implements LeaseRenewer {
       dueAt: 0,
       queueIndex: -1,
     };
-    this.#entries.set(hold, entry);
+    hold.renewal = entry;
     this.#queueNext(entry);
     this.#armTimer();
   }
@@ -131,7 +133,7 @@ export class Watchdog implements LeaseRenewer {
    * and changes nothing.
    */
   remove(hold: RenewableHold): void {
-    const entry = this.#entries.get(hold);
+    const entry = this.#entryOf(hold);
     if (entry === undefined) return;
     this.#forget(entry);
     if (this.#queue.size === 0) this.#clearTimer();
@@ -146,7 +148,8 @@ export class Watchdog implements LeaseRenewer {
   renewNow(): void {
     if (this.#closing !== undefined) return;
     const now = performance.now();
-    for (const entry of this.#entries.values()) {
+    // Every tracked entry is queued outside a tick: the queue is the list.
+    for (const entry of [...this.#queue.items()]) {
       if (entry.state !== 'waiting') continue;
       entry.renewAt = now;
       this.#queueNext(entry);
@@ -162,8 +165,8 @@ export class Watchdog implements LeaseRenewer {
   close(): Promise<void> {
     if (this.#closing === undefined) {
       this.#clearTimer();
+      for (const entry of this.#queue.items()) this.#untrack(entry);
       this.#queue.clear();
-      this.#entries.clear();
       this.#closing = this.#drain();
     }
     return this.#closing;
@@ -464,12 +467,22 @@ export class Watchdog implements LeaseRenewer {
     }
   }
 
+  /** This watchdog's entry of `hold`, kept in the hold's renewer slot (no map per watchdog: ~46 B less per hold). */
+  #entryOf(hold: RenewableHold): Entry | undefined {
+    const entry = hold.renewal as Entry | undefined;
+    return entry?.watchdog === this ? entry : undefined;
+  }
+
   #isTracked(entry: Entry): boolean {
-    return this.#entries.get(entry.hold) === entry;
+    return entry.hold.renewal === entry;
+  }
+
+  #untrack(entry: Entry): void {
+    if (this.#isTracked(entry)) entry.hold.renewal = undefined;
   }
 
   #forget(entry: Entry): void {
-    if (this.#isTracked(entry)) this.#entries.delete(entry.hold);
+    this.#untrack(entry);
     this.#queue.remove(entry);
   }
 

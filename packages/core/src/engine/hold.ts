@@ -92,6 +92,8 @@ export class HoldSites {
 
 const RELEASE_SENT = 1;
 const RENEWING = 2;
+const RELEASED = 4;
+const LOST = 8;
 
 /**
  * What one owner holds of one object in one mode: nested acquisitions share its
@@ -104,8 +106,12 @@ export class Hold<G = unknown> implements RenewableHold {
   readonly key: string;
   readonly owner: string;
   readonly token: string | undefined;
-  state: HoldState = 'held';
   count = 0;
+  /**
+   * Monotonic ms until which the lease is certain, rounded down to a whole ms:
+   * a small integer is stored in the object, a fraction in a number box of
+   * its own (16 B more per hold).
+   */
   deadline: number;
   leaseMs: number;
   /**
@@ -114,7 +120,9 @@ export class Hold<G = unknown> implements RenewableHold {
    */
   scoped = 0;
   grant: G | undefined;
-  /** RELEASE_SENT, RENEWING. */
+  /** Its renewer's slot (see RenewableHold). */
+  renewal: unknown = undefined;
+  /** RELEASE_SENT, RENEWING, RELEASED, LOST: the state is two of them, not a field of its own. */
   private bits = 0;
   /** Watchdog flags of the first FLAG_BITS acquisitions, one bit each (bit i: the i-th); a stack of `flagDepth`. */
   private flagBits = 0;
@@ -136,10 +144,15 @@ export class Hold<G = unknown> implements RenewableHold {
     this.token = token;
     this.site = sites.of(target);
     this.grant = grant;
-    this.deadline = monotonicNow();
+    this.deadline = Math.floor(monotonicNow());
     this.leaseMs = 0;
     this.rare = undefined;
     this.site.observer.began?.(this);
+  }
+
+  get state(): HoldState {
+    const bits = this.bits;
+    return (bits & LOST) !== 0 ? 'lost' : (bits & RELEASED) !== 0 ? 'released' : 'held';
   }
 
   /** The mode held ('' for an exclusive lock; 'read', 'write'…). */
@@ -192,7 +205,7 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   get active(): boolean {
-    return this.state === 'held';
+    return (this.bits & (RELEASED | LOST)) === 0;
   }
 
   /** What a call on this hold throws once it is no longer held: its loss, or that it was released. */
@@ -240,7 +253,7 @@ export class Hold<G = unknown> implements RenewableHold {
     const lease = leaseMs ?? this.site.watchdogLeaseMs;
     this.count = count;
     this.pushFlag(leaseMs === undefined);
-    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, lease, this.driftFactor));
+    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, lease, this.driftFactor)));
     this.leaseMs = Math.max(this.leaseMs, lease);
     this.applyLeaseMode();
   }
@@ -308,14 +321,14 @@ export class Hold<G = unknown> implements RenewableHold {
   extendTo(sentAt: number, leaseMs: number): void {
     if (!this.active) return;
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
-    this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, leaseMs, this.driftFactor));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.driftFactor)));
     if (!this.renewed && this.rare?.expiryTimer !== undefined) this.armExpiryTimer();
   }
 
   /** A renewal sent at `sentAt` succeeded. */
   extend(sentAt: number): void {
     if (!this.active) return;
-    this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, this.leaseMs, this.driftFactor));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, this.leaseMs, this.driftFactor)));
   }
 
   /**
@@ -343,8 +356,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private finish(state: HoldState): void {
-    const wasHeld = this.state === 'held';
-    this.state = state;
+    const wasHeld = this.active;
+    this.bits |= state === 'lost' ? LOST : state === 'released' ? RELEASED : 0;
     if (wasHeld) this.observer.ended?.(this);
     this.clearExpiryTimer();
     if (this.rare?.maxLeaseTimer !== undefined) clearTimeout(this.rare.maxLeaseTimer);
