@@ -3,7 +3,12 @@ import { backoffDelayMs, type LeaseRenewer, type LostReason, type RenewableHold,
 import { DueQueue, type DueItem } from './due-queue.js';
 import { MAX_TIMER_DELAY_MS, resolveWatchdogOptions, type ResolvedWatchdogOptions, type WatchdogOptions } from './watchdog-options.js';
 
-/** One tracked hold. It sits in the due queue for its whole life, keyed by when it next needs attention. */
+/**
+ * One tracked hold. It sits in the due queue for its whole life, keyed by when
+ * it next needs attention. Its times are whole ms (renewals rounded earlier,
+ * deadline checks later): small integers stay in the object, where a fraction
+ * takes a 16 B number box of its own, two per held lock.
+ */
 interface Entry extends DueItem {
   readonly hold: RenewableHold;
   /** The watchdog tracking it: a hold's renewer slot is one watchdog's. */
@@ -113,7 +118,7 @@ export class Watchdog implements LeaseRenewer {
       // Due a period from now; but a hold added with less than two periods of lease
       // left (a slow acquire, say) is renewed sooner, so that at least one period
       // remains for the reply and for retries.
-      renewAt: Math.max(now, Math.min(now + period, hold.deadline - period)),
+      renewAt: Math.floor(Math.max(now, Math.min(now + period, hold.deadline - period))),
       failures: 0,
       lastError: undefined,
       sentLateMs: 0,
@@ -151,7 +156,7 @@ export class Watchdog implements LeaseRenewer {
     // Every tracked entry is queued outside a tick: the queue is the list.
     for (const entry of [...this.#queue.items()]) {
       if (entry.state !== 'waiting') continue;
-      entry.renewAt = now;
+      entry.renewAt = Math.floor(now);
       this.#queueNext(entry);
     }
     this.#armTimer();
@@ -252,18 +257,18 @@ export class Watchdog implements LeaseRenewer {
       }
       requeue.push(entry);
       if (entry.state === 'inFlight') {
-        entry.dueAt = deadline; // core may have moved it meanwhile
+        entry.dueAt = Math.ceil(deadline); // core may have moved it meanwhile
         return;
       }
       const renewAt = Math.min(entry.renewAt, deadline);
       const earlyMs = Math.min(this.#options.coalesceWindowMs, periodMs(hold) / 10);
       if (renewAt - earlyMs <= now) {
         entry.state = 'inFlight';
-        entry.sentLateMs = this.#tickLateMs;
-        entry.dueAt = deadline;
+        entry.sentLateMs = Math.round(this.#tickLateMs);
+        entry.dueAt = Math.ceil(deadline);
         due.push(entry);
       } else {
-        entry.dueAt = renewAt;
+        entry.dueAt = Math.min(entry.renewAt, Math.ceil(deadline));
       }
     } catch (error) {
       this.#dropBroken(entry, error);
@@ -363,7 +368,7 @@ export class Watchdog implements LeaseRenewer {
           entry.state = 'waiting';
           entry.failures = 0;
           entry.lastError = undefined;
-          entry.renewAt = sentAt + periodMs(hold);
+          entry.renewAt = Math.floor(sentAt + periodMs(hold));
           this.#queueNext(entry);
         } else if (outcome === 'gone' || outcome === 'taken') {
           this.#forget(entry);
@@ -409,7 +414,7 @@ export class Watchdog implements LeaseRenewer {
         entry.state = 'waiting';
         entry.failures = failures;
         entry.lastError = error;
-        entry.renewAt = retryAt;
+        entry.renewAt = Math.floor(retryAt);
         this.#queueNext(entry);
       } catch (err) {
         this.#dropBroken(entry, err);
@@ -420,9 +425,9 @@ export class Watchdog implements LeaseRenewer {
 
   /** Queues a waiting entry at its next renewal, or at its deadline if that comes first. */
   #queueNext(entry: Entry): void {
-    const at = Math.min(entry.renewAt, entry.hold.deadline);
+    const at = Math.min(entry.renewAt, Math.ceil(entry.hold.deadline));
     // A NaN key would break the heap order; queue it now and let the tick lose it.
-    this.#queue.schedule(entry, Number.isNaN(at) ? performance.now() : at);
+    this.#queue.schedule(entry, Number.isNaN(at) ? Math.floor(performance.now()) : at);
   }
 
   /**

@@ -23,22 +23,31 @@ const COUNTER_KEY = Symbol.for('@org/rlock-core/task-counter/v1');
 const counterSlot = globalThis as { [COUNTER_KEY]?: { next: number } };
 const counter = (counterSlot[COUNTER_KEY] ??= { next: 0 });
 
-function nextTaskId(): string {
-  return `t${(++counter.next).toString(36)}`;
+/**
+ * A task: its number, and the owner cache's fields made up front (added later
+ * they would go to a property array of their own, 24 B more per task, which
+ * lives as long as a hold, a scope or a promise of it). The id string is made
+ * when read: the owner id has it, so a task kept alive by its scope's
+ * promises does not keep a second copy.
+ */
+class Task implements CachedOwner {
+  clientId: string | undefined = undefined;
+  owner: string | undefined = undefined;
+
+  constructor(private readonly seq: number) {}
+
+  get taskId(): string {
+    return `t${this.seq.toString(36)}`;
+  }
+}
+
+function newTask(): CachedOwner {
+  return new Task(++counter.next);
 }
 
 /** The task the caller runs in, or undefined outside any task. */
 export function currentTask(): TaskContext | undefined {
   return storage.getStore();
-}
-
-/**
- * A task with the owner cache's fields made up front: added later they go to
- * a property array of their own (24 B more per task, which lives as long as
- * a hold or handle of it).
- */
-function newTask(): CachedOwner {
-  return { taskId: nextTaskId(), clientId: undefined, owner: undefined };
 }
 
 /** Runs `fn` in a new task, whatever the caller runs in. */
