@@ -77,9 +77,20 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.keys.lock;
   }
 
-  async lock(options?: LockOptions): Promise<void> {
-    const request = requestOf(options, 'lock');
-    await this.acquireOrThrow(requireTask(this.name, 'lock'), request);
+  // lock(), unlock() and acquire() are not async functions and await
+  // nothing: each async layer costs two promises per call, and inside a task
+  // every promise also runs the async context's hook. Each is one `.then` on
+  // the engine's call; a failed check still rejects.
+  lock(options?: LockOptions): Promise<void> {
+    let request: LockRequest;
+    let acquiring: Promise<Hold | undefined>;
+    try {
+      request = requestOf(options, 'lock');
+      acquiring = this.acquireChecked(requireTask(this.name, 'lock'), request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return acquiring.then((hold) => (hold ? undefined : this.timedOut(request)));
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
@@ -92,8 +103,14 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     }
   }
 
-  async unlock(): Promise<void> {
-    await this.releaseFor(this.ownerOf(requireTask(this.name, 'unlock')));
+  unlock(): Promise<void> {
+    let owner: string;
+    try {
+      owner = this.ownerOf(requireTask(this.name, 'unlock'));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.core.releaseFor(this.name, owner);
   }
 
   // Not async: one promise (and the task's async context on it) less per
@@ -110,7 +127,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   private async runScoped<T>(task: TaskContext, fn: (scope: LockScope<Token>) => T | Promise<T>, request: LockRequest): Promise<T> {
-    const hold = await this.acquireOrThrow(task, request);
+    const hold = (await this.acquireChecked(task, request)) ?? (await this.timedOut(request));
     // Counted as scoped until its release is called: a bare unlock() may not take it.
     hold.scoped++;
     let result: T;
@@ -127,10 +144,16 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return result;
   }
 
-  async acquire(options?: LockOptions): Promise<LockHandle<Token>> {
-    const request = requestOf(options, 'acquire');
-    const hold = await this.acquireOrThrow(currentTask() ?? newTaskContext(), request);
-    return new ReentrantLockHandle<Token>(this.core, hold);
+  acquire(options?: LockOptions): Promise<LockHandle<Token>> {
+    let request: LockRequest;
+    let acquiring: Promise<Hold | undefined>;
+    try {
+      request = requestOf(options, 'acquire');
+      acquiring = this.acquireChecked(currentTask() ?? newTaskContext(), request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return acquiring.then((hold) => (hold ? new ReentrantLockHandle<Token>(this.core, hold) : this.timedOut(request)));
   }
 
   async isLocked(): Promise<boolean> {
@@ -185,10 +208,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
   // ---- acquisition -------------------------------------------------------
 
-  private async acquireOrThrow(task: TaskContext, request: LockRequest): Promise<Hold> {
-    const hold = await this.acquireChecked(task, request);
-    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.ctx.holderOf?.(this.name) });
-    return hold;
+  /** An acquisition was refused (its waitMs ran out): the error, naming the holder where the client can tell. */
+  private async timedOut(request: LockRequest): Promise<never> {
+    throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.ctx.holderOf?.(this.name) });
   }
 
   /**
@@ -367,28 +389,32 @@ class LockCore {
    * Releases one acquisition of `owner`: of `own` when the caller knows which
    * hold it took (a handle, withLock), else of the owner's newest hold.
    */
-  async releaseFor(name: string, owner: string, own?: Hold): Promise<void> {
+  // Not async (see lock()): one `.then` on the engine's release.
+  releaseFor(name: string, owner: string, own?: Hold): Promise<void> {
     const { ctx, store } = this;
     const keys = this.keysOf(name);
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     if (!own && hold?.active && hold.count <= hold.scoped) {
-      throw new IllegalMonitorStateError(
-        `unlock(): "${name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
+      return Promise.reject(
+        new IllegalMonitorStateError(
+          `unlock(): "${name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
+        ),
       );
     }
-    const reply = await releaseTraced(ctx, this.object, hold, name, {
+    return releaseTraced(ctx, this.object, hold, name, {
       send: (op) =>
         // Where the client counts, a nested release never reaches the store.
         store.counting === 'client' && (hold as Hold).count > 1
           ? Promise.resolve({ released: true, remaining: (hold as Hold).count - 1 })
           : store.release(keys, hold as Hold, op),
       finish: (op) => store.finishRelease(keys, hold as Hold, op),
+    }).then((reply) => {
+      if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
+        // Other clients' waiters heard it too (ours count one while local tasks
+        // wait): let them try first.
+        ctx.queues.get(keys.channel)?.yieldFor();
+      }
     });
-    if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
-      // Other clients' waiters heard it too (ours count one while local tasks
-      // wait): let them try first.
-      ctx.queues.get(keys.channel)?.yieldFor();
-    }
   }
 }
 
