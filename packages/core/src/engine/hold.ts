@@ -36,6 +36,8 @@ export interface HoldTarget {
 
 /** What only some holds need: made on first use, so a plain hold carries one empty field for all of it. */
 interface RareHoldState<G> {
+  /** What the store granted beyond the token (a Redlock's per-master grants, a fair lock's hand-off mark). */
+  grant?: G | undefined;
   lostError?: LockLostError;
   previous?: Hold<G>;
   maxLeaseAt?: number;
@@ -94,6 +96,9 @@ const RELEASE_SENT = 1;
 const RENEWING = 2;
 const RELEASED = 4;
 const LOST = 8;
+const STATE_MASK = 15;
+/** The bits above the state hold the depth of the watchdog-flag stack (reentries, far below 2^27). */
+const DEPTH_SHIFT = 4;
 
 /**
  * What one owner holds of one object in one mode: nested acquisitions share its
@@ -119,14 +124,21 @@ export class Hold<G = unknown> implements RenewableHold {
    * ends: a bare unlock() may not take the count below them.
    */
   scoped = 0;
-  grant: G | undefined;
   /** Its renewer's slot (see RenewableHold). */
   renewal: unknown = undefined;
   /** RELEASE_SENT, RENEWING, RELEASED, LOST: the state is two of them, not a field of its own. */
   private bits = 0;
   /** Watchdog flags of the first FLAG_BITS acquisitions, one bit each (bit i: the i-th); a stack of `flagDepth`. */
   private flagBits = 0;
-  private flagDepth = 0;
+  /** Acquisitions in the flag stack: the bits from DEPTH_SHIFT up. */
+  private get flagDepth(): number {
+    return this.bits >>> DEPTH_SHIFT;
+  }
+
+  private set flagDepth(depth: number) {
+    this.bits = (this.bits & STATE_MASK) | (depth << DEPTH_SHIFT);
+  }
+
   private readonly site: HoldSite;
   private rare: RareHoldState<G> | undefined;
 
@@ -143,16 +155,25 @@ export class Hold<G = unknown> implements RenewableHold {
     this.owner = target.owner;
     this.token = token;
     this.site = sites.of(target);
-    this.grant = grant;
     this.deadline = Math.floor(monotonicNow());
     this.leaseMs = 0;
     this.rare = undefined;
+    if (grant !== undefined) this.extra.grant = grant;
     this.site.observer.began?.(this);
   }
 
   get state(): HoldState {
     const bits = this.bits;
     return (bits & LOST) !== 0 ? 'lost' : (bits & RELEASED) !== 0 ? 'released' : 'held';
+  }
+
+  /** What the store granted beyond the token (in `rare`: a plain lock has none). */
+  get grant(): G | undefined {
+    return this.rare?.grant;
+  }
+
+  set grant(grant: G | undefined) {
+    if (grant !== undefined || this.rare !== undefined) this.extra.grant = grant;
   }
 
   /** The mode held ('' for an exclusive lock; 'read', 'write'…). */
