@@ -19,6 +19,11 @@ export class DueQueue<T extends DueItem> {
     return this.#heap.length;
   }
 
+  /** The queued items, in heap order (not due order). */
+  items(): readonly T[] {
+    return this.#heap;
+  }
+
   /** The item due first, without removing it. */
   peek(): T | undefined {
     return this.#heap[0];

@@ -3,9 +3,16 @@ import { backoffDelayMs, type LeaseRenewer, type LostReason, type RenewableHold,
 import { DueQueue, type DueItem } from './due-queue.js';
 import { MAX_TIMER_DELAY_MS, resolveWatchdogOptions, type ResolvedWatchdogOptions, type WatchdogOptions } from './watchdog-options.js';
 
-/** One tracked hold. It sits in the due queue for its whole life, keyed by when it next needs attention. */
+/**
+ * One tracked hold. It sits in the due queue for its whole life, keyed by when
+ * it next needs attention. Its times are whole ms (renewals rounded earlier,
+ * deadline checks later): small integers stay in the object, where a fraction
+ * takes a 16 B number box of its own, two per held lock.
+ */
 interface Entry extends DueItem {
   readonly hold: RenewableHold;
+  /** The watchdog tracking it: a hold's renewer slot is one watchdog's. */
+  readonly watchdog: Watchdog;
   /**
    * `waiting`: queued at min(renewAt, hold.deadline) for its next renewal.
    * `inFlight`: a renew call for it is out; queued at hold.deadline, so the deadline
@@ -59,7 +66,6 @@ export class Watchdog implements LeaseRenewer {
   readonly #reporter: RenewalReporter;
   readonly #options: ResolvedWatchdogOptions;
   readonly #maxBatch: number;
-  readonly #entries = new Map<RenewableHold, Entry>();
   readonly #queue = new DueQueue<Entry>();
   readonly #inFlight = new Set<Promise<void>>();
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -102,23 +108,24 @@ export class Watchdog implements LeaseRenewer {
    * @throws InvalidArgumentError when `hold.leaseMs` is not a positive finite number.
    */
   add(hold: RenewableHold): void {
-    if (this.#closing !== undefined || this.#entries.has(hold) || !hold.active) return;
+    if (this.#closing !== undefined || this.#entryOf(hold) !== undefined || !hold.active) return;
     const now = performance.now();
     const period = periodMs(hold);
     const entry: Entry = {
       hold,
+      watchdog: this,
       state: 'waiting',
       // Due a period from now; but a hold added with less than two periods of lease
       // left (a slow acquire, say) is renewed sooner, so that at least one period
       // remains for the reply and for retries.
-      renewAt: Math.max(now, Math.min(now + period, hold.deadline - period)),
+      renewAt: Math.floor(Math.max(now, Math.min(now + period, hold.deadline - period))),
       failures: 0,
       lastError: undefined,
       sentLateMs: 0,
       dueAt: 0,
       queueIndex: -1,
     };
-    this.#entries.set(hold, entry);
+    hold.renewal = entry;
     this.#queueNext(entry);
     this.#armTimer();
   }
@@ -131,7 +138,7 @@ export class Watchdog implements LeaseRenewer {
    * and changes nothing.
    */
   remove(hold: RenewableHold): void {
-    const entry = this.#entries.get(hold);
+    const entry = this.#entryOf(hold);
     if (entry === undefined) return;
     this.#forget(entry);
     if (this.#queue.size === 0) this.#clearTimer();
@@ -146,9 +153,10 @@ export class Watchdog implements LeaseRenewer {
   renewNow(): void {
     if (this.#closing !== undefined) return;
     const now = performance.now();
-    for (const entry of this.#entries.values()) {
+    // Every tracked entry is queued outside a tick: the queue is the list.
+    for (const entry of [...this.#queue.items()]) {
       if (entry.state !== 'waiting') continue;
-      entry.renewAt = now;
+      entry.renewAt = Math.floor(now);
       this.#queueNext(entry);
     }
     this.#armTimer();
@@ -162,8 +170,8 @@ export class Watchdog implements LeaseRenewer {
   close(): Promise<void> {
     if (this.#closing === undefined) {
       this.#clearTimer();
+      for (const entry of this.#queue.items()) this.#untrack(entry);
       this.#queue.clear();
-      this.#entries.clear();
       this.#closing = this.#drain();
     }
     return this.#closing;
@@ -249,18 +257,18 @@ export class Watchdog implements LeaseRenewer {
       }
       requeue.push(entry);
       if (entry.state === 'inFlight') {
-        entry.dueAt = deadline; // core may have moved it meanwhile
+        entry.dueAt = Math.ceil(deadline); // core may have moved it meanwhile
         return;
       }
       const renewAt = Math.min(entry.renewAt, deadline);
       const earlyMs = Math.min(this.#options.coalesceWindowMs, periodMs(hold) / 10);
       if (renewAt - earlyMs <= now) {
         entry.state = 'inFlight';
-        entry.sentLateMs = this.#tickLateMs;
-        entry.dueAt = deadline;
+        entry.sentLateMs = Math.round(this.#tickLateMs);
+        entry.dueAt = Math.ceil(deadline);
         due.push(entry);
       } else {
-        entry.dueAt = renewAt;
+        entry.dueAt = Math.min(entry.renewAt, Math.ceil(deadline));
       }
     } catch (error) {
       this.#dropBroken(entry, error);
@@ -360,7 +368,7 @@ export class Watchdog implements LeaseRenewer {
           entry.state = 'waiting';
           entry.failures = 0;
           entry.lastError = undefined;
-          entry.renewAt = sentAt + periodMs(hold);
+          entry.renewAt = Math.floor(sentAt + periodMs(hold));
           this.#queueNext(entry);
         } else if (outcome === 'gone' || outcome === 'taken') {
           this.#forget(entry);
@@ -406,7 +414,7 @@ export class Watchdog implements LeaseRenewer {
         entry.state = 'waiting';
         entry.failures = failures;
         entry.lastError = error;
-        entry.renewAt = retryAt;
+        entry.renewAt = Math.floor(retryAt);
         this.#queueNext(entry);
       } catch (err) {
         this.#dropBroken(entry, err);
@@ -417,9 +425,9 @@ export class Watchdog implements LeaseRenewer {
 
   /** Queues a waiting entry at its next renewal, or at its deadline if that comes first. */
   #queueNext(entry: Entry): void {
-    const at = Math.min(entry.renewAt, entry.hold.deadline);
+    const at = Math.min(entry.renewAt, Math.ceil(entry.hold.deadline));
     // A NaN key would break the heap order; queue it now and let the tick lose it.
-    this.#queue.schedule(entry, Number.isNaN(at) ? performance.now() : at);
+    this.#queue.schedule(entry, Number.isNaN(at) ? Math.floor(performance.now()) : at);
   }
 
   /**
@@ -464,12 +472,22 @@ export class Watchdog implements LeaseRenewer {
     }
   }
 
+  /** This watchdog's entry of `hold`, kept in the hold's renewer slot (no map per watchdog: ~46 B less per hold). */
+  #entryOf(hold: RenewableHold): Entry | undefined {
+    const entry = hold.renewal as Entry | undefined;
+    return entry?.watchdog === this ? entry : undefined;
+  }
+
   #isTracked(entry: Entry): boolean {
-    return this.#entries.get(entry.hold) === entry;
+    return entry.hold.renewal === entry;
+  }
+
+  #untrack(entry: Entry): void {
+    if (this.#isTracked(entry)) entry.hold.renewal = undefined;
   }
 
   #forget(entry: Entry): void {
-    if (this.#isTracked(entry)) this.#entries.delete(entry.hold);
+    this.#untrack(entry);
     this.#queue.remove(entry);
   }
 

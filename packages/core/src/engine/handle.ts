@@ -1,5 +1,5 @@
 import { IllegalMonitorStateError, LockLostError } from '../errors.js';
-import { runInTask, type TaskContext } from '../tasks/task-context.js';
+import { runInTask, taskOfOwner, type TaskContext } from '../tasks/task-context.js';
 import type { Hold } from './hold.js';
 
 /**
@@ -14,7 +14,12 @@ export abstract class HoldHandle implements AsyncDisposable {
 
   constructor(
     protected readonly hold: Hold,
-    protected readonly task: TaskContext,
+    /**
+     * The owner's task; undefined where the hold's owner is `<clientId>:<taskId>`
+     * (a lock's), which `run()` rebuilds the task from, so a handle does not keep
+     * one per held lock.
+     */
+    private readonly task: TaskContext | undefined,
   ) {}
 
   /** The object's name. */
@@ -54,7 +59,7 @@ export abstract class HoldHandle implements AsyncDisposable {
    */
   async run<T>(fn: () => T | Promise<T>): Promise<T> {
     this.assertHeld('run()');
-    return runInTask(this.task, fn);
+    return runInTask(this.task ?? taskOfOwner(this.hold.owner), fn);
   }
 
   /** @throws IllegalMonitorStateError once this handle was released. */

@@ -36,6 +36,8 @@ export interface HoldTarget {
 
 /** What only some holds need: made on first use, so a plain hold carries one empty field for all of it. */
 interface RareHoldState<G> {
+  /** What the store granted beyond the token (a Redlock's per-master grants, a fair lock's hand-off mark). */
+  grant?: G | undefined;
   lostError?: LockLostError;
   previous?: Hold<G>;
   maxLeaseAt?: number;
@@ -92,6 +94,11 @@ export class HoldSites {
 
 const RELEASE_SENT = 1;
 const RENEWING = 2;
+const RELEASED = 4;
+const LOST = 8;
+const STATE_MASK = 15;
+/** The bits above the state hold the depth of the watchdog-flag stack (reentries, far below 2^27). */
+const DEPTH_SHIFT = 4;
 
 /**
  * What one owner holds of one object in one mode: nested acquisitions share its
@@ -104,8 +111,12 @@ export class Hold<G = unknown> implements RenewableHold {
   readonly key: string;
   readonly owner: string;
   readonly token: string | undefined;
-  state: HoldState = 'held';
   count = 0;
+  /**
+   * Monotonic ms until which the lease is certain, rounded down to a whole ms:
+   * a small integer is stored in the object, a fraction in a number box of
+   * its own (16 B more per hold).
+   */
   deadline: number;
   leaseMs: number;
   /**
@@ -113,12 +124,21 @@ export class Hold<G = unknown> implements RenewableHold {
    * ends: a bare unlock() may not take the count below them.
    */
   scoped = 0;
-  grant: G | undefined;
-  /** RELEASE_SENT, RENEWING. */
+  /** Its renewer's slot (see RenewableHold). */
+  renewal: unknown = undefined;
+  /** RELEASE_SENT, RENEWING, RELEASED, LOST: the state is two of them, not a field of its own. */
   private bits = 0;
   /** Watchdog flags of the first FLAG_BITS acquisitions, one bit each (bit i: the i-th); a stack of `flagDepth`. */
   private flagBits = 0;
-  private flagDepth = 0;
+  /** Acquisitions in the flag stack: the bits from DEPTH_SHIFT up. */
+  private get flagDepth(): number {
+    return this.bits >>> DEPTH_SHIFT;
+  }
+
+  private set flagDepth(depth: number) {
+    this.bits = (this.bits & STATE_MASK) | (depth << DEPTH_SHIFT);
+  }
+
   private readonly site: HoldSite;
   private rare: RareHoldState<G> | undefined;
 
@@ -135,11 +155,25 @@ export class Hold<G = unknown> implements RenewableHold {
     this.owner = target.owner;
     this.token = token;
     this.site = sites.of(target);
-    this.grant = grant;
-    this.deadline = monotonicNow();
+    this.deadline = Math.floor(monotonicNow());
     this.leaseMs = 0;
     this.rare = undefined;
+    if (grant !== undefined) this.extra.grant = grant;
     this.site.observer.began?.(this);
+  }
+
+  get state(): HoldState {
+    const bits = this.bits;
+    return (bits & LOST) !== 0 ? 'lost' : (bits & RELEASED) !== 0 ? 'released' : 'held';
+  }
+
+  /** What the store granted beyond the token (in `rare`: a plain lock has none). */
+  get grant(): G | undefined {
+    return this.rare?.grant;
+  }
+
+  set grant(grant: G | undefined) {
+    if (grant !== undefined || this.rare !== undefined) this.extra.grant = grant;
   }
 
   /** The mode held ('' for an exclusive lock; 'read', 'write'…). */
@@ -192,7 +226,7 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   get active(): boolean {
-    return this.state === 'held';
+    return (this.bits & (RELEASED | LOST)) === 0;
   }
 
   /** What a call on this hold throws once it is no longer held: its loss, or that it was released. */
@@ -240,7 +274,7 @@ export class Hold<G = unknown> implements RenewableHold {
     const lease = leaseMs ?? this.site.watchdogLeaseMs;
     this.count = count;
     this.pushFlag(leaseMs === undefined);
-    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, lease, this.driftFactor));
+    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, lease, this.driftFactor)));
     this.leaseMs = Math.max(this.leaseMs, lease);
     this.applyLeaseMode();
   }
@@ -308,14 +342,14 @@ export class Hold<G = unknown> implements RenewableHold {
   extendTo(sentAt: number, leaseMs: number): void {
     if (!this.active) return;
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
-    this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, leaseMs, this.driftFactor));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.driftFactor)));
     if (!this.renewed && this.rare?.expiryTimer !== undefined) this.armExpiryTimer();
   }
 
   /** A renewal sent at `sentAt` succeeded. */
   extend(sentAt: number): void {
     if (!this.active) return;
-    this.deadline = Math.max(this.deadline, leaseDeadline(sentAt, this.leaseMs, this.driftFactor));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, this.leaseMs, this.driftFactor)));
   }
 
   /**
@@ -343,8 +377,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private finish(state: HoldState): void {
-    const wasHeld = this.state === 'held';
-    this.state = state;
+    const wasHeld = this.active;
+    this.bits |= state === 'lost' ? LOST : state === 'released' ? RELEASED : 0;
     if (wasHeld) this.observer.ended?.(this);
     this.clearExpiryTimer();
     if (this.rare?.maxLeaseTimer !== undefined) clearTimeout(this.rare.maxLeaseTimer);

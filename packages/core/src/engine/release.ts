@@ -42,36 +42,55 @@ export interface ReleaseSpec {
  * @returns the reply of a release that succeeded.
  * @throws IllegalMonitorStateError, LockLostError, or the failure of the call.
  */
-export async function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<ReleaseReply> {
+export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<ReleaseReply> {
+  // Not async, one `.then` on the call: an async function with an await is
+  // two promises per release, each running the task context's hook.
   if (!hold || hold.count <= 0) {
-    throw new IllegalMonitorStateError(`"${name}" is not held by the current task (nothing was released)`);
+    return Promise.reject(new IllegalMonitorStateError(`"${name}" is not held by the current task (nothing was released)`));
   }
-  // A fixed lease past its deadline may be gone, or someone else's: the
-  // critical section may not have been exclusive, whatever Redis says now.
-  if (hold.expired) hold.lose('expired');
-  if (!hold.active) {
-    ctx.holds.dropOne(hold);
-    throw hold.lostError ?? new IllegalMonitorStateError(`"${name}" is not held by the current task`);
+  let final: boolean;
+  try {
+    // A fixed lease past its deadline may be gone, or someone else's: the
+    // critical section may not have been exclusive, whatever Redis says now.
+    if (hold.expired) hold.lose('expired');
+    if (!hold.active) {
+      ctx.holds.dropOne(hold);
+      throw hold.lostError ?? new IllegalMonitorStateError(`"${name}" is not held by the current task`);
+    }
+    ctx.assertOpen();
+    final = hold.count <= 1;
+  } catch (error) {
+    return Promise.reject(error);
   }
-  ctx.assertOpen();
-  const final = hold.count <= 1;
   // See beginFinalRelease: a renewal racing it must not report a clean release as lost.
   if (final) hold.beginFinalRelease();
   const op = ctx.newOpId();
-  let reply: ReleaseReply;
   const turn = ctx.chains.enter(hold.key, hold.owner);
+  let sent: Promise<ReleaseReply>;
   try {
-    if (turn) await turn;
-    reply = await spec.send(op);
+    sent = turn ? turn.then(() => spec.send(op)) : spec.send(op);
   } catch (error) {
-    if (!final) throw error;
-    hold.lose('unreachable', error);
-    ctx.holds.dropOne(hold);
-    finishInBackground(ctx, hold, () => spec.finish(op));
-    throw error;
-  } finally {
-    ctx.chains.leave(hold.key, hold.owner);
+    sent = Promise.reject(error);
   }
+  return sent.then(
+    (reply) => {
+      ctx.chains.leave(hold.key, hold.owner);
+      return settleRelease(ctx, hold, reply);
+    },
+    (error: unknown) => {
+      ctx.chains.leave(hold.key, hold.owner);
+      if (final) {
+        hold.lose('unreachable', error);
+        ctx.holds.dropOne(hold);
+        finishInBackground(ctx, hold, () => spec.finish(op));
+      }
+      throw error;
+    },
+  );
+}
+
+/** What a release's reply makes of `hold`: the reply, or the loss it found. */
+function settleRelease(ctx: EngineContext, hold: Hold, reply: ReleaseReply): ReleaseReply {
   if (!hold.active) {
     // Lost while the release was in flight (its fixed deadline passed, a
     // forceUnlock): the holder must hear of it, whatever the reply.

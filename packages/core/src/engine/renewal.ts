@@ -46,6 +46,11 @@ export interface RenewableHold {
    */
   readonly maxLeaseAt?: number | undefined;
   /**
+   * The renewer's slot (a hold has one renewer): what it keeps of this hold,
+   * so it needs no map from holds to its entries. Core never reads it.
+   */
+  renewal?: unknown;
+  /**
    * Record a successful renewal. `sentAt` is the monotonic time taken *before*
    * the renewal was sent; the new deadline is sentAt + leaseMs − drift.
    * Ignored when the hold is no longer active.

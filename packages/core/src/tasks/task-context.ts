@@ -23,22 +23,31 @@ const COUNTER_KEY = Symbol.for('@org/rlock-core/task-counter/v1');
 const counterSlot = globalThis as { [COUNTER_KEY]?: { next: number } };
 const counter = (counterSlot[COUNTER_KEY] ??= { next: 0 });
 
-function nextTaskId(): string {
-  return `t${(++counter.next).toString(36)}`;
+/**
+ * A task: its number, and the owner cache's fields made up front (added later
+ * they would go to a property array of their own, 24 B more per task, which
+ * lives as long as a hold, a scope or a promise of it). The id string is made
+ * when read: the owner id has it, so a task kept alive by its scope's
+ * promises does not keep a second copy.
+ */
+class Task implements CachedOwner {
+  clientId: string | undefined = undefined;
+  owner: string | undefined = undefined;
+
+  constructor(private readonly seq: number) {}
+
+  get taskId(): string {
+    return `t${this.seq.toString(36)}`;
+  }
+}
+
+function newTask(): CachedOwner {
+  return new Task(++counter.next);
 }
 
 /** The task the caller runs in, or undefined outside any task. */
 export function currentTask(): TaskContext | undefined {
   return storage.getStore();
-}
-
-/**
- * A task with the owner cache's fields made up front: added later they go to
- * a property array of their own (24 B more per task, which lives as long as
- * a hold or handle of it).
- */
-function newTask(): CachedOwner {
-  return { taskId: nextTaskId(), clientId: undefined, owner: undefined };
 }
 
 /** Runs `fn` in a new task, whatever the caller runs in. */
@@ -76,6 +85,18 @@ export function ownerId(clientId: string, task: TaskContext): string {
   (task as CachedOwner).clientId = clientId;
   (task as CachedOwner).owner = owner;
   return owner;
+}
+
+/**
+ * The task of owner id `owner` (`<clientId>:<taskId>`): equal to the one the
+ * owner id was made from for every use (ownership is by owner id), and made
+ * only when needed, so what holds an owner id need not keep its task.
+ */
+export function taskOfOwner(owner: string): TaskContext {
+  // Task ids never contain ':'; a client id might.
+  const colon = owner.lastIndexOf(':');
+  const task: CachedOwner = { taskId: owner.slice(colon + 1), clientId: owner.slice(0, colon), owner };
+  return task;
 }
 
 interface CachedOwner extends TaskContext {

@@ -14,28 +14,49 @@ import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandle, LockScope, RLock } from './types.js';
 
+/** The request of a call without options (the defaults): one object for every such call, not one per call. */
+const DEFAULT_REQUEST: LockRequest = { leaseMs: LOCK_DEFAULTS.leaseMs, waitMs: LOCK_DEFAULTS.waitMs, signal: undefined, maxLeaseMs: LOCK_DEFAULTS.maxLeaseMs };
+
+/** `options` checked; a scope keeps its request for as long as fn runs, so one without options shares DEFAULT_REQUEST. */
+function requestOf(options: LockOptions | undefined, call: string): LockRequest {
+  return options === undefined ? DEFAULT_REQUEST : parseLockOptions(options, call);
+}
+
 /**
  * The reentrant lock (Redisson's RLock) on the engine: see {@link RLock}. The
  * same class runs on one Redis and across Redlock masters; what differs is its
  * {@link LockStore}.
  */
 export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLock<Token> {
-  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
-  private readonly mode: string;
-  private readonly keyCache: LockKeyCache;
-  /** `rlock.object` of its metrics (its store's). */
-  private readonly object: string;
+  /** What it shares with every lock of its client, store and label: all a handle or a scope keeps besides its hold. */
+  private readonly core: LockCore;
 
   constructor(
     readonly name: string,
-    private readonly ctx: EngineContext,
-    private readonly store: LockStore,
+    ctx: EngineContext,
+    store: LockStore,
     /** `rlock.object` when not the store's (a leader election's lock: `leader`). */
     object?: string,
   ) {
-    this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
-    this.mode = store.mode ?? '';
-    this.object = object ?? store.object ?? 'lock';
+    this.core = ctx.stateOf(LockCores, () => new LockCores(ctx)).of(store, object ?? store.object ?? 'lock');
+  }
+
+  private get ctx(): EngineContext {
+    return this.core.ctx;
+  }
+
+  private get store(): LockStore {
+    return this.core.store;
+  }
+
+  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
+  private get mode(): string {
+    return this.core.mode;
+  }
+
+  /** `rlock.object` of its metrics (its store's). */
+  private get object(): string {
+    return this.core.object;
   }
 
   /**
@@ -43,7 +64,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    * object that a handle or a scope keeps alive does not keep its names too.
    */
   get keys(): LockKeys {
-    return this.keyCache.keysOf(this.store, this.name);
+    return this.core.keysOf(this.name);
   }
 
   /** The same lock, measured as `object` (a leader election's: `leader`). */
@@ -56,9 +77,20 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.keys.lock;
   }
 
-  async lock(options?: LockOptions): Promise<void> {
-    const request = parseLockOptions(options, 'lock');
-    await this.acquireOrThrow(requireTask(this.name, 'lock'), request);
+  // lock(), unlock() and acquire() are not async functions and await
+  // nothing: each async layer costs two promises per call, and inside a task
+  // every promise also runs the async context's hook. Each is one `.then` on
+  // the engine's call; a failed check still rejects.
+  lock(options?: LockOptions): Promise<void> {
+    let request: LockRequest;
+    let acquiring: Promise<Hold | undefined>;
+    try {
+      request = requestOf(options, 'lock');
+      acquiring = this.acquireChecked(requireTask(this.name, 'lock'), request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return acquiring.then((hold) => (hold ? undefined : this.timedOut(request)));
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
@@ -71,8 +103,14 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     }
   }
 
-  async unlock(): Promise<void> {
-    await this.releaseFor(this.ownerOf(requireTask(this.name, 'unlock')));
+  unlock(): Promise<void> {
+    let owner: string;
+    try {
+      owner = this.ownerOf(requireTask(this.name, 'unlock'));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.core.releaseFor(this.name, owner);
   }
 
   // Not async: one promise (and the task's async context on it) less per
@@ -81,7 +119,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     let request: LockRequest;
     try {
       checkFunction(fn, 'withLock(fn)');
-      request = parseLockOptions(options, 'withLock');
+      request = requestOf(options, 'withLock');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -89,7 +127,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   private async runScoped<T>(task: TaskContext, fn: (scope: LockScope<Token>) => T | Promise<T>, request: LockRequest): Promise<T> {
-    const hold = await this.acquireOrThrow(task, request);
+    const hold = (await this.acquireChecked(task, request)) ?? (await this.timedOut(request));
     // Counted as scoped until its release is called: a bare unlock() may not take it.
     hold.scoped++;
     let result: T;
@@ -98,21 +136,24 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     } catch (error) {
       hold.scoped--;
       // The caller sees fn's error; a failed release is only reported.
-      await this.releaseFor(this.ownerOf(task), hold).catch((releaseError: unknown) => {
-        if (hold.state !== 'lost') this.ctx.backgroundError(releaseError);
-      });
+      await this.core.releaseQuietly(this.name, hold);
       throw error;
     }
     hold.scoped--;
-    await this.releaseFor(this.ownerOf(task), hold);
+    await this.core.releaseFor(this.name, hold.owner, hold);
     return result;
   }
 
-  async acquire(options?: LockOptions): Promise<LockHandle<Token>> {
-    const request = parseLockOptions(options, 'acquire');
-    const task = currentTask() ?? newTaskContext();
-    const hold = await this.acquireOrThrow(task, request);
-    return new ReentrantLockHandle<Token>(this, hold, task);
+  acquire(options?: LockOptions): Promise<LockHandle<Token>> {
+    let request: LockRequest;
+    let acquiring: Promise<Hold | undefined>;
+    try {
+      request = requestOf(options, 'acquire');
+      acquiring = this.acquireChecked(currentTask() ?? newTaskContext(), request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return acquiring.then((hold) => (hold ? new ReentrantLockHandle<Token>(this.core, hold) : this.timedOut(request)));
   }
 
   async isLocked(): Promise<boolean> {
@@ -161,17 +202,15 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   /** Extends `hold` (the caller's, a handle's) to `leaseMs`. */
-  async extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
-    if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${this.name}" is not held by the current task (nothing was extended)`);
-    await extendHold(this.ctx, hold, leaseMs, this.store, `lock "${this.name}" is not held`);
+  extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
+    return this.core.extendHeld(this.name, hold, leaseMs);
   }
 
   // ---- acquisition -------------------------------------------------------
 
-  private async acquireOrThrow(task: TaskContext, request: LockRequest): Promise<Hold> {
-    const hold = await this.acquireChecked(task, request);
-    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.ctx.holderOf?.(this.name) });
-    return hold;
+  /** An acquisition was refused (its waitMs ran out): the error, naming the holder where the client can tell. */
+  private async timedOut(request: LockRequest): Promise<never> {
+    throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.ctx.holderOf?.(this.name) });
   }
 
   /**
@@ -295,31 +334,108 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    * Releases one acquisition of `owner`: of `own` when the caller knows which
    * hold it took (a handle, withLock), else of the owner's newest hold.
    */
-  async releaseFor(owner: string, own?: Hold): Promise<void> {
-    const { ctx, store, keys } = this;
+  releaseFor(owner: string, own?: Hold): Promise<void> {
+    return this.core.releaseFor(this.name, owner, own);
+  }
+
+  ownerOf(task: TaskContext): string {
+    return ownerId(this.ctx.clientId, task);
+  }
+}
+
+/**
+ * What every lock object of one client, store and label shares. Handles and
+ * scopes keep this (one per client and store) and their hold, not the lock
+ * object they came from: a caller that makes a lock object per acquisition
+ * does not keep one per held lock.
+ */
+class LockCore {
+  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
+  readonly mode: string;
+  private readonly keyCache: LockKeyCache;
+
+  constructor(
+    readonly ctx: EngineContext,
+    readonly store: LockStore,
+    /** `rlock.object` of its metrics. */
+    readonly object: string,
+  ) {
+    this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
+    this.mode = store.mode ?? '';
+  }
+
+  /**
+   * A scope's release after its fn failed, which never rejects: a failed
+   * release is reported, unless the hold was lost (that was reported). Not a
+   * closure in the scope's frame, which would keep a context per scope.
+   */
+  releaseQuietly(name: string, hold: Hold): Promise<void> {
+    return this.releaseFor(name, hold.owner, hold).catch((error: unknown) => {
+      if (hold.state !== 'lost') this.ctx.backgroundError(error);
+    });
+  }
+
+  keysOf(name: string): LockKeys {
+    return this.keyCache.keysOf(this.store, name);
+  }
+
+  /** Extends `hold` (the caller's, a handle's) of lock `name` to `leaseMs`. */
+  async extendHeld(name: string, hold: Hold | undefined, leaseMs: number): Promise<void> {
+    if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${name}" is not held by the current task (nothing was extended)`);
+    await extendHold(this.ctx, hold, leaseMs, this.store, `lock "${name}" is not held`);
+  }
+
+  /**
+   * Releases one acquisition of `owner`: of `own` when the caller knows which
+   * hold it took (a handle, withLock), else of the owner's newest hold.
+   */
+  // Not async (see lock()): one `.then` on the engine's release.
+  releaseFor(name: string, owner: string, own?: Hold): Promise<void> {
+    const { ctx, store } = this;
+    const keys = this.keysOf(name);
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     if (!own && hold?.active && hold.count <= hold.scoped) {
-      throw new IllegalMonitorStateError(
-        `unlock(): "${this.name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
+      return Promise.reject(
+        new IllegalMonitorStateError(
+          `unlock(): "${name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
+        ),
       );
     }
-    const reply = await releaseTraced(ctx, this.object, hold, this.name, {
+    return releaseTraced(ctx, this.object, hold, name, {
       send: (op) =>
         // Where the client counts, a nested release never reaches the store.
         store.counting === 'client' && (hold as Hold).count > 1
           ? Promise.resolve({ released: true, remaining: (hold as Hold).count - 1 })
           : store.release(keys, hold as Hold, op),
       finish: (op) => store.finishRelease(keys, hold as Hold, op),
+    }).then((reply) => {
+      if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
+        // Other clients' waiters heard it too (ours count one while local tasks
+        // wait): let them try first.
+        ctx.queues.get(keys.channel)?.yieldFor();
+      }
     });
-    if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
-      // Other clients' waiters heard it too (ours count one while local tasks
-      // wait): let them try first.
-      ctx.queues.get(keys.channel)?.yieldFor();
-    }
   }
+}
 
-  ownerOf(task: TaskContext): string {
-    return ownerId(this.ctx.clientId, task);
+/** The cores of one client's locks, per store and label. */
+class LockCores {
+  private readonly byStore = new WeakMap<LockStore, Map<string, LockCore>>();
+
+  constructor(private readonly ctx: EngineContext) {}
+
+  of(store: LockStore, object: string): LockCore {
+    let byObject = this.byStore.get(store);
+    if (byObject === undefined) {
+      byObject = new Map();
+      this.byStore.set(store, byObject);
+    }
+    let core = byObject.get(object);
+    if (core === undefined) {
+      core = new LockCore(this.ctx, store, object);
+      byObject.set(object, core);
+    }
+    return core;
   }
 }
 
@@ -339,17 +455,16 @@ class HoldScope<Token extends string | undefined> implements LockScope<Token> {
   }
 }
 
-/** A lock's handle: {@link LockHandle}. */
+/** A lock's handle: {@link LockHandle}. Its task is its hold's owner, rebuilt by `run()`: a handle keeps its core and its hold only. */
 class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
   /** The handle's acquisition counts as scoped until its release is first called. */
   private counted = true;
 
   constructor(
-    private readonly lock: ReentrantLock<Token>,
+    private readonly core: LockCore,
     hold: Hold,
-    task: TaskContext,
   ) {
-    super(hold, task);
+    super(hold, undefined);
     hold.scoped++;
   }
 
@@ -366,10 +481,10 @@ class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle i
       this.counted = false;
       this.hold.scoped--;
     }
-    return this.lock.releaseFor(this.lock.ownerOf(this.task), this.hold);
+    return this.core.releaseFor(this.hold.name, this.hold.owner, this.hold);
   }
 
   protected extendBy(leaseMs: number): Promise<void> {
-    return this.lock.extendHeld(this.hold, checkLease(leaseMs, 'extend'));
+    return this.core.extendHeld(this.hold.name, this.hold, checkLease(leaseMs, 'extend'));
   }
 }
