@@ -101,6 +101,13 @@ export class WaitQueue {
   /** The latest acquire op each id sent while waiting here. */
   private readonly lastTries = new Map<string, string>();
   closedError: Error | undefined;
+  /**
+   * Where a wake meant for one client goes when none of its waiters can use
+   * it (the woken one left without the object, or the queue emptied as the
+   * wake came): the object passes it on to another client. Set by the
+   * object's wake policy; absent where every client hears every wake.
+   */
+  unheard: (() => void) | undefined;
   /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
   ready: Promise<void> | undefined;
   /** `ready` has resolved: the channel is subscribed now. */
@@ -124,6 +131,10 @@ export class WaitQueue {
 
   /** Wakes the longest-waiting sleeper (the head, in a head-only queue); with none asleep, keeps the wake for the next. */
   wakeOne(): void {
+    if (this.waiters.length === 0) {
+      this.unheard?.();
+      return;
+    }
     const sleeper = this.headOnly ? (this.waiters[0]?.sleeping ? this.waiters[0] : undefined) : this.waiters.find((w) => w.sleeping);
     if (sleeper) sleeper.fire('released');
     else if (this.pendingWakes < this.waiters.length) this.pendingWakes++;
@@ -354,6 +365,8 @@ export class WaitQueues {
     // A wake kept for this id goes to a branch of the same task still waiting.
     if (!acquired) queue.passPendingId(waiter.id);
     if (waiter.woken && !acquired) queue.wakeOne();
+    // The last waiter leaves with a wake kept for it unused: the wake is another client's now.
+    else if (!acquired && queue.waiters.length === 0 && queue.takePendingWake()) queue.unheard?.();
     if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
     if (queue.waiters.length === 0 && this.queues.get(queue.channel) === queue) {
       this.queues.delete(queue.channel);
