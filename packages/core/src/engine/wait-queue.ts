@@ -283,6 +283,8 @@ export interface JoinSpec {
 export class WaitQueues {
   private readonly queues = new Map<string, WaitQueue>();
   private readonly subscriptions = new Map<WaitQueue, QueueSubscription>();
+  /** First tries out now, by channel, that later arrivals queue behind (WaitSpec.queuesOthers). */
+  private readonly arrivals = new Map<string, number>();
   private closedError: Error | undefined;
 
   constructor(private readonly subscribe: (queue: WaitQueue) => QueueSubscription) {}
@@ -296,9 +298,23 @@ export class WaitQueues {
     return this.queues.get(channel)?.subscribed === true;
   }
 
-  /** True when local tasks already wait on `channel` (a newcomer then queues behind them). */
+  /** True when local tasks already wait on `channel`, or a first try that queues others is out on it (a newcomer then queues behind them). */
   hasWaiters(channel: string): boolean {
-    return (this.queues.get(channel)?.waiters.length ?? 0) > 0;
+    return (this.queues.get(channel)?.waiters.length ?? 0) > 0 || (this.arrivals.size > 0 && this.arrivals.has(channel));
+  }
+
+  /** A first try on `channel` that later arrivals queue behind is out. */
+  arrive(channel: string): void {
+    this.arrivals.set(channel, (this.arrivals.get(channel) ?? 0) + 1);
+  }
+
+  /** That try answered; `wake`: it failed, so a waiter that queued behind it tries now. */
+  arrived(channel: string, wake: boolean): void {
+    const left = (this.arrivals.get(channel) ?? 1) - 1;
+    if (left > 0) this.arrivals.set(channel, left);
+    else this.arrivals.delete(channel);
+    const queue = this.queues.get(channel);
+    if (wake && queue && queue.waiters.length > 0) queue.wakeOne();
   }
 
   /**

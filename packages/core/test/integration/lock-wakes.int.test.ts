@@ -39,13 +39,16 @@ describe('lock wakes', () => {
       children.push(child);
       return child;
     });
-    await Promise.all(started.map((child) => child.line(/^ready /)));
+    await Promise.all(started.map((child) => child.line(/^connected/)));
     const before = await scripts();
+    for (const child of started) child.process.stdin?.write('go\n');
+    await Promise.all(started.map((child) => child.line(/^ready /)));
     await held.unlock();
     expect(await Promise.all(started.map((child) => child.exited))).toEqual(started.map(() => 0));
     const perAcquisition = ((await scripts()) - before) / (processes * tasks);
     // Each acquisition's own acquire and release (2), plus a few refused tries
-    // per process; when every process's head tried on each release, ~processes + 1.
+    // per process (its tasks, arriving at once, queue behind its first try);
+    // when every process's head tried on each release, ~processes + 1.
     expect(perAcquisition).toBeLessThanOrEqual(3);
     expect(await fleet.client(0).exists(`${prefix}:{busy}:clients`)).toBe(0);
   });
@@ -58,6 +61,8 @@ describe('lock wakes', () => {
     const held = await holder.getLock('k').acquire({ leaseMs: 60_000 });
     const doomed = startChild(WAITERS, { REDIS_URL: fleet.url(0), PREFIX: prefix, NAME: 'k', TASKS: '1', MODE: 'hang' });
     children.push(doomed);
+    await doomed.line(/^connected/);
+    doomed.process.stdin?.write('go\n');
     const doomedId = (await doomed.line(/^ready /)).split(' ')[1] as string;
     const next = waiter.task(() => waiter.getLock('k').tryLock({ waitMs: 5_000, leaseMs: 5_000 }));
     // Registered behind the doomed client.

@@ -104,6 +104,23 @@ describe('WaitQueue', () => {
     });
   });
 
+  describe('arrivals that queue others behind their first try', () => {
+    it('counts as waiters while the try is out, and a failed try wakes one waiter that queued behind it', async () => {
+      const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+      expect(queues.hasWaiters('c')).toBe(false);
+      queues.arrive('c');
+      queues.arrive('c');
+      expect(queues.hasWaiters('c')).toBe(true);
+      const behind = await queues.join({ channel: 'c', id: 'b', headOnly: false, onMessage: () => undefined });
+      const woke = behind.sleep(60_000, undefined);
+      queues.arrived('c', false);
+      queues.arrived('c', true);
+      await expect(woke).resolves.toBe('released');
+      queues.leave(behind, true);
+      expect(queues.hasWaiters('c')).toBe(false);
+    });
+  });
+
   describe('wake policies', () => {
     it('wakeN wakes n sleepers in arrival order and keeps the rest of the wakes for busy waiters', async () => {
       const queue = queueOf();
