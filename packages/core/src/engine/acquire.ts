@@ -442,8 +442,9 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   // the local queue before the first try: an announcement made while it is out
   // becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
+  // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
+  const arriving = !queueBehind && !joinFirst && spec.queuesOthers === true && spec.arrival === 'queue' && spec.waitMs !== 0 && !spec.headOnly;
   if (!queueBehind && !joinFirst) {
-    const arriving = spec.queuesOthers === true && spec.arrival === 'queue' && spec.waitMs !== 0 && !spec.headOnly;
     if (arriving) ctx.queues.arrive(spec.channel);
     let first: TryOutcome<G>;
     try {
@@ -466,7 +467,7 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   let joining: Promise<Waiter> | undefined;
   try {
     for (;;) {
-      joining = ctx.queues.join(spec, (joined) => (entered = joined));
+      joining = ctx.queues.join(spec, (joined) => (entered = joined), arriving);
       try {
         waiter = await call.race(joining);
         break;

@@ -318,11 +318,11 @@ export class WaitQueues {
   }
 
   /**
-   * Joins the queue of `spec.channel` and resolves once its subscription is
+   * Joins the queue of `spec.channel` (last, or first with `front`) and resolves once its subscription is
    * acknowledged; `entered` hears the waiter as soon as it is in the queue, so
    * a caller cut off before then can take it out at once.
    */
-  async join(spec: JoinSpec, entered?: (waiter: Waiter) => void): Promise<Waiter> {
+  async join(spec: JoinSpec, entered?: (waiter: Waiter) => void, front = false): Promise<Waiter> {
     if (this.closedError) throw this.closedError;
     let queue = this.queues.get(spec.channel);
     if (!queue) {
@@ -330,7 +330,9 @@ export class WaitQueues {
       this.queues.set(spec.channel, queue);
     }
     const waiter = new Waiter(queue, spec.id);
-    queue.waiters.push(waiter);
+    // `front`: it arrived before every waiter here (they queued behind its first try).
+    if (front) queue.waiters.unshift(waiter);
+    else queue.waiters.push(waiter);
     waiter.watch = spec.watch;
     spec.watch?.joined();
     entered?.(waiter);

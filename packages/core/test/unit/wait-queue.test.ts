@@ -119,6 +119,15 @@ describe('WaitQueue', () => {
       queues.leave(behind, true);
       expect(queues.hasWaiters('c')).toBe(false);
     });
+
+    it('lets the arrival whose try was refused join ahead of those that queued behind it', async () => {
+      const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+      const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+      const later = await queues.join({ ...spec, id: 'later' });
+      const first = await queues.join({ ...spec, id: 'first' }, undefined, true);
+      expect(first.queue.waiters.map((waiter) => waiter.id)).toEqual(['first', 'later']);
+      expect(later.isHead).toBe(false);
+    });
   });
 
   describe('wake policies', () => {
