@@ -30,7 +30,7 @@ export type { Settled } from './engine/gather.js';
 export type { LeaseRenewer, LeaseRenewerFactory, LostReason, RenewableHold, RenewalBackend, RenewalReporter, RenewOutcome } from './engine/renewal.js';
 export type { LockRequest } from './objects/lock-options.js';
 export { checkName, fenceKey, objectKey } from './objects/names.js';
-export { keysOfLock, lockKeys } from './objects/lock/keys.js';
+export { keysOfLock, lockKeys, plainLockKeys, type PlainLockKeys } from './objects/lock/keys.js';
 export { readValueAndPttl } from './objects/lock/read-lease.js';
 export type { LockKeys } from './objects/lock/keys.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';

@@ -182,6 +182,12 @@ export interface WaitSpec<G> {
    * try. 'try': at once (a reentry would wait for itself; a latch's readers do not compete).
    */
   readonly arrival: 'queue' | 'join' | 'try';
+  /**
+   * With 'queue': while this call's first try is out, the object's later
+   * arrivals in this process queue behind it (one owner at a time: theirs
+   * could only win if it failed), so a burst of callers sends one try, not one each.
+   */
+  readonly queuesOthers?: boolean;
   /** Called when the call ends without a grant (timed out, aborted, failed): leave a queue kept in Redis. */
   leave?(): Promise<unknown>;
   /**
@@ -436,8 +442,20 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   // the local queue before the first try: an announcement made while it is out
   // becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
+  // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
+  const arriving = !queueBehind && !joinFirst && spec.queuesOthers === true && spec.arrival === 'queue' && spec.waitMs !== 0 && !spec.headOnly;
   if (!queueBehind && !joinFirst) {
-    const first = await tryOnce();
+    if (arriving) ctx.queues.arrive(spec.channel);
+    let first: TryOutcome<G>;
+    try {
+      first = await tryOnce();
+    } catch (error) {
+      // Those that queued behind this try wait for a wake: the next tries now.
+      if (arriving) ctx.queues.arrived(spec.channel, true);
+      throw error;
+    }
+    // Granted: its release wakes them; refused: its client waits, and it joins them.
+    if (arriving) ctx.queues.arrived(spec.channel, false);
     if ('grant' in first) return first.grant;
     if (spec.waitMs === 0) return undefined;
     retryInMs = first.retryInMs;
@@ -449,7 +467,7 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   let joining: Promise<Waiter> | undefined;
   try {
     for (;;) {
-      joining = ctx.queues.join(spec, (joined) => (entered = joined));
+      joining = ctx.queues.join(spec, (joined) => (entered = joined), arriving);
       try {
         waiter = await call.race(joining);
         break;

@@ -49,9 +49,15 @@ export class ChannelHub {
         if (closed) return;
         closed = true;
         if (this.listeners.get(channel) !== entry) return;
-        this.listeners.delete(channel);
+        entry.acked = false;
         if (this.closed) return;
-        connection.unsubscribe(channel, broadcast).catch((error: unknown) => {
+        // Heard until the server confirms: a message published before the
+        // UNSUBSCRIBE still reaches the listener, which may pass it on.
+        const forget = (): void => {
+          if (this.listeners.get(channel) === entry) this.listeners.delete(channel);
+        };
+        connection.unsubscribe(channel, broadcast).then(forget, (error: unknown) => {
+          forget();
           if (!this.closed) this.events.error(error instanceof Error ? error : new Error(String(error)));
         });
       },

@@ -101,6 +101,13 @@ export class WaitQueue {
   /** The latest acquire op each id sent while waiting here. */
   private readonly lastTries = new Map<string, string>();
   closedError: Error | undefined;
+  /**
+   * Where a wake meant for one client goes when none of its waiters can use
+   * it (the woken one left without the object, or the queue emptied as the
+   * wake came): the object passes it on to another client. Set by the
+   * object's wake policy; absent where every client hears every wake.
+   */
+  unheard: (() => void) | undefined;
   /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
   ready: Promise<void> | undefined;
   /** `ready` has resolved: the channel is subscribed now. */
@@ -124,6 +131,10 @@ export class WaitQueue {
 
   /** Wakes the longest-waiting sleeper (the head, in a head-only queue); with none asleep, keeps the wake for the next. */
   wakeOne(): void {
+    if (this.waiters.length === 0) {
+      this.unheard?.();
+      return;
+    }
     const sleeper = this.headOnly ? (this.waiters[0]?.sleeping ? this.waiters[0] : undefined) : this.waiters.find((w) => w.sleeping);
     if (sleeper) sleeper.fire('released');
     else if (this.pendingWakes < this.waiters.length) this.pendingWakes++;
@@ -272,6 +283,8 @@ export interface JoinSpec {
 export class WaitQueues {
   private readonly queues = new Map<string, WaitQueue>();
   private readonly subscriptions = new Map<WaitQueue, QueueSubscription>();
+  /** First tries out now, by channel, that later arrivals queue behind (WaitSpec.queuesOthers). */
+  private readonly arrivals = new Map<string, number>();
   private closedError: Error | undefined;
 
   constructor(private readonly subscribe: (queue: WaitQueue) => QueueSubscription) {}
@@ -285,17 +298,31 @@ export class WaitQueues {
     return this.queues.get(channel)?.subscribed === true;
   }
 
-  /** True when local tasks already wait on `channel` (a newcomer then queues behind them). */
+  /** True when local tasks already wait on `channel`, or a first try that queues others is out on it (a newcomer then queues behind them). */
   hasWaiters(channel: string): boolean {
-    return (this.queues.get(channel)?.waiters.length ?? 0) > 0;
+    return (this.queues.get(channel)?.waiters.length ?? 0) > 0 || (this.arrivals.size > 0 && this.arrivals.has(channel));
+  }
+
+  /** A first try on `channel` that later arrivals queue behind is out. */
+  arrive(channel: string): void {
+    this.arrivals.set(channel, (this.arrivals.get(channel) ?? 0) + 1);
+  }
+
+  /** That try answered; `wake`: it failed, so a waiter that queued behind it tries now. */
+  arrived(channel: string, wake: boolean): void {
+    const left = (this.arrivals.get(channel) ?? 1) - 1;
+    if (left > 0) this.arrivals.set(channel, left);
+    else this.arrivals.delete(channel);
+    const queue = this.queues.get(channel);
+    if (wake && queue && queue.waiters.length > 0) queue.wakeOne();
   }
 
   /**
-   * Joins the queue of `spec.channel` and resolves once its subscription is
+   * Joins the queue of `spec.channel` (last, or first with `front`) and resolves once its subscription is
    * acknowledged; `entered` hears the waiter as soon as it is in the queue, so
    * a caller cut off before then can take it out at once.
    */
-  async join(spec: JoinSpec, entered?: (waiter: Waiter) => void): Promise<Waiter> {
+  async join(spec: JoinSpec, entered?: (waiter: Waiter) => void, front = false): Promise<Waiter> {
     if (this.closedError) throw this.closedError;
     let queue = this.queues.get(spec.channel);
     if (!queue) {
@@ -303,7 +330,9 @@ export class WaitQueues {
       this.queues.set(spec.channel, queue);
     }
     const waiter = new Waiter(queue, spec.id);
-    queue.waiters.push(waiter);
+    // `front`: it arrived before every waiter here (they queued behind its first try).
+    if (front) queue.waiters.unshift(waiter);
+    else queue.waiters.push(waiter);
     waiter.watch = spec.watch;
     spec.watch?.joined();
     entered?.(waiter);
@@ -354,6 +383,8 @@ export class WaitQueues {
     // A wake kept for this id goes to a branch of the same task still waiting.
     if (!acquired) queue.passPendingId(waiter.id);
     if (waiter.woken && !acquired) queue.wakeOne();
+    // The last waiter leaves with a wake kept for it unused: the wake is another client's now.
+    else if (!acquired && queue.waiters.length === 0 && queue.takePendingWake()) queue.unheard?.();
     if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
     if (queue.waiters.length === 0 && this.queues.get(queue.channel) === queue) {
       this.queues.delete(queue.channel);

@@ -19,7 +19,7 @@ export interface Child {
 
 /** Starts `script` with `env` on top of this process's; SIGKILLed after `limitMs` whatever happens. */
 export function startChild(script: string, env: Record<string, string>, limitMs = 90_000): Child {
-  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const waiting: { pattern: RegExp; resolve: (line: string) => void; reject: (error: Error) => void }[] = [];
   const child: Child = {
     process: proc,

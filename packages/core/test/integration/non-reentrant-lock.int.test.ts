@@ -1,6 +1,6 @@
 import { RedisFleet, evalScript } from '@org/rlock-testing';
 import { LockAcquireTimeoutError, LockLostError, type RLock, type RLockClient } from '@org/rlock-core';
-import { SCRIPTS, lockKeys } from '@org/rlock-core/internal';
+import { SCRIPTS, plainLockKeys, type PlainLockKeys } from '@org/rlock-core/internal';
 import { ClientPool, uniquePrefix } from './support.js';
 
 describe('NonReentrantLock', () => {
@@ -93,21 +93,24 @@ describe('NonReentrantLock', () => {
     });
   });
 
-  describe('acquire-3 with kind nonReentrantLock', () => {
-    const acquire = (keys: ReturnType<typeof lockKeys>, owner: string, op: string, kind: string) =>
+  describe('acquire-4 with kind nonReentrantLock', () => {
+    const acquire = (keys: PlainLockKeys, owner: string, op: string, kind: string) =>
       evalScript(fleet.client(0), SCRIPTS.lockAcquire, {
         lock: keys.lock,
         fence: keys.fence,
         cancelled: keys.cancelled,
+        clients: keys.clients,
         owner,
         leaseMs: 10_000,
         op,
         kind,
+        clientsTtlMs: 30_000,
+        waits: '1',
       }) as Promise<unknown[]>;
 
     it('marks the hash, refuses the owner a second op, and answers a replay of its op as granted', async () => {
       const redis = fleet.client(0);
-      const keys = lockKeys(uniquePrefix(), 'job');
+      const keys = plainLockKeys(uniquePrefix(), 'job', 'c');
       const first = await acquire(keys, 'c:t1', 'op1', 'nonReentrantLock');
       expect(first).toEqual([1, expect.any(String), 1]);
       expect(await redis.hget(keys.lock, 'kind')).toBe('nonReentrantLock');
@@ -120,7 +123,7 @@ describe('NonReentrantLock', () => {
 
     it('leaves the reentrant lock as it was: no kind field, and an empty kind counts', async () => {
       const redis = fleet.client(0);
-      const keys = lockKeys(uniquePrefix(), 'job');
+      const keys = plainLockKeys(uniquePrefix(), 'job', 'c');
       await acquire(keys, 'c:t1', 'op1', '');
       expect(await acquire(keys, 'c:t1', 'op2', '')).toEqual([1, expect.any(String), 2]);
       expect(await redis.hexists(keys.lock, 'kind')).toBe(0);

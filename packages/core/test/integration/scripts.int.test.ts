@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisFleet, evalScript } from '@org/rlock-testing';
-import { SCRIPTS, lockKeys, type EmbeddedScript, type LockKeys } from '@org/rlock-core/internal';
+import { SCRIPTS, plainLockKeys, type EmbeddedScript, type PlainLockKeys } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**
@@ -19,37 +19,63 @@ describe('lock scripts', () => {
   afterAll(() => fleet.stop());
   const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(redis, script, args);
 
-  const fresh = (): LockKeys => lockKeys(uniquePrefix(), 'job');
+  const fresh = (): PlainLockKeys => plainLockKeys(uniquePrefix(), 'job', 'o');
   const WINDOW = 2_000;
-  const acquire = (keys: LockKeys, owner: string, leaseMs: number, op: string) =>
-    run(SCRIPTS.lockAcquire, { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs, op, kind: '' }) as Promise<unknown[]>;
-  const release = (keys: LockKeys, owner: string, op: string, options: { all?: boolean; token?: string } = {}) =>
+  const CLIENTS_TTL = 30_000;
+  const acquire = (keys: PlainLockKeys, owner: string, leaseMs: number, op: string, waits = '1') =>
+    run(SCRIPTS.lockAcquire, {
+      lock: keys.lock,
+      fence: keys.fence,
+      cancelled: keys.cancelled,
+      clients: keys.clients,
+      owner,
+      leaseMs,
+      op,
+      kind: '',
+      clientsTtlMs: CLIENTS_TTL,
+      waits,
+    }) as Promise<unknown[]>;
+  const release = (keys: PlainLockKeys, owner: string, op: string, options: { all?: boolean; token?: string; waiting?: boolean; sharded?: boolean } = {}) =>
     run(SCRIPTS.lockRelease, {
       lock: keys.lock,
       released: keys.released,
+      clients: keys.clients,
       owner,
       op,
       all: options.all ? '1' : '0',
       token: options.token ?? '',
       replayWindowMs: WINDOW,
-      sharded: '0',
-      channel: keys.channel,
+      sharded: options.sharded ? '1' : '0',
+      wakePrefix: keys.wakePrefix,
+      waiting: options.waiting ? '1' : '0',
+      clientsTtlMs: CLIENTS_TTL,
     }) as Promise<unknown[]>;
-  const cancel = (keys: LockKeys, owner: string, op: string, acquireOp: string, all = false) =>
+  const cancel = (keys: PlainLockKeys, owner: string, op: string, acquireOp: string, all = false) =>
     run(SCRIPTS.lockCancel, {
       lock: keys.lock,
       released: keys.released,
       cancelled: keys.cancelled,
+      clients: keys.clients,
       owner,
       op,
       acquireOp,
       all: all ? '1' : '0',
       replayWindowMs: WINDOW,
       sharded: '0',
-      channel: keys.channel,
+      wakePrefix: keys.wakePrefix,
     });
+  const wake = (keys: PlainLockKeys, clientId: string) =>
+    run(SCRIPTS.lockWake, { lock: keys.lock, clients: keys.clients, clientId, sharded: '0', wakePrefix: keys.wakePrefix });
+  /** A connection listening on the wake channels of `clientIds`, and what each heard. */
+  const listenAs = async (keys: PlainLockKeys, ...clientIds: string[]) => {
+    const listener = fleet.client(0);
+    const heard: string[] = [];
+    listener.on('message', (channel: string, message: string) => heard.push(`${channel.slice(keys.wakePrefix.length)} ${message}`));
+    await listener.subscribe(...clientIds.map((id) => keys.wakePrefix + id));
+    return { heard, settle: () => listener.ping() };
+  };
 
-  describe('acquire-3', () => {
+  describe('acquire-4', () => {
     it('grants a free lock with count 1, the lease as TTL and a token, and reenters for the same owner', async () => {
       const keys = fresh();
       const [granted, token, count] = await acquire(keys, 'c:t1', 10_000, 'op1');
@@ -140,22 +166,66 @@ describe('lock scripts', () => {
     });
   });
 
-  describe('release-2', () => {
-    it('decrements, then deletes and announces on the last release, counting the receivers', async () => {
+  describe('release-3', () => {
+    it('decrements, then deletes and wakes the client a refused try registered, counting the receivers', async () => {
       const keys = fresh();
-      const listener = fleet.client(0);
-      const messages: string[] = [];
-      listener.on('message', (_channel: string, message: string) => messages.push(message));
-      await listener.subscribe(keys.channel);
+      const { heard, settle } = await listenAs(keys, 'w');
       await acquire(keys, 'o', 10_000, 'a1');
       await acquire(keys, 'o', 10_000, 'a2');
+      expect((await acquire(keys, 'w:t1', 10_000, 'b'))[0]).toBe(0);
+      expect(await redis.zrange(keys.clients, '0', '-1')).toEqual(['w']);
       expect(await release(keys, 'o', 'r1')).toEqual([1, 1, 0]);
       expect(await redis.exists(keys.lock)).toBe(1);
       expect(await release(keys, 'o', 'r2')).toEqual([1, 0, 1]);
       expect(await redis.exists(keys.lock)).toBe(0);
-      await redis.ping();
-      await listener.ping();
-      expect(messages).toEqual(['unlock']);
+      // Woken once: its next refusal registers it again.
+      expect(await redis.exists(keys.clients)).toBe(0);
+      await settle();
+      expect(heard).toEqual(['w unlock']);
+    });
+
+    it('wakes no one when no client waits, and a try that does not wait registers nobody', async () => {
+      const keys = fresh();
+      const { heard, settle } = await listenAs(keys, 'w');
+      await acquire(keys, 'o', 10_000, 'a');
+      expect((await acquire(keys, 'w:t1', 10_000, 'b', '0'))[0]).toBe(0);
+      expect(await redis.exists(keys.clients)).toBe(0);
+      expect(await release(keys, 'o', 'r')).toEqual([1, 0, 0]);
+      await settle();
+      expect(heard).toEqual([]);
+    });
+
+    it('wakes clients in the order they registered, one per release, skipping those nobody listens for', async () => {
+      const keys = fresh();
+      const { heard, settle } = await listenAs(keys, 'a', 'b');
+      await acquire(keys, 'o', 10_000, 'h1');
+      for (const client of ['a', 'gone', 'b', 'a']) await acquire(keys, `${client}:t`, 10_000, `x-${client}`);
+      // A second refusal keeps the client's place.
+      expect(await redis.zrange(keys.clients, '0', '-1')).toEqual(['a', 'gone', 'b']);
+      const pttl = await redis.pttl(keys.clients);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(CLIENTS_TTL);
+      expect(await release(keys, 'o', 'r1')).toEqual([1, 0, 1]);
+      await acquire(keys, 'o', 10_000, 'h2');
+      // 'gone' listens nowhere: dropped, and 'b' woken in the same release.
+      expect(await release(keys, 'o', 'r2')).toEqual([1, 0, 1]);
+      expect(await redis.exists(keys.clients)).toBe(0);
+      await settle();
+      expect(heard).toEqual(['a unlock', 'b unlock']);
+    });
+
+    it('registers the releasing client behind the others when its own tasks still wait', async () => {
+      const keys = fresh();
+      const { heard, settle } = await listenAs(keys, 'o', 'b');
+      await acquire(keys, 'o:t1', 10_000, 'h1');
+      await acquire(keys, 'b:t', 10_000, 'x');
+      expect(await release(keys, 'o:t1', 'r1', { waiting: true })).toEqual([1, 0, 1]);
+      expect(await redis.zrange(keys.clients, '0', '-1')).toEqual(['o']);
+      await acquire(keys, 'b:t', 10_000, 'x2');
+      // Nobody else waits: the releasing client's own waiters are woken.
+      expect(await release(keys, 'b:t', 'r2')).toEqual([1, 0, 1]);
+      await settle();
+      expect(heard).toEqual(['b unlock', 'o unlock']);
     });
 
     it('refuses a wrong owner and changes nothing', async () => {
@@ -196,32 +266,39 @@ describe('lock scripts', () => {
       expect(await redis.exists(keys.lock)).toBe(0);
     });
 
-    it('announces with SPUBLISH when told the deployment is sharded', async () => {
+    it('wakes with SPUBLISH when told the deployment is sharded', async () => {
       const keys = fresh();
       const listener = fleet.client(0);
       const messages: string[] = [];
       listener.on('smessage', (_channel: string, message: string) => messages.push(message));
-      await listener.ssubscribe(keys.channel);
+      await listener.ssubscribe(`${keys.wakePrefix}w`);
       await acquire(keys, 'o', 10_000, 'a');
-      expect(
-        await run(SCRIPTS.lockRelease, {
-          lock: keys.lock,
-          released: keys.released,
-          owner: 'o',
-          op: 'r',
-          all: '0',
-          token: '',
-          replayWindowMs: WINDOW,
-          sharded: '1',
-          channel: keys.channel,
-        }),
-      ).toEqual([1, 0, 1]);
+      await acquire(keys, 'w:t', 10_000, 'b');
+      expect(await release(keys, 'o', 'r', { sharded: true })).toEqual([1, 0, 1]);
       await listener.ping().catch(() => undefined);
       expect(messages).toEqual(['unlock']);
     });
   });
 
-  describe('cancel-3', () => {
+  describe('wake-2', () => {
+    it('passes a wake on to the next waiting client while the lock is free, never back to the caller', async () => {
+      const keys = fresh();
+      const { heard, settle } = await listenAs(keys, 'me', 'b');
+      await acquire(keys, 'o', 10_000, 'h');
+      await acquire(keys, 'me:t', 10_000, 'x');
+      await acquire(keys, 'b:t', 10_000, 'y');
+      // Held: the holder's release wakes the next; nothing now.
+      expect(await wake(keys, 'me')).toBe(0);
+      expect(await redis.zrange(keys.clients, '0', '-1')).toEqual(['b']);
+      await redis.del(keys.lock);
+      expect(await wake(keys, 'me')).toBe(1);
+      expect(await redis.exists(keys.clients)).toBe(0);
+      await settle();
+      expect(heard).toEqual(['b unlock']);
+    });
+  });
+
+  describe('cancel-4', () => {
     it("undoes the hold's last acquire by its op, one count or all, and leaves a tombstone", async () => {
       const keys = fresh();
       await acquire(keys, 'o', 10_000, 'a1');
@@ -238,12 +315,16 @@ describe('lock scripts', () => {
       expect(pttl).toBeLessThanOrEqual(WINDOW);
     });
 
-    it('frees the lock when it undoes the only count, and announces it', async () => {
+    it('frees the lock when it undoes the only count, and wakes a waiting client', async () => {
       const keys = fresh();
+      const { heard, settle } = await listenAs(keys, 'w');
       await acquire(keys, 'o', 10_000, 'a1');
       await acquire(keys, 'o', 10_000, 'a2');
+      await acquire(keys, 'w:t', 10_000, 'b');
       expect(await cancel(keys, 'o', 'c', 'a2', true)).toBe(1);
       expect(await redis.exists(keys.lock)).toBe(0);
+      await settle();
+      expect(heard).toEqual(['w unlock']);
     });
 
     it("touches no other owner's hold", async () => {

@@ -57,11 +57,11 @@ describe('RLock waiting', () => {
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 
-  it('unsubscribes from the lock channel once nobody waits', async () => {
+  it('unsubscribes from its wake channel on the lock once nobody waits', async () => {
     const holder = pool.make(fleet.url(0));
     const waiter = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
     const redis = fleet.client(0);
-    const channel = `${holder.options.keyPrefix}:{sub}:release`;
+    const channel = `${holder.options.keyPrefix}:{sub}:release:${waiter.clientId}`;
     const handle = await holder.getLock('sub').acquire({ leaseMs: 60_000 });
     const waiting = waiter.task(() => waiter.getLock('sub').tryLock({ waitMs: 300, leaseMs: 1_000 }));
     const subscribers = async () => Number(((await redis.pubsub('NUMSUB', channel)) as [string, number])[1]);

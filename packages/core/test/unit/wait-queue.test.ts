@@ -46,6 +46,90 @@ describe('WaitQueue', () => {
     });
   });
 
+  describe('a wake meant for this client alone (unheard)', () => {
+    const queuesOf = () => new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+
+    it('passes on a wake that comes when no waiter is left', () => {
+      const queue = queueOf();
+      const passed: string[] = [];
+      queue.unheard = () => passed.push('passed');
+      queue.released();
+      expect(passed).toEqual(['passed']);
+      sleeper(queue);
+      queue.released();
+      expect(passed).toEqual(['passed']);
+    });
+
+    it('passes on the wake of a woken waiter that leaves without the lock when no other waiter is here', async () => {
+      const queues = queuesOf();
+      const waiter = await queues.join({ ...spec, id: 'a' });
+      const passed: string[] = [];
+      waiter.queue.unheard = () => passed.push('passed');
+      const woke = waiter.sleep(60_000, undefined);
+      waiter.queue.released();
+      await expect(woke).resolves.toBe('released');
+      queues.leave(waiter, false);
+      expect(passed).toEqual(['passed']);
+    });
+
+    it('passes on a wake kept for the last waiter, busy trying, when it leaves without the lock; not when it acquired', async () => {
+      const queues = queuesOf();
+      const gaveUp = await queues.join({ ...spec, id: 'a' });
+      const passed: string[] = [];
+      gaveUp.queue.unheard = () => passed.push('passed');
+      gaveUp.queue.released();
+      queues.leave(gaveUp, false);
+      expect(passed).toEqual(['passed']);
+      const acquirer = await queues.join({ ...spec, id: 'b' });
+      acquirer.queue.unheard = () => passed.push('passed again');
+      acquirer.queue.released();
+      queues.leave(acquirer, true);
+      expect(passed).toEqual(['passed']);
+    });
+
+    it('gives the wake to the next local waiter first', async () => {
+      const queues = queuesOf();
+      const first = await queues.join({ ...spec, id: 'a' });
+      const second = await queues.join({ ...spec, id: 'b' });
+      const passed: string[] = [];
+      first.queue.unheard = () => passed.push('passed');
+      const firstWoke = first.sleep(60_000, undefined);
+      const secondWoke = second.sleep(60_000, undefined);
+      first.queue.released();
+      await expect(firstWoke).resolves.toBe('released');
+      queues.leave(first, false);
+      await expect(secondWoke).resolves.toBe('released');
+      expect(passed).toEqual([]);
+    });
+  });
+
+  describe('arrivals that queue others behind their first try', () => {
+    it('counts as waiters while the try is out, and a failed try wakes one waiter that queued behind it', async () => {
+      const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+      expect(queues.hasWaiters('c')).toBe(false);
+      queues.arrive('c');
+      queues.arrive('c');
+      expect(queues.hasWaiters('c')).toBe(true);
+      const behind = await queues.join({ channel: 'c', id: 'b', headOnly: false, onMessage: () => undefined });
+      const woke = behind.sleep(60_000, undefined);
+      queues.arrived('c', false);
+      queues.arrived('c', true);
+      await expect(woke).resolves.toBe('released');
+      queues.leave(behind, true);
+      expect(queues.hasWaiters('c')).toBe(false);
+    });
+
+    it('lets the arrival whose try was refused join ahead of those that queued behind it', async () => {
+      const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+      const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+      const later = await queues.join({ ...spec, id: 'later' });
+      const first = await queues.join({ ...spec, id: 'first' }, undefined, true);
+      expect(first.queue.waiters.map((waiter) => waiter.id)).toEqual(['first', 'later']);
+      expect(later.isHead).toBe(false);
+    });
+  });
+
   describe('wake policies', () => {
     it('wakeN wakes n sleepers in arrival order and keeps the rest of the wakes for busy waiters', async () => {
       const queue = queueOf();

@@ -185,9 +185,12 @@ describe('what a new user trips on', () => {
           ),
         ),
       );
-      // Every waiter subscribed (its first try refused) before the release.
-      const channel = `${holder.options.keyPrefix}:{crowd}:release`;
-      const subscribers = async () => Number(((await fleet.client(0).pubsub('NUMSUB', channel)) as [string, number])[1]);
+      // Every waiter subscribed (its first try refused) before the release: each on its own wake channel.
+      const channels = waiters.map((client) => `${holder.options.keyPrefix}:{crowd}:release:${client.clientId}`);
+      const subscribers = async () => {
+        const counts = (await fleet.client(0).pubsub('NUMSUB', ...channels)) as (string | number)[];
+        return counts.filter((_, i) => i % 2 === 1).reduce<number>((sum, count) => sum + Number(count), 0);
+      };
       expect(await eventually(async () => (await subscribers()) === 20, 10_000)).toBe(true);
       await held.unlock();
       await all;

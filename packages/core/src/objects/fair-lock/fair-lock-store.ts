@@ -36,7 +36,7 @@ export class FairLockStore extends ServerLockStore {
     super(deployment, replayWindowMs);
   }
 
-  keysOf(prefix: string, name: string): FairLockKeys {
+  override keysOf(prefix: string, name: string): FairLockKeys {
     return fairLockKeys(prefix, name, this.clientId);
   }
 

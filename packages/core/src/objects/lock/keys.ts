@@ -74,3 +74,31 @@ export class LockKeyCache {
 export function keysOfLock(lock: string, fence = '', notices = ''): LockKeys {
   return { lock, released: `${lock}:released`, channel: `${lock}:release`, fence, cancelled: `${lock}:cancelled`, notices };
 }
+
+/**
+ * The Redis names of one lock or non-reentrant lock as one client sees them:
+ * the lock's, its waiting clients, and the client's own wake channel
+ * `<wakePrefix><clientId>` as `channel`, where a release wakes this client's
+ * longest waiter when its turn comes (public layout, see the core README).
+ */
+export interface PlainLockKeys extends LockKeys {
+  /** `<prefix>:{<name>}:release:`: a script that wakes a client publishes on it followed by the clientId. */
+  readonly wakePrefix: string;
+  /** Zset `<prefix>:{<name>}:clients`: client id → when it registered as waiting (server µs). */
+  readonly clients: string;
+}
+
+/** The names of lock `name` under `prefix`, as client `clientId` sees them. */
+export function plainLockKeys(prefix: string, name: string, clientId: string): PlainLockKeys {
+  return withWakes(lockKeys(prefix, name), clientId);
+}
+
+/** The names around lock key `lock` as client `clientId` sees them (its fence and notices unknown: what a release needs). */
+export function plainKeysOfLock(lock: string, clientId: string): PlainLockKeys {
+  return withWakes(keysOfLock(lock), clientId);
+}
+
+function withWakes(keys: LockKeys, clientId: string): PlainLockKeys {
+  const wakePrefix = `${keys.channel}:`;
+  return { ...keys, wakePrefix, channel: `${wakePrefix}${clientId}`, clients: `${keys.lock}:clients` };
+}

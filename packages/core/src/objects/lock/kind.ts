@@ -2,9 +2,9 @@ import type { KeyRead } from '../inspect/snapshot.js';
 import { holder } from '../inspect/snapshot.js';
 import { byName, defineKind } from '../object-kind.js';
 import type { LockInfo } from './info.js';
-import { lockKeys } from './keys.js';
+import { plainLockKeys } from './keys.js';
 import { ReentrantLock } from './reentrant-lock.js';
-import { ServerLockStore } from './server-lock-store.js';
+import { lockWaits, ServerLockStore } from './server-lock-store.js';
 import type { RLock } from './types.js';
 
 /** A Redlock master's lease lock, `<clientId>:<taskId>|<op>`: its owner. */
@@ -17,11 +17,14 @@ export const LOCK = defineKind({
   method: 'getLock',
   getter: (site) => {
     const { deployment, context } = site;
-    const store = new ServerLockStore(deployment, context.commandTimeoutMs);
+    const store = new ServerLockStore(deployment, context.commandTimeoutMs, '', lockWaits(context));
     context.kinds.register(store.kind, store);
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, context, store));
   },
-  keeps: (prefix, name) => ({ lock: { key: lockKeys(prefix, name).lock, type: 'hash' } }),
+  keeps: (prefix, name) => {
+    const { lock, clients } = plainLockKeys(prefix, name, '');
+    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
+  },
   // A hash with an owner is a lock unless a field says it is another kind; a
   // fair lock with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
   recognise: ({ keys: { lock } }) => {

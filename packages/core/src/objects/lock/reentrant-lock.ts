@@ -264,6 +264,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         headOnly: store.headOnly,
         onMessage: (payload, queue) => store.onMessage(payload, queue),
         arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
+        queuesOthers: store.exclusive ?? true,
         // The queue's place is the owner's: kept while a branch of the task still
         // waits here. A hold a branch counts on (it may be a hand-off to this
         // place, count 0 in Redis) is named by its token, so it stays.

@@ -1,16 +1,25 @@
 import { replicated, type Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
 import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
-import type { WaitQueue } from '../../engine/wait-queue.js';
+import type { WaitQueue, WaitQueues } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
 import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
-import { keysOfLock, type LockKeys } from './keys.js';
+import { plainKeysOfLock, plainLockKeys, type LockKeys, type PlainLockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
 import { readValueAndPttl } from './read-lease.js';
+
+/** A client's ClientWaits: its waiting-clients zset lives a watchdog lease (its waiters try again at least every third of it). */
+export function lockWaits(ctx: EngineContext): ClientWaits {
+  return { clientId: ctx.clientId, queues: ctx.queues, ttlMs: ctx.watchdogTimeoutMs };
+}
+
+/** Between a lock key and a client id in a wake channel (keys.ts). */
+const WAKE_INFIX = ':release:';
 
 const isGranted = (reply: { readonly granted: boolean }): boolean => reply.granted;
 
@@ -36,6 +45,18 @@ export function parseRelease(reply: unknown): ReleaseReply {
 const asCodes = (reply: unknown): number[] => reply as number[];
 
 /**
+ * What a lock's store needs to wake one waiting client per release (see
+ * wake-client.lua): who this client is, and whether its own tasks still wait.
+ */
+export interface ClientWaits {
+  readonly clientId: string;
+  /** This client's wait queues: a release registers the client when other tasks of it still wait. */
+  readonly queues: WaitQueues;
+  /** How long a lock's waiting-clients zset lives after a registration, ms (a waiting client tries again at least every third of it). */
+  readonly ttlMs: number;
+}
+
+/**
  * The reentrant lock's protocol on one deployment: its scripts (one per state
  * change) and its reads, every call through the deployment's transport
  * (batched, bounded by commandTimeoutMs, typed errors). Used by the
@@ -52,17 +73,40 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   constructor(
     deployment: Deployment,
     replayWindowMs: number,
-    /** acquire-3's kind: '' counts an owner's acquisitions; 'nonReentrantLock' refuses its second. */
+    /** acquire-4's kind: '' counts an owner's acquisitions; 'nonReentrantLock' refuses its second. */
     private readonly lockKind: '' | 'nonReentrantLock' = '',
+    /** The client whose locks these are (absent where a subclass wakes its own way: the fair lock). */
+    private readonly waits?: ClientWaits,
   ) {
     super(deployment, replayWindowMs);
     this.object = lockKind === 'nonReentrantLock' ? 'non_reentrant_lock' : 'lock';
   }
 
-  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, _request?: LockRequest): Promise<AcquireReply> {
+  keysOf(prefix: string, name: string): LockKeys {
+    return plainLockKeys(prefix, name, this.waitingClientId);
+  }
+
+  private get waitingClientId(): string {
+    return this.waits?.clientId ?? '';
+  }
+
+  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+    const plain = keys as PlainLockKeys;
     const reply = this.transport.run(
       SCRIPTS.lockAcquire,
-      { lock: keys.lock, fence: keys.fence, cancelled: keys.cancelled, owner, leaseMs, op, kind: this.lockKind },
+      {
+        lock: plain.lock,
+        fence: plain.fence,
+        cancelled: plain.cancelled,
+        clients: plain.clients,
+        owner,
+        leaseMs,
+        op,
+        kind: this.lockKind,
+        clientsTtlMs: this.waits?.ttlMs ?? 0,
+        // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
+        waits: request?.waitMs === 0 ? '0' : '1',
+      },
       'acquire',
       keys.lock,
       parseAcquire,
@@ -75,11 +119,6 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     return { owner, op: `${op}/cancel`, acquireOp: op, all: all ? '1' : '0', replayWindowMs: this.replayWindowMs, sharded: this.sharded };
   }
 
-  /** The arguments the lock's and the fair lock's release scripts share beside their keys and channel. */
-  protected releaseArgs(owner: string, token: string | undefined, op: string, all: boolean) {
-    return { owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs: this.replayWindowMs, sharded: this.sharded };
-  }
-
   /**
    * With `syncReplicas`, a grant counts once enough replicas have it: a
    * rejection here makes the engine undo the grant (nothing is left).
@@ -90,9 +129,17 @@ export class ServerLockStore extends ObjectStore implements LockStore {
 
   /** Cancels acquire `op` of `owner` (one count, or all of them). */
   cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
+    const plain = keys as PlainLockKeys;
     return this.transport.run(
       SCRIPTS.lockCancel,
-      { lock: keys.lock, released: keys.released, cancelled: keys.cancelled, channel: keys.channel, ...this.cancelArgs(owner, op, all) },
+      {
+        lock: plain.lock,
+        released: plain.released,
+        cancelled: plain.cancelled,
+        clients: plain.clients,
+        wakePrefix: plain.wakePrefix,
+        ...this.cancelArgs(owner, op, all),
+      },
       'cancel',
       keys.lock,
       isOne,
@@ -105,9 +152,25 @@ export class ServerLockStore extends ObjectStore implements LockStore {
 
   /** One release of `owner`'s hold (with `token`, when given: never a newer hold). */
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    const plain = keys as PlainLockKeys;
+    // The releasing task has left the queue: whoever is in it waits still.
+    const waiting = this.waits?.queues.hasWaiters(plain.channel) === true ? '1' : '0';
     return this.transport.run(
       SCRIPTS.lockRelease,
-      { lock: keys.lock, released: keys.released, channel: keys.channel, ...this.releaseArgs(owner, token, op, all) },
+      {
+        lock: plain.lock,
+        released: plain.released,
+        clients: plain.clients,
+        owner,
+        op,
+        all: all ? '1' : '0',
+        token: token ?? '',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+        wakePrefix: plain.wakePrefix,
+        waiting,
+        clientsTtlMs: this.waits?.ttlMs ?? 0,
+      },
       'release',
       keys.lock,
       parseRelease,
@@ -120,8 +183,26 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   onMessage(_payload: string, queue: WaitQueue): void {
-    // 'unlock' and 'force' both free the lock: one local waiter tries.
+    // The release woke this client alone: one local waiter tries, and a wake
+    // no waiter here can use goes to the next waiting client.
+    queue.unheard ??= () => void this.passOn(queue.channel);
     queue.released();
+  }
+
+  /** Hands a wake this client cannot use (on its wake channel `channel`) to the next waiting client, if the lock is still free. */
+  private passOn(channel: string): Promise<unknown> {
+    const lock = channel.slice(0, channel.length - WAKE_INFIX.length - this.waitingClientId.length);
+    const keys = plainKeysOfLock(lock, this.waitingClientId);
+    // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).
+    return this.transport
+      .run(
+        SCRIPTS.lockWake,
+        { lock, clients: keys.clients, clientId: this.waitingClientId, sharded: this.sharded, wakePrefix: keys.wakePrefix },
+        'wake',
+        lock,
+        Number,
+      )
+      .catch(() => undefined);
   }
 
   batchKey(hold: RenewableHold): string {
@@ -145,7 +226,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   async clear(hold: Hold): Promise<boolean> {
-    const reply = await this.release(keysOfHold(hold), hold, `clear/${++this.opCounter}`, true);
+    const reply = await this.release(plainKeysOfLock(hold.key, this.waitingClientId), hold, `clear/${++this.opCounter}`, true);
     return reply.released;
   }
 
@@ -177,18 +258,25 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     return this.transport.call('pttl', [keys.lock], 'PTTL', keys.lock, Number);
   }
 
-  forceUnlock(keys: LockKeys): Promise<boolean> {
-    return this.transport.run(
+  async forceUnlock(keys: LockKeys): Promise<boolean> {
+    const plain = keys as PlainLockKeys;
+    // 'force' on the lock's shared channel, where no waiter of this layout listens; the wake follows.
+    const released = await this.transport.run(
       SCRIPTS.lockForceUnlock,
-      { lock: keys.lock, sharded: this.sharded, channel: keys.channel, notices: keys.notices },
+      { lock: plain.lock, sharded: this.sharded, channel: `${plain.lock}:release`, notices: plain.notices },
       'forceUnlock',
-      keys.lock,
+      plain.lock,
       isOne,
     );
+    if (released) {
+      await this.transport.run(
+        SCRIPTS.lockWake,
+        { lock: plain.lock, clients: plain.clients, clientId: '', sharded: this.sharded, wakePrefix: plain.wakePrefix },
+        'wake',
+        plain.lock,
+        Number,
+      );
+    }
+    return released;
   }
-}
-
-/** The keys a release of `hold` needs, from its lock key. */
-export function keysOfHold(hold: Hold): LockKeys {
-  return keysOfLock(hold.key);
 }

@@ -1,7 +1,7 @@
 import { holder } from '../inspect/snapshot.js';
-import { lockKeys } from '../lock/keys.js';
+import { plainLockKeys } from '../lock/keys.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
-import { ServerLockStore } from '../lock/server-lock-store.js';
+import { lockWaits, ServerLockStore } from '../lock/server-lock-store.js';
 import type { RLock } from '../lock/types.js';
 import { byName, defineKind } from '../object-kind.js';
 import type { NonReentrantLockInfo } from './info.js';
@@ -10,7 +10,7 @@ const NAME = 'nonReentrantLock';
 
 /**
  * The non-reentrant lock (`getNonReentrantLock`, as Redisson's): the lock's
- * keys, scripts and engine, with acquire-3 refusing an owner's second
+ * keys, scripts and engine, with acquire-4 refusing an owner's second
  * acquisition, so two of one task are never both granted, even in flight at
  * once. The lock's store renews and clears its holds.
  */
@@ -19,11 +19,14 @@ export const NON_REENTRANT_LOCK = defineKind({
   description: 'lock a task cannot take twice',
   method: 'getNonReentrantLock',
   getter: (site) => {
-    const store = new ServerLockStore(site.deployment, site.context.commandTimeoutMs, NAME);
+    const store = new ServerLockStore(site.deployment, site.context.commandTimeoutMs, NAME, lockWaits(site.context));
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, site.context, store));
   },
-  keeps: (prefix, name) => ({ lock: { key: lockKeys(prefix, name).lock, type: 'hash' } }),
-  // acquire-3 marks the hash with field kind.
+  keeps: (prefix, name) => {
+    const { lock, clients } = plainLockKeys(prefix, name, '');
+    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
+  },
+  // acquire-4 marks the hash with field kind.
   recognise: ({ keys: { lock } }) => (lock.fields.kind === NAME ? 'shown' : undefined),
   describe: ({ now, keys: { lock } }, base): NonReentrantLockInfo => {
     const { owner, count, token } = lock.fields;

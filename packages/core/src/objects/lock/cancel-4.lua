@@ -1,5 +1,5 @@
 --[[
-cancel-3: undo an acquire whose reply came too late, was aborted, or never came.
+cancel-4: undo an acquire whose reply came too late, was aborted, or never came.
 
 The acquire may have run, may still be on its way (ioredis resends a command
 after a reconnect), or may never arrive. Either way it must leave no hold: if it
@@ -9,28 +9,33 @@ released; and a tombstone refuses the acquire if it arrives after this.
 KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
+KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> when it
+         registered, us; see wake-client)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
 ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[7]  channel: the lock's channel <prefix>:{<name>}:release (keys.ts)
+ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (a client's wake channel is this plus
+         its client id; keys.ts)
 
 Returns
   1  the acquire had run and is undone
   0  it had not run (or is not the hold's last op): the tombstone refuses it
      (every tombstone goes when the hash's TTL, renewed by each cancel, runs out)
 
-Publishes 'unlock' on `channel` when the undo frees the lock.
+Publishes 'unlock' on `wakePrefix` .. <client id> of one waiting client
+(wake-client) when the undo frees the lock.
 ]]
 --- @include "announce"
+--- @include "wake-client"
 --- @include "cancel-count"
 
-local lock, released, cancelled = KEYS[1], KEYS[2], KEYS[3]
-local owner, op, acquireOp, all, replayWindowMs, sharded, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local lock, released, cancelled, clients = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, op, acquireOp, all, replayWindowMs, sharded, wakePrefix = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local undone, freed = cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)
 if freed then
-  announce(channel, 'unlock', sharded)
+  wakeClient(clients, wakePrefix, sharded)
 end
 return undone
