@@ -1,5 +1,6 @@
 import { attempt, unansweredFailure, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
-import { acquireObserved, releaseTraced } from '../../engine/observed.js';
+import { acquireObserved, releaseTraced, type AcquireLabel } from '../../engine/observed.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
@@ -246,11 +247,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       (op) => store.cancel(keys, owner, op),
     );
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
-    const reenterOrAttempt = async (current: Hold, signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> =>
-      (await ctx.chains.run(keys.lock, owner, () => this.reenterHere(current, request))) ? { grant: current } : attempt(ctx, tries, signal);
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
       const current = store.counting === 'client' ? ctx.holds.current(keys.lock, this.mode, owner) : undefined;
-      return current?.active ? reenterOrAttempt(current, signal) : attempt(ctx, tries, signal);
+      return current?.active ? this.reenterOrAttempt(current, signal, tries, request) : attempt(ctx, tries, signal);
     };
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
     const handOffs = store.handOffs?.(ctx, target, keys.channel, request);
@@ -262,7 +261,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         channel: keys.channel,
         id: owner,
         headOnly: store.headOnly,
-        onMessage: (payload, queue) => store.onMessage(payload, queue),
+        onMessage: this.core.onMessage,
         arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
         queuesOthers: store.exclusive ?? true,
         // The queue's place is the owner's: kept while a branch of the task still
@@ -284,8 +283,14 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         tryOnce,
         giveBack: (hold) => this.releaseFor(owner, hold),
       },
-      { object: this.object, refusal: request.failFast === true ? 'not_acquired' : 'timeout' },
+      request.failFast === true ? this.core.failFastLabel : this.core.waitLabel,
     );
+  }
+
+  /** A try where the owner holds the lock already (the client counts): reentered here, else attempted anew. */
+  private async reenterOrAttempt(current: Hold, signal: AbortSignal | undefined, tries: HoldAttempt, request: LockRequest): Promise<TryOutcome<Hold>> {
+    const reentered = await this.ctx.chains.run(current.key, current.owner, () => this.reenterHere(current, request));
+    return reentered ? { grant: current } : attempt(this.ctx, tries, signal);
   }
 
   /**
@@ -354,6 +359,12 @@ class LockCore {
   /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
   readonly mode: string;
   private readonly keyCache: LockKeyCache;
+  // Made once per core, not per acquisition: what the engine's wait loop is given.
+  /** Hands a release notice on the lock's channel to its store. */
+  readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  /** The labels of an acquisition's metrics: one that waits, and tryLock's. */
+  readonly waitLabel: AcquireLabel;
+  readonly failFastLabel: AcquireLabel;
 
   constructor(
     readonly ctx: EngineContext,
@@ -363,6 +374,9 @@ class LockCore {
   ) {
     this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
     this.mode = store.mode ?? '';
+    this.onMessage = (payload, queue) => store.onMessage(payload, queue);
+    this.waitLabel = { object, refusal: 'timeout' };
+    this.failFastLabel = { object, refusal: 'not_acquired' };
   }
 
   /**
