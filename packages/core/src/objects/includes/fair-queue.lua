@@ -7,8 +7,8 @@
 -- no longer than its lease, and a live one, renewing, is never dropped.
 --- @include "now-ms"
 
--- Drops every waiter whose lease lapsed (or that has none); returns the live head (or nil).
-local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)
+-- Drops every waiter whose lease lapsed on the server clock.
+local function purgeLapsed(queueKey, leasesKey, ticketsKey, now)
   local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now)
   for _, id in ipairs(lapsed) do
     redis.call('LREM', queueKey, 0, id)
@@ -17,15 +17,24 @@ local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)
   if #lapsed > 0 then
     redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
   end
+end
+
+-- The head of the queue and the end of its waiter lease (or nil), after
+-- purgeLapsed. An entry without a waiter lease (the keys diverged, say by
+-- eviction) is not a live waiter: dropped, or it would hold every waiter up
+-- for good.
+local function liveHead(queueKey, leasesKey, ticketsKey)
   local head = redis.call('LINDEX', queueKey, 0)
-  -- An entry without a waiter lease (the keys diverged, say by eviction) is
-  -- not a live waiter: dropped, or it would hold every waiter up for good.
-  while head and not redis.call('ZSCORE', leasesKey, head) do
+  while head do
+    local leaseEnd = redis.call('ZSCORE', leasesKey, head)
+    if leaseEnd then
+      return head, tonumber(leaseEnd)
+    end
     redis.call('LREM', queueKey, 0, head)
     redis.call('HDEL', ticketsKey, head)
     head = redis.call('LINDEX', queueKey, 0)
   end
-  return head
+  return nil
 end
 
 -- Takes waiter id out of the queue (it was granted, or it gives up); returns
