@@ -58,7 +58,7 @@ purgeLapsed(KEYS[4], KEYS[5], KEYS[6], now)
 -- Whose turn it is matters only to a free lock: a held one refuses anyway.
 local head, headLease
 if not owner then
-  head, headLease = liveHead(KEYS[4], KEYS[5], KEYS[6])
+  head, headLease = liveHead(KEYS[4], KEYS[5], KEYS[6], now)
   if not head or head == ARGV[1] then
     if head then
       dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])

@@ -32,8 +32,7 @@ end
 -- returns how many subscriber connections heard it (0: nobody queued).
 local function grantNext(lock, fenceKey, queueKey, leasesKey, ticketsKey, sharded, wakePrefix)
   local now = nowMs()
-  purgeLapsed(queueKey, leasesKey, ticketsKey, now)
-  local head, leaseEnd = liveHead(queueKey, leasesKey, ticketsKey)
+  local head, leaseEnd = liveHead(queueKey, leasesKey, ticketsKey, now)
   if not head then
     return 0
   end
