@@ -17,7 +17,7 @@
  * checkout's build (its `npm run build`), run beside this one in every round;
  * `BENCH_ROUNDS` repeats the rows interleaved (medians, and each round's ratio
  * to the ring of the same round); `BENCH_S7_ROWS=ring4,fair4` runs only the
- * rows named (ring4, ring1, fair4, fair1, base4); `BENCH_S7_PROF=<dir>` runs
+ * rows named (ring4, ring1, fair4, fair1, base4), in that order; `BENCH_S7_PROF=<dir>` runs
  * the workers with `--cpu-prof` into that directory.
  *
  * The same file is the child process (argument `child`), as in s2.
@@ -219,7 +219,8 @@ export async function run(ctx) {
   ];
   if (baseline) all.push(['base4', `fair lock, 4 processes × 8 tasks, baseline build (${BASELINE})`, 'fair', 4, 8, baseline]);
   const only = process.env.BENCH_S7_ROWS?.split(',');
-  const chosen = only ? all.filter(([id]) => only.includes(id)) : all;
+  // In the order named: rows can be alternated between sittings.
+  const chosen = only ? only.flatMap((name) => all.filter(([id]) => id === name)) : all;
   /** @type {Map<string, Awaited<ReturnType<typeof row>>[]>} */
   const results = new Map(chosen.map(([id]) => [id, []]));
   for (let round = 0; round < ctx.rounds; round++) {
