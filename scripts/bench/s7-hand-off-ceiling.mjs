@@ -13,14 +13,21 @@
  * - the fair lock with the same 32 tasks in ONE process (hand-offs that never
  *   wake another process).
  *
+ * Knobs: `BENCH_RLOCK_BASELINE=<checkout>` adds the fair lock 4 × 8 from that
+ * checkout's build (its `npm run build`), run beside this one in every round;
+ * `BENCH_ROUNDS` repeats the rows interleaved (medians, and each round's ratio
+ * to the ring of the same round); `BENCH_S7_ROWS=ring4,fair4` runs only the
+ * rows named (ring4, ring1, fair4, fair1, base4), in that order; `BENCH_S7_PROF=<dir>` runs
+ * the workers with `--cpu-prof` into that directory.
+ *
  * The same file is the child process (argument `child`), as in s2.
  */
 import { fork } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { createClient } from '@org/rlock';
 import { markdownTable, num, pct } from './table.mjs';
+import { median } from './stats.mjs';
 import { snapshot, usageBetween } from './server-stats.mjs';
 
 export const id = 's7';
@@ -29,7 +36,9 @@ export const title = 's7 (rlock only) — the ceiling of a FIFO hand-off between
 const RING = 4;
 const LEASE_MS = 10_000;
 
-/** @typedef {{ mode: 'ring' | 'fair', url: string, keyPrefix: string, index: number, processes: number, tasks: number, warmupMs: number, durationMs: number }} ChildConfig */
+/** @typedef {{ mode: 'ring' | 'fair', url: string, keyPrefix: string, index: number, processes: number, tasks: number, warmupMs: number, durationMs: number, entry: string }} ChildConfig */
+
+const BASELINE = process.env.BENCH_RLOCK_BASELINE;
 
 /**
  * @param {Redis} side @param {string} prefix
@@ -98,6 +107,8 @@ async function child(config) {
     await holding;
     await Promise.all([sub.quit(), pub.quit()]);
   } else {
+    /** @type {typeof import('@org/rlock')} */
+    const { createClient } = await import(config.entry);
     const client = createClient({ redis: config.url, keyPrefix: config.keyPrefix });
     const lock = client.getFairLock('s7');
     process.send?.({ ready: true });
@@ -130,15 +141,17 @@ async function child(config) {
 
 /**
  * @param {import('./run.mjs').BenchContext} ctx
- * @param {ChildConfig['mode']} mode @param {number} processes @param {number} tasks @param {string} keyPrefix
+ * @param {ChildConfig['mode']} mode @param {number} processes @param {number} tasks @param {string} keyPrefix @param {string} entry
  */
-async function row(ctx, mode, processes, tasks, keyPrefix) {
+async function row(ctx, mode, processes, tasks, keyPrefix, entry) {
+  const prof = process.env.BENCH_S7_PROF;
   const children = Array.from({ length: processes }, (_, index) => {
     /** @type {ChildConfig} */
-    const config = { mode, url: ctx.url, keyPrefix, index, processes, tasks, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs };
+    const config = { mode, url: ctx.url, keyPrefix, index, processes, tasks, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs, entry };
     return fork(fileURLToPath(import.meta.url), ['child'], {
       env: { ...process.env, RLOCK_BENCH_S7: JSON.stringify(config) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [],
     });
   });
   try {
@@ -183,6 +196,8 @@ async function row(ctx, mode, processes, tasks, keyPrefix) {
       clientCpuUs: count ? (reports.reduce((sum, r) => sum + r.cpuMs, 0) * 1000) / count : 0,
       serverCpuUs: count ? (usage.serverCpu * usage.elapsedMs * 1000) / count : 0,
       scripts: count ? (usage.calls.evalsha ?? 0) / count : 0,
+      // Every command the server ran (a script's own commands included), less the snapshots' few.
+      commands: count ? Object.entries(usage.calls).reduce((sum, [name, n]) => sum + (name === 'info' ? 0 : n), 0) / count : 0,
       violations: reports.reduce((sum, r) => sum + r.violations, 0),
       curve,
     };
@@ -193,40 +208,68 @@ async function row(ctx, mode, processes, tasks, keyPrefix) {
 
 /** @param {import('./run.mjs').BenchContext} ctx */
 export async function run(ctx) {
-  const rows = [];
-  for (const [label, mode, processes, tasks] of /** @type {const} */ ([
-    [`token ring, ${RING} processes, no lock`, 'ring', RING, 1],
-    ['token ring, 1 process, no lock', 'ring', 1, 1],
-    ['fair lock, 4 processes × 8 tasks (S2)', 'fair', 4, 8],
-    ['fair lock, 1 process × 32 tasks', 'fair', 1, 32],
-  ])) {
-    ctx.log(`s7: ${label}`);
-    const result = await row(ctx, mode, processes, tasks, `${ctx.keyPrefix}-s7-${mode}-${processes}`);
-    rows.push([
-      label,
-      num(result.perSecond),
-      pct(result.crossedShare),
-      num(result.clientCpuUs),
-      num(result.serverCpuUs),
-      num(result.scripts, 1),
-      String(result.violations),
-      result.curve.map((n) => num(n)).join(' · '),
-    ]);
+  const own = '@org/rlock';
+  const baseline = BASELINE ? `file://${BASELINE.replace(/\/$/, '')}/packages/rlock/dist/esm/index.js` : undefined;
+  /** @type {[id: string, label: string, mode: ChildConfig['mode'], processes: number, tasks: number, entry: string][]} */
+  const all = [
+    ['ring4', `token ring, ${RING} processes, no lock`, 'ring', RING, 1, own],
+    ['ring1', 'token ring, 1 process, no lock', 'ring', 1, 1, own],
+    ['fair4', 'fair lock, 4 processes × 8 tasks (S2)', 'fair', 4, 8, own],
+    ['fair1', 'fair lock, 1 process × 32 tasks', 'fair', 1, 32, own],
+  ];
+  if (baseline) all.push(['base4', `fair lock, 4 processes × 8 tasks, baseline build (${BASELINE})`, 'fair', 4, 8, baseline]);
+  const only = process.env.BENCH_S7_ROWS?.split(',');
+  // In the order named: rows can be alternated between sittings.
+  const chosen = only ? only.flatMap((name) => all.filter(([id]) => id === name)) : all;
+  /** @type {Map<string, Awaited<ReturnType<typeof row>>[]>} */
+  const results = new Map(chosen.map(([id]) => [id, []]));
+  for (let round = 0; round < ctx.rounds; round++) {
+    for (const [id, label, mode, processes, tasks, entry] of chosen) {
+      ctx.log(`s7 round ${round + 1}/${ctx.rounds}: ${label}`);
+      results.get(id)?.push(await row(ctx, mode, processes, tasks, `${ctx.keyPrefix}-s7-${id}-${round}`, entry));
+    }
   }
+  const ring = results.get('ring4');
+  const rows = chosen.map(([id, label]) => {
+    const runs = results.get(id) ?? [];
+    const mid = (/** @type {(r: (typeof runs)[number]) => number} */ pick) => median(runs.map(pick));
+    // Each round's rate over the ring's in the same round: the machine's load moves both.
+    const ratios = ring ? runs.map((r, i) => r.perSecond / (ring[i]?.perSecond ?? Number.NaN)) : [];
+    return [
+      label,
+      runs.map((r) => num(r.perSecond)).join(' · '),
+      ratios.length ? ratios.map((r) => num(r, 2)).join(' · ') : '–',
+      pct(mid((r) => r.crossedShare)),
+      num(mid((r) => r.clientCpuUs)),
+      num(mid((r) => r.serverCpuUs)),
+      num(
+        mid((r) => r.scripts),
+        1,
+      ),
+      num(
+        mid((r) => r.commands),
+        1,
+      ),
+      String(runs.reduce((sum, r) => sum + r.violations, 0)),
+      runs[runs.length - 1]?.curve.map((n) => num(n)).join(' · ') ?? '',
+    ];
+  });
   return [
     markdownTable(
       [
         'row',
-        'hand-offs/s',
+        'hand-offs/s (each round)',
+        '× the 4-process ring (same round)',
         'between processes',
         'client CPU µs/hand-off',
         'redis CPU µs/hand-off',
         'scripts/hand-off',
+        'redis commands/hand-off',
         'violations',
-        'hand-offs in each second from the start, warm-up included',
+        'hand-offs in each second from the start, warm-up included (last round)',
       ],
       rows,
-      'lrrrrrrl',
+      'lrrrrrrrrl',
     ),
     '',
     `Each hand-off runs S2's critical section (\`SET inside 1 NX\`, \`INCR counter\`, \`DEL inside\`) on its own connection; ${ctx.warmupMs} ms warm-up, ` +
@@ -235,7 +278,7 @@ export async function run(ctx) {
       'for a hand-off by message that wakes no other process. "Between processes" is the share of consecutive hand-offs (by the counter\'s ' +
       'value) that went to another process: a fair lock serves its queue in arrival order, so how often it crosses depends on how the ' +
       "processes' tasks queued, not on the lock. CPU columns: the workers' CPU (user + system, all of them) and redis-server's over the " +
-      'window, per hand-off; a fair lock hand-off costs two scripts (the next try, which queues, and the release, which grants the head) ' +
+      "window, per hand-off (medians over the rounds); redis commands count a script's own commands and the critical section's 3; a fair lock hand-off costs two scripts (the next try, which queues, and the release, which grants the head) " +
       'where the ring sends one PUBLISH. The last column shows how the rate grows while V8 compiles the hot code: fresh processes run ' +
       "rlock's lock path interpreted or in baseline code for seconds, so a short warm-up measures that, not the steady state " +
       '(`BENCH_WARMUP_MS=15000` measures after it).',

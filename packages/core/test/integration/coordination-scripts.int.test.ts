@@ -556,6 +556,21 @@ describe('coordination scripts', () => {
       expect(await redis.exists(k.queue, k.waiters, k.tickets)).toBe(0);
     });
 
+    it('acquire-6 queues an owner whose place lapsed behind the head again at the back', async () => {
+      const k = fresh();
+      await acquire(k, 'cA:t1', 'a1');
+      await acquire(k, 'cC:t1', 'c1');
+      await acquire(k, 'cB:t1', 'b1', '1', 50);
+      await acquire(k, 'cD:t1', 'd1');
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      await release(k, 'cA:t1', 'a2');
+      expect(await holder(k)).toEqual(['cC:t1', '0']);
+      // cB tries again: its lapsed place is gone, it queues behind cD.
+      expect((await acquire(k, 'cB:t1', 'b2'))[0]).toBe(0);
+      expect(await redis.lrange(k.queue, 0, -1)).toEqual(['cD:t1', 'cB:t1']);
+      expect(await redis.hget(k.tickets, 'cB:t1')).toBe('b2 30000');
+    });
+
     it('release-6 hands the lock to the head (count 0, a fresh token, TTL its lease cut to its waiter lease) and tells its client alone, with the ticket; a claim counts it, a release frees it', async () => {
       const k = fresh();
       const listener = await heads(k);

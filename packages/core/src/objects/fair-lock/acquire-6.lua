@@ -54,15 +54,20 @@ if mine then
 end
 
 local now = nowMs()
-local head = purgeWaiters(KEYS[4], KEYS[5], KEYS[6], now)
-if not owner and (not head or head == ARGV[1]) then
-  if head then
-    dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
+purgeLapsed(KEYS[4], KEYS[5], KEYS[6], now)
+-- Whose turn it is matters only to a free lock: a held one refuses anyway.
+local head, headLease
+if not owner then
+  head, headLease = liveHead(KEYS[4], KEYS[5], KEYS[6], now)
+  if not head or head == ARGV[1] then
+    if head then
+      dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
+    end
+    local token = mintToken(KEYS[2])
+    redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
+    redis.call('PEXPIRE', lock, ARGV[2])
+    return {1, token, 1}
   end
-  local token = mintToken(KEYS[2])
-  redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
-  redis.call('PEXPIRE', lock, ARGV[2])
-  return {1, token, 1}
 end
 
 if ARGV[5] == '1' then
@@ -75,12 +80,10 @@ if ARGV[5] == '1' then
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
   redis.call('PEXPIRE', KEYS[5], ARGV[4])
   redis.call('PEXPIRE', KEYS[6], ARGV[4])
-  head = head or ARGV[1]
 end
 
 if owner then
   return {0, redis.call('PTTL', lock), owner}
 end
 -- Free, but another owner's turn: worth trying again when its waiter lease ends.
-local headLease = tonumber(redis.call('ZSCORE', KEYS[5], head) or now)
 return {0, math.max(1, headLease - now), ''}

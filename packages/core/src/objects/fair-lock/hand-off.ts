@@ -69,18 +69,20 @@ function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
  * it lost (the acquire that follows is then a fresh one). Runs inside the
  * owner's turn.
  */
-async function claimHandOff(
+function claimHandOff(
   ctx: EngineContext,
   key: string,
   mode: string,
   owner: string,
   claim: (op: string) => Promise<{ readonly granted: boolean; readonly token?: string | undefined; readonly holder?: string }>,
-): Promise<void> {
+): Promise<void> | undefined {
   const hold = ctx.holds.current(key, mode, owner);
-  if (!hold?.active || hold.grant !== HANDED_OVER) return;
-  const reply = await claim(`claim/${hold.token ?? ''}`);
-  if (reply.granted && reply.token === hold.token) hold.grant = undefined;
-  else hold.lose(!reply.granted && reply.holder ? 'taken' : 'expired');
+  // Nothing to claim (every try but a reentry's): no promise, no extra turn before the acquire.
+  if (!hold?.active || hold.grant !== HANDED_OVER) return undefined;
+  return claim(`claim/${hold.token ?? ''}`).then((reply) => {
+    if (reply.granted && reply.token === hold.token) hold.grant = undefined;
+    else hold.lose(!reply.granted && reply.holder ? 'taken' : 'expired');
+  });
 }
 
 /**
@@ -109,7 +111,8 @@ export class HandOffCall implements HandOffs {
     const sentAt = monotonicNow();
     this.refused = undefined;
     ctx.queues.get(this.channel)?.noteTry(target.owner, op);
-    await claimHandOff(ctx, target.key, target.mode, target.owner, acquire);
+    const claiming = claimHandOff(ctx, target.key, target.mode, target.owner, acquire);
+    if (claiming) await claiming;
     const reply = await acquire(op);
     // Refused and queued (not a tombstone's refusal): this try set the owner's place.
     if (!reply.granted && reply.holder !== undefined) this.refused = { op, sentAt };

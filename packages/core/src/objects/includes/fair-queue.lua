@@ -7,8 +7,17 @@
 -- no longer than its lease, and a live one, renewing, is never dropped.
 --- @include "now-ms"
 
--- Drops every waiter whose lease lapsed (or that has none); returns the live head (or nil).
-local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)
+-- Takes waiter id out of the queue (it was granted, or it gives up); returns
+-- how many entries were removed (0: it was not queued).
+local function dequeue(queueKey, leasesKey, ticketsKey, id)
+  redis.call('ZREM', leasesKey, id)
+  redis.call('HDEL', ticketsKey, id)
+  return redis.call('LREM', queueKey, 0, id)
+end
+
+-- Drops every waiter whose lease lapsed on the server clock: a try does, so
+-- an owner whose place lapsed queues again at the back.
+local function purgeLapsed(queueKey, leasesKey, ticketsKey, now)
   local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now)
   for _, id in ipairs(lapsed) do
     redis.call('LREM', queueKey, 0, id)
@@ -17,21 +26,22 @@ local function purgeWaiters(queueKey, leasesKey, ticketsKey, now)
   if #lapsed > 0 then
     redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
   end
-  local head = redis.call('LINDEX', queueKey, 0)
-  -- An entry without a waiter lease (the keys diverged, say by eviction) is
-  -- not a live waiter: dropped, or it would hold every waiter up for good.
-  while head and not redis.call('ZSCORE', leasesKey, head) do
-    redis.call('LREM', queueKey, 0, head)
-    redis.call('HDEL', ticketsKey, head)
-    head = redis.call('LINDEX', queueKey, 0)
-  end
-  return head
 end
 
--- Takes waiter id out of the queue (it was granted, or it gives up); returns
--- how many entries were removed (0: it was not queued).
-local function dequeue(queueKey, leasesKey, ticketsKey, id)
-  redis.call('ZREM', leasesKey, id)
-  redis.call('HDEL', ticketsKey, id)
-  return redis.call('LREM', queueKey, 0, id)
+-- The live head of the queue and the end of its waiter lease (or nil). Heads
+-- whose lease lapsed, or that have none (the keys diverged, say by eviction),
+-- are dropped on the way, or they would hold every waiter up; lapsed waiters
+-- further back are left to the next try's purgeLapsed, which keeps a grant to
+-- one command per live head.
+local function liveHead(queueKey, leasesKey, ticketsKey, now)
+  local head = redis.call('LINDEX', queueKey, 0)
+  while head do
+    local leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
+    if leaseEnd and leaseEnd > now then
+      return head, leaseEnd
+    end
+    dequeue(queueKey, leasesKey, ticketsKey, head)
+    head = redis.call('LINDEX', queueKey, 0)
+  end
+  return nil
 end

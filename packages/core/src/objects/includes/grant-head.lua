@@ -17,9 +17,8 @@
 -- try that set its waiter lease, which tells the waiter the grant is its own
 -- and not a late message for an earlier call of the same owner.
 -- Returns how many subscriber connections received it.
-local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded, wakePrefix)
-  -- head comes from purgeWaiters: a live waiter, with a waiter lease.
-  local leaseEnd = tonumber(redis.call('ZSCORE', leasesKey, head))
+local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, leaseEnd, now, sharded, wakePrefix)
+  -- head and leaseEnd come from liveHead: a live waiter and its waiter lease.
   local ticket = redis.call('HGET', ticketsKey, head) or ''
   local op, leaseMs = string.match(ticket, '^(%S+) (%d+)$')
   dequeue(queueKey, leasesKey, ticketsKey, head)
@@ -33,9 +32,9 @@ end
 -- returns how many subscriber connections heard it (0: nobody queued).
 local function grantNext(lock, fenceKey, queueKey, leasesKey, ticketsKey, sharded, wakePrefix)
   local now = nowMs()
-  local head = purgeWaiters(queueKey, leasesKey, ticketsKey, now)
+  local head, leaseEnd = liveHead(queueKey, leasesKey, ticketsKey, now)
   if not head then
     return 0
   end
-  return grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, now, sharded, wakePrefix)
+  return grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, leaseEnd, now, sharded, wakePrefix)
 end
