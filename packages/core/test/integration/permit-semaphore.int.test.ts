@@ -306,15 +306,18 @@ describe('RPermitExpirableSemaphore', () => {
       await semaphore.trySetPermits(1);
       const holder = startChild(fixture('permit-holder.mjs'), { REDIS_URL: fleet.url(0), PREFIX: prefix, KIND: 'permit', ...env });
       const line = await holder.line(/^acquired /);
-      const acquiredAt = performance.now();
       const crashedId = line.slice('acquired '.length);
       holder.process.kill('SIGKILL');
       expect(await holder.exited).toBeNull();
+      // The dead holder's lease end as Redis has it (no renewal can move it now), on the server's clock.
+      const leaseEnd = Number(await client.redis.zscore(`${prefix}:{pool}:leases`, crashedId));
+      expect(leaseEnd).toBeGreaterThan(0);
+      const waitStarted = performance.now();
       const permit = await semaphore.acquire({ leaseMs: 5_000, waitMs: 10_000 });
-      const elapsed = performance.now() - acquiredAt;
-      // Not before the lease (1 s from its grant, which preceded the line), well before the wait ran out.
-      expect(elapsed).toBeGreaterThan(900);
-      expect(elapsed).toBeLessThan(5_000);
+      const [seconds, micros] = await client.redis.time();
+      // Granted only once the lease had ended (server clock), and well before the wait ran out.
+      expect(Number(seconds) * 1000 + Number(micros) / 1000).toBeGreaterThanOrEqual(leaseEnd);
+      expect(performance.now() - waitStarted).toBeLessThan(5_000);
       expect(await client.redis.hexists(`${prefix}:{pool}:holders`, crashedId)).toBe(0);
       await permit.release();
     });
