@@ -14,7 +14,7 @@
  * the largest the store has seen.
  */
 import { Redis } from 'ioredis';
-import { createClient, RLockError } from '@org/rlock';
+import { createClient, RedisUnavailableError, RLockError } from '@org/rlock';
 
 /** @type {{ id: string, redis: unknown, resource: string, keyPrefix: string, permits: number, watchdogTimeoutMs: number }} */
 const config = JSON.parse(process.env.FAULTS_WORKER ?? '{}');
@@ -58,6 +58,8 @@ let phase = '';
 /** The name each semaphore kind last set its permits on. */
 const setUp = /** @type {Record<string, string>} */ ({});
 let stopping = false;
+/** Waiting to be SIGKILLed: starts nothing new whose report could be lost with it. */
+let doomed = false;
 /** The fault armed on this worker: freeze (SIGSTOP itself) or be killed, once its kinds are all inside a section. */
 let armed = /** @type {{ mode: string, until: number, joined: Set<string>, release: () => void, done: Promise<void> } | undefined} */ (undefined);
 
@@ -111,6 +113,7 @@ async function barrier(/** @type {string} */ kind) {
     await sendFlushed({ e: 'frozen', kinds: [...arm.joined] });
     process.kill(process.pid, 'SIGSTOP');
   } else {
+    doomed = true;
     await sendFlushed({ e: 'doomed', kinds: [...arm.joined] });
     await sleep(30_000);
   }
@@ -178,10 +181,13 @@ async function once(/** @type {Iteration} */ it) {
         await semaphore.trySetPermits(config.permits);
         return;
       }
+      await section(it, undefined, undefined);
       try {
-        await section(it, undefined, undefined);
-      } finally {
         await semaphore.release(1);
+      } catch (error) {
+        // Documented: a release that got no answer may or may not have happened and is not retried.
+        send({ e: 'releaseFailed', k: kind, p: it.p });
+        throw error;
       }
       return;
     }
@@ -209,20 +215,27 @@ async function once(/** @type {Iteration} */ it) {
 }
 
 /** A latch round: count down once, then wait for the latch to open. */
-async function latchRound(/** @type {string} */ name, /** @type {number} */ round) {
+async function latchRound(/** @type {string} */ name, /** @type {number} */ round, /** @type {string} */ p) {
+  if (doomed) return;
   const latch = client.getCountDownLatch(name);
-  send({ e: 'countDown', k: 'latch', round, p: phase });
-  try {
-    await latch.countDown();
-  } catch (error) {
-    report('latch', error);
+  // A count-down Redis did not answer may or may not have counted: it is tried again (the checker counts every try).
+  for (let tries = 0; tries < 40; tries += 1) {
+    send({ e: 'countDown', k: 'latch', round, p });
+    try {
+      await latch.countDown();
+      break;
+    } catch (error) {
+      report('latch', error);
+      if (!(error instanceof RedisUnavailableError)) break;
+      await sleep(250);
+    }
   }
   try {
     const open = await latch.await({ waitMs: WAIT_MS });
-    send({ e: open ? 'open' : 'notOpen', k: 'latch', round, p: phase });
+    send({ e: open ? 'open' : 'notOpen', k: 'latch', round, p });
   } catch (error) {
     report('latch', error);
-    send({ e: 'notOpen', k: 'latch', round, p: phase });
+    send({ e: 'notOpen', k: 'latch', round, p });
   }
 }
 
@@ -236,7 +249,7 @@ process.on('message', (/** @type {any} */ message) => {
       send({ e: 'phase', p: phase });
       return;
     case 'latch':
-      void latchRound(message.name, message.round);
+      void latchRound(message.name, message.round, message.phase);
       return;
     case 'arm': {
       /** @type {() => void} */
