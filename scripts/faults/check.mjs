@@ -96,7 +96,11 @@ export function check(history) {
         for (const [name, store] of stores)
           if (history.names.get(name)?.kind === kind && history.names.get(name)?.phase === phase.fault) cell.lostUpdates += store.writes - store.v;
       }
-      if (kind === 'fair') cell.fifo = overtakes(sections);
+      if (kind === 'fair') {
+        const pairs = { checked: 0 };
+        cell.fifo = overtakes(sections, pairs, runningCheck(events));
+        if (phase.strictFifo) cell.notes.push(`FIFO: ${cell.fifo} of ${pairs.checked} ordered waiter pairs overtaken`);
+      }
       cell.stallMs = stall(events, kind, phase);
       cell.permitsLost = kind === 'sem' ? events.filter((event) => event.e === 'releaseFailed' && event.p === phase.fault).length : 0;
       for (const event of events) {
@@ -148,7 +152,7 @@ function verdict(cell, phase) {
 }
 
 /**
- * @typedef {{ w: string, k: string, p: string, enter: number, end: number, exit: number, token?: string, fence: string, mode: string, requested: number }} Section
+ * @typedef {{ w: string, k: string, p: string, enter: number, end: number, exit: number, token?: string, fence: string, mode: string, requested: number, first: boolean }} Section
  * @param {Event[]} events @param {Map<string, number>} deaths
  * @returns {Map<string, Section[]>} sections by kind and phase, in enter order
  */
@@ -235,14 +239,46 @@ export function tokenRegressions(sections) {
 }
 
 /** Fair-lock waiters overtaken by one that asked clearly later while they waited. @param {Section[]} sections */
-export function overtakes(sections) {
+export function overtakes(sections, pairs = { checked: 0 }, running = /** @type {(w: string, from: number, to: number) => boolean} */ (() => true)) {
   let count = 0;
   for (const a of sections) {
     for (const b of sections) {
-      if (a.w !== b.w && a.requested + FIFO_MARGIN_MS < b.requested && b.enter < a.enter && a.enter > b.requested) count += 1;
+      // b asked clearly after a, while a still waited: b must not enter first.
+      // A worker's first call on a phase's lock is left out: its first try can trail its stamp while the code warms up.
+      if (a.w === b.w || a.first || !(a.requested + FIFO_MARGIN_MS < b.requested && a.enter > b.requested)) continue;
+      // A waiter whose process stalled meanwhile (no report for 50 ms) may not have sent its first try yet.
+      if (!running(a.w, a.requested, b.requested)) continue;
+      pairs.checked += 1;
+      if (b.enter < a.enter) count += 1;
     }
   }
   return count;
+}
+
+/** Whether a worker reported something at least every 50 ms from `from` to `to` (its event loop ran). @param {Event[]} events */
+function runningCheck(events) {
+  const byWorker = new Map();
+  for (const event of events) {
+    if (!byWorker.has(event.w)) byWorker.set(event.w, []);
+    byWorker.get(event.w).push(event.t);
+  }
+  for (const times of byWorker.values()) times.sort((/** @type {number} */ a, /** @type {number} */ b) => a - b);
+  return (/** @type {string} */ w, /** @type {number} */ from, /** @type {number} */ to) => {
+    const times = byWorker.get(w) ?? [];
+    let last = from;
+    let lo = 0;
+    let hi = times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (times[mid] <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < times.length && times[i] <= to; i += 1) {
+      if (times[i] - last > 50) return false;
+      last = times[i];
+    }
+    return to - last <= 50;
+  };
 }
 
 /** Latch opens seen before as many count-downs had begun as the count was set to. @param {Event[]} events */

@@ -71,9 +71,9 @@ function report(/** @type {string} */ where, /** @type {unknown} */ error) {
 
 /** The section itself: enter, (barrier of an armed fault), fenced read and write, exit. */
 async function section(/** @type {Iteration} */ it, /** @type {string | undefined} */ token, /** @type {AbortSignal | undefined} */ signal, mode = 'x') {
-  const { kind, name, p, requested } = it;
+  const { kind, name, p, requested, first } = it;
   const enter = now();
-  send({ e: 'enter', k: kind, p, token, mode, t: enter, requested });
+  send({ e: 'enter', k: kind, p, token, mode, t: enter, requested, first });
   let lost = 0;
   const onAbort = () => {
     lost = now();
@@ -122,10 +122,12 @@ async function barrier(/** @type {string} */ kind) {
 /** One loop per kind, as long as the worker runs. */
 async function loop(/** @type {string} */ kind) {
   let i = 0;
+  let lastPhase = '';
   while (!stopping) {
     i += 1;
     // The names and the phase of this iteration: a phase that starts meanwhile does not relabel it.
-    const it = { kind, name: names[kind], p: phase, requested: now(), i };
+    const it = { kind, name: names[kind], p: phase, requested: now(), i, first: phase !== lastPhase };
+    lastPhase = phase;
     try {
       await once(it);
     } catch (error) {
@@ -135,7 +137,7 @@ async function loop(/** @type {string} */ kind) {
   }
 }
 
-/** @typedef {{ kind: string, name: string, p: string, requested: number, i: number }} Iteration */
+/** @typedef {{ kind: string, name: string, p: string, requested: number, i: number, first: boolean }} Iteration */
 
 async function once(/** @type {Iteration} */ it) {
   const { kind, name, i } = it;
