@@ -133,6 +133,8 @@ async function runTopology(topologyName, faults) {
       });
     });
     child.on('message', (/** @type {any} */ event) => onEvent(worker, event));
+    // A message to a worker that was just killed fails; its death is recorded by 'exit'.
+    child.on('error', () => undefined);
     return worker;
   };
   const readies = [];
@@ -150,7 +152,7 @@ async function runTopology(topologyName, faults) {
     const worker = spawn(index);
     workers[index] = worker;
     void waitFor((event) => event.w === worker.id && event.e === 'ready', 20_000).then(() => {
-      if (current) worker.child.send({ type: 'phase', phase: current.fault, names: current.names });
+      if (current) tell(worker, { type: 'phase', phase: current.fault, names: current.names });
     });
     return worker;
   };
@@ -160,7 +162,7 @@ async function runTopology(topologyName, faults) {
       current = { fault, names: objectNames };
       const phase = { fault, topology: topologyName, start: now(), faultAt: 0, heal: 0, end: 0, strictFifo: fault === 'none' };
       phases.push(phase);
-      for (const worker of workers) if (worker.alive) worker.child.send({ type: 'phase', phase: fault, names: objectNames });
+      for (const worker of workers) if (worker.alive) tell(worker, { type: 'phase', phase: fault, names: objectNames });
       const latch = latchRounds(fault, coordinator, workers, topology);
       log(`${topologyName}: ${fault}: ${TARGET} sections per object`);
       await untilSections(fault, phase.start, Math.ceil(TARGET / 3), PHASE_LIMIT_MS);
@@ -174,7 +176,7 @@ async function runTopology(topologyName, faults) {
     }
   } finally {
     const closing = workers.filter((worker) => worker.alive);
-    for (const worker of closing) worker.child.send({ type: 'stop' });
+    for (const worker of closing) tell(worker, { type: 'stop' });
     const hung = await Promise.race([Promise.all(closing.map((worker) => worker.closed)).then(() => false), sleep(20_000).then(() => true)]);
     if (hung) {
       events.push({ w: 'coordinator', t: now(), e: 'unhandled', message: 'a worker did not close within 20 s' });
@@ -186,6 +188,11 @@ async function runTopology(topologyName, faults) {
     await scanKeys(topology);
     await topology.stop();
   }
+}
+
+/** Sends a message to a worker unless it is gone. @param {Worker} worker @param {unknown} message */
+function tell(worker, message) {
+  if (worker.alive && worker.child.connected) worker.child.send(/** @type {any} */ (message), () => undefined);
 }
 
 /** Records a worker's event; a phase fault waits on some of them. @param {Worker} worker @param {any} event */
@@ -262,7 +269,7 @@ function latchRounds(
         }
       }
       events.push({ w: 'coordinator', t: now(), e: 'set', k: 'latch', p: fault, round, count: members.length });
-      for (const worker of members) worker.child.send({ type: 'latch', name, round, phase: fault });
+      for (const worker of members) tell(worker, { type: 'latch', name, round, phase: fault });
       const reported = new Set();
       const counted = new Set();
       const filled = new Set();
@@ -438,7 +445,7 @@ async function standaloneFault(fault, fleet, proxy, ctx) {
       const victim = /** @type {Worker} */ (ctx.workers[1]);
       const mode = fault === 'holder-kill' ? 'kill' : 'freeze';
       const ready = waitFor((event) => event.w === victim.id && (event.e === 'doomed' || event.e === 'frozen'), 15_000);
-      victim.child.send({ type: 'arm', mode, ms: 4_000 });
+      tell(victim, { type: 'arm', mode, ms: 4_000 });
       const event = await ready;
       log(`${fault}: ${victim.id} holds ${event.kinds.join(', ')}`);
       const at = now();
