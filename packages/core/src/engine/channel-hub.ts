@@ -1,5 +1,6 @@
 import type { SubscriberConnection, SubscriberHandlers } from '../connection/deployment.js';
 import { boundedCall } from '../connection/bounded-call.js';
+import { RLockError, RedisUnavailableError } from '../errors.js';
 
 /** One channel's subscription on a hub. */
 export interface HubSubscription {
@@ -58,7 +59,7 @@ export class ChannelHub {
         };
         connection.unsubscribe(channel, broadcast).then(forget, (error: unknown) => {
           forget();
-          if (!this.closed) this.events.error(error instanceof Error ? error : new Error(String(error)));
+          if (!this.closed) this.events.error(unavailable(error));
         });
       },
     };
@@ -77,8 +78,15 @@ export class ChannelHub {
       message: (channel, payload) => this.listeners.get(channel)?.listener(payload),
       resubscribed: () => this.events.resubscribed(),
       // Connection errors reach waiters as timeouts of their next try.
-      error: (error) => this.events.error(error),
+      error: (error) => this.events.error(unavailable(error)),
     });
     return this.connection;
   }
+}
+
+/** A failure of the subscriber connection, as rlock's own error (every error rlock reports is one); the socket's error is its cause. */
+function unavailable(error: unknown): Error {
+  if (error instanceof RLockError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new RedisUnavailableError(`subscriber connection: ${message}`, { cause: error });
 }
