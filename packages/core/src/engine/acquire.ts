@@ -6,6 +6,7 @@ import { wasNotSent } from '../connection/transport.js';
 import { withinMs } from '../connection/bounded-call.js';
 import { backoffDelayMs } from './backoff.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
+import type { WaitWatch } from '../observability/telemetry.js';
 
 /** What one acquire call answered, as the object reads it. */
 export type AcquireReply<G = unknown> =
@@ -51,34 +52,62 @@ export interface AttemptSpec<R, G> {
  * client closed, or no answer came (the call may still run). The undo goes in
  * the owner's turn, so no other operation of the owner lands between the two.
  */
-export async function attempt<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined): Promise<TryOutcome<G>> {
-  ctx.assertOpen();
-  signal?.throwIfAborted();
-  const op = ctx.newOpId();
-  const turn = ctx.chains.enter(spec.key, spec.owner);
-  if (turn) await turn;
-  let outcome: TryOutcome<G> | undefined;
+export function attempt<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined): Promise<TryOutcome<G>> {
   try {
-    const sentAt = monotonicNow();
-    let reply: R;
-    try {
-      reply = await spec.send(op);
-    } catch (error) {
+    ctx.assertOpen();
+    signal?.throwIfAborted();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const op = ctx.newOpId();
+  // Not async: an uncontended try is the send and one reaction to its reply.
+  const turn = ctx.chains.enter(spec.key, spec.owner);
+  return turn ? turn.then(() => sendInTurn(ctx, spec, signal, op)) : sendInTurn(ctx, spec, signal, op);
+}
+
+/** {@link attempt}'s send and its reply's reading, in the owner's turn (left once the reply, or the undo, is handled). */
+function sendInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined, op: string): Promise<TryOutcome<G>> {
+  const sentAt = monotonicNow();
+  let sending: Promise<R>;
+  try {
+    sending = spec.send(op);
+  } catch (error) {
+    sending = Promise.reject(error);
+  }
+  return sending.then(
+    (reply) => {
+      let outcome: TryOutcome<G>;
+      try {
+        const retryInMs = spec.refusal(reply);
+        if (retryInMs !== undefined) outcome = { retryInMs };
+        // Within the owner's turn: the owner's next operation goes out only once
+        // the undo was answered, so nothing of the owner can land between them.
+        else if (signal?.aborted || ctx.closed || spec.late?.(sentAt)) return undoInTurn(ctx, spec, signal, op);
+        else outcome = { grant: spec.keep(reply, sentAt) };
+      } catch (error) {
+        ctx.chains.leave(spec.key, spec.owner);
+        throw error;
+      }
+      ctx.chains.leave(spec.key, spec.owner);
+      return outcome;
+    },
+    (error: unknown) => {
       // No answer: the acquire may still run. The undo goes out behind it on
       // the same connection; the caller hears of the failure now.
       if (error instanceof RedisUnavailableError && !wasNotSent(error)) void undo(ctx, spec, op);
+      ctx.chains.leave(spec.key, spec.owner);
       throw error;
-    }
-    const retryInMs = spec.refusal(reply);
-    if (retryInMs !== undefined) outcome = { retryInMs };
-    // Within the owner's turn: the owner's next operation goes out only once
-    // the undo was answered, so nothing of the owner can land between them.
-    else if (signal?.aborted || ctx.closed || spec.late?.(sentAt)) await undo(ctx, spec, op);
-    else outcome = { grant: spec.keep(reply, sentAt) };
+    },
+  );
+}
+
+/** A grant nobody counts on (late, aborted, closed), undone before the owner's turn is left. */
+async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined, op: string): Promise<TryOutcome<G>> {
+  try {
+    await undo(ctx, spec, op);
   } finally {
     ctx.chains.leave(spec.key, spec.owner);
   }
-  if (outcome) return outcome;
   signal?.throwIfAborted();
   if (ctx.closed) throw new ClientClosedError();
   return { retryInMs: 1 };
@@ -203,6 +232,12 @@ export interface WaitSpec<G> {
   tryOnce(signal: AbortSignal | undefined): Promise<TryOutcome<G>>;
   /** Gives back a grant its caller aborted before seeing; absent where a grant binds nobody (a latch's "open"). */
   giveBack?(grant: G): Promise<unknown>;
+  /**
+   * Told when the call joins and leaves the wait queue: set by the observed
+   * engine on the caller's literal, which starts with it undefined so that
+   * setting it does not change the object's shape.
+   */
+  watch: WaitWatch | undefined;
 }
 
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
@@ -367,13 +402,53 @@ export function unansweredFailure(error: unknown): unknown {
  * answer, with a LockAcquireTimeoutError whose cause is that failure (a try
  * still out goes on, and undoes its grant if one comes).
  */
-export async function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
+export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
   const call = new WaitCall(spec);
+  // Tasks of this process queue behind the ones already waiting (no barging):
+  // a releasing task that locks again at once must not starve them.
+  const queueBehind = spec.arrival === 'queue' && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
+  // Where Redis keeps the order and the channel is subscribed already, join
+  // the local queue before the first try: an announcement made while it is out
+  // becomes a pending wake, so no second try after the acknowledgement is needed.
+  const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
+  if (queueBehind || joinFirst) return waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined });
+  // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
+  const arriving = spec.queuesOthers === true && spec.arrival === 'queue' && spec.waitMs !== 0 && !spec.headOnly;
+  if (arriving) ctx.queues.arrive(spec.channel);
+  // The first try is the call's one layer: only a refusal or a failure enters the wait.
+  let first: Promise<TryOutcome<G>>;
+  try {
+    first = call.tryOnce(ctx);
+  } catch (error) {
+    first = Promise.reject(error);
+  }
+  return first.then(
+    (outcome) => {
+      if (!('grant' in outcome) || spec.signal?.aborted) return waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } });
+      if (arriving) ctx.queues.arrived(spec.channel, false);
+      call.dispose();
+      return outcome.grant;
+    },
+    (error: unknown) => waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } }),
+  );
+}
+
+/** How a call arrived, and how its first try went when it made one before waiting. */
+interface Arrival<G> {
+  /** Behind this process's waiters: its first try follows the subscription. */
+  readonly queueBehind: boolean;
+  /** Its first try kept the process's later arrivals queued behind it. */
+  readonly arriving: boolean;
+  readonly first: { readonly outcome: TryOutcome<G> } | { readonly error: unknown } | undefined;
+}
+
+/** The rest of an {@link acquireOrWait} past its first try: the wait, and how the call ends. */
+async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, arrival: Arrival<G>): Promise<G | undefined> {
   let grant: G | undefined;
   // Read when the loop ends: a try cut off at waitMs may answer while the queue is left.
   let cause: RedisUnavailableError | undefined;
   try {
-    grant = await waitLoop(ctx, spec, call);
+    grant = await waitLoop(ctx, spec, call, arrival);
     if (grant === undefined && spec.waitMs) cause = call.timeoutCause();
   } catch (error) {
     if (!call.expired) {
@@ -408,7 +483,7 @@ export async function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): P
   return grant;
 }
 
-async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>): Promise<G | undefined> {
+async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, arrival: Arrival<G>): Promise<G | undefined> {
   const waitUntil = call.deadline;
   let failingSince: number | undefined;
   let failures = 0;
@@ -423,32 +498,25 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
     if (monotonicNow() - failingSince >= ctx.commandTimeoutMs) throw error;
     return backoffDelayMs(++failures, Math.min(50, ctx.commandTimeoutMs), ctx.commandTimeoutMs, Math.random());
   };
+  const answered = (outcome: TryOutcome<G>): TryOutcome<G> => {
+    failingSince = undefined;
+    failures = 0;
+    call.failure = undefined;
+    return outcome;
+  };
   const tryOnce = async (): Promise<TryOutcome<G>> => {
     try {
-      const outcome = await call.tryOnce(ctx);
-      failingSince = undefined;
-      failures = 0;
-      call.failure = undefined;
-      return outcome;
+      return answered(await call.tryOnce(ctx));
     } catch (error) {
       return { retryInMs: failed(error) };
     }
   };
-  // Tasks of this process queue behind the ones already waiting (no barging):
-  // a releasing task that locks again at once must not starve them.
-  const queueBehind = spec.arrival === 'queue' && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
+  const { queueBehind, arriving, first: tried } = arrival;
   let retryInMs = ctx.maxSleepMs;
-  // Where Redis keeps the order and the channel is subscribed already, join
-  // the local queue before the first try: an announcement made while it is out
-  // becomes a pending wake, so no second try after the acknowledgement is needed.
-  const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
-  // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
-  const arriving = !queueBehind && !joinFirst && spec.queuesOthers === true && spec.arrival === 'queue' && spec.waitMs !== 0 && !spec.headOnly;
-  if (!queueBehind && !joinFirst) {
-    if (arriving) ctx.queues.arrive(spec.channel);
+  if (tried) {
     let first: TryOutcome<G>;
     try {
-      first = await tryOnce();
+      first = 'outcome' in tried ? answered(tried.outcome) : { retryInMs: failed(tried.error) };
     } catch (error) {
       // Those that queued behind this try wait for a wake: the next tries now.
       if (arriving) ctx.queues.arrived(spec.channel, true);

@@ -10,7 +10,6 @@ import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
 import { releaseHold, type ReleaseReply, type ReleaseSpec } from './release.js';
 import type { RenewalBackend } from './renewal.js';
-import type { JoinSpec } from './wait-queue.js';
 
 /** How an observed acquisition is labelled: its object kind, and what "no grant by waitMs" means for the call. */
 export interface AcquireLabel {
@@ -29,7 +28,7 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
     if (probe === undefined) return acquireOrWait(ctx, spec);
     // The probe hears the wait queue's join and leave: acquireOrWait hands its spec to WaitQueues.join.
     // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
-    (spec as WaitSpec<G> & { watch?: JoinSpec['watch'] }).watch = probe;
+    spec.watch = probe;
     return settle(probe, acquireOrWait(ctx, spec), label, spec.signal);
   };
   return traced ? acquireChannel.tracePromise(run, { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext) : run();

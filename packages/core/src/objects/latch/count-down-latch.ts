@@ -63,6 +63,7 @@ export class CountDownLatch implements RCountDownLatch {
         waitMs: request.waitMs,
         signal: request.signal,
         tryOnce: (signal) => this.readOnce(signal),
+        watch: undefined,
       },
       // await() answers false when waitMs runs out.
       { object: 'latch', refusal: 'not_acquired' },

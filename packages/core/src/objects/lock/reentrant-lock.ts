@@ -282,6 +282,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         signal: request.signal,
         tryOnce,
         giveBack: (hold) => this.releaseFor(owner, hold),
+        watch: undefined,
       },
       request.failFast === true ? this.core.failFastLabel : this.core.waitLabel,
     );

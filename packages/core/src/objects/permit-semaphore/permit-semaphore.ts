@@ -136,6 +136,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
           return attempt(ctx, tries, signal);
         },
         giveBack: (hold) => this.releasePermit(hold),
+        watch: undefined,
       },
       { object: 'permit_semaphore', refusal },
     );

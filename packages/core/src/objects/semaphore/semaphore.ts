@@ -180,6 +180,7 @@ export class RedisSemaphore implements RSemaphore {
           tryOnce: (signal) => this.tryOnce(id, permits, tries, signal),
           // Granted just as the caller gave up: nobody will release them, so they go back now.
           giveBack: (grant) => this.giveBack(grant),
+          watch: undefined,
         },
         { object: 'semaphore', refusal },
       );
