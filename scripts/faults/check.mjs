@@ -45,12 +45,8 @@ export const DOCUMENTED_OVERLAP = {
  * @type {Record<string, { covers: string, what: string }>}
  */
 export const KNOWN_DEFECTS = {
-  'sem|redis-kill-aof': {
-    covers: 'overlaps',
-    what: 'more than 2 permits out after Redis restarts from its AOF (about 1 run in 4); suspected: a release Redis ran just before it died, resent by ioredis on reconnect after its op marker (TTL commandTimeoutMs) expired, counts twice',
-  },
   'psem|redis-kill-aof': {
-    covers: 'keys left',
+    covers: 'keys left without a TTL',
     what: 'keys without a TTL left after every client closed (seen once under load); suspected: the :leases and :holders of a permit whose release failed, reclaimed only by the next script call on that name',
   },
 };
@@ -168,8 +164,8 @@ function verdict(cell, phase) {
   const known = KNOWN_DEFECTS[`${cell.kind}|${cell.fault}`];
   cell.verdict =
     why.length > 0
-      ? known && why.every((reason) => reason.includes('overlaps'))
-        ? `KNOWN DEFECT (${known})`
+      ? known && why.every((reason) => reason.includes(known.covers))
+        ? `KNOWN DEFECT (${known.what})`
         : 'FAIL'
       : cell.overlaps > 0
         ? 'ok (expected overlap)'

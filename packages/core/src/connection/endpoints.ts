@@ -5,11 +5,15 @@ import { describeValue } from '../checks/argument-checks.js';
 /**
  * Settings of the connections rlock creates (the user's options win): a short
  * disconnectTimeout keeps close() from waiting ioredis's 2 s on a dead server;
- * reconnect tries at most ~1 s apart (ioredis's own grow to 5 s), since a
- * holder's release or renewal and every waiter's wake wait for the connection.
+ * no resend of a command in flight when the connection dropped, since it may
+ * come after its op marker expired (a semaphore's release would count twice)
+ * and rlock retries what must be retried itself; reconnect tries at most ~1 s
+ * apart (ioredis's own grow to 5 s), since a holder's release or renewal and
+ * every waiter's wake wait for the connection.
  */
 const OWNED_CONNECTION_DEFAULTS = Object.freeze({
   disconnectTimeout: 200,
+  autoResendUnfulfilledCommands: false,
   retryStrategy: (times: number): number => Math.min(50 * 2 ** (times - 1), 1_000) + Math.floor(Math.random() * 100),
 });
 
