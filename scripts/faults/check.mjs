@@ -23,19 +23,19 @@ const FIFO_MARGIN_MS = 100;
 export const DOCUMENTED_OVERLAP = {
   'holder-stop': {
     kinds: new Set(['lock', 'fair', 'nonre', 'rw', 'multi', 'leader', 'psem']),
-    why: 'a holder paused past its lease is replaced and may act before it learns it lost (core README: Fencing tokens; Leader election)',
+    why: 'a holder paused past its lease is replaced and may act before it learns it lost (docs/concepts.md: Fencing tokens; docs/leader-election.md: Failure modes)',
   },
   'redis-kill-noaof': {
     kinds: new Set(KINDS),
-    why: 'a restart without persistence forgets every grant and count (core README: Fencing tokens, Limits)',
+    why: 'a restart without persistence forgets every grant and count (docs/concepts.md: Fencing tokens, Limits)',
   },
   'sentinel-failover': {
     kinds: new Set(KINDS),
-    why: 'replication is asynchronous: the promoted replica may have missed a grant (core README: Failover and what it can cost)',
+    why: 'replication is asynchronous: the promoted replica may have missed a grant (docs/deployments.md: Failover and what it can cost)',
   },
   'cluster-failover': {
     kinds: new Set(KINDS),
-    why: 'replication is asynchronous: the promoted replica may have missed a grant (core README: Failover and what it can cost)',
+    why: 'replication is asynchronous: the promoted replica may have missed a grant (docs/deployments.md: Failover and what it can cost)',
   },
 };
 
@@ -152,7 +152,7 @@ function verdict(cell, phase) {
   if (cell.lostUpdates !== 0) why.push(`${cell.lostUpdates} lost updates behind the fence`);
   if (cell.tokenRegressions > 0) why.push(`${cell.tokenRegressions} tokens not larger than an earlier holder's`);
   if (cell.fifo > 0 && phase.strictFifo) why.push(`${cell.fifo} waiters overtaken`);
-  // A plain semaphore's release that failed is not retried and may have lost its permit (core README: Semaphore, Replays).
+  // A plain semaphore's release that failed is not retried and may have lost its permit (docs/semaphore.md: Failure modes; docs/concepts.md: Replays).
   // A restart without persistence or a failover may lose releases too (documented loss), failed or not.
   const permitsGone = cell.permitsLost > 0 || (cell.kind === 'sem' && cell.expectedOverlap && cell.stallMs > PROGRESS_MS);
   if (cell.stallMs > PROGRESS_MS && !permitsGone) why.push(`no progress for ${Math.round(cell.stallMs)} ms after the heal`);
