@@ -1,10 +1,7 @@
 /**
- * Holds and waiters active now (`rlock.holds.active`, `rlock.waiters.active`):
- * plain numbers per attribute set, which the SDK reads through observable
- * up-down counters when it collects, so an acquisition or a release adds no
- * measurement to record. Process-wide, as the series are: two clients' holds
- * of one kind are one series, and one callback must report it (two callbacks
- * observing the same attributes would not add up).
+ * Holds and waiters active now, read by observable up-down counters when the
+ * SDK collects (no measurement per acquire or release). Process-wide, as the
+ * series are: two callbacks observing one attribute set would not add up.
  */
 import type { OtelAttributes, OtelMeter, OtelObservableResult } from './otel-api.js';
 

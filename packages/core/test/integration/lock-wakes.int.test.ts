@@ -5,13 +5,10 @@ import { fixture, startChild, type Child } from './child-processes.js';
 const WAITERS = fixture('lock-waiters.mjs');
 
 /**
- * A lock's release wakes one waiting client (registered in `:clients`), not
- * the longest waiter of every client: what one acquisition costs does not grow
- * with the processes waiting, and a client that cannot take its wake (dead,
- * or its waiter gave up) does not hold the others up until their timed tries.
- * Clients here sleep up to watchdogTimeoutMs / 3 = 20 s between timed tries,
- * and the holder's lease is 60 s: a waiter that gets the lock within its
- * 5 s waitMs was woken by a release, not by its timer.
+ * A release wakes one waiting client, so an acquisition's cost does not grow
+ * with the processes waiting, and a client that cannot take its wake does not
+ * hold the others up. Timed tries here are 20 s apart and leases 60 s: a
+ * waiter served within its 5 s waitMs was woken by a release.
  */
 describe('lock wakes', () => {
   let fleet: RedisFleet;

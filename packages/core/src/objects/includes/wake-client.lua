@@ -1,10 +1,7 @@
--- wake-client (include, after "announce"): how a plain lock wakes one waiting
--- client per release instead of every client's waiters.
--- `clients` is a zset of client id -> when it registered (server clock, us); a
--- client registers when a try of one of its tasks is refused, or when it
--- releases while other tasks of its own still wait; the key lives `ttlMs`
--- from the latest registration (a waiting client tries again, and so
--- registers again, at least every third of its watchdog lease).
+-- wake-client (include, after "announce"): a plain lock wakes one waiting
+-- client per release, not every client's waiters. `clients`: zset client id ->
+-- registration time (server clock, us), living `ttlMs` from the latest one (a
+-- waiting client retries, so registers again, every third of its lease).
 
 -- Registers `clientId`; `update` '1' moves it behind the others (it was just
 -- served), '0' keeps the place it has.
