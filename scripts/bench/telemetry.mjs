@@ -168,7 +168,7 @@ export async function run(ctx) {
     "The profiled run's samples (module loading left out) whose stack passes through rlock's observability code " +
       '(packages/core/…/observability/, the SDK calls it makes included) or the OpenTelemetry SDK (its reader), over all busy samples: ' +
       'a share within one process, so it holds still while other work on the machine moves pairs/s and CPU per pair. ' +
-      "It leaves out what is not in those frames: the garbage collector's share of their allocations, and one promise reaction per acquisition.",
+      "It leaves out what is not in those frames: the garbage collector's share of their allocations.",
     ...(firstError ? ['', `First error: ${firstError}`] : []),
   ].join('\n');
 }
