@@ -19,7 +19,7 @@ const PAIRS = 200_000;
 function pairs(count) {
   for (let i = 0; i < count; i++) {
     const hold = {};
-    const probe = telemetry.startAcquire('lock', 'order:42', 'client:task');
+    const probe = telemetry.startAcquire('lock', 'order:42', 'client:task', 'timeout', undefined);
     if (probe !== undefined) {
       probe.end('acquired', hold);
       telemetry.holdEnded(hold, 'released');

@@ -8,6 +8,11 @@
  * - api: the api is installed, no provider registered (the default install)
  * - sdk: MeterProvider + a reader collecting every second + TracerProvider
  *   with an in-memory exporter (`--import otel-sdk.mjs`)
+ * - floor: no global provider (rlock records nothing), while the loop itself
+ *   records the two histogram measurements a pair costs (acquire and hold
+ *   duration, the same attributes and buckets) into an SDK MeterProvider of
+ *   its own with the same reader: what the SDK alone adds, which no change in
+ *   rlock can go below
  * - baseline (only with BENCH_RLOCK_BASELINE=<a built checkout>, as the
  *   peer comparison takes it): e.g. the last commit before observability
  *
@@ -61,6 +66,7 @@ function variants() {
     { key: 'absent', label: '@opentelemetry/api not loadable', nodeArgs: ['--import', here('./no-otel-api.mjs')], module: '@org/rlock' },
     { key: 'api', label: 'api installed, no provider', nodeArgs: [], module: '@org/rlock' },
     { key: 'sdk', label: 'SDK: MeterProvider + reader (1 s) + TracerProvider', nodeArgs: ['--import', here('./otel-sdk.mjs')], module: '@org/rlock' },
+    { key: 'floor', label: "floor: the SDK's 2 histogram records per pair alone, made by the loop", nodeArgs: [], module: '@org/rlock' },
   ];
   const baseline = process.env.BENCH_RLOCK_BASELINE?.replace(/\/$/, '');
   if (baseline)
@@ -85,6 +91,7 @@ function runChild(variant, ctx, extraArgs = []) {
       durationMs: ctx.durationMs,
       module: variant.module,
       sdk: variant.key === 'sdk',
+      floor: variant.key === 'floor',
     }),
   };
   return new Promise((resolve, reject) => {
@@ -140,7 +147,7 @@ export async function run(ctx) {
     ];
   });
   const profiled = [];
-  for (const key of ['api', 'sdk']) {
+  for (const key of ['api', 'sdk', 'floor']) {
     const variant = /** @type {Variant} */ (list.find((v) => v.key === key));
     ctx.log(`telemetry: ${key}, profiled`);
     profiled.push([variant.label, ...(await profile(variant, ctx))]);
@@ -152,14 +159,16 @@ export async function run(ctx) {
     `Median over ${rounds} rounds (min–max in brackets), the variants interleaved in a rotating order; ratios are taken ` +
       `within each round, then their median. Each run is a fresh process: ${CONCURRENCY} tasks, each lock(key i, leaseMs ${LEASE_MS}) + unlock, ` +
       `${ctx.warmupMs} ms warm-up then ${ctx.durationMs} ms measured. Client CPU is the process's user + system time over the window ` +
-      'divided by the pairs completed in it. "acquisitions recorded": the count of rlock.acquire.duration the reader collected after the run.',
+      'divided by the pairs completed in it. "acquisitions recorded": the count of rlock.acquire.duration the reader collected after the run. ' +
+      '"floor": no global provider, so rlock records nothing, while the loop records the two histogram measurements a pair must make ' +
+      '(acquire and hold duration, the same attributes and buckets) into an SDK MeterProvider of its own: what the SDK alone costs per pair.',
     '',
     markdownTable(['variant, one more run under --cpu-prof', 'observability share of client CPU', 'µs per pair'], profiled, 'lrr'),
     '',
     "The profiled run's samples (module loading left out) whose stack passes through rlock's observability code " +
       '(packages/core/…/observability/, the SDK calls it makes included) or the OpenTelemetry SDK (its reader), over all busy samples: ' +
       'a share within one process, so it holds still while other work on the machine moves pairs/s and CPU per pair. ' +
-      "It leaves out what is not in those frames: the garbage collector's share of their allocations, and one promise reaction per acquisition.",
+      "It leaves out what is not in those frames: the garbage collector's share of their allocations.",
     ...(firstError ? ['', `First error: ${firstError}`] : []),
   ].join('\n');
 }
@@ -224,6 +233,7 @@ async function child(/** @type {string} */ raw) {
   client.on('error', () => undefined);
   const locks = Array.from({ length: CONCURRENCY }, (_, i) => client.getLock(`s1:${i}`));
   const lease = { leaseMs: LEASE_MS };
+  const record = options.floor ? await floorRecorder() : undefined;
   let pairs = 0;
   let errors = 0;
   /** @type {string | undefined} */
@@ -241,8 +251,17 @@ async function child(/** @type {string} */ raw) {
       client.task(async () => {
         while (performance.now() < end) {
           try {
-            await lock.lock(lease);
-            await lock.unlock();
+            if (record === undefined) {
+              await lock.lock(lease);
+              await lock.unlock();
+            } else {
+              const called = performance.now();
+              await lock.lock(lease);
+              const held = performance.now();
+              record.acquired((held - called) / 1000);
+              await lock.unlock();
+              record.released((performance.now() - held) / 1000);
+            }
             pairs++;
           } catch (error) {
             errors++;
@@ -269,6 +288,30 @@ async function child(/** @type {string} */ raw) {
   if (options.sdk) result.recorded = await recordedAcquisitions();
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);
+}
+
+/**
+ * The floor variant's two measurements per pair: histograms made as rlock
+ * makes them (seconds, its buckets as advice), recorded with frozen attribute
+ * sets as rlock does, into a MeterProvider that is not the global one (so rlock
+ * records nothing) with a reader like otel-sdk.mjs's.
+ */
+async function floorRecorder() {
+  const { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 1_000 });
+  const meter = new MeterProvider({ readers: [reader] }).getMeter('rlock-bench-floor');
+  const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+  const seconds = { unit: 's', advice: { explicitBucketBoundaries: buckets } };
+  const acquire = meter.createHistogram('rlock.acquire.duration', seconds);
+  const hold = meter.createHistogram('rlock.hold.duration', seconds);
+  const acquired = Object.freeze({ 'rlock.object': 'lock', 'rlock.outcome': 'acquired' });
+  const released = Object.freeze({ 'rlock.object': 'lock', 'rlock.end': 'released' });
+  process.once('beforeExit', () => void reader.shutdown());
+  return {
+    acquired: (/** @type {number} */ s) => acquire.record(s, acquired),
+    released: (/** @type {number} */ s) => hold.record(s, released),
+  };
 }
 
 /** How many acquisitions the SDK's reader has seen (otel-sdk.mjs, loaded by --import: the same module instance). */

@@ -6,7 +6,7 @@ import { wasNotSent } from '../connection/transport.js';
 import { withinMs } from '../connection/bounded-call.js';
 import { backoffDelayMs } from './backoff.js';
 import type { WaitQueue, Waiter } from './wait-queue.js';
-import type { WaitWatch } from '../observability/telemetry.js';
+import type { AcquireWatch } from '../observability/telemetry.js';
 
 /** What one acquire call answered, as the object reads it. */
 export type AcquireReply<G = unknown> =
@@ -233,11 +233,11 @@ export interface WaitSpec<G> {
   /** Gives back a grant its caller aborted before seeing; absent where a grant binds nobody (a latch's "open"). */
   giveBack?(grant: G): Promise<unknown>;
   /**
-   * Told when the call joins and leaves the wait queue: set by the observed
-   * engine on the caller's literal, which starts with it undefined so that
-   * setting it does not change the object's shape.
+   * Told when the call joins and leaves the wait queue, and how it ended: set
+   * by the observed engine on the caller's literal, which starts with it
+   * undefined so that setting it does not change the object's shape.
    */
-  watch: WaitWatch | undefined;
+  watch: AcquireWatch | undefined;
 }
 
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
@@ -411,7 +411,7 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   // the local queue before the first try: an announcement made while it is out
   // becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
-  if (queueBehind || joinFirst) return waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined });
+  if (queueBehind || joinFirst) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined }));
   // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
   const arriving = spec.queuesOthers === true && spec.arrival === 'queue' && spec.waitMs !== 0 && !spec.headOnly;
   if (arriving) ctx.queues.arrive(spec.channel);
@@ -424,12 +424,35 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   }
   return first.then(
     (outcome) => {
-      if (!('grant' in outcome) || spec.signal?.aborted) return waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } });
+      if (!('grant' in outcome) || spec.signal?.aborted) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } }));
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
-      return outcome.grant;
+      const grant = outcome.grant;
+      // Told here, in the reaction that settles the call, rather than in one more of its own.
+      spec.watch?.settled(grant, liveHold(grant));
+      return grant;
     },
-    (error: unknown) => waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } }),
+    (error: unknown) => watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } })),
+  );
+}
+
+/** `grant` when it is a hold still held (one lost before its call settled has ended already, and is not tracked). */
+function liveHold(grant: unknown): Hold | undefined {
+  return grant instanceof Hold && grant.active ? grant : undefined;
+}
+
+/** A waiting call's outcome, told to `watch` (when observed) before the caller sees it. */
+function watched<G>(watch: AcquireWatch | undefined, waiting: Promise<G | undefined>): Promise<G | undefined> {
+  if (watch === undefined) return waiting;
+  return waiting.then(
+    (grant) => {
+      watch.settled(grant, liveHold(grant));
+      return grant;
+    },
+    (error: unknown) => {
+      watch.failed(error);
+      throw error;
+    },
   );
 }
 

@@ -4,10 +4,9 @@
  * few reads.
  */
 import { acquireChannel, releaseChannel, type LockChannelContext } from '../observability/channels.js';
-import { failureOutcome, type AcquireProbe } from '../observability/telemetry.js';
 import { acquireOrWait, type WaitSpec } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
-import { Hold } from './hold.js';
+import type { Hold } from './hold.js';
 import { releaseHold, type ReleaseReply, type ReleaseSpec } from './release.js';
 import type { RenewalBackend } from './renewal.js';
 
@@ -21,32 +20,15 @@ export interface AcquireLabel {
 
 /** {@link acquireOrWait}, observed: `rlock.acquire.duration`, `rlock.waiters.active`, the `rlock.acquire` span and channel, and the hold's tracking. */
 export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
-  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id);
+  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal, spec.signal);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
-  const run = (): Promise<G | undefined> => {
-    if (probe === undefined) return acquireOrWait(ctx, spec);
-    // The probe hears the wait queue's join and leave: acquireOrWait hands its spec to WaitQueues.join.
-    // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
-    spec.watch = probe;
-    return settle(probe, acquireOrWait(ctx, spec), label, spec.signal);
-  };
-  return traced ? acquireChannel.tracePromise(run, { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext) : run();
-}
-
-/** The call's promise, its outcome told to the probe first (one reaction, not an async function's extra promises). */
-function settle<G>(probe: AcquireProbe, call: Promise<G | undefined>, label: AcquireLabel, signal: AbortSignal | undefined): Promise<G | undefined> {
-  return call.then(
-    (grant) => {
-      // A hold lost before this reaction ran has ended already: not tracked, so not counted active for ever.
-      probe.end(grant === undefined ? label.refusal : 'acquired', grant instanceof Hold && grant.active ? grant : undefined);
-      return grant;
-    },
-    (error: unknown) => {
-      probe.end(failureOutcome(error, signal), undefined, error);
-      throw error;
-    },
-  );
+  // The probe hears the wait queue's join and leave, and the call's outcome, from acquireOrWait (see AcquireWatch).
+  // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
+  if (probe !== undefined) spec.watch = probe;
+  return traced
+    ? acquireChannel.tracePromise(() => acquireOrWait(ctx, spec), { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext)
+    : acquireOrWait(ctx, spec);
 }
 
 /** {@link releaseHold}, traced on `rlock:release` while it has subscribers. */

@@ -67,6 +67,17 @@ export interface WaitWatch {
 }
 
 /**
+ * An acquisition's report of its outcome, told by the engine in the reaction
+ * that settles the call: observing adds no promise of its own to a pair.
+ */
+export interface AcquireWatch extends WaitWatch {
+  /** Granted `grant` (undefined: not acquired); `hold`: the hold it granted, if it is one still held. */
+  settled(grant: unknown, hold: object | undefined): void;
+  /** The call rejected with `error`. */
+  failed(error: unknown): void;
+}
+
+/**
  * The attribute sets of one object kind and `rlock.name`, each made once:
  * recording with the same objects spares an allocation per measurement (the
  * SDK still hashes them, its main cost per measurement).
@@ -96,41 +107,38 @@ function activeOf(labels: LabelSet): ActiveCount {
 /** Label sets kept per client at most: past it (a metricName that returns raw names) they are made afresh. */
 const MAX_LABEL_SETS = 1_000;
 
-/** What is known of a hold taken while something listened. */
-interface HoldRecord {
-  readonly object: string;
-  readonly labels: LabelSet;
-  /** The count this hold was added to. */
-  readonly active: ActiveCount;
-  readonly startedAt: number;
-  readonly instruments: Instruments | undefined;
-  /** The span active in the holder's context when it was granted (a loss becomes its event). */
-  readonly span: OtelSpan | undefined;
-  /** Counted off already: a lost hold's end is reported just before its loss. */
-  ended: boolean;
-}
-
 /** The client option that maps a lock's name to the `rlock.name` attribute (undefined: none). */
 export type MetricNameMapper = (name: string) => string | undefined;
 
 /**
  * One acquisition call, observed: its timing, whether it waited, its
  * outcome. Made by {@link Telemetry.startAcquire} only when something listens.
+ * When the call grants a hold, the same object is that hold's record until it
+ * ends: one allocation per observed lock/unlock pair, not two.
  */
-export class AcquireProbe implements WaitWatch {
+export class AcquireProbe implements AcquireWatch {
   private readonly startedAt = performance.now();
   private waited = false;
   /** The count this call was added to while it waits. */
-  private waiting: ActiveCount | undefined;
+  private waiting: ActiveCount | undefined = undefined;
+  /** As the hold's record: the count the hold was added to, when it was granted, and the span active in the holder's context then. */
+  active: ActiveCount | undefined = undefined;
+  heldAt = 0;
+  span: OtelSpan | undefined = undefined;
+  /** Counted off already: a lost hold's end is reported just before its loss. */
+  ended = false;
 
   constructor(
     private readonly telemetry: Telemetry,
     readonly object: string,
     readonly name: string,
     readonly owner: string | undefined,
-    private readonly labels: LabelSet,
-    private readonly instruments: Instruments | undefined,
+    readonly labels: LabelSet,
+    readonly instruments: Instruments | undefined,
     private readonly tracer: OtelTracer | undefined,
+    /** What "no grant" means for this call, and the caller's signal (an abort is `aborted`, not `error`). */
+    private readonly refusal: 'not_acquired' | 'timeout',
+    private readonly signal: AbortSignal | undefined,
   ) {}
 
   joined(): void {
@@ -144,6 +152,14 @@ export class AcquireProbe implements WaitWatch {
     if (this.waiting === undefined) return;
     this.waiting.waiters--;
     this.waiting = undefined;
+  }
+
+  settled(grant: unknown, hold: object | undefined): void {
+    this.end(grant === undefined ? this.refusal : 'acquired', hold);
+  }
+
+  failed(error: unknown): void {
+    this.end(failureOutcome(error, this.signal), undefined, error);
   }
 
   /** The call ended with `outcome`; `hold` is the hold it granted, if it is one still held (a hold is tracked from its first grant). */
@@ -161,7 +177,7 @@ export class AcquireProbe implements WaitWatch {
         span.setStatus({ code: this.telemetry.api?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
       span.end(wallMs(now));
     }
-    if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this.object, this.labels, this.instruments, this.tracer !== undefined, now);
+    if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this, this.tracer !== undefined, now);
   }
 }
 
@@ -174,7 +190,8 @@ export class AcquireProbe implements WaitWatch {
 export class Telemetry {
   // A Map, not a WeakMap: every tracked hold ends (released, or lost then reported lost) and leaves it,
   // and a Map's entries cost the garbage collector less than a WeakMap's at one per lock/unlock pair.
-  private readonly holds = new Map<object, HoldRecord>();
+  // The value is the probe of the acquisition that granted the hold (see AcquireProbe).
+  private readonly holds = new Map<object, AcquireProbe>();
   private readonly labelSets = new Map<string, LabelSet>();
   // The global providers, as last looked up, and what was made of them: instruments and a tracer once per provider.
   private meterProvider: unknown;
@@ -224,29 +241,34 @@ export class Telemetry {
     return this.tracer;
   }
 
-  /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
-  startAcquire(object: string, name: string, owner: string | undefined): AcquireProbe | undefined {
+  /**
+   * A probe for one acquisition call, or undefined when nothing listens (the
+   * common, cheap case). `refusal`: the outcome of a call that ends without a
+   * grant; `signal`: the caller's, which tells an abort from an error.
+   */
+  startAcquire(
+    object: string,
+    name: string,
+    owner: string | undefined,
+    refusal: 'not_acquired' | 'timeout',
+    signal: AbortSignal | undefined,
+  ): AcquireProbe | undefined {
     const metrics = this.currentInstruments();
     const traces = this.currentTracer();
     if (metrics === undefined && traces === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) return undefined;
-    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces);
+    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces, refusal, signal);
   }
 
-  /** A hold granted for the first time (at `now`, still held): counted as active until {@link holdEnded}. */
-  track(hold: object, object: string, labels: LabelSet, metrics: Instruments | undefined, tracing: boolean, now: number): void {
+  /** A hold granted for the first time (at `now`, still held) by `probe`'s call: counted as active until {@link holdEnded}. */
+  track(hold: object, probe: AcquireProbe, tracing: boolean, now: number): void {
     if (this.holds.has(hold)) return;
     const span = tracing ? this.api?.trace.getActiveSpan() : undefined;
-    const active = activeOf(labels);
+    const active = activeOf(probe.labels);
     active.holds++;
-    this.holds.set(hold, {
-      object,
-      labels,
-      active,
-      startedAt: now,
-      instruments: metrics,
-      span: span?.isRecording() ? span : undefined,
-      ended: false,
-    });
+    probe.active = active;
+    probe.heldAt = now;
+    probe.span = span?.isRecording() ? span : undefined;
+    this.holds.set(hold, probe);
   }
 
   /** A tracked hold ended (`released` or `lost`). */
@@ -256,9 +278,9 @@ export class Telemetry {
     record.ended = true;
     // A lost hold's record stays for leaseLost, which is told next.
     if (end === 'released') this.holds.delete(hold);
-    record.active.holds--;
+    if (record.active !== undefined) record.active.holds--;
     record.instruments?.holdDuration.record(
-      (performance.now() - record.startedAt) / 1000,
+      (performance.now() - record.heldAt) / 1000,
       variant(record.labels, 'end', end === 'released' ? 'released' : 'lost'),
     );
   }
@@ -321,7 +343,7 @@ export function observeCall<T>(
   run: () => Promise<T>,
   granted: (value: T) => boolean,
 ): Promise<T> {
-  const probe = telemetry.startAcquire(object, name, undefined);
+  const probe = telemetry.startAcquire(object, name, undefined, refusal, signal);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return run();
   const observed =
@@ -332,7 +354,7 @@ export function observeCall<T>(
           try {
             value = await run();
           } catch (error) {
-            probe.end(failureOutcome(error, signal), undefined, error);
+            probe.failed(error);
             throw error;
           }
           probe.end(granted(value) ? 'acquired' : refusal, undefined);
