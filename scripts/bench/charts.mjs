@@ -8,12 +8,16 @@
  *
  * A chart is an entry of CHARTS: a file name and a function from the run's
  * rounds to a Vega-Lite spec (or undefined when the run has no such scenario,
- * so a partial run draws what it has). The fault matrix is drawn from the
- * first table of docs/fault-matrix.md (its runner's output) when that file
- * exists: one cell per fault and library, coloured by the cell's first word.
+ * so a partial run draws what it has).
+ *
+ *   node scripts/bench/charts.mjs --faults [report.json]     # writes docs/charts/fault-matrix.svg
+ *
+ * draws the fault matrix (scripts/faults) instead: objects × faults, a cell
+ * per verdict, from a `npm run faults -- --json <report.json>` report, or
+ * without one from the table its runner wrote to docs/fault-matrix.md.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
@@ -96,7 +100,7 @@ function bars(rows, title, axis) {
   };
 }
 
-/** @type {{ file: string, fromRun?: false, build: (run: Run) => Spec | undefined }[]} */
+/** @type {{ file: string, build: (run: Run) => Spec | undefined }[]} */
 const CHARTS = [
   {
     // S2: how long each acquisition waited, as a distribution per library (the round with the median rate).
@@ -171,35 +175,165 @@ const CHARTS = [
       return panels.length ? { hconcat: panels, resolve: { scale: { color: 'shared' } } } : undefined;
     },
   },
-  {
-    // The fault matrix (docs/fault-matrix.md, written by its runner): one cell per fault (rows) and column.
-    file: 'fault-matrix.svg',
-    fromRun: false, // its own source, not the bench run: no run footnote
-    build: () => {
-      if (!existsSync(FAULT_MATRIX)) return undefined;
-      const table = firstTable(readFileSync(FAULT_MATRIX, 'utf8'));
-      if (!table) return undefined;
-      const cells = table.rows.flatMap((row) =>
-        table.headers
-          .slice(1)
-          .map((column, i) => ({ fault: row[0] ?? '', column, outcome: (row[i + 1] ?? '').split(/\s+/)[0] || '–', text: row[i + 1] ?? '' })),
-      );
-      return {
-        title: { text: 'Fault matrix', subtitle: 'docs/fault-matrix.md' },
-        width: { step: 70 },
-        height: { step: 22 },
-        data: { values: cells },
-        mark: { type: 'rect', stroke: 'white' },
-        encoding: {
-          x: { field: 'column', type: 'nominal', title: null, sort: null, axis: { labelAngle: -30, labelLimit: 200 } },
-          y: { field: 'fault', type: 'nominal', title: null, sort: null, axis: { labelLimit: 300 } },
-          color: { field: 'outcome', type: 'nominal', title: null },
-          tooltip: [{ field: 'text', type: 'nominal' }],
-        },
-      };
-    },
-  },
 ];
+
+/**
+ * One cell of the fault matrix as the chart needs it.
+ * @typedef {{ object: string, fault: string, sections: number, overlaps: number, allowed: boolean, verdict: string, outcome: string }} FaultCell
+ */
+
+/** Verdict classes, in the legend's order, with their colours: what a reader must tell apart at a glance. */
+const OUTCOMES = [
+  ['ok', '#a1d99b'],
+  ['ok: overlaps the docs allow', '#fdd49e'],
+  ['ok: a documented loss', '#c6dbef'],
+  ['known defect', '#d4b9da'],
+  ['FAIL', '#d62728'],
+];
+
+/** @param {string} verdict the runner's verdict text (check.mjs) @returns {string} its class (OUTCOMES) */
+function outcomeOf(verdict) {
+  if (verdict.startsWith('FAIL')) return 'FAIL';
+  if (verdict.startsWith('KNOWN DEFECT')) return 'known defect';
+  if (verdict.startsWith('ok (expected overlap')) return 'ok: overlaps the docs allow';
+  // The other notes of an ok verdict: a FIFO count (no loss), or permits a failed release may have lost (documented).
+  if (/permits/.test(verdict)) return 'ok: a documented loss';
+  return 'ok';
+}
+
+/**
+ * The fault matrix's cells and what to print under it, from a `--json` report
+ * (run.mjs) or from the Markdown the runner wrote (docs/fault-matrix.md).
+ * @param {string} file
+ * @returns {{ cells: FaultCell[], notes: string[] }}
+ */
+function readFaultMatrix(file) {
+  const text = readFileSync(file, 'utf8');
+  if (file.endsWith('.json')) {
+    /** @type {{ runAt?: string, machine?: string, cells: { kind: string, fault: string, sections: number, overlaps: number, expectedOverlap: boolean, verdict: string, why: string[] }[], outage?: { runs: number, passed: number, worstMs: number } }} */
+    const report = JSON.parse(text);
+    const cells = report.cells.map((cell) => {
+      const verdict = cell.verdict + (cell.why.length > 0 ? `: ${cell.why.join('; ')}` : '');
+      return {
+        object: cell.kind,
+        fault: cell.fault,
+        sections: cell.sections,
+        overlaps: cell.overlaps,
+        allowed: cell.expectedOverlap,
+        verdict,
+        outcome: outcomeOf(verdict),
+      };
+    });
+    const { outage } = report;
+    return {
+      cells,
+      notes: [
+        ...(outage ? [`release during an outage: ${outage.passed} of ${outage.runs} runs, slowest ${Math.round(outage.worstMs)} ms after Redis was back`] : []),
+        `${basename(file)}${report.runAt ? `, run ${report.runAt.slice(0, 16).replace('T', ' ')} UTC` : ''}${report.machine ? `; ${report.machine}` : ''}`,
+      ],
+    };
+  }
+  const table = firstTable(text);
+  if (!table) throw new Error(`${file}: no table`);
+  const column = (/** @type {string} */ name) => {
+    const index = table.headers.indexOf(name);
+    if (index === -1) throw new Error(`${file}: the table has no column "${name}"`);
+    return index;
+  };
+  const [object, fault, sections, overlaps, verdict] = ['object', 'fault', 'sections', 'overlaps', 'verdict'].map(column);
+  const cells = table.rows.map((row) => {
+    const cell = (/** @type {number} */ index) => row[/** @type {number} */ (index)] ?? '';
+    return {
+      object: cell(object),
+      fault: cell(fault),
+      sections: Number(cell(sections)),
+      overlaps: Number.parseInt(cell(overlaps), 10),
+      allowed: cell(overlaps).includes('(allowed)'),
+      verdict: cell(verdict),
+      outcome: outcomeOf(cell(verdict)),
+    };
+  });
+  // The runner's header: "Generated by … on <date> UTC;" then the machine on the next line.
+  const generated = /on (\d{4}-\d\d-\d\d \d\d:\d\d UTC);\n(.*)\.\n/.exec(text);
+  const outage = /Release during an outage[^:]*: \*\*(\d+ of \d+)\*\* runs, slowest (\d+) ms/.exec(text);
+  return {
+    cells,
+    notes: [
+      ...(outage ? [`release during an outage: ${outage[1]} runs, slowest ${outage[2]} ms after Redis was back`] : []),
+      `docs/fault-matrix.md${generated ? `, run ${generated[1]}; ${generated[2]}` : ''}`,
+    ],
+  };
+}
+
+/**
+ * Objects (rows) × faults (columns), in the runner's order; a cell's colour
+ * is its verdict, its large figure the overlapping sections (framed where the
+ * docs allow them), its small one the critical sections run.
+ * @param {{ cells: FaultCell[], notes: string[] }} matrix
+ * @returns {Spec}
+ */
+function faultMatrixSpec({ cells, notes }) {
+  const failed = cells.filter((cell) => cell.outcome === 'FAIL').length;
+  const position = {
+    x: { field: 'fault', type: 'nominal', title: null, sort: null, axis: { orient: 'top', labelAngle: -30, labelLimit: 200 } },
+    y: { field: 'object', type: 'nominal', title: null, sort: null, axis: { labelFontSize: 12 } },
+  };
+  return {
+    title: {
+      text: `Fault matrix: ${cells.length - failed} of ${cells.length} cells hold${failed ? `, ${failed} FAIL` : ''}`,
+      subtitle: [
+        'colour: the verdict · large figure: overlapping critical sections · small: critical sections run',
+        'framed: a fault after which the docs say exclusion may break (overlaps allowed, fencing must hold)',
+        ...notes,
+      ],
+      anchor: 'start',
+      subtitlePadding: 6,
+      offset: 12,
+    },
+    width: { step: 74 },
+    height: { step: 36 },
+    data: { values: cells },
+    encoding: position,
+    layer: [
+      {
+        mark: { type: 'rect' },
+        encoding: {
+          color: {
+            field: 'outcome',
+            type: 'nominal',
+            title: 'verdict',
+            scale: { domain: OUTCOMES.map(([name]) => name), range: OUTCOMES.map(([, colour]) => colour) },
+            legend: { orient: 'bottom', direction: 'horizontal', columns: 5, columnPadding: 16, symbolType: 'square', labelLimit: 300 },
+          },
+          stroke: { condition: { test: 'datum.allowed', value: '#555' }, value: 'white' },
+          strokeWidth: { condition: { test: 'datum.allowed', value: 2 }, value: 1 },
+          tooltip: [
+            { field: 'object', type: 'nominal' },
+            { field: 'fault', type: 'nominal' },
+            { field: 'sections', type: 'quantitative' },
+            { field: 'overlaps', type: 'quantitative' },
+            { field: 'verdict', type: 'nominal' },
+          ],
+        },
+      },
+      {
+        mark: { type: 'text', dy: -5, fontSize: 13, fontWeight: 'bold' },
+        encoding: {
+          text: { field: 'overlaps', type: 'quantitative', format: ',d' },
+          color: { condition: { test: "datum.outcome === 'FAIL'", value: 'white' }, value: 'black' },
+        },
+      },
+      {
+        mark: { type: 'text', dy: 9, fontSize: 9 },
+        encoding: {
+          text: { field: 'sections', type: 'quantitative', format: ',d' },
+          color: { condition: { test: "datum.outcome === 'FAIL'", value: 'white' }, value: '#444' },
+        },
+      },
+    ],
+    config: { axis: { domain: false, ticks: false, labelFontSize: 11 }, view: { stroke: null } },
+  };
+}
 
 /**
  * @param {Spec} spec a Vega-Lite spec
@@ -209,8 +343,8 @@ const CHARTS = [
 async function render(spec, footnote) {
   const full = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    config: { font: 'sans-serif', background: 'white' },
     ...spec,
+    config: { font: 'sans-serif', background: 'white', .../** @type {Record<string, unknown>} */ (spec.config ?? {}) },
     // The run under every chart, so a figure is never read without its machine and date.
     ...(footnote && spec.hconcat ? { title: { text: footnote, anchor: 'start', orient: 'bottom', fontSize: 10, fontWeight: 'normal' } } : {}),
   };
@@ -223,12 +357,19 @@ async function render(spec, footnote) {
 const input = process.argv[2];
 if (!input) {
   console.error('usage: node scripts/bench/charts.mjs <bench.json>   (from npm run bench -- peers --json <bench.json>)');
+  console.error('       node scripts/bench/charts.mjs --faults [report.json]   (from npm run faults -- --json <report.json>; default docs/fault-matrix.md)');
   process.exit(2);
+}
+mkdirSync(OUT_DIR, { recursive: true });
+if (input === '--faults') {
+  const file = join(OUT_DIR, 'fault-matrix.svg');
+  writeFileSync(file, await render(faultMatrixSpec(readFaultMatrix(process.argv[3] ?? FAULT_MATRIX)), ''));
+  console.error(`wrote ${file}`);
+  process.exit(0);
 }
 /** @type {Run} */
 const run = JSON.parse(readFileSync(input, 'utf8'));
 const footnote = `${run.runAt.slice(0, 10)}${run.commit}; ${run.machine.CPU ?? ''} ${run.machine.cores ?? ''} cores; ${run.durationMs / 1000} s windows; medians of rounds`;
-mkdirSync(OUT_DIR, { recursive: true });
 for (const chart of CHARTS) {
   const spec = chart.build(run);
   if (!spec) {
@@ -236,6 +377,6 @@ for (const chart of CHARTS) {
     continue;
   }
   const file = join(OUT_DIR, chart.file);
-  writeFileSync(file, await render(spec, chart.fromRun === false ? '' : footnote));
+  writeFileSync(file, await render(spec, footnote));
   console.error(`wrote ${file}`);
 }

@@ -321,17 +321,35 @@ export class MasterSet {
   /**
    * Renews the batch with one renew-n call per master where a hold has a token;
    * each decided by decideRenewal, `renewed` only within validity. A renewed
-   * hold forgets grants found gone and spreads to voting masters where it has none.
+   * hold forgets grants found gone and spreads to voting masters where it has none,
+   * also where the answer came after the verdict (forgetGone).
    */
   async renew(items: readonly { readonly grants: Grants; readonly leaseMs: number }[]): Promise<RenewResult[]> {
     const sentAt = monotonicNow();
     const sent = this.masters.map((master) => items.filter((item) => item.grants.tokens[master.index] !== undefined));
+    const sentTokens = sent.map((mine, index) => mine.map(({ grants }) => grants.tokens[index] as string));
     const calls = this.masters.map((master) => (): Promise<number[]> => {
       const mine = sent[master.index] as typeof items;
       if (mine.length === 0) return Promise.resolve([]);
-      const token = (grants: Grants): string => grants.tokens[master.index] as string;
-      return master.store.renewItems(mine.map(({ grants, leaseMs }) => ({ key: grants.keys.lock, owner: grants.owner, token: token(grants), leaseMs })));
+      const tokens = sentTokens[master.index] as string[];
+      return master.store.renewItems(
+        mine.map(({ grants, leaseMs }, k) => ({ key: grants.keys.lock, owner: grants.owner, token: tokens[k] as string, leaseMs })),
+      );
     });
+    // Masters are asked in order and a restarted one tends to answer last, after the verdict: its "gone"
+    // still counts, or a master that came back empty is taken again only when it happens to answer early.
+    const renewedItems = new Set<(typeof items)[number]>();
+    let decided = false;
+    const deferred: (() => void)[] = [];
+    const late = (index: number, result: Settled<number[]>): void => {
+      if (!result.ok) return;
+      const forget = (): void =>
+        (sent[index] as typeof items).forEach((item, k) => {
+          if (result.value[k] === 0 && renewedItems.has(item)) this.forgetGone(item.grants, this.masters[index] as Master, sentTokens[index]?.[k] as string);
+        });
+      if (decided) forget();
+      else deferred.push(forget);
+    };
     type Results = readonly (Settled<number[]> | undefined)[];
     const codeOf = (results: Results, index: number, item: (typeof items)[number]): number | 'none' | 'pending' | 'failed' => {
       const k = (sent[index] as typeof items).indexOf(item);
@@ -347,14 +365,15 @@ export class MasterSet {
       }
       return Q.decideRenewal(tally, this.size);
     };
-    const { results } = await gather(calls, (results) => (items.every((item) => verdictOf(results, item) !== 'pending') ? true : undefined));
+    const { results } = await gather(calls, (results) => (items.every((item) => verdictOf(results, item) !== 'pending') ? true : undefined), undefined, late);
     const elapsedMs = monotonicNow() - sentAt;
-    return items.map((item) => {
+    const outcomes = items.map((item) => {
       const { grants, leaseMs } = item;
       let verdict = verdictOf(results, item);
       if (verdict === 'pending' || (verdict === 'renewed' && Q.validityMs(leaseMs, elapsedMs, this.driftFactor) <= 0)) verdict = 'undecided';
       const codes = this.masters.map((_, index) => codeOf(results, index, item));
       if (verdict === 'renewed' && !grants.done) {
+        renewedItems.add(item);
         grants.expiresAt = Math.max(grants.expiresAt, sentAt + leaseMs);
         grants.deadline = Math.max(grants.deadline, leaseDeadline(sentAt, leaseMs, this.driftFactor));
         for (const master of this.masters) {
@@ -368,6 +387,16 @@ export class MasterSet {
       });
       return { verdict, votes };
     });
+    decided = true;
+    for (const forget of deferred) forget();
+    return outcomes;
+  }
+
+  /** A renewed hold's grant on `master` was found gone by a late answer: forgotten (unless replaced since) and taken again there when it votes. */
+  private forgetGone(grants: Grants, master: Master, token: string): void {
+    if (grants.done || grants.tokens[master.index] !== token) return;
+    grants.tokens[master.index] = undefined;
+    if (master.voting) this.spread(grants, master, 1);
   }
 
   /**
