@@ -32,6 +32,7 @@ export type { LockRequest } from './objects/lock-options.js';
 export { checkName, fenceKey, objectKey } from './objects/names.js';
 export { keysOfLock, lockKeys, plainLockKeys, type PlainLockKeys } from './objects/lock/keys.js';
 export { readValueAndPttl } from './objects/lock/read-lease.js';
+export { formatHoldRecord, parseHoldRecord, type HoldRecord } from './objects/lock/hold-record.js';
 export type { LockKeys } from './objects/lock/keys.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from './objects/lock/lock-store.js';

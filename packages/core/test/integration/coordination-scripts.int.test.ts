@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RedisFleet, evalScript } from '@org/rlock-testing';
-import { SCRIPTS, fenceKey, type EmbeddedScript } from '@org/rlock-core/internal';
+import { SCRIPTS, fenceKey, parseHoldRecord, type EmbeddedScript } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**
@@ -505,7 +505,11 @@ describe('coordination scripts', () => {
     const leave = (k: Keys, owner: string, keptToken = '') =>
       run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken, wakePrefix: k.wakePrefix });
     const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0', notices: k.notices, wakePrefix: k.wakePrefix });
-    const holder = async (k: Keys) => redis.hmget(k.lock, 'owner', 'count');
+    const hold = async (k: Keys) => parseHoldRecord(await redis.get(k.lock));
+    const holder = async (k: Keys) => {
+      const held = await hold(k);
+      return held ? [held.owner, String(held.count)] : [null, null];
+    };
 
     /** Every message on the lock's channels, with the channel it came on. */
     async function heads(k: Keys): Promise<{ heard: { channel: string; message: string }[]; flush(): Promise<void> }> {
@@ -541,7 +545,7 @@ describe('coordination scripts', () => {
       expect(await redis.hgetall(k.tickets)).toEqual({ 'cC:t1': 'c2 30000' });
       // A replay of the granting op answers the same and counts nothing.
       expect(await acquire(k, 'cB:t1', 'b3')).toEqual([1, expect.any(String), 1]);
-      expect(await redis.hget(k.lock, 'count')).toBe('1');
+      expect((await hold(k))?.count).toBe(1);
     });
 
     it('acquire-6 drops a waiter whose lease lapsed: the one behind it becomes the head', async () => {
@@ -579,7 +583,7 @@ describe('coordination scripts', () => {
       await acquire(k, 'cC:t1', 'c1', '1', WAITER_LEASE, 1_000);
       expect(await release(k, 'cA:t1', 'a2')).toEqual([1, 0, 1]);
       expect(await holder(k)).toEqual(['cB:t7', '0']);
-      const handedToken = await redis.hget(k.lock, 'token');
+      const handedToken = (await hold(k))?.token;
       expect(BigInt(handedToken as string)).toBeGreaterThan(BigInt(tokenA as string));
       const ttl = await redis.pttl(k.lock);
       expect(ttl).toBeGreaterThan(1_000);
@@ -653,7 +657,7 @@ describe('coordination scripts', () => {
       await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cB:t1', 'b1');
       await release(k, 'cA:t1', 'a2');
-      const handed = (await redis.hget(k.lock, 'token')) as string;
+      const handed = (await hold(k))?.token as string;
       // Another token (an earlier hand-off), or another owner: refused, nothing counted.
       expect((await acquire(k, 'cB:t1', 'claim/1'))[0]).toBe(0);
       expect((await acquire(k, 'cC:t1', `claim/${handed}`))[0]).toBe(0);
@@ -708,7 +712,7 @@ describe('coordination scripts', () => {
       expect(await leave(k, 'cB:t1')).toBe(0);
       expect(await holder(k)).toEqual(['cC:t1', '0']);
       // A hand-off a branch of the task counts on (its token named) stays.
-      const handed = (await redis.hget(k.lock, 'token')) as string;
+      const handed = (await hold(k))?.token as string;
       expect(await leave(k, 'cC:t1', handed)).toBe(0);
       expect(await holder(k)).toEqual(['cC:t1', '0']);
       // A claimed hold is not the queue's: leaving leaves it held.

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RedisFleet } from '@org/rlock-testing';
-import { ClientPool, commandCalls, eventually, uniquePrefix } from './support.js';
+import { ClientPool, commandCalls, eventually, holdAt, uniquePrefix } from './support.js';
 
 const WAITER = fileURLToPath(new URL('./fixtures/fair-waiter.mjs', import.meta.url));
 const COUNTER = fileURLToPath(new URL('./fixtures/counter-worker.mjs', import.meta.url));
@@ -198,7 +198,9 @@ describe('fair lock', () => {
       await waiting;
       // One script: the release. The hold is the head's, not yet counted by a script of its own.
       expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBe(1);
-      expect(await redis.hmget(key, 'owner', 'count')).toEqual([expect.stringMatching(new RegExp(`^${waiter.clientId}:`)), '0']);
+      const handed = await holdAt(redis, key);
+      expect(handed?.owner).toMatch(new RegExp(`^${waiter.clientId}:`));
+      expect([handed?.count, handed?.op]).toEqual([0, '']);
       // Its own lease (10 s), not the holder's 30 s nor its 30 s waiter lease.
       const ttl = await redis.pttl(key);
       expect(ttl).toBeGreaterThan(5_000);
@@ -207,10 +209,10 @@ describe('fair lock', () => {
       expect(await lock.isHeldByCurrentTask()).toBe(true);
       // A reentry claims it (count 1), then counts (2); two unlocks free it.
       await lock.lock({ leaseMs: 10_000 });
-      expect(await redis.hget(key, 'count')).toBe('2');
+      expect((await holdAt(redis, key))?.count).toBe(2);
       expect(await lock.getHoldCount()).toBe(2);
       await lock.unlock();
-      expect(await redis.hget(key, 'count')).toBe('1');
+      expect((await holdAt(redis, key))?.count).toBe(1);
       await lock.unlock();
       expect(await redis.exists(key)).toBe(0);
     });
@@ -233,7 +235,7 @@ describe('fair lock', () => {
     const handle = await waiting;
     // The release, then the waiter's claim (count 1, its lease restarted).
     expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBe(2);
-    expect(await redis.hget(key, 'count')).toBe('1');
+    expect((await holdAt(redis, key))?.count).toBe(1);
     expect(await redis.pttl(key)).toBeGreaterThan(800);
     await handle.unlock();
   });
@@ -273,7 +275,7 @@ describe('fair lock', () => {
     await redis.publish(`${key}:release:${waiter.clientId}`, `${owner} 999 an-earlier-call`);
     await held.unlock();
     const handle = await waiting;
-    expect(handle.token).toBe(await redis.hget(key, 'token'));
+    expect(handle.token).toBe((await holdAt(redis, key))?.token);
     expect(handle.token).not.toBe('999');
     await handle.unlock();
     expect(await redis.exists(key)).toBe(0);

@@ -1,6 +1,6 @@
 import { RedisFleet } from '@org/rlock-testing';
 import { InvalidArgumentError, LockLostError } from '@org/rlock-core';
-import { ClientPool, eventually } from './support.js';
+import { ClientPool, eventually, holdAt } from './support.js';
 
 describe('multi-lock', () => {
   let fleet: RedisFleet;
@@ -59,8 +59,8 @@ describe('multi-lock', () => {
         expect(token).toBeUndefined();
         expect(tokens).toHaveLength(2);
         const [t2, t1] = tokens;
-        expect(t2).toBe(await fleet.client(0).hget(`${client.options.keyPrefix}:{m2}`, 'token'));
-        expect(t1).toBe(await fleet.client(0).hget(`${client.options.keyPrefix}:{m1}`, 'token'));
+        expect(t2).toBe((await holdAt(fleet.client(0), `${client.options.keyPrefix}:{m2}`))?.token);
+        expect(t1).toBe((await holdAt(fleet.client(0), `${client.options.keyPrefix}:{m1}`))?.token);
         expect(signal.aborted).toBe(false);
         await client.getLock('m1').forceUnlock(); // this client's hold of m1 is marked lost at once
         expect(await eventually(() => signal.aborted, 2_000)).toBe(true);

@@ -1,7 +1,7 @@
 import { RedisFleet, evalScript } from '@org/rlock-testing';
 import { LockAcquireTimeoutError, LockLostError, type RLock, type RLockClient } from '@org/rlock-core';
 import { SCRIPTS, plainLockKeys, type PlainLockKeys } from '@org/rlock-core/internal';
-import { ClientPool, uniquePrefix } from './support.js';
+import { ClientPool, holdAt, uniquePrefix } from './support.js';
 
 describe('NonReentrantLock', () => {
   let fleet: RedisFleet;
@@ -108,25 +108,26 @@ describe('NonReentrantLock', () => {
         waits: '1',
       }) as Promise<unknown[]>;
 
-    it('marks the hash, refuses the owner a second op, and answers a replay of its op as granted', async () => {
+    it('marks the hold, refuses the owner a second op, and answers a replay of its op as granted', async () => {
       const redis = fleet.client(0);
       const keys = plainLockKeys(uniquePrefix(), 'job', 'c');
       const first = await acquire(keys, 'c:t1', 'op1', 'nonReentrantLock');
       expect(first).toEqual([1, expect.any(String), 1]);
-      expect(await redis.hget(keys.lock, 'kind')).toBe('nonReentrantLock');
+      expect((await holdAt(redis, keys.lock))?.once).toBe(true);
+      expect(await redis.get(keys.lock)).toMatch(/^!op1 [0-9a-z]+ c:t1$/);
       const [code, ttl, holder] = await acquire(keys, 'c:t1', 'op2', 'nonReentrantLock');
       expect([code, holder]).toEqual([0, 'c:t1']);
       expect(ttl).toBeGreaterThan(9_000);
       expect(await acquire(keys, 'c:t1', 'op1', 'nonReentrantLock')).toEqual(first);
-      expect(await redis.hget(keys.lock, 'count')).toBe('1');
+      expect((await holdAt(redis, keys.lock))?.count).toBe(1);
     });
 
-    it('leaves the reentrant lock as it was: no kind field, and an empty kind counts', async () => {
+    it('leaves the reentrant lock as it was: no mark, and an empty kind counts', async () => {
       const redis = fleet.client(0);
       const keys = plainLockKeys(uniquePrefix(), 'job', 'c');
       await acquire(keys, 'c:t1', 'op1', '');
       expect(await acquire(keys, 'c:t1', 'op2', '')).toEqual([1, expect.any(String), 2]);
-      expect(await redis.hexists(keys.lock, 'kind')).toBe(0);
+      expect((await holdAt(redis, keys.lock))?.once).toBe(false);
     });
   });
 });

@@ -1,6 +1,7 @@
 import { RedisFleet } from '@org/rlock-testing';
 import { ClientClosedError, IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError, LockLostError, type RLockClient } from '@org/rlock-core';
 import { ClientPool, commandsProcessed, eventually } from './support.js';
+import { formatHoldRecord, parseHoldRecord } from '@org/rlock-core/internal';
 
 describe('RLock', () => {
   let fleet: RedisFleet;
@@ -149,7 +150,8 @@ describe('RLock', () => {
       await client.task(async () => {
         await lock.lock({ leaseMs: 10_000 });
         const keys = (lock as unknown as { keys: { lock: string } }).keys;
-        await fleet.client(0).hset(keys.lock, 'owner', 'someone:else');
+        const held = parseHoldRecord(await fleet.client(0).get(keys.lock));
+        await fleet.client(0).set(keys.lock, formatHoldRecord({ ...held!, owner: 'someone:else' }), 'KEEPTTL');
         const error = await lock.unlock().catch((e: unknown) => e);
         expect((error as LockLostError).reason).toBe('taken');
         await expect(lock.unlock()).rejects.toBeInstanceOf(IllegalMonitorStateError);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisFleet, evalScript } from '@org/rlock-testing';
-import { SCRIPTS, plainLockKeys, type EmbeddedScript, type PlainLockKeys } from '@org/rlock-core/internal';
+import { SCRIPTS, parseHoldRecord, plainLockKeys, type EmbeddedScript, type PlainLockKeys } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**
@@ -18,6 +18,7 @@ describe('lock scripts', () => {
   });
   afterAll(() => fleet.stop());
   const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(redis, script, args);
+  const hold = async (key: string) => parseHoldRecord(await redis.get(key));
 
   const fresh = (): PlainLockKeys => plainLockKeys(uniquePrefix(), 'job', 'o');
   const WINDOW = 2_000;
@@ -81,22 +82,38 @@ describe('lock scripts', () => {
       const [granted, token, count] = await acquire(keys, 'c:t1', 10_000, 'op1');
       expect([granted, count]).toEqual([1, 1]);
       expect(token).toMatch(/^\d+$/);
-      expect(await redis.hgetall(keys.lock)).toEqual({ owner: 'c:t1', count: '1', token, op: 'op1' });
+      expect(await hold(keys.lock)).toEqual({ owner: 'c:t1', count: 1, token, op: 'op1', once: false });
+      // One string, the token in base 36, the count written only when not 1.
+      expect(await redis.get(keys.lock)).toBe(`op1 ${Number(token).toString(36)} c:t1`);
       const pttl = await redis.pttl(keys.lock);
       expect(pttl).toBeGreaterThan(9_000);
       expect(pttl).toBeLessThanOrEqual(10_000);
       expect(await acquire(keys, 'c:t1', 10_000, 'op2')).toEqual([1, token, 2]);
+      expect(await redis.get(keys.lock)).toBe(`2*op2 ${Number(token).toString(36)} c:t1`);
+    });
+
+    it('keeps a hold of default ids (21-character client id, task and op ids of 4 base-36 digits) in one embedded string', async () => {
+      const keys = fresh();
+      const owner = `${'c'.repeat(21)}:tzzzz`;
+      await acquire(keys, owner, 10_000, 'zzzz');
+      expect((await redis.get(keys.lock))?.length).toBeLessThanOrEqual(44);
+      expect(await redis.object('ENCODING', keys.lock)).toBe('embstr');
+      // Longer ids make a longer value, held as well.
+      const long = fresh();
+      await acquire(long, `${owner}-and-a-much-longer-task-id`, 10_000, 'op');
+      expect(await redis.object('ENCODING', long.lock)).toBe('raw');
+      expect((await release(long, `${owner}-and-a-much-longer-task-id`, 'r'))[0]).toBe(1);
     });
 
     it('refuses another owner with the remaining TTL and the holder, and changes nothing', async () => {
       const keys = fresh();
       await acquire(keys, 'c:t1', 10_000, 'op1');
-      const before = await redis.hgetall(keys.lock);
+      const before = await redis.get(keys.lock);
       const [code, ttl, holder] = await acquire(keys, 'c:t2', 10_000, 'op2');
       expect(code).toBe(0);
       expect(ttl).toBeGreaterThan(9_000);
       expect(holder).toBe('c:t1');
-      expect(await redis.hgetall(keys.lock)).toEqual(before);
+      expect(await redis.get(keys.lock)).toEqual(before);
     });
 
     it('raises the TTL to the longer lease on reentry and never shortens it', async () => {
@@ -112,7 +129,7 @@ describe('lock scripts', () => {
       const keys = fresh();
       const first = await acquire(keys, 'o', 10_000, 'same');
       expect(await acquire(keys, 'o', 10_000, 'same')).toEqual(first);
-      expect(await redis.hget(keys.lock, 'count')).toBe('1');
+      expect((await hold(keys.lock))?.count).toBe(1);
     });
 
     it('takes tokens from the slot counter, strictly increasing, and at least the server time in µs', async () => {
@@ -154,9 +171,13 @@ describe('lock scripts', () => {
 
     it('reports WRONGTYPE as an error reply and leaves the key alone', async () => {
       const keys = fresh();
-      await redis.set(keys.lock, 'not a hash');
+      await redis.hset(keys.lock, 'mode', 'read');
       await expect(acquire(keys, 'o', 1_000, 'a')).rejects.toThrow(/WRONGTYPE/);
-      expect(await redis.get(keys.lock)).toBe('not a hash');
+      expect(await redis.hgetall(keys.lock)).toEqual({ mode: 'read' });
+      const other = fresh();
+      await redis.set(other.lock, 'not-a-hold');
+      await expect(acquire(other, 'o', 1_000, 'a')).rejects.toThrow(/WRONGTYPE/);
+      expect(await redis.get(other.lock)).toBe('not-a-hold');
     });
 
     it('is registered under the SHA1 the generator computed', async () => {
@@ -231,9 +252,9 @@ describe('lock scripts', () => {
     it('refuses a wrong owner and changes nothing', async () => {
       const keys = fresh();
       await acquire(keys, 'o', 10_000, 'a');
-      const before = await redis.hgetall(keys.lock);
+      const before = await redis.get(keys.lock);
       expect(await release(keys, 'intruder', 'r')).toEqual([-1, 1]);
-      expect(await redis.hgetall(keys.lock)).toEqual(before);
+      expect(await redis.get(keys.lock)).toEqual(before);
       await redis.del(keys.lock);
       expect(await release(keys, 'o', 'r2')).toEqual([-1, 0]);
     });
@@ -243,7 +264,7 @@ describe('lock scripts', () => {
       for (const op of ['a1', 'a2', 'a3']) await acquire(keys, 'o', 10_000, op);
       expect(await release(keys, 'o', 'r1')).toEqual([1, 2, 0]);
       expect(await release(keys, 'o', 'r1')).toEqual([1, 2, 0]);
-      expect(await redis.hget(keys.lock, 'count')).toBe('2');
+      expect((await hold(keys.lock))?.count).toBe(2);
     });
 
     it('answers a replayed last release as released (no receivers), not as "not held", within the window', async () => {
@@ -261,7 +282,7 @@ describe('lock scripts', () => {
       await acquire(keys, 'o', 10_000, 'a1');
       await acquire(keys, 'o', 10_000, 'a2');
       expect(await release(keys, 'o', 'x', { all: true, token: '1' })).toEqual([-1, 1]);
-      const token = (await redis.hget(keys.lock, 'token')) as string;
+      const token = (await hold(keys.lock))?.token ?? '';
       expect(await release(keys, 'o', 'y', { all: true, token })).toEqual([1, 0, 0]);
       expect(await redis.exists(keys.lock)).toBe(0);
     });
@@ -304,9 +325,9 @@ describe('lock scripts', () => {
       await acquire(keys, 'o', 10_000, 'a1');
       await acquire(keys, 'o', 10_000, 'a2');
       expect(await cancel(keys, 'o', 'c1', 'a1')).toBe(0); // not the last op: nothing undone
-      expect(await redis.hget(keys.lock, 'count')).toBe('2');
+      expect((await hold(keys.lock))?.count).toBe(2);
       expect(await cancel(keys, 'o', 'c2', 'a2')).toBe(1);
-      expect(await redis.hget(keys.lock, 'count')).toBe('1');
+      expect((await hold(keys.lock))?.count).toBe(1);
       // The cancelled op, replayed, is refused rather than counted again.
       expect(await acquire(keys, 'o', 10_000, 'a2')).toEqual([-1]);
       expect(await redis.hget(keys.cancelled, 'o:a2')).toBe('1');
@@ -331,7 +352,7 @@ describe('lock scripts', () => {
       const keys = fresh();
       await acquire(keys, 'other', 10_000, 'x');
       expect(await cancel(keys, 'o', 'c', 'x', true)).toBe(0);
-      expect(await redis.hget(keys.lock, 'owner')).toBe('other');
+      expect((await hold(keys.lock))?.owner).toBe('other');
     });
   });
 

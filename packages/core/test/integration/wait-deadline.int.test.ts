@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { RedisFleet } from '@org/rlock-testing';
 import { LockAcquireTimeoutError, RedisUnavailableError, RLockClient } from '@org/rlock-core';
-import { ClientPool, eventually } from './support.js';
+import { ClientPool, eventually, holdAt } from './support.js';
 
 const WAIT_MS = 400;
 /**
@@ -108,7 +108,7 @@ describe('waitMs', () => {
       const redis = fleet.client(0);
       const prefix = client.options.keyPrefix;
       expect(await eventually(async () => (await redis.exists(`${prefix}:{task}`, `${prefix}:{fair}`, `${prefix}:{m1}`)) === 0, 10_000)).toBe(true);
-      expect(await redis.hget(`${prefix}:{lock}`, 'owner')).not.toContain(client.clientId);
+      expect((await holdAt(redis, `${prefix}:{lock}`))?.owner ?? '').not.toContain(client.clientId);
     });
 
     it('settles lock({ waitMs }) by waitMs while the server holds every command (CLIENT PAUSE)', async () => {

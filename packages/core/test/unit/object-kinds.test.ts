@@ -49,17 +49,17 @@ describe('the kinds registry', () => {
   });
 
   describe('kindOf', () => {
-    const lockHash = { '': { type: 'hash' as const, fields: { owner: 'c:t', count: '1', token: '7' } } };
+    const lockHold = { '': { type: 'string' as const, value: '1 7 c:t' } };
 
-    it('reads an owner hash as a lock, or as a fair lock when told so, but never as a kind whose keys it lacks', () => {
-      expect(read(lockHash)).toBe('lock');
-      expect(read(lockHash, 'fairLock')).toBe('fairLock');
-      expect(read(lockHash, 'semaphore')).toBe('lock');
+    it('reads a hold record as a lock, or as a fair lock when told so, but never as a kind whose keys it lacks', () => {
+      expect(read(lockHold)).toBe('lock');
+      expect(read(lockHold, 'fairLock')).toBe('fairLock');
+      expect(read(lockHold, 'semaphore')).toBe('lock');
     });
 
     it('lets a layout that shows its kind win over the hint', () => {
-      expect(read({ '': { type: 'hash', fields: { owner: 'c:t', kind: 'nonReentrantLock' } } }, 'lock')).toBe('nonReentrantLock');
-      expect(read({ ...lockHash, ':queue': { type: 'list' }, ':waiters': { type: 'zset' } }, 'lock')).toBe('fairLock');
+      expect(read({ '': { type: 'string', value: '!1 7 c:t' } }, 'lock')).toBe('nonReentrantLock');
+      expect(read({ ...lockHold, ':queue': { type: 'list' }, ':waiters': { type: 'zset' } }, 'lock')).toBe('fairLock');
       expect(read({ '': { type: 'hash', fields: { mode: 'read' } } }, 'lock')).toBe('readWriteLock');
       expect(read({ '': { type: 'string', value: '2' }, ':leases': { type: 'zset' } }, 'semaphore')).toBe('permitExpirableSemaphore');
       expect(read({ '': { type: 'string', value: 'c:t|op' } })).toBe('lock');
@@ -75,6 +75,7 @@ describe('the kinds registry', () => {
     it('recognises no kind in a key none of them keeps', () => {
       expect(read({})).toBeUndefined();
       expect(read({ '': { type: 'hash', fields: { count: '1' } } })).toBeUndefined();
+      expect(read({ '': { type: 'hash', fields: { owner: 'c:t', count: '1', token: '7' } } })).toBeUndefined();
       expect(read({ '': { type: 'list' } })).toBeUndefined();
     });
   });

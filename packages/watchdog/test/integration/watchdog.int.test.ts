@@ -1,5 +1,6 @@
 import { RedisFleet } from '@org/rlock-testing';
 import { LockLostError } from '@org/rlock';
+import { formatHoldRecord, parseHoldRecord } from '@org/rlock-core/internal';
 import { ClientPool, HolderProcess, eventually, sleep, uniquePrefix } from './support.js';
 
 describe('Watchdog', () => {
@@ -88,7 +89,9 @@ describe('Watchdog', () => {
     it('reports taken when another owner holds the key at renewal', async () => {
       const client = pool.make(fleet.url(0), { watchdogTimeoutMs: 600 });
       const handle = await client.getLock('stolen').acquire();
-      await fleet.client(0).hset(`${client.options.keyPrefix}:{stolen}`, 'owner', 'thief:1');
+      const key = `${client.options.keyPrefix}:{stolen}`;
+      const held = parseHoldRecord(await fleet.client(0).get(key));
+      await fleet.client(0).set(key, formatHoldRecord({ ...held!, owner: 'thief:1' }), 'KEEPTTL');
       expect(await eventually(() => handle.signal.aborted, 2_000)).toBe(true);
       expect((handle.signal.reason as LockLostError).reason).toBe('taken');
     });

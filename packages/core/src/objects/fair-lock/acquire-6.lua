@@ -1,7 +1,7 @@
 --[[
 acquire-6: take, claim or reenter the fair lock for one owner, in arrival order.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op (as the lock)
+KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record, as the lock)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
 KEYS[4]  queue: waiter queue <prefix>:{<name>}:queue (list of owners, arrival order)
@@ -30,18 +30,19 @@ Publishes nothing.
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"
+--- @include "hold-record"
 --- @include "reenter-count"
 
 local lock = KEYS[1]
-local held = redis.call('HMGET', lock, 'owner', 'count', 'token', 'op')
-local owner = held[1]
+local held = readHold(lock)
+local owner = held and held.owner
 
 local claim = string.sub(ARGV[3], 1, 6) == 'claim/'
 -- A claim ("claim/<token>") counts only the hold handed to this owner with
 -- that token: with it gone, it takes, queues and grants nothing.
-local mine = owner == ARGV[1] and (not claim or held[3] == string.sub(ARGV[3], 7))
-if mine and held[4] == ARGV[3] then
-  return {1, held[3], tonumber(held[2])}
+local mine = owner == ARGV[1] and (not claim or held.token == string.sub(ARGV[3], 7))
+if mine and held.op == ARGV[3] then
+  return {1, held.token, held.count}
 end
 if claim and not mine then
   return {0, redis.call('PTTL', lock), owner or ''}
@@ -64,8 +65,7 @@ if not owner then
       dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
     end
     local token = mintToken(KEYS[2])
-    redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
-    redis.call('PEXPIRE', lock, ARGV[2])
+    writeHold(lock, ARGV[1], 1, token36(token), ARGV[3], false, ARGV[2])
     return {1, token, 1}
   end
 end

@@ -3,7 +3,7 @@ cancel-7: undo an acquire of the fair lock whose reply came too late, was
 aborted, or never came (as cancel-3 of the lock), and hand a lock it frees to
 the queue head.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
 KEYS[4]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence

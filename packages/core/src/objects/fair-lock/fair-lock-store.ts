@@ -13,7 +13,7 @@ import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
 
 /**
- * The fair lock's protocol: the reentrant lock's hash, renewal, reads and
+ * The fair lock's protocol: the reentrant lock's hold record, renewal, reads and
  * cancel, plus a waiter queue in Redis. A refused try joins the queue or
  * renews its place (tries come at least every third of the waiter lease); only
  * the head is granted a free lock. A release hands it to the head in the same

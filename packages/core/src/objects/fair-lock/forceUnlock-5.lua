@@ -2,7 +2,7 @@
 forceUnlock-5: release the fair lock whoever holds it (admin), hand it to
 the queue head, and tell the holder.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  queue: waiter queue <prefix>:{<name>}:queue (list of owners; kept: they still wait)
 KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
@@ -25,11 +25,13 @@ someone is queued (grant-head).
 --- @include "announce"
 --- @include "grant-head"
 --- @include "force-notice"
+--- @include "hold-record"
 
-local held = redis.call('HMGET', KEYS[1], 'owner', 'token')
-if redis.call('DEL', KEYS[1]) == 0 then
+local held = readHold(KEYS[1])
+if not held then
   return 0
 end
-noticeForced(ARGV[2], KEYS[1], held[1], held[2])
+redis.call('DEL', KEYS[1])
+noticeForced(ARGV[2], KEYS[1], held.owner, held.token)
 grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[3])
 return 1

@@ -3,7 +3,7 @@ leaveQueue-5: a waiter gives up (timed out, aborted, failed): out of the queue
 in one step. A grant a release made to it meanwhile, not yet claimed, is given
 back; and a free lock whose head left goes to the next head.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  queue: waiter queue <prefix>:{<name>}:queue (list of owners)
 KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
@@ -24,11 +24,12 @@ Publishes "<head> <token> <ticket op>" on <wakePrefix><clientId of the head> whe
 --- @include "fair-queue"
 --- @include "announce"
 --- @include "grant-head"
+--- @include "hold-record"
 
-local held = redis.call('HMGET', KEYS[1], 'owner', 'count', 'token')
+local held = readHold(KEYS[1]) or {}
 local wasHead = redis.call('LINDEX', KEYS[3], 0) == ARGV[1]
 local left = dequeue(KEYS[3], KEYS[4], KEYS[5], ARGV[1]) > 0
-if held[1] == ARGV[1] and held[2] == '0' and held[3] ~= ARGV[3] then
+if held.owner == ARGV[1] and held.count == 0 and held.token ~= ARGV[3] then
   -- Granted while giving up: the grant was never claimed, nobody holds it.
   redis.call('DEL', KEYS[1])
   left = true

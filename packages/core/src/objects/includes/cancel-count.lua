@@ -2,20 +2,22 @@
 -- share. `op` is this cancel's, `acquireOp` the acquire's to undo, `all` '1'
 -- for every count. Leaves the tombstone <owner>:<acquireOp> in `cancelled`
 -- (the hash lives replayWindowMs from now), then, if the acquire had run and
--- is the hold's last op, counts it off; at 0 the hash is deleted and
+-- is the hold's last op, counts it off; at 0 the key is deleted and
 -- `released` remembers <owner>:<op>.
 -- Returns the script's reply (0 not run, 1 undone) and whether the lock is
 -- now free; the caller then announces the release its own way.
+--- @include "hold-record"
+
 local function cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)
   redis.call('HSET', cancelled, owner .. ':' .. acquireOp, '1')
   redis.call('PEXPIRE', cancelled, replayWindowMs)
-  local held = redis.call('HMGET', lock, 'owner', 'count', 'op')
-  if held[1] ~= owner or held[3] ~= acquireOp then
+  local held = readHold(lock)
+  if not held or held.owner ~= owner or held.op ~= acquireOp then
     return 0, false
   end
-  local count = tonumber(held[2]) - 1
+  local count = held.count - 1
   if count > 0 and all ~= '1' then
-    redis.call('HSET', lock, 'count', count, 'op', op)
+    writeHold(lock, owner, count, held.token36, op, held.once)
     return 1, false
   end
   redis.call('DEL', lock)

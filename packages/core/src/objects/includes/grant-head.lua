@@ -17,14 +17,15 @@
 -- try that set its waiter lease, which tells the waiter the grant is its own
 -- and not a late message for an earlier call of the same owner.
 -- Returns how many subscriber connections received it.
+--- @include "hold-record"
+
 local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, leaseEnd, now, sharded, wakePrefix)
   -- head and leaseEnd come from liveHead: a live waiter and its waiter lease.
   local ticket = redis.call('HGET', ticketsKey, head) or ''
   local op, leaseMs = string.match(ticket, '^(%S+) (%d+)$')
   dequeue(queueKey, leasesKey, ticketsKey, head)
   local token = mintToken(fenceKey)
-  redis.call('HSET', lock, 'owner', head, 'count', 0, 'token', token, 'op', '')
-  redis.call('PEXPIRE', lock, math.max(1, math.min(leaseEnd - now, tonumber(leaseMs) or (leaseEnd - now))))
+  writeHold(lock, head, 0, token36(token), '', false, math.max(1, math.min(leaseEnd - now, tonumber(leaseMs) or (leaseEnd - now))))
   return announce(wakePrefix .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. (op or ''), sharded)
 end
 

@@ -1,7 +1,7 @@
 --[[
 acquire-4: take or reenter the reentrant lock for one owner, in one step.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left by
          cancel-4 when it cancelled an op before the op reached Redis
@@ -11,7 +11,7 @@ ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
 ARGV[4]  kind: '' (or absent) the reentrant lock; 'nonReentrantLock' refuses the
-         owner's second acquisition as if another held it, and is kept in field kind
+         owner's second acquisition as if another held it, and marks the hold's op ('!')
 ARGV[5]  clientsTtlMs: how long `clients` lives after a registration, ms
 ARGV[6]  waits: '1' when the caller waits if refused (registers its client), '0' not
 
@@ -33,11 +33,12 @@ Publishes nothing.
 --- @include "announce"
 --- @include "wake-client"
 --- @include "mint-token"
+--- @include "hold-record"
 --- @include "reenter-count"
 
 local lock, clients = KEYS[1], KEYS[4]
-local held = redis.call('HMGET', lock, 'owner', 'count', 'token', 'op')
-local owner = held[1]
+local held = readHold(lock)
+local owner = held and held.owner
 
 -- A refusal: the caller's client waits, and hears of the release in its turn.
 local function refuse()
@@ -50,8 +51,8 @@ end
 if owner and owner ~= ARGV[1] then
   return refuse()
 end
-if owner and held[4] == ARGV[3] then
-  return {1, held[3], tonumber(held[2])}
+if owner and held.op == ARGV[3] then
+  return {1, held.token, held.count}
 end
 if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}
@@ -59,11 +60,7 @@ end
 
 if not owner then
   local token = mintToken(KEYS[2])
-  redis.call('HSET', lock, 'owner', ARGV[1], 'count', 1, 'token', token, 'op', ARGV[3])
-  if ARGV[4] and ARGV[4] ~= '' then
-    redis.call('HSET', lock, 'kind', ARGV[4])
-  end
-  redis.call('PEXPIRE', lock, ARGV[2])
+  writeHold(lock, ARGV[1], 1, token36(token), ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
   return {1, token, 1}
 end
 -- Decided here, not in the client: two branches of one task may both be on

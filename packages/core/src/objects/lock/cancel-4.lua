@@ -6,7 +6,7 @@ after a reconnect), or may never arrive. Either way it must leave no hold: if it
 ran and is the hold's last op, one count (or every count) of the owner is
 released; and a tombstone refuses the acquire if it arrives after this.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
 KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> when it

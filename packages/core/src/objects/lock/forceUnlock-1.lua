@@ -2,11 +2,11 @@
 forceUnlock-1: release the lock whoever holds it (admin), wake waiters, and
 tell the holder.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[1]  lock: lock <prefix>:{<name>}: a hold (hold-record), or a Redlock master's lease lock
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[2]  channel: the lock's release channel <prefix>:{<name>}:release
 ARGV[3]  notices: <prefix>:client: (a holder's notice channel is this plus its
-         client id), or '' to tell no holder (a key that is not a hash)
+         client id), or '' to tell no holder (a key that holds no hold record)
 
 Returns 1 if a holder was released, 0 if the lock was free.
 
@@ -16,14 +16,15 @@ see force-notice).
 ]]
 --- @include "announce"
 --- @include "force-notice"
+--- @include "hold-record"
 
 local held = {}
 if ARGV[3] ~= '' then
-  held = redis.call('HMGET', KEYS[1], 'owner', 'token')
+  held = readHold(KEYS[1]) or {}
 end
 if redis.call('DEL', KEYS[1]) == 0 then
   return 0
 end
 announce(ARGV[2], 'force', ARGV[1])
-noticeForced(ARGV[3], KEYS[1], held[1], held[2])
+noticeForced(ARGV[3], KEYS[1], held.owner, held.token)
 return 1

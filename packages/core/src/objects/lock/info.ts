@@ -1,7 +1,7 @@
 import type { ObjectInfoBase } from '../inspect/info.js';
 
 /**
- * A reentrant lock (`getLock`): a hash with its owner, count and token. Read on
+ * A reentrant lock (`getLock`): a hold record with its owner, count and token. Read on
  * a Redlock master, its lease lock (a string `<owner>|<op>`): one holder, count
  * 1 (the Redlock client counts reentrancy itself), no token.
  */

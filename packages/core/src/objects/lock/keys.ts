@@ -5,7 +5,7 @@ import { clientNoticePrefix, fenceKey, objectKey } from '../names.js';
  * built once per name and cached: the hot path builds no key strings.
  */
 export interface LockKeys {
-  /** Hash `<prefix>:{<name>}` with fields owner, count, token, op (and kind for a non-reentrant lock). */
+  /** String `<prefix>:{<name>}`: the hold, `<head> <token> <owner>` (includes/hold-record.lua). */
   readonly lock: string;
   /** String `<prefix>:{<name>}:released`: op id of the last full release (replay window). */
   readonly released: string;

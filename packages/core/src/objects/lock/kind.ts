@@ -1,5 +1,6 @@
 import type { KeyRead } from '../inspect/snapshot.js';
 import { holder } from '../inspect/snapshot.js';
+import { parseHoldRecord } from './hold-record.js';
 import { byName, defineKind } from '../object-kind.js';
 import type { LockInfo } from './info.js';
 import { plainLockKeys } from './keys.js';
@@ -23,19 +24,19 @@ export const LOCK = defineKind({
   },
   keeps: (prefix, name) => {
     const { lock, clients } = plainLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
+    return { lock: { key: lock, type: 'string' }, clients: { key: clients, type: 'zset' } };
   },
-  // A hash with an owner is a lock unless a field says it is another kind; a
-  // fair lock with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
+  // A hold record is a lock's unless it is a non-reentrant lock's; a fair lock
+  // with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
   recognise: ({ keys: { lock } }) => {
     if (leaseOwner(lock)) return 'shown';
-    const { owner, kind, mode } = lock.fields;
-    return owner && !kind && !mode ? 'likely' : undefined;
+    const hold = parseHoldRecord(lock.value);
+    return hold && !hold.once ? 'likely' : undefined;
   },
   describe: ({ now, keys: { lock } }, base): LockInfo => {
     const lease = leaseOwner(lock);
-    const { owner, count, token } = lock.fields;
-    const holders = [lease ? holder(lease, 1, undefined, lock.pttl, now) : holder(owner ?? '', count, token, lock.pttl, now)];
+    const hold = parseHoldRecord(lock.value);
+    const holders = [lease ? holder(lease, 1, undefined, lock.pttl, now) : holder(hold?.owner ?? '', hold?.count, hold?.token, lock.pttl, now)];
     return { ...base, kind: 'lock', ttlMs: lock.pttl, holders, holderCount: 1 };
   },
   detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),

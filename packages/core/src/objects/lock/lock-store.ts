@@ -32,7 +32,7 @@ export interface HandOffs {
 export interface LockStore extends HoldKind {
   /**
    * Where nested acquisitions are counted: `server` (each is a script call,
-   * the count lives in the lock hash) or `client` (only the first acquisition
+   * the count lives in the lock's hold record) or `client` (only the first acquisition
    * and the last release reach Redis).
    */
   readonly counting: 'server' | 'client';

@@ -2,20 +2,11 @@ import type { Deployment } from '../../connection/deployment.js';
 import { boundedCall, toRLockError } from '../../connection/bounded-call.js';
 
 /**
- * A lock key's holder value and its PTTL, read atomically (MULTI), so the TTL
- * is that holder's: hash field `field` of the key (the reentrant lock), or the
- * whole string when `field` is undefined (a lease lock).
+ * A lock key's value (a hold record, a lease lock) and its PTTL, read
+ * atomically (MULTI), so the TTL is that holder's.
  */
-export async function readValueAndPttl(
-  deployment: Deployment,
-  timeoutMs: number,
-  key: string,
-  field?: string,
-): Promise<{ value: string | undefined; pttlMs: number }> {
-  const read = (): Promise<[Error | null, unknown][] | null> => {
-    const multi = deployment.redis.multi();
-    return (field === undefined ? multi.get(key) : multi.hget(key, field)).pttl(key).exec();
-  };
+export async function readValueAndPttl(deployment: Deployment, timeoutMs: number, key: string): Promise<{ value: string | undefined; pttlMs: number }> {
+  const read = (): Promise<[Error | null, unknown][] | null> => deployment.redis.multi().get(key).pttl(key).exec();
   const replies = await boundedCall(read, timeoutMs, 'a read', key);
   const [value, pttl] = replies ?? [];
   const failure = !value || !pttl ? new Error('the transaction was discarded') : (value[0] ?? pttl[0]);

@@ -11,6 +11,7 @@ import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type LockKeys, type PlainLockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
+import { parseHoldRecord } from './hold-record.js';
 import { readValueAndPttl } from './read-lease.js';
 
 /** A client's ClientWaits: its waiting-clients zset lives a watchdog lease (its waiters try again at least every third of it). */
@@ -241,17 +242,17 @@ export class ServerLockStore extends ObjectStore implements LockStore {
 
   /** owner and count of the hold, or undefined when free. */
   readHolder(keys: LockKeys): Promise<{ owner: string; count: number } | undefined> {
-    return this.transport.call('hmget', [keys.lock, 'owner', 'count'], 'a read', keys.lock, (reply) => {
-      const [owner, count] = reply as [string | null, string | null];
+    return this.transport.call('get', [keys.lock], 'a read', keys.lock, (reply) => {
+      const hold = parseHoldRecord(reply as string | null);
       // A fair lock's hold handed over and not yet counted there (count 0) is one.
-      return owner ? { owner, count: Math.max(1, Number(count)) } : undefined;
+      return hold ? { owner: hold.owner, count: Math.max(1, hold.count) } : undefined;
     });
   }
 
   /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
   async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
-    const { value, pttlMs } = await readValueAndPttl(this.deployment, this.transport.timeoutMs, keys.lock, 'owner');
-    return { owner: value, pttlMs };
+    const { value, pttlMs } = await readValueAndPttl(this.deployment, this.transport.timeoutMs, keys.lock);
+    return { owner: parseHoldRecord(value)?.owner, pttlMs };
   }
 
   pttl(keys: LockKeys): Promise<number> {

@@ -3,7 +3,7 @@ wake-2: pass a wake on: a client woken by a release had no task left to take
 the lock (its waiter gave up, or left as the wake came), so the next waiting
 client is woken instead, if the lock is still free.
 
-KEYS[1]  lock: hash <prefix>:{<name>}; fields owner, count, token, op
+KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> when it
          registered, us; see wake-client)
 ARGV[1]  clientId: the client passing the wake on (taken out of `clients`)

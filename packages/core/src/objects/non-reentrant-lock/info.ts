@@ -1,8 +1,8 @@
 import type { ObjectInfoBase } from '../inspect/info.js';
 
 /**
- * A non-reentrant lock (`getNonReentrantLock`): a lock's hash, marked with
- * field `kind` = `nonReentrantLock`; its holder's count is always 1.
+ * A non-reentrant lock (`getNonReentrantLock`): a lock's hold record, its op
+ * marked with a leading `!`; its holder's count is always 1.
  */
 export interface NonReentrantLockInfo extends ObjectInfoBase {
   /** The kind: a non-reentrant lock. */

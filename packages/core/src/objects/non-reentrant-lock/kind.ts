@@ -1,4 +1,5 @@
 import { holder } from '../inspect/snapshot.js';
+import { parseHoldRecord } from '../lock/hold-record.js';
 import { plainLockKeys } from '../lock/keys.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
 import { lockWaits, ServerLockStore } from '../lock/server-lock-store.js';
@@ -24,13 +25,13 @@ export const NON_REENTRANT_LOCK = defineKind({
   },
   keeps: (prefix, name) => {
     const { lock, clients } = plainLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
+    return { lock: { key: lock, type: 'string' }, clients: { key: clients, type: 'zset' } };
   },
-  // acquire-4 marks the hash with field kind.
-  recognise: ({ keys: { lock } }) => (lock.fields.kind === NAME ? 'shown' : undefined),
+  // acquire-4 marks the hold's op with '!' (hold-record).
+  recognise: ({ keys: { lock } }) => (parseHoldRecord(lock.value)?.once ? 'shown' : undefined),
   describe: ({ now, keys: { lock } }, base): NonReentrantLockInfo => {
-    const { owner, count, token } = lock.fields;
-    const holders = owner ? [holder(owner, count, token, lock.pttl, now)] : [];
+    const hold = parseHoldRecord(lock.value);
+    const holders = hold ? [holder(hold.owner, hold.count, hold.token, lock.pttl, now)] : [];
     return { ...base, kind: NAME, ttlMs: lock.pttl, holders, holderCount: holders.length };
   },
   detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),

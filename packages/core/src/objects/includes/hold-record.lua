@@ -1,0 +1,62 @@
+-- hold-record (include): a lock's hold (the lock's, the non-reentrant lock's,
+-- the fair lock's) is one string "<head> <token> <owner>", kept small so Redis
+-- stores it in one allocation with its object (≤ 44 bytes: EMBSTR):
+--   token  the fencing token in base 36 (10 characters until 2085, not 16);
+--   owner  <clientId>:<taskId>, last, so it may hold any character;
+--   head   the last op applied to the hold, alone for count 1; "<count>*<op>"
+--          otherwise (a fair lock's hold handed over, not yet counted: "0*",
+--          op ''); a non-reentrant lock's op follows '!' (its count stays 1).
+-- A longer record (long ids, counts) is as correct, only two allocations.
+local DIGITS36 = '0123456789abcdefghijklmnopqrstuvwxyz'
+
+-- The hold at `lock`: {owner, count, token (decimal string), op, once (true:
+-- a non-reentrant lock's)}, or nil when the lock is free.
+local function readHold(lock)
+  local record = redis.call('GET', lock)
+  if not record then
+    return nil
+  end
+  local head, token, owner = string.match(record, '^(%S*) (%w+) (.+)$')
+  if not head then
+    error({err = 'WRONGTYPE the lock key holds no lock hold'})
+  end
+  local count, op = 1, head
+  local star = string.find(head, '*', 1, true)
+  if star then
+    count, op = tonumber(string.sub(head, 1, star - 1)), string.sub(head, star + 1)
+  end
+  local once = string.sub(op, 1, 1) == '!'
+  if once then
+    op = string.sub(op, 2)
+  end
+  return {owner = owner, count = count, token = string.format('%.0f', tonumber(token, 36)), token36 = token, op = op, once = once}
+end
+
+-- A decimal fencing token (mint-token's) in base 36.
+local function token36(token)
+  local n, digits = tonumber(token), ''
+  repeat
+    local d = math.fmod(n, 36)
+    digits = string.sub(DIGITS36, d + 1, d + 1) .. digits
+    n = (n - d) / 36
+  until n == 0
+  return digits
+end
+
+-- Writes the hold (`digits`: its token in base 36, token36's or readHold's);
+-- TTL leaseMs when given, else the key keeps its TTL.
+local function writeHold(lock, owner, count, digits, op, once, leaseMs)
+  local head = op
+  if once then
+    head = '!' .. head
+  end
+  if count ~= 1 then
+    head = count .. '*' .. head
+  end
+  local record = head .. ' ' .. digits .. ' ' .. owner
+  if leaseMs then
+    redis.call('SET', lock, record, 'PX', leaseMs)
+  else
+    redis.call('SET', lock, record, 'KEEPTTL')
+  end
+end
