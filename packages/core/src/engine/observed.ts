@@ -8,7 +8,7 @@ import { failureOutcome, type AcquireProbe } from '../observability/telemetry.js
 import { acquireOrWait, type WaitSpec } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
-import { releaseHold, type ReleaseReply, type ReleaseSpec } from './release.js';
+import { releaseHold, type ReleaseSpec } from './release.js';
 import type { RenewalBackend } from './renewal.js';
 
 /** How an observed acquisition is labelled: its object kind, and what "no grant by waitMs" means for the call. */
@@ -50,7 +50,7 @@ function settle<G>(probe: AcquireProbe, call: Promise<G | undefined>, label: Acq
 }
 
 /** {@link releaseHold}, traced on `rlock:release` while it has subscribers. */
-export function releaseTraced(ctx: EngineContext, object: string, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<ReleaseReply> {
+export function releaseTraced(ctx: EngineContext, object: string, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<void> {
   if (!releaseChannel.hasSubscribers) return releaseHold(ctx, hold, name, spec);
   return releaseChannel.tracePromise(() => releaseHold(ctx, hold, name, spec), { object, name, owner: hold?.owner } satisfies LockChannelContext);
 }

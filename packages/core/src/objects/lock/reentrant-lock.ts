@@ -446,7 +446,7 @@ class LockCore {
    * Releases one acquisition of `owner`: of `own` when the caller knows which
    * hold it took (a handle, withLock), else of the owner's newest hold.
    */
-  // Not async (see lock()): one `.then` on the engine's release.
+  // Not async (see lock()), and no `.then` of its own: the reply is read in the engine's reaction.
   releaseFor(name: string, owner: string, own?: Hold): Promise<void> {
     const { ctx, store } = this;
     const keys = this.keysOf(name);
@@ -465,12 +465,13 @@ class LockCore {
           ? Promise.resolve({ released: true, remaining: (hold as Hold).count - 1 })
           : store.release(keys, hold as Hold, op),
       finish: (op) => store.finishRelease(keys, hold as Hold, op),
-    }).then((reply) => {
-      if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
-        // Other clients' waiters heard it too (ours count one while local tasks
-        // wait): let them try first.
-        ctx.queues.get(keys.channel)?.yieldFor();
-      }
+      released: (reply) => {
+        if (reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
+          // Other clients' waiters heard it too (ours count one while local tasks
+          // wait): let them try first.
+          ctx.queues.get(keys.channel)?.yieldFor();
+        }
+      },
     });
   }
 }
