@@ -146,8 +146,32 @@ async function child(config) {
     const perScope = (heap() - base2) / config.holds;
     open();
     await Promise.all(scopes);
+    // The same fn held open the same way with no lock (in a task, so the async
+    // context's hooks run on its promises as in a scope): its frame and
+    // promises are the caller's, counted in the figure above, not withLock's.
+    const base3 = heap();
+    /** @type {() => void} */
+    let open2 = () => undefined;
+    const gate2 = new Promise((resolve) => (open2 = () => resolve(undefined)));
+    let inside2 = 0;
+    /** @type {() => void} */
+    let allInside2 = () => undefined;
+    const everyoneInside2 = new Promise((resolve) => (allInside2 = () => resolve(undefined)));
+    const fns = await client.task(() =>
+      // A closure made per call, as each scope's fn is.
+      Array.from({ length: config.holds }, () =>
+        (async () => {
+          if (++inside2 === config.holds) allInside2();
+          await gate2;
+        })(),
+      ),
+    );
+    await everyoneInside2;
+    const perFn = (heap() - base3) / config.holds;
+    open2();
+    await Promise.all(fns);
     await client.close();
-    process.send?.({ perHold, perScope });
+    process.send?.({ perHold, perScope, perFn });
     return;
   }
   // part 'waiters': `tasks` tasks, each acquiring `name` once after 'go'.
@@ -194,9 +218,19 @@ async function heapPerHold(ctx) {
     ctx.log(`s8: client heap, ${HEAP_HOLDS} holds, ${build.label}`);
     const [c] = children([{ part: 'heap', entry: build.entry, url: ctx.url, keyPrefix: `${ctx.keyPrefix}-s8heap`, holds: HEAP_HOLDS }], ['--expose-gc']);
     const report = await /** @type {NonNullable<typeof c>} */ (c).next();
-    rows.push([build.label, num(report.perHold), num(report.perScope)]);
+    rows.push([build.label, num(report.perHold), num(report.perScope), num(report.perFn), num(report.perScope - report.perFn)]);
   }
-  return markdownTable(['build', 'heap per hold, `acquire()`, bytes', 'heap per hold inside `withLock`, bytes'], rows, 'lrr');
+  return markdownTable(
+    [
+      'build',
+      'heap per hold, `acquire()`, bytes',
+      'heap per hold inside `withLock`, bytes',
+      "of which the scope's own async fn (held alone the same way), bytes",
+      "withLock's own, bytes",
+    ],
+    rows,
+    'lrrrr',
+  );
 }
 
 /** @param {import('./run.mjs').BenchContext} ctx @param {Redis} admin */

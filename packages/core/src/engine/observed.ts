@@ -7,7 +7,7 @@ import { acquireChannel, releaseChannel, type LockChannelContext } from '../obse
 import { acquireOrWait, type WaitSpec } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold } from './hold.js';
-import { releaseHold, type ReleaseReply, type ReleaseSpec } from './release.js';
+import { releaseHold, type ReleaseSpec } from './release.js';
 import type { RenewalBackend } from './renewal.js';
 
 /** How an observed acquisition is labelled: its object kind, and what "no grant by waitMs" means for the call. */
@@ -32,7 +32,7 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
 }
 
 /** {@link releaseHold}, traced on `rlock:release` while it has subscribers. */
-export function releaseTraced(ctx: EngineContext, object: string, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<ReleaseReply> {
+export function releaseTraced(ctx: EngineContext, object: string, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<void> {
   if (!releaseChannel.hasSubscribers) return releaseHold(ctx, hold, name, spec);
   return releaseChannel.tracePromise(() => releaseHold(ctx, hold, name, spec), { object, name, owner: hold?.owner } satisfies LockChannelContext);
 }

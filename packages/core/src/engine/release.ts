@@ -27,6 +27,8 @@ export interface ReleaseSpec {
    * (nothing of the hold is left), or rejects to be tried again.
    */
   finish(op: string): Promise<'released' | 'gone'>;
+  /** Told of a release that succeeded, in the reaction that settles it: a caller reads the reply without a `.then` (a promise) of its own. */
+  released?(reply: ReleaseReply & { readonly released: true }): void;
 }
 
 /**
@@ -39,10 +41,10 @@ export interface ReleaseSpec {
  * and the release is finished in the background until the lease has run out
  * (`lockReleased` with `via: 'retry' | 'expiry'`), never kept alive by renewal.
  *
- * @returns the reply of a release that succeeded.
+ * Resolves once released (the reply goes to `spec.released`).
  * @throws IllegalMonitorStateError, LockLostError, or the failure of the call.
  */
-export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<ReleaseReply> {
+export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<void> {
   // Not async, one `.then` on the call: an async function with an await is
   // two promises per release, each running the task context's hook.
   if (!hold || hold.count <= 0) {
@@ -75,7 +77,9 @@ export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: st
   return sent.then(
     (reply) => {
       ctx.chains.leave(hold.key, hold.owner);
-      return settleRelease(ctx, hold, reply);
+      // Settled first: an optional call would skip evaluating its argument.
+      const settled = settleRelease(ctx, hold, reply);
+      spec.released?.(settled);
     },
     (error: unknown) => {
       ctx.chains.leave(hold.key, hold.owner);
@@ -90,7 +94,7 @@ export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: st
 }
 
 /** What a release's reply makes of `hold`: the reply, or the loss it found. */
-function settleRelease(ctx: EngineContext, hold: Hold, reply: ReleaseReply): ReleaseReply {
+function settleRelease(ctx: EngineContext, hold: Hold, reply: ReleaseReply): ReleaseReply & { readonly released: true } {
   if (!hold.active) {
     // Lost while the release was in flight (its fixed deadline passed, a
     // forceUnlock): the holder must hear of it, whatever the reply.

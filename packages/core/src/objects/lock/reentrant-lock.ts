@@ -114,8 +114,12 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.core.releaseFor(this.name, owner);
   }
 
-  // Not async: one promise (and the task's async context on it) less per
-  // scope for as long as fn runs; a failed check still rejects.
+  // Not async, and no async function inside: while fn runs, a scope keeps its
+  // promise, its `resolve`, and one reaction (and derived promise) on fn's
+  // promise; a suspended async function kept a generator, its registers, a
+  // throwaway promise and two await closures besides (~0.1 KB more per open
+  // scope with async hooks on, and more promises per call). A failed check
+  // still rejects.
   withLock<T>(fn: (scope: LockScope<Token>) => T | Promise<T>, options?: LockOptions): Promise<T> {
     let request: LockRequest;
     try {
@@ -124,25 +128,24 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     } catch (error) {
       return Promise.reject(error);
     }
-    return runInTaskOrNew(() => this.runScoped(currentTask() as TaskContext, fn, request));
+    return runInTaskOrNew(() => this.scoped(currentTask() as TaskContext, fn, request));
   }
 
-  private async runScoped<T>(task: TaskContext, fn: (scope: LockScope<Token>) => T | Promise<T>, request: LockRequest): Promise<T> {
-    const hold = (await this.acquireChecked(task, request)) ?? (await this.timedOut(request));
-    // Counted as scoped until its release is called: a bare unlock() may not take it.
-    hold.scoped++;
-    let result: T;
+  private scoped<T>(task: TaskContext, fn: (scope: LockScope<Token>) => T | Promise<T>, request: LockRequest): Promise<T> {
+    let acquiring: Promise<Hold | undefined>;
     try {
-      result = await fn(new HoldScope<Token>(hold));
+      acquiring = this.acquireChecked(task, request);
     } catch (error) {
-      hold.scoped--;
-      // The caller sees fn's error; a failed release is only reported.
-      await this.core.releaseQuietly(this.name, hold);
-      throw error;
+      return Promise.reject(error);
     }
-    hold.scoped--;
-    await this.core.releaseFor(this.name, hold.owner, hold);
-    return result;
+    const core = this.core;
+    // Only `resolve` is kept while fn runs (a failure resolves to a rejected promise): a function less per open scope.
+    return new Promise<T>((resolve) => {
+      acquiring.then(
+        (hold) => (hold ? core.runScope(hold, fn, resolve) : resolve(this.timedOut(request))),
+        (error: unknown) => resolve(Promise.reject(error)),
+      );
+    });
   }
 
   acquire(options?: LockOptions): Promise<LockHandle<Token>> {
@@ -382,8 +385,7 @@ class LockCore {
 
   /**
    * A scope's release after its fn failed, which never rejects: a failed
-   * release is reported, unless the hold was lost (that was reported). Not a
-   * closure in the scope's frame, which would keep a context per scope.
+   * release is reported, unless the hold was lost (that was reported).
    */
   releaseQuietly(name: string, hold: Hold): Promise<void> {
     return this.releaseFor(name, hold.owner, hold).catch((error: unknown) => {
@@ -393,6 +395,45 @@ class LockCore {
 
   keysOf(name: string): LockKeys {
     return this.keyCache.keysOf(this.store, name);
+  }
+
+  /**
+   * Runs a scope's fn on `hold` (counted as scoped until its release is called:
+   * a bare unlock() may not take it), then releases it and settles the scope
+   * through `resolve`: with fn's value once released, or with fn's error (a
+   * failed release after a failed fn is only reported). Keeps the hold, not
+   * the lock object.
+   */
+  runScope<T>(hold: Hold, fn: (scope: HoldScope<never>) => T | PromiseLike<T>, resolve: (value: T | Promise<T>) => void): void {
+    hold.scoped++;
+    let result: T | PromiseLike<T>;
+    try {
+      result = fn(new HoldScope(hold));
+    } catch (error) {
+      this.scopeFailed(hold, error, resolve);
+      return;
+    }
+    // As `await` reads it: a native promise as it is, any other object through Promise.resolve (a thenable), a primitive at once.
+    if (result instanceof Promise || (result !== null && (typeof result === 'object' || typeof result === 'function'))) {
+      (result instanceof Promise ? (result as Promise<T>) : Promise.resolve(result)).then(
+        (value) => this.scopeDone(hold, value, resolve),
+        (error: unknown) => this.scopeFailed(hold, error, resolve),
+      );
+    } else this.scopeDone(hold, result, resolve);
+  }
+
+  private scopeDone<T>(hold: Hold, value: T, resolve: (value: T | Promise<T>) => void): void {
+    hold.scoped--;
+    this.releaseFor(hold.name, hold.owner, hold).then(
+      () => resolve(value),
+      (error: unknown) => resolve(Promise.reject(error)),
+    );
+  }
+
+  private scopeFailed(hold: Hold, error: unknown, resolve: (value: Promise<never>) => void): void {
+    hold.scoped--;
+    // The caller sees fn's error; a failed release is only reported.
+    void this.releaseQuietly(hold.name, hold).then(() => resolve(Promise.reject(error)));
   }
 
   /** Extends `hold` (the caller's, a handle's) of lock `name` to `leaseMs`. */
@@ -405,7 +446,7 @@ class LockCore {
    * Releases one acquisition of `owner`: of `own` when the caller knows which
    * hold it took (a handle, withLock), else of the owner's newest hold.
    */
-  // Not async (see lock()): one `.then` on the engine's release.
+  // Not async (see lock()), and no `.then` of its own: the reply is read in the engine's reaction.
   releaseFor(name: string, owner: string, own?: Hold): Promise<void> {
     const { ctx, store } = this;
     const keys = this.keysOf(name);
@@ -424,12 +465,13 @@ class LockCore {
           ? Promise.resolve({ released: true, remaining: (hold as Hold).count - 1 })
           : store.release(keys, hold as Hold, op),
       finish: (op) => store.finishRelease(keys, hold as Hold, op),
-    }).then((reply) => {
-      if (reply.released && reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
-        // Other clients' waiters heard it too (ours count one while local tasks
-        // wait): let them try first.
-        ctx.queues.get(keys.channel)?.yieldFor();
-      }
+      released: (reply) => {
+        if (reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
+          // Other clients' waiters heard it too (ours count one while local tasks
+          // wait): let them try first.
+          ctx.queues.get(keys.channel)?.yieldFor();
+        }
+      },
     });
   }
 }
