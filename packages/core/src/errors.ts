@@ -19,8 +19,7 @@ const BRAND = Symbol.for('@org/rlock/error');
 
 /**
  * Base class of all rlock errors. `instanceof` works across the ESM and CJS
- * builds of the package (an app that loads both gets errors of either copy):
- * an error of the other copy is recognised by its brand and its `code`.
+ * copies of the package (by brand and `code`): an app may load both.
  */
 export abstract class RLockError extends Error {
   /** The class name (`'LockLostError'`, …): stable across builds and minifiers. */
@@ -33,10 +32,7 @@ export abstract class RLockError extends Error {
     super(message, options);
   }
 
-  /**
-   * `instanceof` across module copies: true for an instance of this class,
-   * or for an rlock error of any copy (ESM or CJS build) with this class's `code`.
-   */
+  /** `instanceof` across module copies: an instance, or a branded rlock error with this class's `code`. */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
     if (typeof value !== 'object' || value === null || (value as { [BRAND]?: unknown })[BRAND] !== true) return false;
@@ -49,9 +45,7 @@ export abstract class RLockError extends Error {
 export class InvalidArgumentError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
-  /** Always `'InvalidArgumentError'`. */
   override readonly name = 'InvalidArgumentError' as const;
-  /** Always `'ERR_RLOCK_INVALID_ARGUMENT'`. */
   readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
 }
 
@@ -62,9 +56,7 @@ export class InvalidArgumentError extends RLockError {
 export class IllegalMonitorStateError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
-  /** Always `'IllegalMonitorStateError'`. */
   override readonly name = 'IllegalMonitorStateError' as const;
-  /** Always `'ERR_RLOCK_ILLEGAL_MONITOR_STATE'`. */
   readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
 }
 
@@ -79,19 +71,14 @@ export type LockLostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'c
 export class LockLostError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
-  /** Always `'LockLostError'`. */
   override readonly name = 'LockLostError' as const;
-  /** Always `'ERR_RLOCK_LOCK_LOST'`. */
   readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
   constructor(
     /** The name of the object whose hold was lost. */
     readonly lockName: string,
     /** Why it was lost (see {@link LockLostReason}). */
     readonly reason: LockLostReason,
-    /**
-     * `detail`, when given, is appended to the default message: what the
-     * client measured about the loss (an event loop blocked past the lease).
-     */
+    /** `detail` extends the default message (what the client measured, e.g. a blocked event loop). */
     options?: { cause?: unknown; message?: string; detail?: string },
   ) {
     const detail = options?.detail === undefined ? '' : `; ${options.detail}`;
@@ -123,15 +110,9 @@ function describeReason(reason: LockLostReason): string {
 export class LockAcquireTimeoutError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;
-  /** Always `'LockAcquireTimeoutError'`. */
   override readonly name = 'LockAcquireTimeoutError' as const;
-  /** Always `'ERR_RLOCK_ACQUIRE_TIMEOUT'`. */
   readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;
-  /**
-   * Who held the lock when the wait ran out, as one bounded lookup after the
-   * timeout found it (see the core README, "Who holds it"); undefined when the
-   * lookup found nobody, failed or took too long.
-   */
+  /** Who held the lock when the wait ran out (one bounded lookup); undefined when not found in time. */
   readonly holder: TimeoutHolder | undefined;
   constructor(
     /** The name of the object that was not acquired. */
@@ -184,9 +165,7 @@ function describeHolder(holder: TimeoutHolder): string {
 export class RedisUnavailableError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_REDIS_UNAVAILABLE' as const;
-  /** Always `'RedisUnavailableError'`. */
   override readonly name = 'RedisUnavailableError' as const;
-  /** Always `'ERR_RLOCK_REDIS_UNAVAILABLE'`. */
   readonly code = 'ERR_RLOCK_REDIS_UNAVAILABLE' as const;
 }
 
@@ -194,9 +173,7 @@ export class RedisUnavailableError extends RLockError {
 export class RedisCommandError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_REDIS_COMMAND' as const;
-  /** Always `'RedisCommandError'`. */
   override readonly name = 'RedisCommandError' as const;
-  /** Always `'ERR_RLOCK_REDIS_COMMAND'`. */
   readonly code = 'ERR_RLOCK_REDIS_COMMAND' as const;
   constructor(
     message: string,
@@ -212,9 +189,7 @@ export class RedisCommandError extends RLockError {
 export class ClientClosedError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
-  /** Always `'ClientClosedError'`. */
   override readonly name = 'ClientClosedError' as const;
-  /** Always `'ERR_RLOCK_CLIENT_CLOSED'`. */
   readonly code = 'ERR_RLOCK_CLIENT_CLOSED' as const;
   constructor(message = 'the rlock client is closed', options?: { cause?: unknown }) {
     super(message, options);

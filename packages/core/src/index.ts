@@ -7,10 +7,8 @@
  */
 export { RLockClient } from './client/rlock-client.js';
 export type { CloseReport } from './client/engine-client.js';
-export type { RLockClientOptions, CommonClientOptions } from './client/client-options.js';
-export { CLIENT_DEFAULTS } from './client/client-options.js';
-export type { LockOptions } from './objects/lock-options.js';
-export { LOCK_DEFAULTS, MIN_LEASE_MS } from './objects/lock-options.js';
+export { CLIENT_DEFAULTS, type RLockClientOptions, type CommonClientOptions } from './client/client-options.js';
+export { LOCK_DEFAULTS, MIN_LEASE_MS, type LockOptions } from './objects/lock-options.js';
 export type {
   RLockClientEvents,
   HoldEvent,
@@ -26,9 +24,8 @@ export type { RPermitExpirableSemaphore, PermitHandle, PermitOptions } from './o
 export type { RCountDownLatch } from './objects/latch/types.js';
 export type { WaitOptions } from './objects/wait-options.js';
 export { MAX_COUNT } from './checks/count-checks.js';
-export { MultiLock } from './objects/multi-lock/multi-lock.js';
+export { MultiLock, type MultiLockHandle, type MultiLockScope } from './objects/multi-lock/multi-lock.js';
 export type { RReadWriteLock } from './objects/rw-lock/read-write-lock.js';
-export type { MultiLockHandle, MultiLockScope } from './objects/multi-lock/multi-lock.js';
 export {
   RLockError,
   InvalidArgumentError,
@@ -38,20 +35,32 @@ export {
   RedisUnavailableError,
   RedisCommandError,
   ClientClosedError,
+  type RLockErrorCode,
+  type LockLostReason,
+  type TimeoutHolder,
 } from './errors.js';
-export type { RLockErrorCode, LockLostReason, TimeoutHolder } from './errors.js';
 export type { ClientIdentity } from './connection/client-names.js';
 export type { RedisInput } from './connection/endpoints.js';
-export { taskMiddleware } from './tasks/task-middleware.js';
-export type { TaskMiddleware, TaskResponse } from './tasks/task-middleware.js';
-export { currentTask } from './tasks/task-context.js';
-export type { TaskContext } from './tasks/task-context.js';
+export { taskMiddleware, type TaskMiddleware, type TaskResponse } from './tasks/task-middleware.js';
+export { currentTask, type TaskContext } from './tasks/task-context.js';
 export { MAX_NAME_BYTES } from './objects/names.js';
 export { LAYOUT_VERSION } from './objects/scripts.generated.js';
-export { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS } from './client/inspect-types.js';
+export {
+  INSPECT_DEFAULTS,
+  MAX_INSPECT_LIMIT,
+  OBJECT_KINDS,
+  type ObjectKind,
+  type ObjectInfo,
+  type ObjectInfoBase,
+  type HolderInfo,
+  type WaiterInfo,
+  type SemaphoreOrLatchInfo,
+  type UnknownObjectInfo,
+  type InspectOptions,
+  type ListOptions,
+} from './client/inspect-types.js';
 export { LeaderElection } from './objects/leader/leader-election.js';
-export { CLOSE_ON_SIGNALS_DEFAULTS } from './client/close-on-signals.js';
-export type { CloseOnSignalsOptions } from './client/close-on-signals.js';
+export { CLOSE_ON_SIGNALS_DEFAULTS, type CloseOnSignalsOptions } from './client/close-on-signals.js';
 export type { LockChannelContext, LeaseLostMessage, RenewalMessage } from './observability/channels.js';
 export type {
   ElectOptions,
@@ -63,17 +72,6 @@ export type {
   LeadershipLostEvent,
   LeaderElectionEvents,
 } from './objects/leader/types.js';
-export type {
-  ObjectKind,
-  ObjectInfo,
-  ObjectInfoBase,
-  HolderInfo,
-  WaiterInfo,
-  SemaphoreOrLatchInfo,
-  UnknownObjectInfo,
-  InspectOptions,
-  ListOptions,
-} from './client/inspect-types.js';
 export type { LockInfo } from './objects/lock/info.js';
 export type { FairLockInfo } from './objects/fair-lock/info.js';
 export type { ReadWriteLockInfo } from './objects/rw-lock/info.js';

@@ -14,9 +14,7 @@ export interface MasterVote {
 export class QuorumError extends RLockError {
   /** The code of every QuorumError (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_QUORUM' as const;
-  /** Always `'QuorumError'`. */
   override readonly name = 'QuorumError' as const;
-  /** Always `'ERR_RLOCK_QUORUM'`. */
   readonly code = 'ERR_RLOCK_QUORUM' as const;
   constructor(
     message: string,

@@ -12,10 +12,9 @@ export interface MasterRun {
 }
 
 /**
- * One independent master: core's standalone deployment with the lease lock's
- * scripts (calls bounded by commandTimeoutMs), its subscriber hub, and its run:
- * `INFO server` is read on every (re)connect before any vote counts, so a
- * restart is known before the master votes again.
+ * One independent master: a standalone deployment with the lease lock's
+ * scripts, its subscriber hub, and its run (`INFO server` on every connect,
+ * so a restart is known before it votes again).
  */
 export class Master {
   readonly deployment: StandaloneDeployment;

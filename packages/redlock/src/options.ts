@@ -22,10 +22,9 @@ export interface RedlockRetryOptions {
 /** Options of a Redlock client. Checked once, when it is created, all at once. */
 export interface RedlockClientOptions extends CommonClientOptions {
   /**
-   * The independent masters: `redis://`/`rediss://` URLs or ioredis options
-   * (rlock owns the connection and closes it on `close()`), or ioredis `Redis`
-   * instances (used as they are, left open). At least one, all distinct; use 3
-   * or 5. No Cluster, no connection with its own `keyPrefix`.
+   * The independent masters (use 3 or 5, all distinct): URLs or ioredis options
+   * (rlock owns and closes the connection), or `Redis` instances (left open).
+   * No Cluster, no `keyPrefix` of their own.
    */
   readonly masters: readonly RedisInput[];
   /** Clock drift allowed per ms of lease: drift = leaseMs × driftFactor + 2 ms; from 0 to 0.5. @default 0.01 */
@@ -39,12 +38,10 @@ export interface RedlockClientOptions extends CommonClientOptions {
   /** Backoff after rounds nobody won. @default { minDelayMs: 5, maxDelayMs: 200, factor: 2 } */
   readonly retry?: RedlockRetryOptions;
   /**
-   * How long a restarted master does not vote, in ms from its start: one whose
-   * run_id changed while this client watched it, or that started ≥ 2 s after
-   * another master (uptime, read on every connect). Restarted without
-   * persistence it forgot its grants, so it must sit out the longest lease any
-   * client uses. The cost: fewer voters for that long (no lock at all while
-   * more than N − Q sit out). 0 turns it off (masters with `appendfsync always`).
+   * How long a restarted master does not vote, in ms from its start (its
+   * run_id changed, or it started ≥ 2 s after another). Without persistence it
+   * forgot its grants, so it sits out the longest lease; meanwhile there are
+   * fewer voters. 0 turns it off (masters with `appendfsync always`).
    * @default watchdogTimeoutMs
    */
   readonly restartQuarantineMs?: number;
@@ -76,8 +73,7 @@ export interface ResolvedRedlockOptions extends ResolvedCommonOptions {
 const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
 
 /**
- * Fills in the defaults and checks every option (core's reader for the common
- * ones), reporting all problems in one InvalidArgumentError before connecting.
+ * Fills in the defaults and checks every option before connecting.
  * @throws InvalidArgumentError listing every bad option.
  */
 export function resolveRedlockOptions(options: unknown, what = 'createRedlock'): ResolvedRedlockOptions {

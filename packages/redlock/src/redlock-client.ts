@@ -7,9 +7,7 @@ import { QuorumLockStore } from './quorum-lock-store.js';
 import { holderLookup } from './holder-lookup.js';
 
 /**
- * A Redlock client: core's `ReentrantLock` (the single-server client's
- * interface, tasks and events) over a quorum store whose masters each run the
- * lease-lock scripts (`lease-lock/`) and core's forceUnlock.
+ * A Redlock client: core's `ReentrantLock` over a quorum store of lease-lock masters.
  *
  * @example
  * const redlock = new RedlockClient({ masters: [url1, url2, url3], renewer: createWatchdog() });

@@ -9,10 +9,9 @@ export interface RedlockOptions extends Omit<RedlockClientOptions, 'renewer'> {
 }
 
 /**
- * Creates a Redlock client over independent masters whose holds taken without
- * `leaseMs` are kept alive by the watchdog, renewed on every master every
- * `watchdogTimeoutMs / 3` and kept only while a majority renews them. Checks
- * every option at once and reports all problems in one error.
+ * Creates a Redlock client over independent masters; holds without `leaseMs`
+ * are renewed by the watchdog and kept only while a majority renews them.
+ * Checks every option at once.
  *
  * @throws InvalidArgumentError for bad options, before connecting.
  * @example

@@ -2,12 +2,7 @@ import { InvalidArgumentError } from '@org/rlock-core';
 import { describeValue, type LeaseRenewerFactory } from '@org/rlock-core/internal';
 import { createWatchdog, type WatchdogOptions } from '@org/rlock-watchdog';
 
-/**
- * Checks the options of `createClient` / `createRedlock` and builds the
- * client with the watchdog wired in as its renewer. Every problem (of the
- * watchdog's options and of the client's) is reported in one
- * InvalidArgumentError, before anything connects.
- */
+/** Builds the client with the watchdog as its renewer; every bad option (either's) in one InvalidArgumentError. */
 export function wireWatchdog<O extends { readonly watchdog?: WatchdogOptions }, C>(
   what: string,
   options: O,

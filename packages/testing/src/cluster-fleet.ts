@@ -90,10 +90,8 @@ export class RedisCluster implements AsyncDisposable {
   }
 
   /**
-   * Starts the nodes in parallel, runs `redis-cli --cluster create`, and
-   * resolves once every node reports `cluster_state:ok`, all nodes agree on
-   * the slots and roles, and every replica has finished its initial sync.
-   * If anything fails, every node started is torn down before it rejects.
+   * Starts the nodes, runs `redis-cli --cluster create` and resolves once the
+   * cluster is ok, agreed and synced. On failure every node is torn down first.
    * @throws TypeError or RangeError for a bad option, before anything starts.
    * @throws Error when redis-server or redis-cli cannot be run (the message
    * names REDIS_SERVER or REDIS_CLI), or the cluster is not ready within
@@ -283,11 +281,8 @@ export class RedisCluster implements AsyncDisposable {
 
   /**
    * Starts a node again on the same port and data directory (SIGKILL first
-   * if it runs) and resolves once it rejoined: every running node reports
-   * `cluster_state:ok`, none sees a running node as failing, all agree on
-   * the configuration and every running replica is in sync (paused nodes are
-   * left out of that check). A master that
-   * was failed over comes back as a replica of the node that took its slots.
+   * if it runs) and resolves once the cluster settled around it. A failed-over
+   * master comes back as a replica of the node that took its slots.
    * @throws RangeError for a bad index; Error when it has not rejoined within `timeoutMs`.
    */
   async restart(node: number | ClusterNode, options: ClusterWaitOptions = {}): Promise<ClusterNode> {
@@ -406,13 +401,9 @@ function configurationKey(entries: readonly ClusterNodesEntry[]): string {
 }
 
 /**
- * Polls every running node until the cluster has settled and `accept`
- * holds for the configuration they agree on, and returns that configuration.
- * Settled means: each running node answers, reports `cluster_state:ok` and
- * knows every node (no handshake left); no node sees a running node as
- * failing (`fail` or `fail?`); all describe the same ids, roles, masters and
- * slots; and each running replica has `master_link_status:up` with no sync
- * in progress. Nodes that are not running, or paused, are left out.
+ * Polls the running nodes until the cluster settled (all `cluster_state:ok`,
+ * no handshake or failing node, one agreed configuration, every replica
+ * linked and synced; paused nodes left out) and `accept` holds for it; returns it.
  * @throws Error saying what was last missing when `timeoutMs` passes.
  */
 async function settle(group: ServerGroup, what: string, timeoutMs: number, accept: (topology: Topology) => boolean): Promise<Topology> {

@@ -155,11 +155,9 @@ export class RedisFleet implements AsyncDisposable {
   }
 
   /**
-   * Sends `CLIENT PAUSE <ms> ALL` to server `i` on a connection of its own,
-   * and resolves once Redis confirmed it: from then on, for `ms`
-   * milliseconds, the server holds every client's commands (the process
-   * runs; `pause()` instead freezes it). Servers older than 6.2 get
-   * `CLIENT PAUSE <ms>`, which also pauses all.
+   * Sends `CLIENT PAUSE <ms> ALL` to server `i` and resolves once confirmed:
+   * for `ms` the running server holds every client's commands (`pause()`
+   * freezes the process instead).
    * @throws RangeError for a bad index or `ms` (an integer ≥ 0); Error when
    * Redis rejects the command or does not answer within 5 s.
    */
@@ -173,18 +171,11 @@ export class RedisFleet implements AsyncDisposable {
   }
 
   /**
-   * Makes server `i` block its whole event loop for `seconds`
-   * (`DEBUG SLEEP`), as a long Lua script or a slow fork would.
-   *
-   * Opens a connection of its own, waits for a PING round trip on it (so the
-   * server has accepted it), writes `DEBUG SLEEP <seconds>` and resolves as
-   * soon as the command has been handed to the kernel. It does not wait for
-   * the sleep to end. On loopback the bytes are then already in the server's
-   * socket buffer, ahead of anything sent later, so a command sent on any
-   * connection after this resolves is served only when the sleep is over
-   * (through a container's port forwarding that order is likely, not
-   * certain). The connection closes itself when the reply comes, or on
-   * {@link RedisFleet.stop}.
+   * Makes server `i` block its event loop for `seconds` (`DEBUG SLEEP`), as a
+   * long script would. Resolves once the command is handed to the kernel
+   * (after a PING on its own connection), not when the sleep ends: on loopback
+   * any command sent afterwards is served only after the sleep (through a
+   * container's port forwarding, likely but not certain).
    * @throws RangeError for a bad index or `seconds` (a finite number > 0);
    * Error when the server does not answer the PING within 5 s.
    */

@@ -42,15 +42,10 @@ export interface SentinelWaitOptions {
 const POLL_INTERVAL_MS = 50;
 
 /**
- * Sentinel timers, lowered with `SENTINEL DEBUG` (Redis ≥ 7.0; not saved in
- * the config file, so set again after a Sentinel restarts). By default a
- * Sentinel sends INFO every 10 s, and it turns a restarted old master into a
- * replica only once it was up and reporting the wrong role for 4 publish
- * periods (2 s each): with these, role changes show within a second, a
- * returning old master is converted about 2 s after it started (instead of
- * 10–20 s), and Sentinels find each other within a second of starting. See
- * `sentinelRefreshInstanceInfo` in Redis' sentinel.c and
- * https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/
+ * Sentinel timers lowered with `SENTINEL DEBUG` (Redis ≥ 7.0; not saved, so set
+ * again after a restart): role changes show within a second and a returning
+ * old master is converted in ~2 s instead of 10–20 s (see
+ * `sentinelRefreshInstanceInfo` in sentinel.c).
  */
 const SENTINEL_DEBUG_TIMERS = ['info-period', 1_000, 'publish-period', 250] as const;
 
@@ -94,10 +89,9 @@ export class RedisSentinelGroup implements AsyncDisposable {
   }
 
   /**
-   * Starts the master, then its replicas (resolving once they synced), then
-   * the Sentinels, and resolves once every Sentinel monitors the master,
-   * knows every replica as healthy and knows the other Sentinels. If
-   * anything fails, every process started is torn down before it rejects.
+   * Starts the master, its replicas and the Sentinels, and resolves once every
+   * Sentinel monitors the master and knows the replicas and the other
+   * Sentinels. On failure everything started is torn down first.
    * @throws TypeError or RangeError for a bad option, before anything starts.
    * @throws Error when redis-server cannot be run (the message names
    * REDIS_SERVER), or the group is not ready within `waitTimeoutMs`.
@@ -241,11 +235,8 @@ export class RedisSentinelGroup implements AsyncDisposable {
 
   /**
    * Starts a process again on the same port and data directory (SIGKILL
-   * first if it runs) and resolves once the group settled around it: a data
-   * node answers as the master the Sentinels name, or as its replica in sync
-   * and seen healthy by every Sentinel (a failed-over master is turned into a
-   * replica by the Sentinels); a Sentinel monitors the master again and knows
-   * the others.
+   * first if it runs) and resolves once the group settled around it (a
+   * failed-over master comes back as a replica).
    * @throws RangeError for a bad index; Error when the group has not settled within `timeoutMs`.
    */
   async restart(node: number | SentinelGroupNode, options: SentinelWaitOptions = {}): Promise<SentinelGroupNode> {
@@ -341,13 +332,10 @@ export class RedisSentinelGroup implements AsyncDisposable {
   }
 
   /**
-   * Polls until the group has settled and `accept` holds for the master's
-   * index, then records that master. Settled: every running Sentinel
-   * answers, names the same running data node as master, flags it plain
-   * `master` (not down, no failover in progress), knows all other Sentinels
-   * and sees every other running data node as a healthy replica with its
-   * link up; the master answers ROLE as master and every other running data
-   * node as its connected replica. Paused processes are left out.
+   * Polls until the group settled (every running Sentinel names the same
+   * healthy master, knows the others and sees every other data node as a
+   * linked replica; ROLE agrees; paused processes left out) and `accept`
+   * holds for the master's index, then records that master.
    * @throws Error saying what was last missing when `timeoutMs` passes.
    */
   private async settle(what: string, timeoutMs: number, accept: (masterIndex: number) => boolean): Promise<void> {

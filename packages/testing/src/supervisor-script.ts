@@ -1,27 +1,16 @@
 /**
- * The POSIX `sh` supervisor each local redis-server runs under, so that the
- * server dies with the Node process that started it, however that process
- * ends (a failed test, a jest timeout, SIGKILL of the worker, an OOM kill):
- * process 'exit' handlers do not run on SIGKILL, but the kernel closes every
- * descriptor of a dead process.
+ * The `sh` supervisor each local redis-server runs under, so the server dies
+ * with the Node process however it ends ('exit' handlers do not run on
+ * SIGKILL, but the kernel closes a dead process's descriptors).
  *
- * Invoked as `sh -c SCRIPT rlock-fleet-supervisor <dir> <redis-server> <args…>`
- * with fd 3 a pipe whose other end only the Node process holds (the lifeline).
- *
- * - Starts redis-server in the background with fd 3 closed (so the server
- *   holds no end of the lifeline), stdin from /dev/null and stdout joined to
- *   stderr, and prints its pid as the first line of stdout: the Node side
- *   signals that pid directly for kill/pause/resume.
- * - A watcher subshell blocks reading the lifeline. Read returns only at EOF,
- *   that is when the Node process closed its end or died. It then ignores
- *   SIGTERM (so the main shell cannot interrupt the cleanup), SIGKILLs the
- *   server, waits until the pid is gone (bounded, about 5 s) and removes the
- *   data directory.
- * - The main shell waits for the server and exits with its status; before
- *   that it stops the watcher, so an ordinary kill() (the server dies, the
- *   Node process lives) keeps the data directory for restart(). A
- *   non-interactive shell's `wait` returns only on termination, not when the
- *   server is stopped by SIGSTOP, so pause() does not end the supervisor.
+ * Invoked as `sh -c SCRIPT rlock-fleet-supervisor <dir> <redis-server> <args…>`,
+ * fd 3 a pipe only the Node process holds the other end of (the lifeline).
+ * - Starts the server with fd 3 closed and prints its pid (signalled directly
+ *   for kill/pause/resume).
+ * - A watcher blocks reading the lifeline; at EOF (Node gone) it ignores
+ *   SIGTERM, SIGKILLs the server, waits ~5 s for it and removes the data dir.
+ * - The main shell waits for the server (not ended by SIGSTOP) and stops the
+ *   watcher first, so an ordinary kill() keeps the data dir for restart().
  */
 export const SUPERVISOR_SCRIPT = [
   'dir=$1; shift',

@@ -29,29 +29,18 @@ interface Entry extends DueItem {
   sentLateMs: number;
 }
 
-/**
- * A tick that runs this much later than its timer was due means the event
- * loop was blocked (a synchronous stall, a long GC pause), not ordinary timer
- * jitter: a hold lost in such a tick says so in its LockLostError.
- */
+/** A tick this late (ms) means a blocked event loop, not timer jitter: a hold lost in it says so. */
 export const BLOCKED_LOOP_MIN_MS = 50;
 
 /**
- * The renewal scheduler: keeps every watchdog lease of one client alive with a
- * single unref'd timer, renewing each hold every `hold.leaseMs / 3` and sending the
- * renewals due in the same tick together, grouped by `RenewalBackend.batchKey`
- * and chunked into batches of at most `RenewalBackend.maxBatch` holds, one
- * `renew` call per batch, all batches in parallel.
+ * The renewal scheduler: one unref'd timer renews each hold every
+ * `hold.leaseMs / 3`; renewals due in one tick go together, one `renew` call
+ * per `batchKey` group of at most `maxBatch` holds, in parallel.
  *
- * A hold is lost (through `RenewableHold.lose`) when a renewal finds its key
- * gone (`expired`) or owned by another owner or token (`taken`), or when its
- * deadline passes without a successful renewal (`unreachable`), which is detected by
- * the same timer, on time, even while a renew call hangs. A failed renew call is
- * reported through `RenewalReporter.error` and retried with jittered
- * exponential backoff until the deadline.
- *
- * Nothing it does in a timer or promise callback throws: a failing backend, hold or
- * reporter is reported (or, for the reporter, ignored) and the scheduler goes on.
+ * A hold is lost when a renewal finds it `expired` or `taken`, or when its
+ * deadline passes unrenewed (`unreachable`, detected on time even while a call
+ * hangs). A failed call is reported and retried with jittered backoff until
+ * the deadline. Nothing thrown in a callback stops the scheduler.
  *
  * @example
  * ```ts
@@ -78,9 +67,8 @@ export class Watchdog implements LeaseRenewer {
   /**
    * @param backend how renewals reach Redis; `maxBatch` is read once, here.
    * @param reporter where successful batches and background failures are reported.
-   * @throws InvalidArgumentError on a bad option (see {@link WatchdogOptions}), a
-   * `backend.maxBatch` that is not a positive integer, or a backend or reporter
-   * missing one of its methods.
+   * @throws InvalidArgumentError on a bad option (see {@link WatchdogOptions}),
+   * `maxBatch` or backend/reporter method.
    */
   constructor(backend: RenewalBackend, reporter: RenewalReporter, options?: WatchdogOptions) {
     this.#options = resolveWatchdogOptions(options);
@@ -100,11 +88,8 @@ export class Watchdog implements LeaseRenewer {
   }
 
   /**
-   * Starts renewing `hold`: first `hold.leaseMs / 3` ms from now (sooner if less
-   * than two thirds of its lease is left, so a period remains for retries), then
-   * every `hold.leaseMs / 3` after each successful renewal was sent. A hold that is
-   * already tracked or no longer active, or any hold after {@link Watchdog.close},
-   * is ignored.
+   * Starts renewing `hold` every `hold.leaseMs / 3`, counted from each
+   * successful send. Ignored when tracked already, inactive, or after {@link Watchdog.close}.
    * @throws InvalidArgumentError when `hold.leaseMs` is not a positive finite number.
    */
   add(hold: RenewableHold): void {
@@ -115,9 +100,7 @@ export class Watchdog implements LeaseRenewer {
       hold,
       watchdog: this,
       state: 'waiting',
-      // Due a period from now; but a hold added with less than two periods of lease
-      // left (a slow acquire, say) is renewed sooner, so that at least one period
-      // remains for the reply and for retries.
+      // Sooner when less than two periods of lease are left: one must remain for retries.
       renewAt: Math.floor(Math.max(now, Math.min(now + period, hold.deadline - period))),
       failures: 0,
       lastError: undefined,
@@ -131,11 +114,9 @@ export class Watchdog implements LeaseRenewer {
   }
 
   /**
-   * Stops renewing `hold` at once. A renew call already out for it may still reach
-   * Redis (it cannot be recalled), but its reply is ignored: the hold is neither
-   * extended nor lost by it. The renew script checks owner and token and never
-   * creates a key, so such a renewal landing after core's release finds the key gone
-   * and changes nothing.
+   * Stops renewing `hold` at once; the reply of a call already out is ignored.
+   * The renew script checks owner and token and never creates a key, so one
+   * landing after the release changes nothing.
    */
   remove(hold: RenewableHold): void {
     const entry = this.#entryOf(hold);
@@ -145,10 +126,8 @@ export class Watchdog implements LeaseRenewer {
   }
 
   /**
-   * Renews every tracked hold now rather than at its next period (a call
-   * already out for a hold is left to finish): after a reconnect, a hold the
-   * server lost (a restart without persistence) is found at once, before
-   * another task of the client could be granted the same lock.
+   * Renews every tracked hold now (after a reconnect: a hold the server lost
+   * is found before another task of the client is granted the lock).
    */
   renewNow(): void {
     if (this.#closing !== undefined) return;
@@ -163,9 +142,8 @@ export class Watchdog implements LeaseRenewer {
   }
 
   /**
-   * Stops the timer and forgets every hold (none is extended or lost from now on),
-   * then resolves once every renew call in flight has settled. Never rejects; calling
-   * it again returns the same promise.
+   * Stops the timer and forgets every hold, then resolves once every call in
+   * flight has settled. Never rejects; idempotent.
    */
   close(): Promise<void> {
     if (this.#closing === undefined) {
@@ -183,9 +161,7 @@ export class Watchdog implements LeaseRenewer {
   }
 
   readonly #onTimer = (): void => {
-    // Measured before anything else: a timer that fires far past its due time
-    // means the event loop could not run it (a synchronous stall), and a hold
-    // lost in this tick was lost to that, not to Redis.
+    // Measured first: a timer far past due means a stalled event loop, which a hold lost now is blamed on.
     const lateMs = performance.now() - this.#timerAt;
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
@@ -198,9 +174,8 @@ export class Watchdog implements LeaseRenewer {
   };
 
   /**
-   * Takes every entry needing attention now (or, to share this tick, within the
-   * coalescing window) off the queue, loses those past their deadline, and sends
-   * renewals for those due. Only due entries are touched: the queue is a heap.
+   * Pops the entries due now (or within the coalescing window), loses those
+   * past their deadline and renews the rest.
    */
   #tick(): void {
     const due: Entry[] = [];
@@ -215,8 +190,7 @@ export class Watchdog implements LeaseRenewer {
     } catch (error) {
       this.#reportError(error);
     } finally {
-      // Put back after the loop, not in it: an entry whose new key is still within
-      // the horizon would otherwise be popped again and again.
+      // Requeued after the loop: one still within the horizon would be popped again and again.
       for (const entry of requeue) {
         if (this.#isTracked(entry)) this.#queue.schedule(entry, entry.dueAt);
       }
@@ -230,9 +204,8 @@ export class Watchdog implements LeaseRenewer {
   }
 
   /**
-   * Decides what a popped entry needs. An entry chosen for sending is marked in
-   * flight and requeued at its deadline *before* anything is sent, so that whatever
-   * happens next, its deadline is still watched.
+   * Decides what a popped entry needs. One to send is requeued at its deadline
+   * *before* sending, so its deadline stays watched whatever happens.
    */
   #inspect(entry: Entry, now: number, due: Entry[], requeue: Entry[]): void {
     const hold = entry.hold;
@@ -243,8 +216,7 @@ export class Watchdog implements LeaseRenewer {
       }
       const cap = hold.maxLeaseAt;
       if (cap !== undefined && !(now < cap)) {
-        // Held for its maxLeaseMs: never renewed past it, even when the hold's
-        // own timer is late (a stalled event loop that just woke up).
+        // Never renewed past maxLeaseMs, even when its own timer is late.
         this.#forget(entry);
         this.#lose(hold, 'maxLease');
         return;
@@ -303,8 +275,7 @@ export class Watchdog implements LeaseRenewer {
   }
 
   #renewBatch(chunk: readonly Entry[]): void {
-    // A hold removed since the tick began (say, by a lockLost handler that ran
-    // inside it, or a close) must not be sent: no renewal may go out after remove().
+    // Removed since the tick began (a lockLost handler, a close): nothing may go out after remove().
     const batch = chunk.filter((entry) => this.#isTracked(entry));
     if (batch.length === 0) return;
     const holds = batch.map((entry) => entry.hold);
@@ -353,8 +324,7 @@ export class Watchdog implements LeaseRenewer {
           this.#forget(entry);
         } else if (outcome === 'renewed') {
           if (!(now < hold.deadline)) {
-            // As for an acquire (design principle 2), a reply that comes after the
-            // deadline counts as no reply: the caller already ran past the certain lease.
+            // A reply after the deadline counts as none: the caller already ran past the certain lease.
             this.#loseUnreachable(entry, true);
             continue;
           }
@@ -372,8 +342,7 @@ export class Watchdog implements LeaseRenewer {
           this.#queueNext(entry);
         } else if (outcome === 'gone' || outcome === 'taken') {
           this.#forget(entry);
-          // A key found gone by a renewal that went out late: the lease ran out
-          // on the server while the event loop was blocked.
+          // Gone after a late send: the lease ran out while the event loop was blocked.
           const detail = outcome === 'gone' ? blockedDetail(entry.sentLateMs) : undefined;
           this.#lose(hold, outcome === 'gone' ? 'expired' : 'taken', undefined, detail);
         } else {
@@ -406,8 +375,7 @@ export class Watchdog implements LeaseRenewer {
     this.#reportError(error);
     let failures = 1;
     for (const entry of live) failures = Math.max(failures, entry.failures + 1);
-    // One delay for the whole batch, so its holds retry in one call again
-    // rather than scattering into many small ones.
+    // One delay for the batch, so its holds retry in one call, not many small ones.
     const retryAt = performance.now() + backoffDelayMs(failures, this.#options.minRetryDelayMs, this.#options.maxRetryDelayMs, Math.random());
     for (const entry of live) {
       try {
@@ -431,9 +399,8 @@ export class Watchdog implements LeaseRenewer {
   }
 
   /**
-   * Loses a hold whose deadline passed without a successful renewal. The cause is
-   * the last failure; when a call was still out (or its reply came too late), a
-   * RedisUnavailableError saying so, with the last failure as its own cause.
+   * Loses a hold whose deadline passed unrenewed; the cause is the last failure,
+   * or a RedisUnavailableError when a call was still out (or answered too late).
    */
   #loseUnreachable(entry: Entry, lateReply: boolean): void {
     this.#forget(entry);

@@ -4,9 +4,8 @@ import { InvalidArgumentError } from '../errors.js';
 export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /**
- * A duration in ms: an integer from `min` (1 by default, 0 for `waitMs`) to
- * 2^31 − 1; a refusal states the range and `why` the minimum. Refused rather
- * than coerced: a silently rounded lease is not the one asked for.
+ * A duration in ms: an integer from `min` to 2^31 − 1 (`why` explains the
+ * minimum). Refused, not rounded: a rounded lease is not the one asked for.
  * @throws InvalidArgumentError
  */
 export function checkDurationMs(value: unknown, what: string, min = 1, why?: string): number {

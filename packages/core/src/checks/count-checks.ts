@@ -5,10 +5,8 @@ import { describeValue } from './argument-checks.js';
 export const MAX_COUNT = 2 ** 31 - 1;
 
 /**
- * A count of permits or of a latch: an integer from 1 to 2^31 − 1, or, where
- * `negative` allows it (`addPermits`), from −(2^31 − 1) to 2^31 − 1 except 0.
- * Zero, fractions, NaN, Infinity and strings are refused rather than coerced:
- * a count of 0 changes nothing and is almost always a bug in the caller.
+ * A count: an integer from 1 to 2^31 − 1 (with `negative`, also down to
+ * −(2^31 − 1)). Refused rather than coerced: a count of 0 is almost always a bug.
  * @throws InvalidArgumentError
  */
 export function checkCount(value: unknown, what: string, negative = false): number {

@@ -2,10 +2,8 @@ import { InvalidArgumentError } from '../errors.js';
 import { checkOptionsObject, describeValue } from './argument-checks.js';
 
 /**
- * Reads an options object and collects every problem, so a caller with three
- * bad options hears of all three in one InvalidArgumentError, before anything
- * connects. Each read takes the check to run and the value to go on with when
- * it fails (so later checks that depend on it still run).
+ * Reads an options object collecting every problem into one InvalidArgumentError;
+ * a failed read goes on with its fallback so dependent checks still run.
  */
 export class OptionReader {
   readonly raw: Record<string, unknown>;

@@ -19,10 +19,8 @@ export interface LockAcquiredEvent extends HoldEvent {
 /** Payload of `lockReleased`: an owner's last hold ended. */
 export interface LockReleasedEvent extends HoldEvent {
   /**
-   * How the hold ended: `unlock` (the release was confirmed), `retry` (the
-   * release failed, the client finished it in the background, and it is
-   * confirmed now), `expiry` (the release could not be confirmed before the
-   * lease ran out: the key has expired on its own by now).
+   * `unlock`: confirmed; `retry`: a failed release finished in the background;
+   * `expiry`: unconfirmed before the lease ran out, so the key expired.
    */
   readonly via: 'unlock' | 'retry' | 'expiry';
 }
@@ -47,12 +45,9 @@ export interface LockRenewedEvent {
 }
 
 /**
- * Payload of `holdLeaked`: a task ended (its `client.task(fn)` settled, or its
- * request's response closed under `taskMiddleware()`) while it still held a
- * lock that no release is on its way for. Nobody can release it through the
- * task any more: it is renewed until `forceUnlock()`, `close()`, or the
- * process ends, and every later caller waits. rlock does not release it
- * (code of the task may still run and rely on it): fix the code that took it.
+ * Payload of `holdLeaked`: a task ended still holding a lock with no release
+ * on its way. It is renewed until `forceUnlock()`, `close()` or exit; rlock
+ * does not release it (the task's code may still rely on it).
  */
 export interface HoldLeakedEvent extends HoldEvent {
   /** Acquisitions of the task still held (not counting those a handle carries). */
@@ -61,10 +56,7 @@ export interface HoldLeakedEvent extends HoldEvent {
   readonly taskId: string;
   /** How the task was started: `client.task(fn)` (`task`) or `taskMiddleware()` (`request`). */
   readonly source: 'task' | 'request';
-  /**
-   * Where the hold was first acquired: a stack trace when the client was
-   * created with `captureLeakStacks: true`, else undefined.
-   */
+  /** Where the hold was first acquired (with `captureLeakStacks: true`), else undefined. */
   readonly stack: string | undefined;
 }
 
@@ -78,10 +70,7 @@ export interface RLockClientEvents {
   lockRenewed: (event: LockRenewedEvent) => void;
   /** A hold was lost: its signal aborted (see {@link LockLostEvent.reason}). */
   lockLost: (event: LockLostEvent) => void;
-  /**
-   * A task ended still holding a lock (see {@link HoldLeakedEvent}); a
-   * process warning with code `RLOCK_HOLD_LEAKED` says the same, once per hold.
-   */
+  /** A task ended still holding a lock (also a `RLOCK_HOLD_LEAKED` process warning). */
   holdLeaked: (event: HoldLeakedEvent) => void;
   /** A failure in the background (a renewal to retry, a best-effort cleanup). */
   error: (error: Error) => void;

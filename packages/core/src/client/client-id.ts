@@ -1,9 +1,7 @@
 import { customAlphabet } from 'nanoid';
 
 /**
- * A new client id: the first half of every owner and permit id. Those ids are
- * pasted into shells (`rlock release gpu <id>`), so the alphabet leaves out
- * nanoid's `-`: an id starting with it would read as an option. 21 characters
- * of 63 keep nanoid's ~125 bits, so an id stays unguessable.
+ * A new client id, the first half of every owner and permit id: no `-` (a
+ * pasted id must not read as a CLI option); 21 of 63 characters keep ~125 bits.
  */
 export const newClientId: () => string = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz', 21);

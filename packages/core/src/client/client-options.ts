@@ -16,51 +16,43 @@ export interface CommonClientOptions {
    */
   readonly keyPrefix?: string;
   /**
-   * Lease of a hold taken without `leaseMs`, in ms; the watchdog renews it every
-   * third of it. It also caps a waiter's sleep at a third of it. At least 30 ms,
-   * so the renewal period stays well above timer granularity.
+   * Lease of a hold taken without `leaseMs`, in ms, renewed every third of it
+   * (also a waiter's longest sleep). At least 30 ms, well above timer granularity.
    * @default 30_000
    */
   readonly watchdogTimeoutMs?: number;
   /**
-   * rlock's own limit on every Redis call, in ms, whatever ioredis's retry
-   * settings: past it the call rejects with RedisUnavailableError. At most
-   * ⌊watchdogTimeoutMs / 3⌋, so a renewal that times out still leaves time to
-   * retry within the lease.
+   * Limit on every Redis call, in ms, whatever ioredis retries: past it the
+   * call rejects with RedisUnavailableError. At most ⌊watchdogTimeoutMs / 3⌋,
+   * so a timed-out renewal can be retried within the lease.
    * @default min(5_000, ⌊watchdogTimeoutMs / 3⌋)
    */
   readonly commandTimeoutMs?: number;
   /**
-   * Builds the lease renewer (the watchdog). `@org/rlock`'s `createClient` and
-   * `createRedlock` wire `@org/rlock-watchdog`; without one the client takes
-   * fixed leases only.
+   * Builds the lease renewer (`@org/rlock`'s factories wire the watchdog);
+   * without one the client takes fixed leases only.
    * @default undefined
    */
   readonly renewer?: LeaseRenewerFactory;
   /**
-   * Record where each hold was first acquired (a stack trace), so a hold
-   * that outlives its task (`holdLeaked`, warning `RLOCK_HOLD_LEAKED`) names
-   * the call that took it. Costs a stack trace per first acquisition: turn it
-   * on while hunting a leak, not in production. Off, the report names the
-   * lock, its owner and the task.
+   * Record a stack trace at each first acquisition, so a leaked hold
+   * (`holdLeaked`, `RLOCK_HOLD_LEAKED`) names the call that took it. Costs a
+   * stack trace per acquisition: for hunting a leak, not for production.
    * @default false
    */
   readonly captureLeakStacks?: boolean;
   /**
-   * A name for this client, for people: `inspect()`, `rlock show` and `ls`,
-   * and a LockAcquireTimeoutError show it, with its host and pid, for a lock
-   * this client holds. It travels in the name of the connections rlock
-   * creates (CLIENT SETNAME), never in a key. 1 to 128 characters.
+   * This client's name for people, shown with host and pid by `inspect()`,
+   * `rlock show`/`ls` and LockAcquireTimeoutError for its holds. Sent as the
+   * connection name (CLIENT SETNAME), never in a key. 1 to 128 characters.
    * @default `<hostname>:<pid>`
    */
   readonly name?: string;
   /**
-   * Maps a lock's name to the `rlock.name` attribute of rlock's metrics; what
-   * it returns becomes the attribute, `undefined` leaves it out. Names are
-   * per order, per user…: map them to a small set of labels, or a metrics
-   * backend drowns in series. Without it no name is ever an attribute (spans
-   * carry the name as it is). Called once per acquisition while a
-   * MeterProvider or a subscriber listens; one that throws leaves the name out.
+   * Maps a lock's name to the `rlock.name` metric attribute (`undefined`, or
+   * a throw, leaves it out). Map per-order names to a few labels, or the
+   * metrics backend drowns in series. Without it metrics carry no name (spans
+   * always do). Called once per acquisition while metrics are listened to.
    * @default undefined
    * @example
    * metricName: (name) => name.split(':')[0] // 'order:42' -> 'order'
@@ -71,36 +63,26 @@ export interface CommonClientOptions {
 /** Options of a client of one Redis. Checked once, when the client is created. */
 export interface RLockClientOptions extends CommonClientOptions {
   /**
-   * The Redis to use: a `redis://` URL or ioredis options (rlock then owns the
-   * connection, pipelines automatically and closes it on `close()`), or an
-   * ioredis instance (used as is and left open); Sentinel through ioredis's
-   * `{ sentinels, name }` options; a Cluster as an ioredis `Cluster` instance
-   * or `{ cluster: [urls], ...clusterOptions }` (Redis ≥ 7.0: sharded pub/sub).
-   * Instances and options with their own `keyPrefix` are refused.
+   * A `redis://` URL or ioredis options (rlock owns and closes the
+   * connection), or an ioredis instance (used as is, left open); Sentinel via
+   * `{ sentinels, name }`; a Cluster as a `Cluster` instance or
+   * `{ cluster: [urls], ...clusterOptions }` (Redis ≥ 7.0). No `keyPrefix` of their own.
    */
   readonly redis: RedisInput | ClusterInput;
   /**
-   * Keep the process alive only while the client has work in progress, as
-   * Node's idle sockets and timers (`unref()`) do: its connections (the one
-   * it created from a URL or options, and its subscriber connection) hold the
-   * process open while a lock or permit is held, a call waits to acquire, or
-   * a command is in flight, and not otherwise. A program that forgets
-   * `close()` then still ends once its main code is done; one that holds a
-   * lock keeps running. `false`: the connections keep the process alive
-   * until `close()`, as ioredis's do. A connection passed in as an instance
-   * is never touched; on a Cluster the connections always stay referenced.
+   * Keep the process alive only while a hold, a wait or a command is in
+   * progress (`unref()` otherwise), so a program that forgets `close()` still
+   * ends. `false`: the connections keep it alive until `close()`, as ioredis's
+   * do. Instances passed in and Cluster connections are never unref'd.
    * @default true
    */
   readonly unrefWhenIdle?: boolean;
   /**
-   * Replica acknowledgement (opt-in): after every acquire and renewal, WAIT
-   * for `replicas` replicas within `timeoutMs` (below commandTimeoutMs). Too
-   * few acknowledgements: the acquire counts as not acquired (its grant is
-   * released) and a renewal as failed (retried until the lease's deadline,
-   * then the hold is lost). Without it, an asynchronous failover can hand the
-   * same lock to two holders without either being told. A semaphore's acquire
-   * is undone the same way; a latch's `trySetCount` and `countDown` cannot be
-   * undone and reject after the write instead.
+   * After every acquire and renewal, WAIT for `replicas` replicas within
+   * `timeoutMs`; without it an asynchronous failover can give one lock to two
+   * holders unnoticed. Too few acknowledgements: an acquire is undone, a
+   * renewal fails (retried until the lease's deadline); a latch's writes
+   * cannot be undone and reject after the write.
    * @default undefined
    */
   readonly syncReplicas?: {

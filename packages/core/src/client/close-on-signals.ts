@@ -5,15 +5,13 @@ import { checkDurationMs, checkKnownKeys, checkOptionsObject, describeValue } fr
 /** Options of `client.closeOnSignals(options)`. */
 export interface CloseOnSignalsOptions {
   /**
-   * The signals that close the client (each at most once: the first one that
-   * arrives does it). SIGKILL and SIGSTOP cannot be caught and are refused.
+   * The signals that close the client (the first to arrive does). SIGKILL and SIGSTOP are refused.
    * @default ['SIGTERM', 'SIGINT']
    */
   readonly signals?: readonly NodeJS.Signals[];
   /**
-   * How long the close may take before the signal is raised again all the
-   * same, in ms (holds not released by then expire with their lease). Keep it
-   * below your orchestrator's grace period (Kubernetes: 30 s by default).
+   * How long the close may take before the signal is raised again, in ms; keep
+   * it below the orchestrator's grace period (Kubernetes: 30 s).
    * @default 10_000
    */
   readonly timeoutMs?: number;
@@ -28,14 +26,10 @@ export const CLOSE_ON_SIGNALS_DEFAULTS = Object.freeze({
 });
 
 /**
- * On the first of `signals`, runs `close` (release every hold, stop renewal)
- * bounded by `timeoutMs`, then lets the process go on as it would have without
- * rlock: rlock's listeners are removed at once, and when rlock's was the only
- * listener of that signal it raises the signal again, so the default action
- * (the process ends by that signal) takes place. When the process has its own
- * listeners for it, they ran when the signal arrived (rlock's listener is put
- * first, so it sees them) and rlock does not raise it again: they decide what
- * happens next. Returns a function that removes rlock's listeners.
+ * On the first of `signals`, runs `close` bounded by `timeoutMs`, then lets the
+ * process go on as without rlock: with no other listener of that signal, it is
+ * raised again so the default action (exit) happens; otherwise they decide.
+ * Returns a function that removes rlock's listeners.
  * @throws InvalidArgumentError for a bad option, before any listener is added.
  */
 export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnSignalsOptions): () => void {

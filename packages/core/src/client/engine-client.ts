@@ -53,11 +53,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
   private readonly leakStacks: WeakMap<Hold, string> | undefined;
   private readonly stopHearingTaskEnds: () => void;
-  /**
-   * The client's work in progress (holds, channels waited on, calls in
-   * flight): while there is none, connections given to `unrefWhenIdle` do not
-   * keep the process alive.
-   */
+  /** Holds, waits and calls in progress: without any, `unrefWhenIdle` connections let the process exit. */
   protected readonly work = new ProcessRefs();
 
   protected constructor(options: ResolvedCommonOptions) {
@@ -167,14 +163,10 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Rejects waiters with ClientClosedError, stops renewal, aborts the signals of
-   * the holds still held (reason `closed`), releases them best-effort, and
-   * closes the connections the client created (a connection it was given stays
-   * open). Operations in flight get `commandTimeoutMs` to settle (an acquire
-   * granted now is undone before the holds are released), the releases and
-   * connections another `commandTimeoutMs`: a frozen server does not make it
-   * wait longer. Resolves to the names of the objects it released and of
-   * those whose release failed (they expire with their lease). Idempotent.
+   * Rejects waiters with ClientClosedError, stops renewal, loses the holds
+   * (reason `closed`), releases them best-effort and closes the connections
+   * it created. Calls in flight get `commandTimeoutMs`, releases another
+   * `commandTimeoutMs`, so a frozen server cannot stall it. Idempotent.
    */
   close(): Promise<CloseReport> {
     this.closing ??= this.shutdown();
@@ -182,12 +174,10 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Closes the client on the first SIGTERM or SIGINT (or `signals`): every
-   * hold is released and renewal stops (`close()`), bounded by `timeoutMs`.
-   * The process's own listeners of the signal run as always; when the
-   * process has none, the signal is raised again once the holds are released,
-   * so the process still ends by it. Returns a function that removes the
-   * listeners.
+   * Calls `close()` on the first SIGTERM or SIGINT (or `signals`), bounded by
+   * `timeoutMs`. Other listeners run as always; with none, the signal is
+   * raised again after the releases, so the process still ends by it.
+   * Returns a function that removes the listeners.
    * @throws InvalidArgumentError for a bad option.
    * @example
    * const server = app.listen(3000);
@@ -202,8 +192,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     const ctx = this.context;
     ctx.closed = true;
     this.stopHearingTaskEnds();
-    // The releases and QUIT below are awaited by close()'s caller: the
-    // connections keep the process alive until they are closed.
+    // close()'s caller awaits the releases and QUIT: keep the process alive until then.
     this.work.enter();
     ctx.queues.close(new ClientClosedError());
     this.closeSubscribers();
@@ -225,9 +214,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
           (released === true ? report.released : report.failed).push(hold.name);
         }),
     );
-    // Cancels and releases still running get until the deadline; the
-    // connections quit only after them (QUIT would overtake commands still
-    // waiting in an auto-pipeline batch).
+    // QUIT only after cancels and releases: it would overtake an auto-pipeline batch.
     await untilDeadline(ctx.background.settled(), deadline);
     await this.closeConnections(deadline);
     await untilDeadline(Promise.resolve(renewalStopped), deadline);
@@ -242,10 +229,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Subscribes to the client's notice channel, where a force-unlock tells a
-   * holder its hold is gone (see {@link EngineContext.forced}). Called at the
-   * client's first hold; returns false when it does not listen (the next hold
-   * asks again). A client without such notices hears of a loss at its next renewal.
+   * Subscribes to the notice channel where a force-unlock tells a holder its
+   * hold is gone; called at the first hold. False: not listening (the next hold asks again).
    */
   protected hearNotices(): boolean {
     return false;
@@ -270,11 +255,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     if (this.closing) throw new ClientClosedError();
   }
 
-  /**
-   * Emits from places where a throwing listener must not escape (timers, the
-   * middle of recording a grant or a release): a listener's error is reported as
-   * an `error` event, and one thrown by an `error` listener is dropped.
-   */
+  /** Emits where a throwing listener must not escape (timers, mid-bookkeeping): its error becomes an `error` event. */
   protected emitSafely<E extends HoldEventName>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
     try {
       (this.emit as (event: E, payload: unknown) => boolean)(event, payload);

@@ -1,8 +1,4 @@
-/**
- * What `client.inspect(name)` and `client.list()` report: one object's state,
- * read from the public data layout (see the core README) in one read-only
- * script call.
- */
+/** What `client.inspect(name)` and `client.list()` report, read from the public layout in one script call. */
 
 import type { SemaphoreOrLatchInfo, UnknownObjectInfo } from '../objects/inspect/info.js';
 import { KINDS, type KindInfo, type KindName } from '../objects/kinds.js';
@@ -24,9 +20,8 @@ export type ObjectInfo = KindInfo | SemaphoreOrLatchInfo | UnknownObjectInfo;
 /** Options of `client.inspect(name, options)`. */
 export interface InspectOptions {
   /**
-   * The kind you expect, to settle what the layout alone cannot tell: a bare
-   * integer is a semaphore or a latch; a fair lock with nobody queued looks
-   * like a lock. A layout that shows another kind wins over it.
+   * The kind you expect, where the layout cannot tell (a bare integer; a fair
+   * lock with nobody queued). A layout that shows another kind wins.
    * @default undefined (read from the layout)
    */
   readonly kind?: ObjectKind;

@@ -10,12 +10,7 @@ import type { ObjectInfoBase } from '../objects/inspect/info.js';
 import { integerValue, readKeys, type KeptKey, type KeyRead, type LayoutSnapshot } from '../objects/inspect/snapshot.js';
 import { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS, type InspectOptions, type ListOptions, type ObjectInfo, type ObjectKind } from './inspect-types.js';
 
-/**
- * Reads objects' public layout, read-only: one atomic script call per object
- * (read-n.lua reads the keys every kind in objects/kinds.ts keeps; each kind
- * recognises and describes its own), and SCAN, never KEYS, on every master to
- * find them. Behind `inspect()`, `list()` and the CLI.
- */
+/** Reads objects read-only: one script call per object (each kind describes its own), SCAN on every master to find them. */
 export class Inspector {
   constructor(
     /** rlock's bounded way to the command connection (a Redis or a Cluster). */

@@ -154,11 +154,9 @@ export class RLockClient extends EngineClient {
   }
 
   /**
-   * The state of object `name` as Redis has it (any client's holds): its kind,
-   * holders with owner, hold count, token and lease left, waiters queued in
-   * Redis, permits, count. Read-only, one script call (a consistent snapshot),
-   * lists bounded by `limit`. Undefined when the object has no key (a free
-   * lock, a latch at zero).
+   * The state of object `name` as Redis has it (kind, holders, waiters,
+   * permits, count), in one read-only script call; lists bounded by `limit`.
+   * Undefined when the object has no key.
    * @throws InvalidArgumentError for a bad name or option, before any command.
    * @throws ClientClosedError once the client is closed.
    * @throws RedisUnavailableError, RedisCommandError
@@ -208,15 +206,10 @@ export class RLockClient extends EngineClient {
   }
 
   /**
-   * The non-reentrant lock `name` (Redisson's `getNonReentrantLock`): the
-   * RLock interface, but a task that holds it and asks again is refused as
-   * another task would be: `lock()` waits until the task's own hold is
-   * released (so a nested `lock()` without `waitMs` waits for ever),
-   * `tryLock()` resolves false, `acquire()` and `withLock()` wait as `lock()`
-   * does. Redis decides, so two branches of one task (a `Promise.all`) are
-   * never both granted it. A hold the task has lost (expired, forced) does
-   * not count: the task may take the lock again. Its keys are `getLock(name)`'s:
-   * use one kind per name.
+   * The non-reentrant lock `name`: a task that holds it and asks again is
+   * refused as another task would be (a nested `lock()` without `waitMs` waits
+   * for ever). Redis decides, so two branches of one task are never both
+   * granted. Its keys are `getLock(name)`'s: use one kind per name.
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    * @example
    * const job = client.getNonReentrantLock('job:5');
@@ -230,11 +223,7 @@ export class RLockClient extends EngineClient {
     return this.getter('nonReentrantLock')(name);
   }
 
-  /**
-   * The getter of kind `name` (see objects/kinds.ts). Each kind's public
-   * getter is a method written out here, named by its `method`, for its API
-   * docs (a mapped type would show undocumented properties).
-   */
+  /** The getter of kind `name`; public getters are written out for their docs (a mapped type would show none). */
   private getter<Name extends KindName>(name: Name): KindGetter<Name> {
     return this.getters.get(name) as KindGetter<Name>;
   }

@@ -40,11 +40,7 @@ export function parseClientList(reply: string): Map<string, ClientIdentity> {
   return clients;
 }
 
-/**
- * How long a timed-out acquisition looks for the holder to name in its
- * error, ms (at most commandTimeoutMs), once the wait ran out: reading the
- * holder and CLIENT LIST. A lookup that takes longer is dropped.
- */
+/** How long a timed-out acquisition looks up the holder to name in its error, ms (at most commandTimeoutMs). */
 export const HOLDER_LOOKUP_MS = 200;
 
 /** How long one CLIENT LIST answers lookups on its server, ms: a burst of timeouts costs one call. */
@@ -53,10 +49,9 @@ const LIST_REUSE_MS = 250;
 const REFUSED_PAUSE_MS = 60_000;
 
 /**
- * Finds rlock clients by id through CLIENT LIST on the server that holds a
- * key. CLIENT LIST is O(connections) on the server, so its answer is shared
- * by the lookups of LIST_REUSE_MS per server, and a server whose ACL refuses
- * it is left alone for a minute. Never rejects: a failed lookup finds nobody.
+ * Finds rlock clients by id through CLIENT LIST, which is O(connections): an
+ * answer serves LIST_REUSE_MS of lookups, and a server whose ACL refuses it
+ * is left alone for a minute. Never rejects.
  */
 export class ClientDirectory {
   private readonly lists = new Map<string, { readonly at: number; readonly clients: Promise<Map<string, ClientIdentity>> }>();

@@ -6,12 +6,9 @@ import type { EmbeddedScript } from './scripts.js';
 import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 
 /**
- * A Redis Cluster: every script touches one slot (all keys of an object share
- * its hash tag, the fence counter a tag of the same slot), announcements use
- * sharded pub/sub (SPUBLISH in the scripts; SSUBSCRIBE on the node that owns
- * the channel's slot, one subscriber connection per master, resubscribed by
- * ioredis after a MOVED, a resharding or a failover: every waiter then tries
- * again), and renewal batches group holds by slot. Redis ≥ 7.0.
+ * A Redis Cluster (≥ 7.0): every script touches one slot, announcements use
+ * sharded pub/sub (ioredis resubscribes after MOVED or failover, and every
+ * waiter then tries again), and renewal batches group holds by slot.
  */
 export class ClusterDeployment implements Deployment {
   readonly transport: Transport;
@@ -125,11 +122,7 @@ export class ClusterDeployment implements Deployment {
     this.redis.on('-node', listener);
   }
 
-  /**
-   * Not on a Cluster yet: its node connections, its slot refresh timer and
-   * its sharded subscribers are ioredis's own, and stay referenced (close()
-   * the client to let the process end).
-   */
+  /** Not on a Cluster: its node connections and timers are ioredis's own and stay referenced. */
   unrefWhenIdle(): void {
     // Nothing to do; see above.
   }

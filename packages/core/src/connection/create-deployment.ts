@@ -13,11 +13,9 @@ export interface ClusterInput extends ClusterOptions {
 }
 
 /**
- * The deployment for a client's `redis` input: a Cluster (an ioredis
- * `Cluster` instance, or `{ cluster: [urls], ...clusterOptions }`), else one
- * Redis (a URL, ioredis options, Sentinel options, or a `Redis` instance),
- * which loads `scripts` on every connect. The connections rlock creates are
- * named `connectionName` (CLIENT SETNAME) unless their options name them.
+ * The deployment for a client's `redis` input: a Cluster, else one Redis
+ * (URL, options, Sentinel or instance); `scripts` load on every connect and
+ * created connections are named `connectionName`.
  * @throws InvalidArgumentError for a bad input, or a connection with its own keyPrefix.
  */
 export function createDeployment(

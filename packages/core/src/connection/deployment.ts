@@ -7,10 +7,7 @@ import type { ProcessRefs } from './process-refs.js';
 export interface SubscriberHandlers {
   /** A message arrived on a subscribed channel. */
   message(channel: string, payload: string): void;
-  /**
-   * The connection is back after a reconnect and ioredis resubscribed, but
-   * whatever was published meanwhile is gone: waiters must try again.
-   */
+  /** Resubscribed after a reconnect; messages published meanwhile are gone, so waiters try again. */
   resubscribed(): void;
   /** A connection error: only reported, never thrown (waiters see it as timeouts). */
   error(error: Error): void;
@@ -18,21 +15,15 @@ export interface SubscriberHandlers {
 
 /** A connection that (un)subscribes to channels: one per client (per node on a Cluster). */
 export interface SubscriberConnection {
-  /**
-   * Resolves once the server acknowledged the subscription. `broadcast`: a
-   * channel published with plain PUBLISH from any slot (a client's notices),
-   * so on a Cluster it is SUBSCRIBE rather than the slot's SSUBSCRIBE.
-   */
+  /** Resolves once acknowledged. `broadcast`: plain SUBSCRIBE even on a Cluster (a client's notices). */
   subscribe(channel: string, broadcast?: boolean): Promise<unknown>;
   unsubscribe(channel: string, broadcast?: boolean): Promise<unknown>;
   close(): void;
 }
 
 /**
- * The seam between the engine and how Redis is deployed: where commands go,
- * how releases are announced and heard, how renewals may be batched, and what
- * runs after a write. Standalone (and Sentinel, through ioredis's options) is
- * {@link StandaloneDeployment}; a Cluster plugs in here with sharded pub/sub.
+ * How Redis is deployed (standalone/Sentinel, or Cluster with sharded pub/sub):
+ * where commands go, how announcements travel, how renewals batch, what follows a write.
  */
 export interface Deployment {
   /** The command connection: one Redis, or a Cluster. */
@@ -49,16 +40,9 @@ export interface Deployment {
   batchKey(key: string): string;
   /** True when writes must reach replicas before they count (`syncReplicas`): then call {@link afterWrite}. */
   readonly syncsReplicas: boolean;
-  /**
-   * Runs after each write that must be durable before it counts (an acquire,
-   * a renewal): nothing on a plain deployment; `WAIT` with replica
-   * acknowledgement when asked for. Rejects when the write cannot be counted on.
-   */
+  /** After a write that must be durable to count: `WAIT` with `syncReplicas`, else nothing. Rejects when it cannot count. */
   afterWrite(key: string): Promise<void>;
-  /**
-   * CLIENT LIST (connections of type normal) on the server that holds `key`,
-   * bounded by the command timeout: who is connected, by connection name.
-   */
+  /** CLIENT LIST TYPE normal on the server that holds `key`, bounded by the command timeout. */
   clientList(key: string): Promise<string>;
   /** Which server holds `key`: equal for keys on one server (one Redis: a constant; a Cluster: the slot's master). */
   serverOf(key: string): string;
@@ -66,19 +50,13 @@ export interface Deployment {
   onReconnect(listener: () => void): void;
   /** Closes what rlock created (QUIT, bounded by `deadline` in monotonic ms), leaves the rest open. */
   close(deadline: number): Promise<void>;
-  /**
-   * From now on the connections rlock creates (the command connection when
-   * owned, every subscriber connection) keep the process alive only while
-   * `refs` counts work; the command calls are counted into it. A connection
-   * the caller gave is left as it is.
-   */
+  /** rlock's own connections keep the process alive only while `refs` counts work (command calls count). */
   unrefWhenIdle(refs: ProcessRefs): void;
 }
 
 /**
- * `reply`, resolved once replicas have the write when the deployment syncs
- * replicas and `wrote(value)` says it changed something. A rejection (too few
- * acknowledgements) makes the caller undo a grant, or report the write.
+ * `reply`, once replicas have the write (with syncReplicas, when `wrote(value)`).
+ * A rejection makes the caller undo a grant, or report the write.
  */
 export function replicated<T>(deployment: Deployment, key: string, reply: Promise<T>, wrote: (value: T) => boolean): Promise<T> {
   if (!deployment.syncsReplicas) return reply;

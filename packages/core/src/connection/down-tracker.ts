@@ -2,10 +2,8 @@ import type { Cluster, Redis } from 'ioredis';
 import { RedisUnavailableError } from '../errors.js';
 
 /**
- * Whether a connection is down: from a refused or reset socket (an error with
- * a code while not ready) until it is ready again. A dead Redis is not a slow
- * one: calls meanwhile fail at once, with the socket error as cause, rather
- * than wait in ioredis's offline queue until their timeout.
+ * Whether a connection is down (a refused or reset socket until ready again):
+ * calls then fail at once rather than wait in the offline queue until their timeout.
  */
 export class DownTracker {
   private downCause: Error | undefined;

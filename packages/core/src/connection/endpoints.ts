@@ -4,12 +4,10 @@ import { describeValue } from '../checks/argument-checks.js';
 
 /**
  * Settings of the connections rlock creates (the user's options win): a short
- * disconnectTimeout keeps close() from waiting ioredis's 2 s on a dead server;
- * no resend of a command in flight when the connection dropped, since it may
- * come after its op marker expired (a semaphore's release would count twice)
- * and rlock retries what must be retried itself; reconnect tries at most ~1 s
- * apart (ioredis's own grow to 5 s), since a holder's release or renewal and
- * every waiter's wake wait for the connection.
+ * disconnectTimeout so close() does not wait 2 s on a dead server; no resend
+ * of an in-flight command, which may arrive after its op marker expired and
+ * count twice (rlock retries itself); reconnects ~1 s apart at most, since
+ * releases, renewals and wakes wait for the connection.
  */
 const OWNED_CONNECTION_DEFAULTS = Object.freeze({
   disconnectTimeout: 200,
@@ -35,10 +33,8 @@ export interface ConnectionEndpoint {
 }
 
 /**
- * Checks a list of independent servers (Redlock's masters) as
- * {@link connectionEndpoint} checks each: an array, at least one, no two the
- * same server (by endpoint, or the same ioredis instance). `what` names the
- * option (`masters`), `one` what one of them is, for the error (`master`).
+ * Checks a non-empty list of distinct servers (Redlock's masters), each as
+ * {@link connectionEndpoint} does; `what` and `one` name the option and an item in errors.
  * @returns each input with its printable name, in order
  * @throws InvalidArgumentError listing every problem
  */
@@ -68,10 +64,9 @@ export function distinctEndpoints(value: unknown, what: string, one: string): { 
 }
 
 /**
- * Checks a connection input as {@link resolveConnection} will (a `redis://` or
- * `rediss://` URL, ioredis options or an ioredis instance; no Cluster, no
- * `keyPrefix`), without connecting, and says which server it designates.
- * `what` names the option in errors (`redis`, `masters[2]`).
+ * Checks a connection input as {@link resolveConnection} will (URL, ioredis
+ * options or instance; no Cluster, no `keyPrefix`) without connecting, and
+ * says which server it designates. `what` names the option in errors.
  * @throws InvalidArgumentError
  */
 export function connectionEndpoint(input: unknown, what = 'redis'): ConnectionEndpoint {
@@ -116,10 +111,8 @@ function normaliseHost(host: string): string {
 }
 
 /**
- * The connection for `input`: one rlock creates from a URL or options, or a
- * given instance, used as it is. A connection rlock creates is named
- * `connectionName` (CLIENT SETNAME, sent by ioredis on every connect) unless
- * the options name it; a given instance keeps its name.
+ * The connection for `input`: created from a URL or options (named
+ * `connectionName` unless they name it), or a given instance, used as it is.
  * @throws InvalidArgumentError as {@link connectionEndpoint}: a keyPrefix would
  * hide rlock's hash tags and the public key layout.
  */

@@ -9,11 +9,9 @@ export interface WorkCounter {
 }
 
 /**
- * Keeps a client's sockets (and ioredis's reconnect timer) referenced only
- * while the client has work in progress, a held lock included. Only idle↔busy
- * transitions touch them; going idle waits a turn, so a reply that becomes a
- * hold at once does not flip them twice. Re-applied on every (re)connect:
- * ioredis makes a new socket each time.
+ * Keeps a client's sockets referenced only while it has work in progress.
+ * Going idle waits a turn, so a reply that becomes a hold does not flip them
+ * twice; re-applied on every reconnect (a new socket each time).
  */
 export class ProcessRefs implements WorkCounter {
   private busy = 0;

@@ -7,11 +7,7 @@ import { waitForReplicas, type Deployment, type SubscriberConnection, type Subsc
 import { openSubscriberConnection } from './subscriber-connection.js';
 import type { ProcessRefs } from './process-refs.js';
 
-/**
- * One Redis server (or a Sentinel-managed master, which ioredis follows on
- * failover): plain PUBLISH/SUBSCRIBE, and every hold may share a renewal batch
- * since a standalone server does not split keys into slots.
- */
+/** One Redis server (or a Sentinel-managed master): plain pub/sub, and every hold may share a renewal batch. */
 export class StandaloneDeployment implements Deployment {
   readonly redis: Redis;
   readonly transport: Transport;
@@ -48,11 +44,7 @@ export class StandaloneDeployment implements Deployment {
     if (this.owned) this.redis.on('error', () => undefined);
   }
 
-  /**
-   * Settles once the first connection attempt has (ready, failed, or
-   * `timeoutMs` passed): calls bounded by a short timeout must not count a
-   * server as failed only because its connection is still being set up.
-   */
+  /** Settles once the first connection attempt has, so a short-timeout call does not fail a server still connecting. */
   firstConnect(timeoutMs: number): Promise<void> {
     const { redis } = this;
     if (redis.status === 'ready' || redis.status === 'wait' || redis.status === 'end') return Promise.resolve();

@@ -4,12 +4,9 @@ import { DownTracker } from './down-tracker.js';
 import type { ProcessRefs } from './process-refs.js';
 
 /**
- * A connection for (un)subscribing only, duplicated from `source` (same
- * options, without auto pipelining) and always owned by the caller. ioredis 6
- * holds commands back until its connection handshake is done, so a SUBSCRIBE
- * sent while it connects cannot race the ready check (ioredis #2037); the
- * ready check is off anyway, since a subscriber has nothing to check. A
- * refused or reset connection fails a SUBSCRIBE at once, as it fails commands.
+ * A subscribe-only connection duplicated from `source` (without auto
+ * pipelining), owned by the caller. Its ready check is off (a SUBSCRIBE could
+ * race it); a refused or reset connection fails a SUBSCRIBE at once.
  */
 export function openSubscriberConnection(source: Redis, handlers: SubscriberHandlers, refs?: ProcessRefs): SubscriberConnection {
   const connection = source.duplicate({ enableAutoPipelining: false, enableReadyCheck: false });

@@ -35,14 +35,10 @@ interface Pending {
 }
 
 /**
- * rlock's way to one connection. A turn's commands are corked into one write
- * (auto-pipelining keeps one batch in flight and moves tasks in lockstep); one
- * timer bounds every call, since replies come in order and only the oldest can
- * be due; scripts load on each `ready`, before ioredis resends its queue, and a
- * NOSCRIPT is retried as EVAL (hence one operation per owner in flight).
- *
- * A call that timed out may still run later (ioredis resends after a
- * reconnect): state-changing calls carry an operation id so it cannot count twice.
+ * rlock's way to one connection: a turn's commands corked into one write
+ * (auto-pipelining would move tasks in lockstep); one timer for every call,
+ * since replies come in order; scripts loaded on each `ready`, NOSCRIPT
+ * retried as EVAL. A timed-out call may still run later, hence op ids.
  */
 export class Transport {
   /** The streams corked for this turn's batch: the connection's, or each ready master's of a Cluster. */
@@ -88,11 +84,7 @@ export class Transport {
     }
   }
 
-  /**
-   * Sends one command; resolves with its reply (parsed by `parse`), or rejects
-   * with a typed error: RedisCommandError for an error reply (naming `key`),
-   * RedisUnavailableError for a timeout or a connection failure.
-   */
+  /** Sends one command; rejects with RedisCommandError (error reply) or RedisUnavailableError. */
   call<T>(name: string, args: (string | number)[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
     return this.answer(this.send(name, args, what, key), parse);
   }

@@ -36,12 +36,7 @@ export class BackgroundWork {
     this.running.add(settled);
   }
 
-  /**
-   * Tries `attempt` until it resolves true, the plan's deadline passes, or the
-   * work is stopped; waits a jittered, growing delay between tries (so many
-   * clients retrying after one outage do not hit the server in the same
-   * millisecond). Resolves true when an attempt succeeded. Tracked.
-   */
+  /** Tries `attempt` with jittered, growing delays until it resolves true (then true), the deadline passes or work stops. */
   retry(attempt: () => Promise<boolean>, plan: RetryPlan): Promise<boolean> {
     const work = (async (): Promise<boolean> => {
       for (let failures = 1; ; failures++) {
@@ -61,12 +56,7 @@ export class BackgroundWork {
     return work;
   }
 
-  /**
-   * Ends every wait between tries now: the connection is back, so a release
-   * finished in the background goes out at once instead of after a backoff
-   * grown during the outage (up to commandTimeoutMs), which kept the lock
-   * from everyone else that long.
-   */
+  /** The connection is back: retry now, not after the backoff grown during the outage (which keeps the lock from others). */
   retryNow(): void {
     const nudge = this.nudge;
     this.nudge = new AbortController();

@@ -1,9 +1,7 @@
 /**
- * Wait before retry `failures` (1 for the first) of a failed call, in ms:
- * uniform in [b / 2, b] with b = min(maxMs, minMs · factor^failures), never
- * below `minMs`. The jitter keeps many clients retrying after one outage (or a
- * split Redlock vote) from colliding again; the floor of b / 2 keeps a retry
- * off the heels of the failure.
+ * Wait before retry `failures` (1 for the first), in ms: uniform in [b / 2, b]
+ * with b = min(maxMs, minMs · factor^failures), at least `minMs`. The jitter
+ * keeps clients retrying after one outage (or a split vote) from colliding again.
  *
  * @param random a number in [0, 1), `Math.random()` in production.
  * @returns a wait in [minMs, maxMs].

@@ -11,12 +11,7 @@ export interface HubSubscription {
   close(): void;
 }
 
-/**
- * One subscriber connection, opened on first use and shared by every channel
- * of one client on one server: messages reach the channel's listener with
- * their payload (a release, a hand-off naming a waiter, a count of permits), so
- * each object decides what a message wakes.
- */
+/** One client's subscriber connection per server, opened on first use; each channel's listener decides what a message wakes. */
 export class ChannelHub {
   private connection: SubscriberConnection | undefined;
   private readonly listeners = new Map<string, { listener: (payload: string) => void; acked: boolean }>();

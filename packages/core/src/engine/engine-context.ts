@@ -31,13 +31,7 @@ export interface ContextSettings {
   readonly telemetry?: Telemetry;
 }
 
-/**
- * What every object of one client shares: its holds and their registry, the
- * per-owner operation chains, the wait queues, the kinds of hold and the
- * renewer, background work, each object kind's state, and the client's
- * open/closed state. Objects get it at construction and need nothing else
- * from the client.
- */
+/** What every object of one client shares (holds, chains, queues, kinds, renewer, state): all they need of it. */
 export class EngineContext {
   readonly clientId: string;
   readonly keyPrefix: string;
@@ -54,11 +48,7 @@ export class EngineContext {
   readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
-  /**
-   * Who holds object `name`, for a LockAcquireTimeoutError: set by a client
-   * that can tell; bounded in time, never rejects. Asked only after a wait ran
-   * out, never on the way to a grant.
-   */
+  /** Who holds `name`, for a LockAcquireTimeoutError (only after a wait ran out); bounded, never rejects. */
   holderOf: ((name: string) => Promise<TimeoutHolder | undefined>) | undefined;
   closed = false;
   private opCounter = 0;
@@ -104,10 +94,7 @@ export class EngineContext {
     return (++this.opCounter).toString(36);
   }
 
-  /**
-   * An object kind's state for this client (two clients in one process never
-   * share it): the one instance of `kind`, made by `create` on first use.
-   */
+  /** This client's one instance of `kind`'s state, made by `create` on first use. */
   stateOf<T>(kind: abstract new (...args: never[]) => T, create: () => T): T {
     let state = this.states.get(kind) as T | undefined;
     if (state === undefined) {
@@ -125,11 +112,7 @@ export class EngineContext {
     this.reports.released(hold, via);
   }
 
-  /**
-   * A force-unlock released the hold of `owner` on `key` with fencing token
-   * `token` (a notice on the client's channel): that hold is lost, reason
-   * `forced`. A hold with another token is a newer one, and stays.
-   */
+  /** A force-unlock notice: the hold of `owner` on `key` with `token` is lost (`forced`); a newer token stays. */
   forced(key: string, owner: string, token: string): void {
     for (const hold of this.holds.holdsOf(key)) {
       if (hold.owner === owner && hold.token === token && hold.active) hold.lose('forced');

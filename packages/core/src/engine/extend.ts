@@ -4,9 +4,8 @@ import type { Hold } from './hold.js';
 import { monotonicNow } from '../connection/time.js';
 
 /**
- * Extends `hold` to `leaseMs` from now (`extend()` of a lock or a permit), in
- * its owner's turn: the new deadline counts from before the send. A fixed
- * lease past its deadline may be gone already: it is lost, not extended.
+ * Extends `hold` to `leaseMs` from now, in its owner's turn (the deadline counts
+ * from before the send). A fixed lease past its deadline is lost, not extended.
  * @throws the hold's LockLostError when it is (or turns out) lost; IllegalMonitorStateError(`notHeld`) when released
  */
 export async function extendHold(

@@ -4,10 +4,9 @@ import type { Hold } from './hold.js';
 type Shared = Map<string, Map<string, Hold>>;
 
 /**
- * The client's holds: per key, mode and owner, the current generation; lost
- * ones hang off `previous`, so their unlocks answer with the loss. A key with
- * one hold maps to it directly (nested Maps cost ~0.4 KB per held lock); only
- * shared keys (permits, readers) get per-mode, per-owner Maps.
+ * The client's holds by key, mode and owner; lost ones hang off `previous`, so
+ * their unlocks answer with the loss. A key with one hold maps to it directly
+ * (nested Maps cost ~0.4 KB per lock).
  */
 export class HoldRegistry {
   private readonly byKey = new Map<string, Hold | Shared>();

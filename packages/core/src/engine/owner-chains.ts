@@ -4,11 +4,9 @@ interface Slot {
 }
 
 /**
- * Runs the Redis operations of one owner on one key one at a time, in call
- * order. With at most one operation of an owner in flight, a replay after a
- * reconnect can only concern the last one, which the scripts recognise by its
- * operation id; and an undo sent inside an operation's turn is answered before
- * the owner's next operation goes out. An uncontended turn costs no promise.
+ * Runs one owner's operations on one key one at a time, in call order: a
+ * replay after a reconnect can then only be the last one (recognised by its op
+ * id), and an undo lands before the next operation. An uncontended turn costs no promise.
  */
 export class OwnerChains {
   private readonly slots = new Map<string, Map<string, Slot>>();

@@ -32,14 +32,10 @@ export interface ReleaseSpec {
 }
 
 /**
- * Releases one acquisition of `hold`. A hold the owner never had is refused
- * (nothing sent); a lost one is counted off without touching Redis, so it can
- * never release a newer hold of the same owner, and rejects with its loss.
- *
- * The final release stops renewal before it goes out, with no way back: if it
- * fails, the hold is lost (`unreachable`) at once, the caller gets the failure,
- * and the release is finished in the background until the lease has run out
- * (`lockReleased` with `via: 'retry' | 'expiry'`), never kept alive by renewal.
+ * Releases one acquisition of `hold`. A lost hold is counted off without
+ * touching Redis (never a newer hold of the owner) and rejects with its loss.
+ * The final release stops renewal first, for good: if it fails, the hold is
+ * lost (`unreachable`) and the release finished in the background.
  *
  * Resolves once released (the reply goes to `spec.released`).
  * @throws IllegalMonitorStateError, LockLostError, or the failure of the call.
@@ -114,11 +110,7 @@ function settleRelease(ctx: EngineContext, hold: Hold, reply: ReleaseReply): Rel
   throw hold.endedError();
 }
 
-/**
- * Finishes a final release that failed: tries again (jittered, growing
- * delays) until it is confirmed or the lease has certainly run out on the
- * server, then reports which.
- */
+/** Retries a failed final release until confirmed or the lease has surely run out, then reports which. */
 function finishInBackground(ctx: EngineContext, hold: Hold, finish: () => Promise<'released' | 'gone'>): void {
   let outcome: 'released' | 'gone' | undefined;
   // The lease runs out on the server by sentAt + lease (+ clock rate drift);

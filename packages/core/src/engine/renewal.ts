@@ -1,9 +1,6 @@
 /**
- * The renewal seam: the engine takes watchdog leases only through a
- * {@link LeaseRenewer}, and a renewer talks to Redis only through the
- * {@link RenewalBackend} the client gives it (its `HoldKinds`).
- * `@org/rlock-watchdog` implements the renewer; core alone never takes a lease
- * without one (a `lock()` without `leaseMs` needs a renewer).
+ * The renewal seam: the engine renews leases only through a {@link LeaseRenewer}
+ * (`@org/rlock-watchdog`), which reaches Redis only through a {@link RenewalBackend}.
  */
 
 import type { LockLostReason } from '../errors.js';
@@ -22,10 +19,7 @@ export type RenewOutcome = 'renewed' | 'gone' | 'taken';
 export interface RenewableHold {
   /** The object's name as the user gave it. */
   readonly name: string;
-  /**
-   * What is renewed (a lock hold, a waiter lease, a permit…), and so which
-   * registered `HoldKind` renews it. Holds of one kind share a batch.
-   */
+  /** Which registered `HoldKind` renews it (lock hold, permit…); one kind shares a batch. */
   readonly kind: string;
   /** Full Redis key the lease is on. */
   readonly key: string;
@@ -39,16 +33,9 @@ export interface RenewableHold {
   readonly deadline: number;
   /** False once the hold is released or lost: the renewer must ignore it from then on. */
   readonly active: boolean;
-  /**
-   * Monotonic time (ms) after which the hold must not be renewed (its
-   * `maxLeaseMs` cap): the renewer loses it with reason `maxLease` instead.
-   * Undefined: no cap.
-   */
+  /** Monotonic ms past which the hold is lost (`maxLease`) instead of renewed; undefined: no cap. */
   readonly maxLeaseAt?: number | undefined;
-  /**
-   * The renewer's slot (a hold has one renewer): what it keeps of this hold,
-   * so it needs no map from holds to its entries. Core never reads it.
-   */
+  /** The renewer's own slot on the hold (spares it a map); core never reads it. */
   renewal?: unknown;
   /**
    * Record a successful renewal. `sentAt` is the monotonic time taken *before*
@@ -56,20 +43,14 @@ export interface RenewableHold {
    * Ignored when the hold is no longer active.
    */
   extend(sentAt: number): void;
-  /**
-   * Mark the hold lost: aborts its signal with a LockLostError and emits
-   * `lockLost`. Idempotent. `detail` is appended to the error's message
-   * (what the renewer measured, e.g. an event loop blocked past the lease).
-   */
+  /** Mark the hold lost (aborts its signal, emits `lockLost`); idempotent. `detail` extends the message. */
   lose(reason: LostReason, cause?: unknown, detail?: string): void;
 }
 
 /**
- * How a renewer reaches Redis. `renew` takes holds that share a server and a hash
- * slot (see {@link RenewalBackend.batchKey}), at most {@link RenewalBackend.maxBatch}
- * of them, and renews them with one script call, returning one outcome per hold in
- * order. It rejects (RedisUnavailableError, RedisCommandError) when the call failed
- * as a whole; such a failure is transient until the holds' deadlines pass.
+ * How a renewer reaches Redis: `renew` takes up to `maxBatch` holds of one
+ * {@link RenewalBackend.batchKey} in one script call, one outcome per hold in order;
+ * it rejects when the call failed as a whole (transient until the deadlines pass).
  */
 export interface RenewalBackend {
   readonly maxBatch: number;

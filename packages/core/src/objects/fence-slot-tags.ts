@@ -27,12 +27,7 @@ class SlotTagMemo {
 // changes), so clients sharing it see the same answers and scan only once.
 const SLOT_TAGS = new SlotTagMemo();
 
-/**
- * A short hash tag whose Cluster slot is `slot`: the fencing counter is per
- * slot, not per name (at most 16,384 counters; the acquire script still
- * touches one slot). Tags are the smallest decimal strings per slot, so every
- * process and version derives the same names.
- */
+/** The smallest decimal string hashing to `slot` (the same in every process and version): the fence counter's tag. */
 export function fenceTagForSlot(slot: number): string {
   if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS) throw new RangeError(`slot out of range: ${slot}`);
   return SLOT_TAGS.tagFor(slot);

@@ -6,11 +6,7 @@ import { PERMIT_EXPIRABLE_SEMAPHORE } from './permit-semaphore/kind.js';
 import { READ_WRITE_LOCK } from './rw-lock/kind.js';
 import { SEMAPHORE } from './semaphore/kind.js';
 
-/**
- * Every kind of object a client makes and `inspect` tells apart: a new kind is
- * its folder and one entry here (plus its public getter and the export of its
- * types). When a snapshot shows several kinds, the first listed wins.
- */
+/** Every kind a client makes and `inspect` tells apart (a new kind: its folder plus an entry); the first listed wins. */
 export const KINDS = Object.freeze([LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const);
 
 /** One of {@link KINDS}. */

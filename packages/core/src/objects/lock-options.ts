@@ -5,40 +5,26 @@ import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from
 /** Options of the waiting calls: `lock`, `tryLock`, `acquire`, `withLock`. */
 export interface LockOptions {
   /**
-   * Fixed lease in ms (3 to 2^31−1): the hold expires on its own after this long
-   * and is never renewed. Without it the client's watchdog lease
-   * (`watchdogTimeoutMs`) is taken and renewed every third of it while held.
+   * Fixed lease in ms (3 to 2^31−1), never renewed. Without it the hold takes
+   * the watchdog lease (`watchdogTimeoutMs`), renewed every third of it.
    * @default undefined (a watchdog lease)
    */
   readonly leaseMs?: number;
   /**
-   * How long to wait, in ms (0: try once). `lock()`, `acquire()` and
-   * `withLock()` wait without limit when it is omitted and reject with
-   * LockAcquireTimeoutError when it runs out; `tryLock()` resolves false.
+   * How long to wait, in ms (0: try once). When it runs out, `tryLock()`
+   * resolves false and the others reject with LockAcquireTimeoutError.
    * @default undefined (without limit); `tryLock()`: 0
    */
   readonly waitMs?: number;
   /** Aborts the wait; the call rejects with `signal.reason`. @default undefined */
   readonly signal?: AbortSignal;
   /**
-   * A cap on renewal, in ms (1 to 2^31−1), counted from when the acquisition
-   * was sent: once the hold has lasted this long the watchdog stops renewing
-   * it, the client deletes its key (if still its own), its `signal` aborts
-   * with a LockLostError of reason `'maxLease'`, and the client emits
-   * `lockLost`. Without it a hold taken without `leaseMs` is renewed for as
-   * long as the process runs and never releases it (a forgotten `unlock()`,
-   * a promise that never settles).
-   *
-   * What it does not cover: a stalled event loop (a long synchronous
-   * computation, a GC pause, SIGSTOP) stops the watchdog and this cap's timer
-   * alike. Such a hold is not renewed meanwhile, so its lease lapses on the
-   * server after at most `watchdogTimeoutMs`; when the loop runs again the hold
-   * is reported lost (`'unreachable'`, or `'maxLease'` if the cap has passed
-   * by then), never renewed. On the server a capped hold lives at most
-   * `maxLeaseMs` + its lease (the last renewal before the cap).
-   *
-   * All nested acquisitions of one owner share one hold: the earliest cap any
-   * of them set applies to the hold until it ends.
+   * A cap on renewal, in ms (1 to 2^31−1) from the acquisition's send: then
+   * the watchdog stops, the key is deleted (if still its own) and the hold is
+   * lost with reason `'maxLease'`. Guards against a forgotten `unlock()`.
+   * On the server a capped hold lives at most `maxLeaseMs` + its lease; a
+   * stalled event loop lets the lease lapse first (`'unreachable'`). Nested
+   * acquisitions share one hold: the earliest cap applies.
    * @default undefined (no cap)
    */
   readonly maxLeaseMs?: number;

@@ -7,10 +7,8 @@ import { fenceTagForSlot } from './fence-slot-tags.js';
 export const MAX_NAME_BYTES = 1024;
 
 /**
- * The main key of an object: `<prefix>:{<name>}`. Every key and channel of the
- * object starts with it, so they share the hash tag `{<name>}` and with it one
- * Cluster slot: every script touches a single slot. This layout is public (see
- * the core README) and changes only in a major version.
+ * `<prefix>:{<name>}`, the start of every key and channel of the object, so
+ * all share one Cluster slot. Public layout: changes only in a major version.
  */
 export function objectKey(prefix: string, name: string): string {
   return `${prefix}:{${name}}`;
@@ -24,20 +22,12 @@ export function clientNoticePrefix(prefix: string): string {
   return `${prefix}:client:`;
 }
 
-/**
- * The channel where the client `clientId` hears notices about its holds:
- * `<prefix>:client:<clientId>`. Published with plain PUBLISH (it has no hash
- * tag of any object, and on a Cluster a script may SPUBLISH only in its own slot).
- */
+/** `<prefix>:client:<clientId>`, the client's notice channel: plain PUBLISH (a script may SPUBLISH only in its own slot). */
 export function clientNoticeChannel(prefix: string, clientId: string): string {
   return clientNoticePrefix(prefix) + clientId;
 }
 
-/**
- * The fencing counter shared by every object in the slot of `key`:
- * `<prefix>:{<slot tag>}:fence`, where the tag is the smallest decimal string
- * hashing to that slot. At most 16,384 counters however many names are used.
- */
+/** `<prefix>:{<slot tag>}:fence`, the fencing counter shared by the slot of `key` (at most 16,384 counters). */
 export function fenceKey(prefix: string, key: string): string {
   return `${prefix}:{${fenceTagForSlot(calculateSlot(key))}}:fence`;
 }

@@ -21,11 +21,8 @@ export interface KindSite {
 export type Recognition = 'shown' | 'likely' | 'fits' | undefined;
 
 /**
- * One kind of coordination object, as a plug-in: its name in `inspect`
- * reports, the getter it adds to a client (made once per client, so its
- * per-client state, stores and renewal kinds, lives in the getter), the keys
- * its objects keep, and how `inspect` recognises and describes an object from
- * one read of those keys (`Part` names them).
+ * One kind of object as a plug-in: its `inspect` name, its getter (made once
+ * per client, holding its per-client state), its keys, and how `inspect` recognises and describes it.
  */
 export interface ObjectKindSpec<
   Name extends string,
@@ -53,10 +50,7 @@ export interface ObjectKindSpec<
   forceUnlock?(object: ReturnType<Getter>): Promise<boolean>;
 }
 
-/**
- * Declares a kind, frozen: there so that a kind's literal name, getter,
- * report and key types are inferred and checked in one place.
- */
+/** Declares a kind, frozen, so its name, getter, report and key types are inferred and checked in one place. */
 export function defineKind<
   Name extends string,
   Getter extends (...args: never[]) => unknown,
@@ -67,11 +61,7 @@ export function defineKind<
   return Object.freeze(spec);
 }
 
-/**
- * A getter of objects by name, as every kind's: checks the name
- * (InvalidArgumentError, naming it `what`) and that the client is open
- * (ClientClosedError), synchronously, before making the object.
- */
+/** A getter by name: checks the name and that the client is open, synchronously, before making the object. */
 export function byName<T>(site: KindSite, what: string, make: (name: string) => T): (name: string) => T {
   return (name) => {
     checkName(name, what);

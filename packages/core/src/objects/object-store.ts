@@ -1,4 +1,5 @@
-import type { Deployment } from '../connection/deployment.js';
+import { replicated, type Deployment } from '../connection/deployment.js';
+import type { EmbeddedScript } from '../connection/scripts.js';
 import type { Transport } from '../connection/transport.js';
 import type { RenewOutcome } from '../engine/renewal.js';
 
@@ -12,11 +13,7 @@ export function renewOutcome(code: number | undefined): RenewOutcome {
   return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
 }
 
-/**
- * What every object's store keeps of its deployment: the transport every call
- * goes through (batched, bounded by commandTimeoutMs, typed errors), and the
- * scripts' `sharded` argument.
- */
+/** What every object's store keeps of its deployment: its transport and the scripts' `sharded` argument. */
 export abstract class ObjectStore {
   protected readonly transport: Transport;
   /** '1': scripts announce with SPUBLISH (Cluster), '0' with PUBLISH. */
@@ -29,6 +26,18 @@ export abstract class ObjectStore {
   ) {
     this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
+  }
+
+  /** Runs a writing script; with syncReplicas it resolves once replicas have a write that `wrote` reports. */
+  protected write<A, T>(
+    script: EmbeddedScript<A>,
+    args: NoInfer<A>,
+    what: string,
+    key: string,
+    parse: (reply: unknown) => T,
+    wrote: (value: T) => boolean,
+  ): Promise<T> {
+    return replicated(this.deployment, key, this.transport.run(script, args, what, key, parse), wrote);
   }
 
   /**

@@ -3,9 +3,8 @@ import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from
 /** Options of a waiting call that takes no lease: a semaphore's `acquire`/`tryAcquire`, a latch's `await`. */
 export interface WaitOptions {
   /**
-   * How long to wait, in ms (0: try once). `acquire()` waits without limit
-   * when it is omitted and rejects with LockAcquireTimeoutError when it runs
-   * out; `tryAcquire()` and `await()` resolve false.
+   * How long to wait, in ms (0: try once). When it runs out `acquire()` rejects
+   * with LockAcquireTimeoutError; `tryAcquire()` and `await()` resolve false.
    * @default undefined (without limit); `tryAcquire()`: 0
    */
   readonly waitMs?: number;

@@ -24,11 +24,8 @@ const counterSlot = globalThis as { [COUNTER_KEY]?: { next: number } };
 const counter = (counterSlot[COUNTER_KEY] ??= { next: 0 });
 
 /**
- * A task: its number, and the owner cache's fields made up front (added later
- * they would go to a property array of their own, 24 B more per task, which
- * lives as long as a hold, a scope or a promise of it). The id string is made
- * when read: the owner id has it, so a task kept alive by its scope's
- * promises does not keep a second copy.
+ * A task. The owner cache's fields are made up front (added later they cost
+ * 24 B more per task); the id string is made when read, so a live task keeps no second copy.
  */
 class Task implements CachedOwner {
   clientId: string | undefined = undefined;
@@ -73,11 +70,7 @@ export function newTaskContext(): TaskContext {
   return newTask();
 }
 
-/**
- * The owner id of `task` on the client `clientId`: `<clientId>:<taskId>`. Cached
- * on the task (a task is almost always used with one client), so the hot path
- * does not build the same string on every call.
- */
+/** `<clientId>:<taskId>`, cached on the task (almost always used with one client) for the hot path. */
 export function ownerId(clientId: string, task: TaskContext): string {
   const cached = (task as CachedOwner).owner;
   if (cached !== undefined && (task as CachedOwner).clientId === clientId) return cached;
@@ -87,11 +80,7 @@ export function ownerId(clientId: string, task: TaskContext): string {
   return owner;
 }
 
-/**
- * The task of owner id `owner` (`<clientId>:<taskId>`): equal to the one the
- * owner id was made from for every use (ownership is by owner id), and made
- * only when needed, so what holds an owner id need not keep its task.
- */
+/** The task of owner id `owner`, made when needed (ownership is by owner id), so nothing need keep the task. */
 export function taskOfOwner(owner: string): TaskContext {
   // Task ids never contain ':'; a client id might.
   const colon = owner.lastIndexOf(':');

@@ -38,10 +38,8 @@ const asCodes = (reply: unknown): number[] => reply as number[];
 export const LEASE_LOCK_SCRIPTS = [...Object.values(SCRIPTS), CORE_SCRIPTS.lockForceUnlock];
 
 /**
- * A lease lock on one server, what a Redlock master holds: one string key
- * `<owner>|<op>` with a TTL. The Redlock client counts reentrancy itself, so a
- * `SET … NX PX` suffices (no hash, counter or fencing token). A grant's token
- * is the op that took it, never a fencing token.
+ * What a Redlock master holds: one string key `<owner>|<op>` with a TTL (the
+ * client counts reentrancy, so `SET … NX PX` suffices). A grant's token is its op, not a fencing token.
  */
 export class LeaseLockStore {
   private readonly transport: Transport;

@@ -22,18 +22,9 @@ export interface ConnectionFlags {
 /** A client for one CLI run, on a connection the CLI made (and closes). */
 export interface CliConnection {
   readonly client: RLockClient;
-  /**
-   * The server the run asks, for messages: `127.0.0.1:6379`, `Cluster
-   * host:port,…` or `Sentinel master "name" (Sentinels host:port,…)`; when no
-   * flag or variable chose it, it also says it is the default and how to
-   * choose another.
-   */
+  /** The server asked, for messages (`127.0.0.1:6379`, `Cluster …`, `Sentinel master …`; says so when it is the default). */
   readonly server: string;
-  /**
-   * The last connection failure (refused, reset, DNS…) since the connection
-   * was last ready, naming the address that failed and the socket error code;
-   * undefined while connected.
-   */
+  /** The last connection failure since it was ready (address and socket code); undefined while connected. */
   connectionFailure(): string | undefined;
   close(): Promise<void>;
 }

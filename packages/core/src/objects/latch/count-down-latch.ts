@@ -13,11 +13,7 @@ function wakeAll(_payload: string, queue: WaitQueue): void {
   queue.wakeAll('released');
 }
 
-/**
- * The count-down latch on the engine: see {@link RCountDownLatch}. `await()`
- * is the engine's wait loop with a read as its try: read the count, subscribe,
- * read again, then sleep until the 'zero' message or the capped sleep.
- */
+/** {@link RCountDownLatch} on the engine: `await()` is the wait loop with a read of the count as its try. */
 export class CountDownLatch implements RCountDownLatch {
   readonly keys: LatchKeys;
 

@@ -16,16 +16,10 @@ const MIN_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
 
 /**
- * Leader election on a lock (Curator's LeaderLatch / LeaderSelector, on
- * Redis): one leader per name at a time, the holder of the lock `name`, kept by
- * the watchdog's lease. The leader's epoch is its hold's fencing token, so it
- * grows with every new leader; its signal aborts the moment the lease is known
- * lost. A leader that stalls (GC, SIGSTOP) past its lease is replaced by a
- * candidate whose epoch is larger, and learns it lost leadership as soon as it
- * runs again: fence what it writes with the epoch.
- *
- * The election is the lock `name` of the same client (see the core README's
- * layout): `rlock show <name>` shows the leader; use that name for nothing else.
+ * Leader election (Curator's LeaderLatch) on the lock `name` under a watchdog
+ * lease; use that name for nothing else. The epoch is the hold's fencing token,
+ * so it grows with every leader: a leader stalled past its lease is replaced
+ * by a larger epoch, so fence what it writes with the epoch.
  *
  * @example
  * const election = client.getLeaderElection('scheduler');
@@ -46,8 +40,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * Waits until this process is elected (the lock is free and it is granted),
-   * as long as `waitMs` allows, and returns the term's handle. Each call is a
+   * Waits (up to `waitMs`) until elected and returns the term. Each call is a
    * candidate of its own: two calls in one process exclude each other.
    * @throws InvalidArgumentError for a bad option, before any command
    * @throws LockAcquireTimeoutError when `waitMs` ran out
@@ -67,10 +60,8 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * Leads while elected: runs `fn` for each term (it should run until its
-   * signal aborts), and when the term ends gives leadership up and enters the
-   * election again, until `options.signal` aborts. Redis out of reach while
-   * campaigning is retried with backoff.
+   * Runs `fn` for each term won (until its signal aborts), then campaigns
+   * again, until `options.signal` aborts; Redis out of reach is retried with backoff.
    * @throws InvalidArgumentError for a bad argument, before any command
    * @throws the signal's reason once it aborts (the normal way to stop)
    * @throws what `fn` threw while still leading (leadership is given up first)
@@ -97,8 +88,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
       try {
         await fn({ signal: scopeSignal, epoch: term.epoch });
       } catch (error) {
-        // An error of the term's end (its signal aborted) is the end of the
-        // term; any other is the caller's to see.
+        // After the term's signal aborted an error just ends the term; else it is the caller's.
         if (!scopeSignal.aborted) {
           await term.resign().catch(() => undefined);
           throw error;
@@ -109,8 +99,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * The leader as Redis has it now (any process's), or undefined when nobody
-   * leads: its owner id, epoch and lease left. One read.
+   * The leader as Redis has it now (any process's), or undefined. One read.
    * @throws RedisUnavailableError, RedisCommandError; ClientClosedError once the client closed
    */
   currentLeader(): Promise<LeaderInfo | undefined> {

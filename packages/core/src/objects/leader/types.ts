@@ -3,9 +3,7 @@ import type { LockLostError, LockLostReason } from '../../errors.js';
 /** Options of `election.elect()`. */
 export interface ElectOptions {
   /**
-   * How long to wait for leadership, in ms (0: try once). Without it `elect()`
-   * waits as long as another leader leads; when it runs out, it rejects with
-   * LockAcquireTimeoutError.
+   * How long to wait for leadership, in ms (0: try once); then LockAcquireTimeoutError.
    * @default undefined (without limit)
    */
   readonly waitMs?: number;
@@ -16,8 +14,7 @@ export interface ElectOptions {
 /** Options of `election.lead(fn, options)`. */
 export interface LeadOptions {
   /**
-   * Stops leading: `fn`'s signal aborts, leadership is given up, the election
-   * is not entered again, and `lead()` rejects with `signal.reason`.
+   * Stops leading for good: `fn`'s signal aborts, leadership is given up, `lead()` rejects.
    * @default undefined (leads until the client closes or `fn` throws)
    */
   readonly signal?: AbortSignal;
@@ -41,10 +38,8 @@ export interface Leadership extends AsyncDisposable {
   /** The leader's owner id (`<clientId>:<taskId>`), as `currentLeader()` reports it. */
   readonly owner: string;
   /**
-   * The term's epoch: the fencing token of the leader's hold, a decimal
-   * string of an integer that grows with every new leader. Pass it to what the
-   * leader writes, and have that refuse writes of an older epoch: a leader
-   * paused past its lease (GC, SIGSTOP) may still believe it leads.
+   * The term's epoch (the hold's fencing token, growing with every leader).
+   * Have writes refuse older epochs: a leader paused past its lease may still think it leads.
    */
   readonly epoch: string;
   /** Aborts with a LockLostError (reason on it) the moment leadership is known lost. */
@@ -52,10 +47,9 @@ export interface Leadership extends AsyncDisposable {
   /** True until leadership is lost or resigned (as this process knows it). */
   readonly isLeader: boolean;
   /**
-   * Gives leadership up (releases the lock; another candidate is elected).
-   * Resolves at once when it was lost already; idempotent.
-   * @throws RedisUnavailableError when the release did not reach Redis (the
-   *   client finishes it in the background; leadership is over either way)
+   * Gives leadership up (releases the lock); idempotent.
+   * @throws RedisUnavailableError when the release did not reach Redis (it is
+   *   finished in the background; leadership is over either way)
    */
   resign(): Promise<void>;
 }

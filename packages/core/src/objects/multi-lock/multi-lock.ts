@@ -36,12 +36,9 @@ interface Ordered {
 }
 
 /**
- * The RLock interface over several locks of any kind and either client
- * (Redlock included): all or nothing. Members are taken in one global order,
- * by full key, so two multi-locks over the same locks never deadlock whatever
- * order their callers listed them in (Redisson #1160); on failure within
- * `waitMs` what was taken is released, last first. Reentrant per task like
- * each member. Its own token is undefined: `tokens` has each member's.
+ * RLock over several locks of any kind and client, all or nothing. Members are
+ * taken in one global order (by full key), so two multi-locks never deadlock;
+ * on failure what was taken is released, last first. `tokens` has each member's token.
  */
 export class MultiLock implements RLock<undefined> {
   /** `multi(<member names>)`, for errors and events. */
@@ -241,11 +238,7 @@ async function releaseAll(releases: (() => Promise<unknown>)[]): Promise<void> {
   if (failure !== undefined) throw failure;
 }
 
-/**
- * What is left of the call's `waitMs` for the next member. Never 0 when the
- * call had a wait: 0 means one try bounded only by commandTimeoutMs, which
- * could outlast the call's deadline.
- */
+/** What is left of `waitMs` for the next member; never 0 (one try, bounded only by commandTimeoutMs) when the call had a wait. */
 function memberWaitMs(waitMs: number | undefined, deadline: number | undefined): number | undefined {
   if (waitMs === undefined || deadline === undefined) return undefined;
   if (waitMs === 0) return 0;

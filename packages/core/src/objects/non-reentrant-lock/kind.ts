@@ -9,12 +9,7 @@ import type { NonReentrantLockInfo } from './info.js';
 
 const NAME = 'nonReentrantLock';
 
-/**
- * The non-reentrant lock (`getNonReentrantLock`, as Redisson's): the lock's
- * keys, scripts and engine, with acquire-4 refusing an owner's second
- * acquisition, so two of one task are never both granted, even in flight at
- * once. The lock's store renews and clears its holds.
- */
+/** The non-reentrant lock: the lock's keys and engine, with acquire-4 refusing an owner's second acquisition in Redis. */
 export const NON_REENTRANT_LOCK = defineKind({
   name: NAME,
   description: 'lock a task cannot take twice',

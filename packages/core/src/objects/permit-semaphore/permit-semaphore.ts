@@ -18,11 +18,7 @@ import type { PermitHandle, PermitOptions, RPermitExpirableSemaphore } from './t
 /** The registry mode of permits: each permit is a hold of its own, owned by its id. */
 const MODE = 'permit';
 
-/**
- * A message is `<came back>:<available>`: every process with waiters hears
- * it, so each wakes as many local waiters (each wants one permit) as permits
- * came back and are available, the queue's wakeN, not one per available permit.
- */
+/** `<came back>:<available>`: each process wakes as many one-permit waiters as came back and are available. */
 function wakePermits(payload: string, queue: WaitQueue): void {
   const colon = payload.indexOf(':');
   const wake = Math.min(Number(payload.slice(0, colon)), Number(payload.slice(colon + 1)), queue.waiters.length);
@@ -30,11 +26,8 @@ function wakePermits(payload: string, queue: WaitQueue): void {
 }
 
 /**
- * The permit-expirable semaphore on the engine: see
- * {@link RPermitExpirableSemaphore}. Every permit is a hold of the engine
- * (owner: the permit's id), so acquisition, late grants and their undo,
- * watchdog renewal (kind {@link PERMIT_KIND}), signals, loss, release and
- * `close()` are the engine's; the protocol is {@link PermitStore}.
+ * {@link RPermitExpirableSemaphore} on the engine: every permit is a hold owned
+ * by its id, so waiting, renewal, loss and release are the engine's; the protocol is {@link PermitStore}.
  */
 export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   readonly keys: PermitSemaphoreKeys;

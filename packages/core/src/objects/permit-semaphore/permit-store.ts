@@ -1,4 +1,4 @@
-import { replicated, type Deployment } from '../../connection/deployment.js';
+import type { Deployment } from '../../connection/deployment.js';
 import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
@@ -28,12 +28,7 @@ function parseRelease(reply: unknown): ReleaseReply {
 const asNumber = (reply: unknown): number => Number(reply);
 const asCodes = (reply: unknown): number[] => reply as number[];
 
-/**
- * The permit-expirable semaphore's protocol on one deployment: its scripts
- * (one per state change, each reclaiming lapsed permits first), and the
- * {@link HoldKind} of its permits, through which the watchdog renews them in
- * batches and the engine clears what is left of a lost or closed permit.
- */
+/** The permit semaphore's scripts (each reclaims lapsed permits first) and the {@link HoldKind} of its permits. */
 export class PermitStore extends ObjectStore implements HoldKind {
   private clears = 0;
 
@@ -51,59 +46,34 @@ export class PermitStore extends ObjectStore implements HoldKind {
     return { permits: keys.permits, leases: keys.leases, holders: keys.holders, sharded: this.sharded, channel: keys.channel };
   }
 
+  /** `pool` plus the op marker its replay check reads and how long that marker lives. */
+  private marked(keys: PermitSemaphoreKeys, marker: string) {
+    return { ...this.pool(keys), marker, replayWindowMs: this.replayWindowMs };
+  }
+
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
-    const reply = this.transport.run(
-      SCRIPTS.permitSemaphoreAcquire,
-      { ...this.pool(keys), fence: keys.fence, marker: permitMarker(keys, id), id, leaseMs },
-      'acquire',
-      keys.permits,
-      parseAcquire,
-    );
-    // With syncReplicas a leased permit counts once enough replicas have it,
-    // as a lock's hold does: a rejection here makes the engine undo the grant.
-    return replicated(this.deployment, keys.permits, reply, (value) => value.granted);
+    const args = { ...this.pool(keys), fence: keys.fence, marker: permitMarker(keys, id), id, leaseMs };
+    // A rejection (too few replicas) makes the engine undo the grant.
+    return this.write(SCRIPTS.permitSemaphoreAcquire, args, 'acquire', keys.permits, parseAcquire, (value) => value.granted);
   }
 
   /** Cancels the acquire of permit `id`: whether it ran, will run late, or never arrives, it leaves no permit. */
   cancel(keys: PermitSemaphoreKeys, id: string): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreCancel,
-      { ...this.pool(keys), marker: permitMarker(keys, id), id, replayWindowMs: this.replayWindowMs },
-      'cancel',
-      keys.permits,
-      isOne,
-    );
+    return this.transport.run(SCRIPTS.permitSemaphoreCancel, { ...this.marked(keys, permitMarker(keys, id)), id }, 'cancel', keys.permits, isOne);
   }
 
   /** Releases permit `id` (only with `token`, when given) by op `op` of this client. */
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreRelease,
-      { ...this.pool(keys), marker: permitMarker(keys, id), id, token: token ?? '', op: `${this.clientId}:${op}`, replayWindowMs: this.replayWindowMs },
-      'release',
-      keys.permits,
-      parseRelease,
-    );
+    const args = { ...this.marked(keys, permitMarker(keys, id)), id, token: token ?? '', op: `${this.clientId}:${op}` };
+    return this.transport.run(SCRIPTS.permitSemaphoreRelease, args, 'release', keys.permits, parseRelease);
   }
 
   trySetPermits(keys: PermitSemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreTrySetPermits,
-      { ...this.pool(keys), marker, count: permits, replayWindowMs: this.replayWindowMs },
-      'trySetPermits',
-      keys.permits,
-      isOne,
-    );
+    return this.transport.run(SCRIPTS.permitSemaphoreTrySetPermits, { ...this.marked(keys, marker), count: permits }, 'trySetPermits', keys.permits, isOne);
   }
 
   addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreAddPermits,
-      { ...this.pool(keys), marker, delta, replayWindowMs: this.replayWindowMs },
-      'addPermits',
-      keys.permits,
-      asNumber,
-    );
+    return this.transport.run(SCRIPTS.permitSemaphoreAddPermits, { ...this.marked(keys, marker), delta }, 'addPermits', keys.permits, asNumber);
   }
 
   available(keys: PermitSemaphoreKeys): Promise<number> {

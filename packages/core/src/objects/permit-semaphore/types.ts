@@ -1,32 +1,23 @@
 import type { LockOptions } from '../lock-options.js';
 
 /**
- * Options of `acquire`/`tryAcquire` on a permit-expirable semaphore: the same
- * as a lock's. `leaseMs` (3 to 2^31 − 1) is a fixed lease the permit lapses
- * after; without it the permit takes the client's watchdog lease
- * (`watchdogTimeoutMs`), renewed every third of it while held.
+ * Options of `acquire`/`tryAcquire`, as a lock's: `leaseMs` is a fixed lease;
+ * without it the watchdog renews the permit while held.
  */
 export type PermitOptions = LockOptions;
 
-/**
- * One leased permit, as `acquire()` returns it. Released by `release()` or,
- * with `await using`, when the scope ends.
- */
+/** One leased permit, released by `release()` or at the end of an `await using` scope. */
 export interface PermitHandle extends AsyncDisposable {
   /** The semaphore's name. */
   readonly name: string;
   /** The permit's id (`<clientId>:<n>`): `semaphore.release(id)` releases it from anywhere. */
   readonly id: string;
-  /**
-   * Fencing token of the permit, a decimal string from the slot's counter
-   * (shared with every lock of the slot): every new permit gets a larger one.
-   */
+  /** Fencing token, a decimal string from the slot's counter (shared with its locks): always increasing. */
   readonly token: string;
   /** Aborts with a LockLostError (reason on it) the moment the permit is known lost (its lease lapsed, the client closed). */
   readonly signal: AbortSignal;
   /**
-   * Gives the permit back. A second call, or one after the permit was given
-   * back by id, rejects with IllegalMonitorStateError and changes nothing.
+   * Gives the permit back; once given back, a call rejects with IllegalMonitorStateError.
    * @throws LockLostError when the permit lapsed meanwhile (its lease ran out)
    */
   release(): Promise<void>;
@@ -40,12 +31,9 @@ export interface PermitHandle extends AsyncDisposable {
 }
 
 /**
- * A semaphore whose permits are leased (Redisson's RPermitExpirableSemaphore):
- * every permit has an id, a fencing token, a lease on the server's clock and
- * a signal. A permit whose holder crashed comes back by itself when its lease
- * lapses (every script reclaims lapsed permits first), and its holder's signal
- * aborts with LockLostError. Without `leaseMs` the watchdog renews the lease
- * while the permit is held.
+ * A semaphore whose permits are leased (Redisson's RPermitExpirableSemaphore),
+ * each with an id, a fencing token, a lease and a signal. A crashed holder's
+ * permit comes back when its lease lapses (every script reclaims lapsed ones first).
  *
  * @example
  * const gpus = client.getPermitExpirableSemaphore('gpu');

@@ -8,16 +8,13 @@ export interface RReadWriteLock {
   /** The read-write lock's name. */
   readonly name: string;
   /**
-   * The shared lock: any number of tasks read at once, each with its own
-   * lease, token and signal. A waiting writer holds new readers of other tasks
-   * back (a stream of readers cannot starve writers); a task already reading,
-   * or writing (a downgrade), may always read.
+   * The shared lock, each reader with its own lease, token and signal. A waiting
+   * writer holds back new readers of other tasks, so readers cannot starve it.
    */
   readLock(): RLock<string>;
   /**
-   * The exclusive lock: one task writes, nobody reads. A task that holds only
-   * the read lock gets IllegalMonitorStateError at once when it asks for it
-   * (waiting would deadlock it); release the read lock first.
+   * The exclusive lock. A task holding only the read lock is refused it with
+   * IllegalMonitorStateError (waiting would deadlock).
    */
   writeLock(): RLock<string>;
 }

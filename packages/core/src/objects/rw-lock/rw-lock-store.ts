@@ -1,4 +1,4 @@
-import { replicated, type Deployment } from '../../connection/deployment.js';
+import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
@@ -38,10 +38,8 @@ interface RenewItem {
 }
 
 /**
- * One mode (read or write) of the read-write lock's protocol: the state hash
- * with a writer and per-reader counts and tokens, every reader's own lease in
- * a zset, and the waiting writers that hold new readers back. The two modes
- * share the keys and the channel; `ReentrantLock` drives each as a lock.
+ * One mode of the read-write lock's protocol (state hash, readers' leases in a
+ * zset, waiting writers that hold readers back); `ReentrantLock` drives each as a lock.
  */
 export class RwLockStore extends ObjectStore implements LockStore {
   readonly counting = 'server';
@@ -86,25 +84,19 @@ export class RwLockStore extends ObjectStore implements LockStore {
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
     const rw = keys as RwLockKeys;
     const join = request?.waitMs === 0 ? '0' : '1';
-    const reply = this.transport.run(
-      SCRIPTS.rwLockAcquire,
-      {
-        ...this.stateKeys(rw),
-        fence: rw.fence,
-        cancelled: rw.cancelled,
-        owner,
-        leaseMs,
-        op,
-        mode: this.mode,
-        waiterLeaseMs: this.waiterLeaseMs,
-        join,
-      },
-      'acquire',
-      rw.lock,
-      parseAcquire,
-    );
+    const args = {
+      ...this.stateKeys(rw),
+      fence: rw.fence,
+      cancelled: rw.cancelled,
+      owner,
+      leaseMs,
+      op,
+      mode: this.mode,
+      waiterLeaseMs: this.waiterLeaseMs,
+      join,
+    };
     // With syncReplicas a grant counts once replicas have it (else the engine undoes it).
-    return replicated(this.deployment, rw.lock, reply, (value) => value.granted);
+    return this.write(SCRIPTS.rwLockAcquire, args, 'acquire', rw.lock, parseAcquire, (value) => value.granted);
   }
 
   cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {

@@ -4,18 +4,13 @@ import type { SemaphoreKeys } from './keys.js';
 import type { SemaphoreStore } from './semaphore-store.js';
 
 /**
- * How long (ms) a waiter of this client may wait before the client publishes
- * a "need": each client that hears it gives its next release back through
- * Redis, so permits move to starving waiters and otherwise stay local, where
- * a hand-off between tasks costs no Redis call.
+ * How long (ms) a waiter may wait before its client publishes a "need": clients
+ * that hear it give their next release back through Redis, so permits reach
+ * starving waiters and otherwise stay local (a hand-off costs no Redis call).
  */
 const NEED_AFTER_MS = 10;
 
-/**
- * A waiter of a client that holds permits of its own is served by its own
- * releases in time: it announces a need only once it has waited this long (ms),
- * which bounds waits behind a long local queue.
- */
+/** The same while this client holds permits (its own releases serve its waiters in time). */
 const NEED_WHILE_HOLDING_MS = 50;
 
 /** Permit counts kept per client before they are all forgotten: a hint, never a leak. */
@@ -33,20 +28,14 @@ interface NeedWatch {
 }
 
 /**
- * One client's side of the semaphores' need announcements (see the core
- * README, "Hand-off between tasks of one client"): it times the client's
- * calls per semaphore, counts the permits the client holds, and publishes
- * `need:<clientId>` when a waiter has waited long. Hearing the announcements
- * of others is the semaphore's (RedisSemaphore.heard).
+ * One client's side of the need announcements: times its calls per semaphore,
+ * counts the permits it holds, and publishes `need:<clientId>` when a waiter
+ * has waited long. Hearing them is RedisSemaphore.heard's.
  */
 export class NeedAnnouncer {
   /** Running calls, by channel. */
   private readonly watches = new Map<string, NeedWatch>();
-  /**
-   * Permits this client acquired minus those it released, per channel (only
-   * positive counts): whether its waiters can count on its own releases. A
-   * hint only, since permits are not owned.
-   */
+  /** Permits acquired minus released, per channel (positive only): a hint, since permits are not owned. */
   private readonly held = new Map<string, number>();
 
   constructor(
@@ -92,10 +81,9 @@ export class NeedAnnouncer {
   }
 
   /**
-   * Announces once the oldest running call waited NEED_AFTER_MS (NEED_WHILE_HOLDING_MS
-   * while this client holds permits), at most about once per NEED_AFTER_MS (1 ms
-   * of slack: a timer may fire early by this clock), only while its waiters are
-   * subscribed. Failures are ignored: the backstop streak still moves permits.
+   * Announces once the oldest call waited NEED_AFTER_MS (NEED_WHILE_HOLDING_MS
+   * while holding), about once per NEED_AFTER_MS (1 ms slack: timers fire early
+   * by this clock), only while subscribed. Failures are ignored: the streak cap still moves permits.
    */
   private check(keys: SemaphoreKeys, watch: NeedWatch): void {
     watch.timer = undefined;

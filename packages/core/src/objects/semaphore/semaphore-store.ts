@@ -1,4 +1,3 @@
-import { replicated } from '../../connection/deployment.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { SemaphoreKeys } from './keys.js';
@@ -26,23 +25,12 @@ function parseRelease(reply: unknown): SemaphoreReleaseReply {
   return { available: Number(available), receivers: Number(receivers) };
 }
 
-/**
- * The semaphore's protocol on one deployment: its scripts (one per state
- * change, each with the marker of its operation, so a replay or a late call
- * never counts twice) and its one read.
- */
+/** The semaphore's protocol: one script per state change, each with its op's marker so a replay never counts twice. */
 export class SemaphoreStore extends ObjectStore {
   acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
-    const reply = this.transport.run(
-      SCRIPTS.semaphoreAcquire,
-      { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs },
-      'acquire',
-      keys.permits,
-      parseAcquire,
-    );
-    // With syncReplicas permits count once enough replicas have them, as a
-    // lock's hold does: a rejection here makes the caller undo the grant.
-    return replicated(this.deployment, keys.permits, reply, (value) => value === 'granted');
+    const args = { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs };
+    // A rejection (too few replicas) makes the caller undo the grant.
+    return this.write(SCRIPTS.semaphoreAcquire, args, 'acquire', keys.permits, parseAcquire, (value) => value === 'granted');
   }
 
   /** The arguments of the scripts that change the count and announce it, beside their own. */
@@ -80,12 +68,7 @@ export class SemaphoreStore extends ObjectStore {
     );
   }
 
-  /**
-   * Tells the other clients with waiters on this semaphore that a waiter of
-   * `clientId` has waited long: each gives its next release back through
-   * Redis instead of to its own tasks (see RedisSemaphore). A plain publish on
-   * the semaphore's channel; clients that do not know the message ignore it.
-   */
+  /** Tells other clients a waiter of `clientId` has waited long: each sends its next release through Redis. */
   announceNeed(keys: SemaphoreKeys, clientId: string): Promise<number> {
     return this.transport.call(
       this.deployment.sharded ? 'spublish' : 'publish',

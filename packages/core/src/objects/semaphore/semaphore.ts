@@ -13,10 +13,9 @@ import type { RSemaphore } from './types.js';
 import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
 
 /**
- * Bounds on a chain of releases handed to this client's own tasks before one
- * goes back through Redis: a count (clients of older versions announce no
- * need), and ms without an event-loop turn (a chain that never waits for I/O
- * reads no message, so another client's need is heard only when it breaks).
+ * Bounds on a chain of local hand-offs before a release goes through Redis: a
+ * count (older clients announce no need), and ms (a chain that never waits for
+ * I/O reads no message, so it cannot hear a need).
  */
 const MAX_LOCAL_STREAK = 255;
 const MAX_DEAF_MS = 50;
@@ -46,10 +45,7 @@ function watchTurn(turns: Turns): void {
 
 /** One client's semaphore state, shared by its semaphores (see EngineContext.stateOf). */
 class SemaphoreClientState {
-  /**
-   * Permits a release handed straight to a waiting task of this client, by
-   * waiter id (Redis counts them taken already); an entry lives while its call does.
-   */
+  /** Permits handed straight to a waiting task, by waiter id (Redis counts them taken already). */
   readonly handed = new Map<string, number>();
   readonly needs: NeedAnnouncer;
   /** Per wait queue: one per semaphore with local waiters, gone when they are. */
@@ -69,11 +65,7 @@ class SemaphoreClientState {
   }
 }
 
-/**
- * The semaphore (Redisson's RSemaphore) on the engine: see {@link RSemaphore}.
- * Its waiting is the engine's (one try, subscribe, try again, sleep until a
- * release message or the capped sleep); its protocol is {@link SemaphoreStore}.
- */
+/** {@link RSemaphore} on the engine's wait loop; its protocol is {@link SemaphoreStore}. */
 export class RedisSemaphore implements RSemaphore {
   readonly keys: SemaphoreKeys;
   private readonly state: SemaphoreClientState;
@@ -218,11 +210,9 @@ export class RedisSemaphore implements RSemaphore {
   // ---- release: to a local waiter, or back to Redis -------------------------
 
   /**
-   * Gives `permits` back: first to this client's waiting tasks in arrival
-   * order, with no Redis call (Redis counts them taken already); the rest back
-   * through Redis, as is the whole release once another client announced a
-   * need or the streak reached MAX_LOCAL_STREAK or MAX_DEAF_MS. When other
-   * clients listened, this client's waiters then hold back so one of theirs wins.
+   * Gives `permits` back: to this client's waiting tasks first (no Redis call),
+   * the rest through Redis; all through Redis after a need or a full streak.
+   * When other clients listened, this client's waiters then hold back.
    */
   private async giveBack(permits: number): Promise<void> {
     const { ctx, keys } = this;

@@ -14,12 +14,9 @@ export function wantedBy(id: string): number {
 }
 
 /**
- * The semaphore's wake policy for a message `<came back>:<available>` (permits
- * a release or an addition gave back; the count after). Every process hears
- * it, so each wakes by id only as many local waiters as the permits that came
- * back can serve: a herd of tries for the same permits gains nothing. In
- * arrival order, one wanting more than is available is passed over for later
- * ones that fit; leftover available permits count too.
+ * Wake policy for `<came back>:<available>`: every process hears it, so each
+ * wakes only the local waiters those permits can serve (a herd gains nothing),
+ * in arrival order, passing over one that wants more than is available.
  */
 export function wakeFitting(payload: string, queue: WaitQueue, served?: (id: string) => boolean): void {
   const colon = payload.indexOf(':');
