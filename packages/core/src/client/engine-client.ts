@@ -139,8 +139,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     // Counted, so a task's end costs nothing while the client holds nothing.
     if (this.heldCount === 0 || this.closing) return;
     const owner = `${this.clientId}:${task.taskId}`;
-    for (const hold of this.context.holds.all()) {
-      if (hold.owner !== owner || !hold.active || hold.releaseSent) continue;
+    for (const hold of this.context.holds.takeOwner(owner)) {
+      if (!hold.active || hold.releaseSent) continue;
       // Acquisitions a handle or a withLock scope carries are theirs to release.
       const count = hold.count - hold.scoped;
       if (count > 0) this.reportLeak(hold, count, task.taskId, source);

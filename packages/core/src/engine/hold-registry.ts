@@ -10,6 +10,12 @@ type Shared = Map<string, Map<string, Hold>>;
  */
 export class HoldRegistry {
   private readonly byKey = new Map<string, Hold | Shared>();
+  /**
+   * Holds by owner, so a task's end looks at that task's holds only, not at
+   * every hold of the client: a hold's own value when the owner has one. An
+   * owner's entry goes when its task ends (takeOwner) or its last hold goes.
+   */
+  private readonly byOwner = new Map<string, Hold | Hold[]>();
 
   current(key: string, mode: string, owner: string): Hold | undefined {
     const entry = this.byKey.get(key);
@@ -20,6 +26,10 @@ export class HoldRegistry {
 
   /** Makes `hold` the owner's current generation. */
   set(hold: Hold): void {
+    const replaced = this.current(hold.key, hold.mode, hold.owner);
+    // A replaced generation stays indexed only while the new one may restore it.
+    if (replaced !== undefined && replaced !== hold && hold.previous !== replaced) this.dropOwned(replaced);
+    this.addOwned(hold);
     const entry = this.byKey.get(hold.key);
     if (entry === undefined || (!(entry instanceof Map) && entry.mode === hold.mode && entry.owner === hold.owner)) {
       this.byKey.set(hold.key, hold);
@@ -41,10 +51,12 @@ export class HoldRegistry {
 
   /** Forgets `hold` (its count reached 0), restoring an older generation with counts left. */
   remove(hold: Hold): void {
+    this.dropOwned(hold);
     const entry = this.byKey.get(hold.key);
     if (entry === undefined || this.current(hold.key, hold.mode, hold.owner) !== hold) return;
     let previous = hold.previous;
     while (previous && previous.count <= 0) previous = previous.previous;
+    if (previous) this.addOwned(previous);
     if (!(entry instanceof Map)) {
       if (previous) this.byKey.set(hold.key, previous);
       else this.byKey.delete(hold.key);
@@ -93,6 +105,33 @@ export class HoldRegistry {
     const result: Hold[] = [];
     for (const owners of entry.values()) result.push(...owners.values());
     return result;
+  }
+
+  /** The current holds of `owner`, forgetting the owner: its task ended, so no later lookup asks for it. */
+  takeOwner(owner: string): Hold[] {
+    const owned = this.byOwner.get(owner);
+    if (owned === undefined) return [];
+    this.byOwner.delete(owner);
+    const holds = Array.isArray(owned) ? owned : [owned];
+    return holds.filter((hold) => this.current(hold.key, hold.mode, hold.owner) === hold);
+  }
+
+  private addOwned(hold: Hold): void {
+    const owned = this.byOwner.get(hold.owner);
+    if (owned === undefined) this.byOwner.set(hold.owner, hold);
+    else if (Array.isArray(owned)) {
+      if (!owned.includes(hold)) owned.push(hold);
+    } else if (owned !== hold) this.byOwner.set(hold.owner, [owned, hold]);
+  }
+
+  private dropOwned(hold: Hold): void {
+    const owned = this.byOwner.get(hold.owner);
+    if (owned === hold) this.byOwner.delete(hold.owner);
+    else if (Array.isArray(owned)) {
+      const at = owned.indexOf(hold);
+      if (at !== -1) owned.splice(at, 1);
+      if (owned.length === 0) this.byOwner.delete(hold.owner);
+    }
   }
 
   all(): Hold[] {

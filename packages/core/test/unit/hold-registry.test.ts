@@ -74,6 +74,34 @@ describe('HoldRegistry', () => {
     });
   });
 
+  describe('takeOwner', () => {
+    it('gives the current holds of one owner once, and forgets the ones removed', () => {
+      const registry = new HoldRegistry();
+      const mine = [hold('a', '', 'o1'), hold('b', 'read', 'o1'), hold('c', '', 'o1')];
+      const theirs = hold('b', 'read', 'o2');
+      for (const made of [...mine, theirs]) registry.set(made);
+      registry.remove(mine[2] as Hold);
+      expect(registry.takeOwner('o1')).toEqual([mine[0], mine[1]]);
+      expect(registry.takeOwner('o1')).toEqual([]);
+      expect(registry.takeOwner('o2')).toEqual([theirs]);
+      // The holds themselves stay: only the owner's index entry is gone.
+      expect(registry.all()).toHaveLength(3);
+    });
+
+    it('follows an older generation back when the newer one goes', () => {
+      const registry = new HoldRegistry();
+      const older = hold('a', '', 'o1');
+      const newer = hold('a', '', 'o1');
+      registry.set(older);
+      newer.previous = older;
+      registry.set(newer);
+      expect(registry.takeOwner('o1')).toEqual([newer]);
+      registry.set(newer);
+      registry.remove(newer);
+      expect(registry.takeOwner('o1')).toEqual([older]);
+    });
+  });
+
   describe('loseOthers', () => {
     it('loses the other owners’ holds in the mode, alone on the key or beside others', () => {
       const registry = new HoldRegistry();
