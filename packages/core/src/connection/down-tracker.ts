@@ -11,19 +11,33 @@ export class DownTracker {
 
   constructor(
     private readonly connection: Redis | Cluster,
-    /** Told each time the connection is found down: fail what is pending on it. */
+    /** Told each time the connection is found down or closes: fail what is pending on it. */
     onDown?: (cause: Error) => void,
   ) {
+    // A reset reports its error while the connection still counts as ready: it becomes the cause of the close that follows.
+    let lastError: Error | undefined;
     connection.on('ready', () => {
       this.downCause = undefined;
+      lastError = undefined;
     });
     connection.on('error', (error: Error & { code?: unknown }) => {
-      if (typeof error.code !== 'string' || connection.status === 'ready') return;
+      if (typeof error.code !== 'string') return;
+      lastError = error;
+      if (connection.status === 'ready') return;
       this.downCause = error;
-      for (const fail of this.waiting) fail(error);
-      this.waiting.clear();
-      onDown?.(error);
+      this.fail(error, onDown);
     });
+    // A call written to a connection that closed is never answered (ioredis does
+    // not resend it: autoResendUnfulfilledCommands is off), so it fails now, not
+    // at its timeout. Calls sent from now on wait in ioredis's offline queue for
+    // the reconnect, unless it is refused.
+    connection.on('close', () => this.fail(lastError ?? new Error('Connection closed'), onDown));
+  }
+
+  private fail(cause: Error, onDown: ((cause: Error) => void) | undefined): void {
+    for (const fail of this.waiting) fail(cause);
+    this.waiting.clear();
+    onDown?.(cause);
   }
 
   /** Why the connection is down, or undefined when it is not known down. */

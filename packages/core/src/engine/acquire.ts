@@ -113,13 +113,30 @@ async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, sig
   return { retryInMs: 1 };
 }
 
+/**
+ * Sends the undo of `op`, again while Redis does not answer (a dropped
+ * connection, a server asleep): a semaphore's permits are unowned, so an undo
+ * that never lands loses them for good. Tried for the replay window
+ * (commandTimeoutMs), after which an acquire's marker, which tells the undo
+ * whether it ran, has expired.
+ */
 function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: string): Promise<void> {
-  const work = spec.undo(op).then(
-    () => undefined,
-    (error: unknown) => ctx.backgroundError(error),
-  );
-  ctx.background.track(work);
-  return work;
+  let failure: unknown;
+  const once = (): Promise<boolean> =>
+    spec.undo(op).then(
+      () => {
+        failure = undefined;
+        return true;
+      },
+      (error: unknown) => {
+        failure = error;
+        return !(error instanceof RedisUnavailableError);
+      },
+    );
+  const plan = { until: monotonicNow() + ctx.commandTimeoutMs, minDelayMs: Math.min(50, ctx.commandTimeoutMs), maxDelayMs: ctx.commandTimeoutMs };
+  return ctx.background.retry(once, plan).then(() => {
+    if (failure !== undefined) ctx.backgroundError(failure);
+  });
 }
 
 /**

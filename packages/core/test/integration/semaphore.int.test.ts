@@ -1,5 +1,5 @@
-import { ClientClosedError, InvalidArgumentError, LockAcquireTimeoutError, type RLockClient } from '@org/rlock-core';
-import { RedisFleet } from '@org/rlock-testing';
+import { ClientClosedError, InvalidArgumentError, LockAcquireTimeoutError, RedisUnavailableError, type RLockClient } from '@org/rlock-core';
+import { FaultProxy, RedisFleet } from '@org/rlock-testing';
 import { fixture, runChild, startChild } from './child-processes.js';
 import { ClientPool, commandCalls, eventually, uniquePrefix } from './support.js';
 
@@ -109,6 +109,37 @@ describe('RSemaphore', () => {
       expect(await eventually(async () => (await setup.getSemaphore('sync').availablePermits()) === 2, 2_000)).toBe(true);
       // Without syncReplicas the same permits are there to take.
       expect(await setup.getSemaphore('sync').tryAcquire(2)).toBe(true);
+    });
+  });
+
+  describe('an acquire whose reply is lost', () => {
+    it('gives its permits back once the connection is back: the undo is sent again until Redis answers', async () => {
+      const proxy = await FaultProxy.start({ port: fleet.port(0) });
+      try {
+        const admin = fleet.client(0);
+        const setup = pool.make(fleet.url(0));
+        const client = pool.make(proxy.url, { keyPrefix: setup.options.keyPrefix, commandTimeoutMs: 5_000 });
+        const semaphore = client.getSemaphore('lost-reply');
+        await setup.getSemaphore('lost-reply').trySetPermits(2);
+        await semaphore.availablePermits();
+        const key = `${setup.options.keyPrefix}:{lost-reply}`;
+        // Every chunk crawls through the proxy: the acquire runs, its reply is still on its way when the link resets.
+        proxy.delay(400);
+        // Without a wait: no second try after the reset, so only the undo can change the count.
+        const acquiring = semaphore.tryAcquire(1);
+        acquiring.catch(() => undefined);
+        expect(await eventually(async () => (await admin.get(key)) === '1', 3_000)).toBe(true);
+        proxy.reset();
+        proxy.heal();
+        // The undo found the connection down: it is sent again once ioredis reconnects, while the acquire's marker lives.
+        expect(await eventually(async () => (await admin.get(key)) === '2', 4_000)).toBe(true);
+        // Failed by the reset itself, not by commandTimeoutMs: the reply can never come.
+        await expect(acquiring).rejects.toThrow(RedisUnavailableError);
+        await expect(acquiring).rejects.toThrow(/ECONNRESET|closed/);
+        expect(await setup.getSemaphore('lost-reply').availablePermits()).toBe(2);
+      } finally {
+        await proxy.stop();
+      }
     });
   });
 
