@@ -114,7 +114,7 @@ export function check(history) {
         if (phase.strictFifo) cell.notes.push(`FIFO: ${cell.fifo} of ${pairs.checked} ordered waiter pairs overtaken`);
       }
       cell.stallMs = stall(events, kind, phase);
-      cell.permitsLost = kind === 'sem' ? events.filter((event) => event.e === 'releaseFailed' && event.p === phase.fault).length : 0;
+      cell.permitsLost = kind === 'sem' ? events.filter((event) => losesPermits(event, phase.fault)).length : 0;
       for (const event of events) {
         if (event.t < phase.start || event.t >= phase.end) continue;
         if (event.e === 'error' && (event.where === kind || (kind === 'latch' && event.where === 'latch'))) {
@@ -152,14 +152,16 @@ function verdict(cell, phase) {
   if (cell.lostUpdates !== 0) why.push(`${cell.lostUpdates} lost updates behind the fence`);
   if (cell.tokenRegressions > 0) why.push(`${cell.tokenRegressions} tokens not larger than an earlier holder's`);
   if (cell.fifo > 0 && phase.strictFifo) why.push(`${cell.fifo} waiters overtaken`);
-  // A plain semaphore's release that failed is not retried and may have lost its permit (docs/semaphore.md: Failure modes; docs/concepts.md: Replays).
+  // A plain semaphore's release that failed is not retried and may have lost its permit, and so may an acquire
+  // that ran as Redis died when Redis is back past the replay window (docs/semaphore.md: Failure modes; docs/concepts.md: Replays).
   // A restart without persistence or a failover may lose releases too (documented loss), failed or not.
   const permitsGone = cell.permitsLost > 0 || (cell.kind === 'sem' && cell.expectedOverlap && cell.stallMs > PROGRESS_MS);
   if (cell.stallMs > PROGRESS_MS && !permitsGone) why.push(`no progress for ${Math.round(cell.stallMs)} ms after the heal`);
   if (cell.keysLeft > 0) why.push(`${cell.keysLeft} keys left without a TTL`);
   if (cell.foreignErrors > 0) why.push(`${cell.foreignErrors} errors that are not rlock's`);
   if (cell.sections < cell.target && !permitsGone) why.push(`${cell.sections} of ${cell.target} sections`);
-  if (cell.permitsLost > 0) cell.notes.push(`${cell.permitsLost} releases failed: their permits may be gone (documented)`);
+  if (cell.permitsLost > 0)
+    cell.notes.push(`${cell.permitsLost} releases, or acquires cut off by the restart, got no answer: their permits may be gone (documented)`);
   else if (permitsGone) cell.notes.push('permits lost with the failover or restart (documented)');
   const known = KNOWN_DEFECTS[`${cell.kind}|${cell.fault}`];
   cell.verdict =
@@ -232,6 +234,20 @@ export function overlaps(sections, examples = /** @type {unknown[]} */ ([])) {
     active.push(section);
   }
   return count;
+}
+
+/** Faults that keep Redis away longer than the replay window (commandTimeoutMs), past the life of an acquire's marker. */
+const OUTLASTS_MARKERS = new Set(['redis-kill-aof', 'redis-kill-noaof']);
+
+/**
+ * True for an event after which a plain semaphore's permits may be gone for
+ * good, as documented: a release that got no answer (not retried), or an
+ * acquire cut off by a restart that outlasted its marker (its undo cannot tell
+ * whether it ran).
+ * @param {{ e: string, p?: string }} event @param {string} fault
+ */
+export function losesPermits(event, fault) {
+  return event.p === fault && (event.e === 'releaseFailed' || (event.e === 'acquireUnanswered' && OUTLASTS_MARKERS.has(fault)));
 }
 
 /** Entries at which more than `permits` permits were out. @param {Section[]} sections @param {number} permits */

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createClient, RLockError } from '@org/rlock';
 import { FaultProxy, RedisCluster, RedisFleet, RedisSentinelGroup, keySlot } from '@org/rlock-testing';
-import { check, KINDS, matrix, DOCUMENTED_OVERLAP, KNOWN_DEFECTS } from './check.mjs';
+import { check, KINDS, matrix, DOCUMENTED_OVERLAP, KNOWN_DEFECTS, losesPermits } from './check.mjs';
 import { BOUND_MS, OUTAGE_MS as RELEASE_OUTAGE_MS, releaseOutage } from './outage.mjs';
 
 const args = process.argv.slice(2);
@@ -241,8 +241,8 @@ async function untilSections(/** @type {string} */ fault, /** @type {number} */ 
       totals.set(event.k, (totals.get(event.k) ?? 0) + 1);
       if (event.t >= since) counted.set(event.k, (counted.get(event.k) ?? 0) + 1);
     }
-    // A semaphore whose release failed may have lost its permits for good (documented): it is not waited for.
-    const lost = (/** @type {string} */ kind) => kind === 'sem' && events.some((event) => event.e === 'releaseFailed' && event.p === fault);
+    // A semaphore whose permits may be gone for good (documented) is not waited for.
+    const lost = (/** @type {string} */ kind) => kind === 'sem' && events.some((event) => losesPermits(event, fault));
     if (KINDS.every((kind) => lost(kind) || ((counted.get(kind) ?? 0) >= after && (totals.get(kind) ?? 0) >= total))) return;
     await sleep(50);
   }

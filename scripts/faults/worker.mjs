@@ -179,7 +179,15 @@ async function once(/** @type {Iteration} */ it) {
         await semaphore.trySetPermits(config.permits);
         setUp[kind] = name;
       }
-      if (!(await semaphore.tryAcquire(1, { waitMs: PERMIT_WAIT_MS }))) {
+      let acquired;
+      try {
+        acquired = await semaphore.tryAcquire(1, { waitMs: PERMIT_WAIT_MS });
+      } catch (error) {
+        // Documented: an acquire Redis ran as it died, back past the replay window, may keep its permits.
+        if (error instanceof RedisUnavailableError) send({ e: 'acquireUnanswered', k: kind, p: it.p });
+        throw error;
+      }
+      if (!acquired) {
         await semaphore.trySetPermits(config.permits);
         return;
       }
