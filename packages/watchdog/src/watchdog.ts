@@ -7,26 +7,35 @@ import { MAX_TIMER_DELAY_MS, resolveWatchdogOptions, type ResolvedWatchdogOption
  * One tracked hold. It sits in the due queue for its whole life, keyed by when
  * it next needs attention. Its times are whole ms (renewals rounded earlier,
  * deadline checks later): small integers stay in the object, where a fraction
- * takes a 16 B number box of its own, two per held lock.
+ * takes a 16 B number box of its own, two per held lock. There is one per
+ * renewed hold, so what only failures need is one field, set when one happens.
  */
 interface Entry extends DueItem {
   readonly hold: RenewableHold;
   /** The watchdog tracking it: a hold's renewer slot is one watchdog's. */
   readonly watchdog: Watchdog;
   /**
-   * `waiting`: queued at min(renewAt, hold.deadline) for its next renewal.
-   * `inFlight`: a renew call for it is out; queued at hold.deadline, so the deadline
-   * check fires on time even if that call hangs.
+   * WAITING (−1): queued at min(renewAt, hold.deadline) for its next renewal.
+   * Else a renew call for it is out, sent by a tick this many ms late (0 when
+   * on time); it is queued at hold.deadline, so the deadline check fires on
+   * time even if that call hangs.
    */
-  state: 'waiting' | 'inFlight';
+  sentLateMs: number;
   /** When the next renewal (or retry) is due, monotonic ms. */
   renewAt: number;
+  /** The renew calls that failed since the last success; undefined while none did. */
+  failed: Failures | undefined;
+}
+
+/** `Entry.sentLateMs` while no renew call for the entry is out. */
+const WAITING = -1;
+
+/** What an entry's failed renew calls leave. */
+interface Failures {
   /** Failed renew calls since the last success; drives the backoff. */
-  failures: number;
-  /** Why the last renew call failed, reported as the cause if the hold is lost. */
-  lastError: Error | undefined;
-  /** How late (ms) the tick that sent the renewal now out ran; 0 when on time. */
-  sentLateMs: number;
+  readonly count: number;
+  /** Why the last one failed, reported as the cause if the hold is lost. */
+  readonly error: Error;
 }
 
 /** A tick this late (ms) means a blocked event loop, not timer jitter: a hold lost in it says so. */
@@ -99,12 +108,10 @@ export class Watchdog implements LeaseRenewer {
     const entry: Entry = {
       hold,
       watchdog: this,
-      state: 'waiting',
+      sentLateMs: WAITING,
       // Sooner when less than two periods of lease are left: one must remain for retries.
       renewAt: Math.floor(Math.max(now, Math.min(now + period, hold.deadline - period))),
-      failures: 0,
-      lastError: undefined,
-      sentLateMs: 0,
+      failed: undefined,
       dueAt: 0,
       queueIndex: -1,
     };
@@ -134,7 +141,7 @@ export class Watchdog implements LeaseRenewer {
     const now = performance.now();
     // Every tracked entry is queued outside a tick: the queue is the list.
     for (const entry of [...this.#queue.items()]) {
-      if (entry.state !== 'waiting') continue;
+      if (entry.sentLateMs !== WAITING) continue;
       entry.renewAt = Math.floor(now);
       this.#queueNext(entry);
     }
@@ -228,14 +235,13 @@ export class Watchdog implements LeaseRenewer {
         return;
       }
       requeue.push(entry);
-      if (entry.state === 'inFlight') {
+      if (entry.sentLateMs !== WAITING) {
         entry.dueAt = Math.ceil(deadline); // core may have moved it meanwhile
         return;
       }
       const renewAt = Math.min(entry.renewAt, deadline);
       const earlyMs = Math.min(this.#options.coalesceWindowMs, periodMs(hold) / 10);
       if (renewAt - earlyMs <= now) {
-        entry.state = 'inFlight';
         entry.sentLateMs = Math.round(this.#tickLateMs);
         entry.dueAt = Math.ceil(deadline);
         due.push(entry);
@@ -335,9 +341,8 @@ export class Watchdog implements LeaseRenewer {
             // Keep renewing: if extend keeps failing, the deadline check loses the hold.
             this.#reportError(error);
           }
-          entry.state = 'waiting';
-          entry.failures = 0;
-          entry.lastError = undefined;
+          entry.sentLateMs = WAITING;
+          entry.failed = undefined;
           entry.renewAt = Math.floor(sentAt + periodMs(hold));
           this.#queueNext(entry);
         } else if (outcome === 'gone' || outcome === 'taken') {
@@ -374,14 +379,15 @@ export class Watchdog implements LeaseRenewer {
     const error = toError(cause);
     this.#reportError(error);
     let failures = 1;
-    for (const entry of live) failures = Math.max(failures, entry.failures + 1);
+    for (const entry of live) failures = Math.max(failures, (entry.failed?.count ?? 0) + 1);
     // One delay for the batch, so its holds retry in one call, not many small ones.
     const retryAt = performance.now() + backoffDelayMs(failures, this.#options.minRetryDelayMs, this.#options.maxRetryDelayMs, Math.random());
+    // One record for the batch: its holds retry together, with the same count and cause.
+    const failed: Failures = { count: failures, error };
     for (const entry of live) {
       try {
-        entry.state = 'waiting';
-        entry.failures = failures;
-        entry.lastError = error;
+        entry.sentLateMs = WAITING;
+        entry.failed = failed;
         entry.renewAt = Math.floor(retryAt);
         this.#queueNext(entry);
       } catch (err) {
@@ -404,13 +410,13 @@ export class Watchdog implements LeaseRenewer {
    */
   #loseUnreachable(entry: Entry, lateReply: boolean): void {
     this.#forget(entry);
-    let cause = entry.lastError;
-    if (entry.state === 'inFlight') {
+    let cause = entry.failed?.error;
+    if (entry.sentLateMs !== WAITING) {
       const name = safeName(entry.hold);
       const message = lateReply
         ? `the reply to the lease renewal of "${name}" came after its deadline`
         : `no reply to the lease renewal of "${name}" before its deadline`;
-      cause = new RedisUnavailableError(message, { cause: entry.lastError });
+      cause = new RedisUnavailableError(message, { cause: entry.failed?.error });
     }
     this.#lose(entry.hold, 'unreachable', cause, blockedDetail(this.#tickLateMs));
   }

@@ -2,25 +2,39 @@ import { IllegalMonitorStateError, LockLostError } from '../errors.js';
 import { runInTask, taskOfOwner, type TaskContext } from '../tasks/task-context.js';
 import type { Hold } from './hold.js';
 
+/** `HoldHandle.bits`: the handle was released. */
+const ENDED = 1;
+/** The first bit of `HoldHandle.bits` a subclass may use. */
+export const HANDLE_OWN_BIT = 2;
+
 /**
  * What every handle shares (a lock's, a permit's): one acquisition, ended
  * once, by its release call or on dispose (`await using`), and the owner's
  * task, so `run(fn)` nests acquisitions as that owner. A client keeps one
  * per held lock: the release and the extension are methods of the subclass,
- * not closures made per handle.
+ * not closures made per handle, and its flags share one field.
  */
 export abstract class HoldHandle implements AsyncDisposable {
-  private ended = false;
+  /** ENDED, and from HANDLE_OWN_BIT up the subclass's flags. */
+  protected bits = 0;
 
-  constructor(
-    protected readonly hold: Hold,
-    /**
-     * The owner's task; undefined where the hold's owner is `<clientId>:<taskId>`
-     * (a lock's), which `run()` rebuilds the task from, so a handle does not keep
-     * one per held lock.
-     */
-    private readonly task: TaskContext | undefined,
-  ) {}
+  constructor(protected readonly hold: Hold) {}
+
+  private get ended(): boolean {
+    return (this.bits & ENDED) !== 0;
+  }
+
+  private markEnded(): void {
+    this.bits |= ENDED;
+  }
+
+  /**
+   * The owner's task: rebuilt from a hold's owner `<clientId>:<taskId>` (a
+   * lock's), so a handle keeps no task per held lock; a permit keeps its own.
+   */
+  protected ownerTask(): TaskContext {
+    return taskOfOwner(this.hold.owner);
+  }
 
   /** The object's name. */
   get name(): string {
@@ -59,7 +73,7 @@ export abstract class HoldHandle implements AsyncDisposable {
    */
   async run<T>(fn: () => T | Promise<T>): Promise<T> {
     this.assertHeld('run()');
-    return runInTask(this.task ?? taskOfOwner(this.hold.owner), fn);
+    return runInTask(this.ownerTask(), fn);
   }
 
   /** @throws IllegalMonitorStateError once this handle was released. */
@@ -74,11 +88,11 @@ export abstract class HoldHandle implements AsyncDisposable {
     }
     try {
       await this.releaseOnce();
-      this.ended = true;
+      this.markEnded();
     } catch (error) {
       // Only a release that left the hold standing may be retried: a lost hold,
       // or one whose final release went out (the client finishes it), is ended.
-      if (error instanceof LockLostError || !this.hold.active) this.ended = true;
+      if (error instanceof LockLostError || !this.hold.active) this.markEnded();
       throw error;
     }
   }

@@ -50,8 +50,12 @@ interface RareHoldState<G> {
   deepFlags?: boolean[];
 }
 
-/** Acquisitions whose watchdog flag is kept in the `flagBits` bit stack; deeper ones go to an array. */
-const FLAG_BITS = 30;
+/**
+ * Acquisitions whose watchdog flag is kept in `bits`; deeper ones go to an
+ * array. The stack's marker bit then sits at bit 29: `bits` stays a small
+ * integer (stored in the object, not in a number box) on every V8 build.
+ */
+const FLAG_BITS = 25;
 
 /** What every hold of one kind and mode on one client shares: one object, not five fields per hold. */
 interface HoldSite {
@@ -97,8 +101,13 @@ const RENEWING = 2;
 const RELEASED = 4;
 const LOST = 8;
 const STATE_MASK = 15;
-/** The bits above the state hold the depth of the watchdog-flag stack (reentries, far below 2^27). */
-const DEPTH_SHIFT = 4;
+/**
+ * The bits above the state are the watchdog-flag stack: a marker bit above
+ * one bit per acquisition (the newest lowest, 1: taken without a fixed
+ * lease), so its depth needs no field of its own. Empty, it is the marker alone.
+ */
+const STACK_SHIFT = 4;
+const EMPTY_STACK = 1;
 
 /**
  * What one owner holds of one object in one mode: nested acquisitions share its
@@ -126,18 +135,12 @@ export class Hold<G = unknown> implements RenewableHold {
   scoped = 0;
   /** Its renewer's slot (see RenewableHold). */
   renewal: unknown = undefined;
-  /** RELEASE_SENT, RENEWING, RELEASED, LOST: the state is two of them, not a field of its own. */
-  private bits = 0;
-  /** Watchdog flags of the first FLAG_BITS acquisitions, one bit each (bit i: the i-th); a stack of `flagDepth`. */
-  private flagBits = 0;
-  /** Acquisitions in the flag stack: the bits from DEPTH_SHIFT up. */
-  private get flagDepth(): number {
-    return this.bits >>> DEPTH_SHIFT;
-  }
-
-  private set flagDepth(depth: number) {
-    this.bits = (this.bits & STATE_MASK) | (depth << DEPTH_SHIFT);
-  }
+  /**
+   * RELEASE_SENT, RENEWING, RELEASED, LOST (the state is two of them, not a
+   * field of its own), and above them the watchdog flags of the first
+   * FLAG_BITS acquisitions (see STACK_SHIFT).
+   */
+  private bits = EMPTY_STACK << STACK_SHIFT;
 
   private readonly site: HoldSite;
   private rare: RareHoldState<G> | undefined;
@@ -256,7 +259,9 @@ export class Hold<G = unknown> implements RenewableHold {
 
   /** True while any acquisition in the stack was taken without a fixed lease. */
   get renewed(): boolean {
-    return this.flagBits !== 0 || this.rare?.deepFlags?.includes(true) === true;
+    const stack = this.bits >>> STACK_SHIFT;
+    // Any flag set below the marker: the stack is not a power of two.
+    return (stack & (stack - 1)) !== 0 || this.rare?.deepFlags?.includes(true) === true;
   }
 
   /** The fixed lease has run out (lease − drift since its send): whatever a timer said, it may be gone. */
@@ -291,17 +296,21 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private pushFlag(watchdog: boolean): void {
-    const depth = this.flagDepth++;
-    if (depth < FLAG_BITS) {
-      if (watchdog) this.flagBits |= 1 << depth;
-    } else (this.extra.deepFlags ??= []).push(watchdog);
+    const stack = this.bits >>> STACK_SHIFT;
+    // Full (FLAG_BITS flags under the marker): deeper ones go to the array.
+    if (stack >= 1 << FLAG_BITS) (this.extra.deepFlags ??= []).push(watchdog);
+    else this.bits = (this.bits & STATE_MASK) | (((stack << 1) | (watchdog ? 1 : 0)) << STACK_SHIFT);
   }
 
   private popFlag(): void {
-    if (this.flagDepth === 0) return;
-    const depth = --this.flagDepth;
-    if (depth < FLAG_BITS) this.flagBits &= ~(1 << depth);
-    else this.rare?.deepFlags?.pop();
+    const deep = this.rare?.deepFlags;
+    if (deep !== undefined && deep.length > 0) {
+      deep.pop();
+      return;
+    }
+    const stack = this.bits >>> STACK_SHIFT;
+    if (stack === EMPTY_STACK) return;
+    this.bits = (this.bits & STATE_MASK) | ((stack >>> 1) << STACK_SHIFT);
   }
 
   // After every acquisition or release, so a reentry racing the last release

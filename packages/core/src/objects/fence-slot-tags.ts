@@ -6,20 +6,23 @@ const SLOTS = 16384;
  * The smallest decimal string hashing to each Cluster slot, found lazily: the
  * scan stops at the slot asked for and remembers those it passed, so a first
  * lock does not block the event loop for the whole table (about 110,000 CRC16s).
+ * Kept as numbers (64 KB once full): a string per slot was ~0.5 MB, which a
+ * client working on a few thousand names fills.
  */
 class SlotTagMemo {
-  private readonly tags = new Array<string | undefined>(SLOTS);
+  /** Each slot's tag plus one; 0 while not found yet. */
+  private readonly tags = new Int32Array(SLOTS);
   /** The next decimal string to hash: every smaller one's slot already has its tag. */
   private scanned = 0;
 
   tagFor(slot: number): string {
-    let tag = this.tags[slot];
-    while (tag === undefined) {
-      const candidate = String(this.scanned++);
-      this.tags[calculateSlot(candidate)] ??= candidate;
-      tag = this.tags[slot];
+    const tags = this.tags;
+    while (tags[slot] === 0) {
+      const candidate = this.scanned++;
+      const at = calculateSlot(String(candidate));
+      if (tags[at] === 0) tags[at] = candidate + 1;
     }
-    return tag;
+    return String((tags[slot] as number) - 1);
   }
 }
 

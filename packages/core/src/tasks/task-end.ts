@@ -12,6 +12,28 @@ const LISTENERS_KEY = Symbol.for('@org/rlock-core/task-end-listeners/v1');
 const slot = globalThis as { [LISTENERS_KEY]?: Set<TaskEndListener> };
 const listeners: Set<TaskEndListener> = (slot[LISTENERS_KEY] ??= new Set());
 
+// How many tasks that will be heard ending are running now, process-wide (both
+// module copies count here). While none is, no hold's owner can be heard ending:
+// a task's owner id is new with the task, so a hold of one is taken while it runs.
+const LIVE_KEY = Symbol.for('@org/rlock-core/ending-tasks-live/v1');
+const liveSlot = globalThis as { [LIVE_KEY]?: { count: number } };
+const live = (liveSlot[LIVE_KEY] ??= { count: 0 });
+
+/** True while a task started by `client.task(fn)` or `taskMiddleware()` runs: only then may a hold taken now see its task end. */
+export function endingTasksRun(): boolean {
+  return live.count > 0;
+}
+
+/** A task that will be heard ending started (its end is `taskEnded` then `endingTaskGone`). */
+export function endingTaskStarted(): void {
+  live.count++;
+}
+
+/** A task counted by `endingTaskStarted` ended, its listeners told. */
+export function endingTaskGone(): void {
+  live.count--;
+}
+
 /** Hears the end of every task started by `client.task(fn)` or `taskMiddleware()`; returns the way to stop. */
 export function onTaskEnd(listener: TaskEndListener): () => void {
   listeners.add(listener);
@@ -37,16 +59,23 @@ export function taskEnded(task: TaskContext, source: TaskSource): void {
 export function runInTaskOrNewReportingEnd<T>(fn: () => Promise<T>): Promise<T> {
   if (currentTask()) return fn();
   const task = newTaskContext();
+  endingTaskStarted();
   const settled = runInTask(task, fn);
   // The end is heard before the caller's continuation runs, in both outcomes.
   return settled.then(
     (value) => {
-      taskEnded(task, 'task');
+      ended(task);
       return value;
     },
     (error: unknown) => {
-      taskEnded(task, 'task');
+      ended(task);
       throw error;
     },
   );
+}
+
+// taskEnded never throws (a listener's failure is its own).
+function ended(task: TaskContext): void {
+  taskEnded(task, 'task');
+  endingTaskGone();
 }

@@ -1,5 +1,5 @@
 import { newTaskContext, runInTask } from './task-context.js';
-import { taskEnded } from './task-end.js';
+import { endingTaskGone, endingTaskStarted, taskEnded } from './task-end.js';
 
 /** What `taskMiddleware()` needs of a response (node:http's, Express's): its `close` event ends the task. */
 export interface TaskResponse {
@@ -29,7 +29,13 @@ export function taskMiddleware(): TaskMiddleware {
     const task = newTaskContext();
     // A caller without types may pass a response without events: it is then not watched.
     const response = res as Partial<TaskResponse> | null | undefined;
-    if (typeof response?.once === 'function') response.once('close', () => taskEnded(task, 'request'));
+    if (typeof response?.once === 'function') {
+      endingTaskStarted();
+      response.once('close', () => {
+        taskEnded(task, 'request');
+        endingTaskGone();
+      });
+    }
     runInTask(task, () => next());
   };
 }

@@ -64,13 +64,16 @@ describe('client memory per hold', () => {
 
   describe('while holding', () => {
     // Heap bytes after a full GC, in a process of their own (the fixture);
-    // measured 607-626 B and 1,016-1,033 B per hold on Node 20 (async hooks
-    // on): the bounds leave room for other Node versions, not for a field per hold.
-    it('keeps under 750 B per acquire() hold and 1,200 B per open withLock scope', async () => {
+    // measured 545-575 B and 1,005-1,025 B per hold on Node 20 (async hooks
+    // on; up to ~600 B on a loaded machine, where more code is compiled
+    // meanwhile): the bounds leave room for that and for other Node versions,
+    // not for the ~660 B per hold of before the owner index, the handle and
+    // the renewal entry were trimmed.
+    it('keeps under 640 B per acquire() hold and 1,200 B per open withLock scope', async () => {
       const out = await runChild(fixture('heap-per-hold.mjs'), { REDIS_URL: fleet.url(0), PREFIX: uniquePrefix(), HOLDS: '10000' }, 120_000);
       const [, perHold, perScope] = /perHold (\d+) perScope (\d+)/.exec(out) ?? [];
       expect(Number(perHold)).toBeGreaterThan(0);
-      expect(Number(perHold)).toBeLessThanOrEqual(750);
+      expect(Number(perHold)).toBeLessThanOrEqual(640);
       expect(Number(perScope)).toBeLessThanOrEqual(1_200);
     }, 150_000);
   });

@@ -1,5 +1,6 @@
 import { Hold, HoldSites, type HoldObserver, type HoldTarget } from '../../src/engine/hold.js';
 import { HoldRegistry } from '../../src/engine/hold-registry.js';
+import { endingTaskGone, endingTaskStarted } from '../../src/tasks/task-end.js';
 
 const observer: HoldObserver = {
   startRenewal: () => undefined,
@@ -75,6 +76,10 @@ describe('HoldRegistry', () => {
   });
 
   describe('takeOwner', () => {
+    // Holds are indexed by owner only while a task that is heard ending runs (client.task(), taskMiddleware()).
+    beforeEach(() => endingTaskStarted());
+    afterEach(() => endingTaskGone());
+
     it('gives the current holds of one owner once, and forgets the ones removed', () => {
       const registry = new HoldRegistry();
       const mine = [hold('a', '', 'o1'), hold('b', 'read', 'o1'), hold('c', '', 'o1')];
@@ -99,6 +104,23 @@ describe('HoldRegistry', () => {
       registry.set(newer);
       registry.remove(newer);
       expect(registry.takeOwner('o1')).toEqual([older]);
+    });
+
+    it('indexes no hold taken while no task that is heard ending runs (its owner cannot end)', () => {
+      const registry = new HoldRegistry();
+      endingTaskGone();
+      const outside = hold('a', '', 'o1');
+      try {
+        registry.set(outside);
+      } finally {
+        endingTaskStarted();
+      }
+      const inside = hold('b', '', 'o1');
+      registry.set(inside);
+      expect(registry.takeOwner('o1')).toEqual([inside]);
+      expect(registry.all()).toEqual([outside, inside]);
+      registry.remove(outside);
+      expect(registry.size).toBe(1);
     });
   });
 

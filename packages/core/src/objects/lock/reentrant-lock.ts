@@ -4,7 +4,7 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
-import { HoldHandle } from '../../engine/handle.js';
+import { HANDLE_OWN_BIT, HoldHandle } from '../../engine/handle.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction } from '../../checks/argument-checks.js';
@@ -513,16 +513,17 @@ class HoldScope<Token extends string | undefined> implements LockScope<Token> {
   }
 }
 
-/** A lock's handle: {@link LockHandle}. Its task is its hold's owner, rebuilt by `run()`: a handle keeps its core and its hold only. */
-class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
-  /** The handle's acquisition counts as scoped until its release is first called. */
-  private counted = true;
+/** `bits` of a lock's handle: its acquisition counts as scoped until its release is first called. */
+const COUNTED = HANDLE_OWN_BIT;
 
+/** A lock's handle: {@link LockHandle}. Its task is its hold's owner, rebuilt by `run()`: a handle keeps its core, its hold and its flags only. */
+class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
   constructor(
     private readonly core: LockCore,
     hold: Hold,
   ) {
-    super(hold, undefined);
+    super(hold);
+    this.bits |= COUNTED;
     hold.scoped++;
   }
 
@@ -535,8 +536,8 @@ class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle i
   }
 
   protected releaseOnce(): Promise<void> {
-    if (this.counted) {
-      this.counted = false;
+    if ((this.bits & COUNTED) !== 0) {
+      this.bits &= ~COUNTED;
       this.hold.scoped--;
     }
     return this.core.releaseFor(this.hold.name, this.hold.owner, this.hold);

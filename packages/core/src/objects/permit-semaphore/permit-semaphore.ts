@@ -168,9 +168,14 @@ class LeasedPermit extends HoldHandle implements PermitHandle {
   constructor(
     private readonly semaphore: PermitExpirableSemaphore,
     hold: Hold,
-    task: TaskContext,
+    /** A permit's owner is its id, not a task's: the task is kept. */
+    private readonly task: TaskContext,
   ) {
-    super(hold, task);
+    super(hold);
+  }
+
+  protected override ownerTask(): TaskContext {
+    return this.task;
   }
 
   protected releaseOnce(): Promise<void> {
