@@ -63,20 +63,50 @@ async function untilGone(/** @type {Redis} */ admin, /** @type {string} */ prefi
   return performance.now() - start;
 }
 
+/**
+ * Where the held-locks part and the 100k-name churn put their keys: on the
+ * run's own server, the default prefix (`rlock`), so a key is as long as a
+ * user's; on a shared server (REDIS_URL), under the run's unique prefix.
+ * @param {import('./run.mjs').BenchContext} ctx
+ */
+const namesPrefix = (ctx) => (process.env.REDIS_URL ? `${ctx.keyPrefix}-s8` : 'rlock');
+
+/** The server's hash-table overhead of db 0 (`MEMORY STATS`), as one string to compare. @param {Redis} admin */
+async function tableOverhead(admin) {
+  const stats = /** @type {unknown[]} */ (await admin.call('MEMORY', 'STATS'));
+  const at = stats.indexOf('db.0');
+  return at === -1 ? '' : JSON.stringify(stats[at + 1]);
+}
+
+/**
+ * Waits until the server has resized its hash tables after mass deletions
+ * (its cron shrinks them a step at a time), at most 10 s: a `used_memory`
+ * baseline read before then would count the tables' shrinking against the
+ * next measurement.
+ * @param {Redis} admin
+ */
+async function settle(admin) {
+  const start = performance.now();
+  let last = await tableOverhead(admin);
+  while (performance.now() - start < 10_000) {
+    await sleep(300);
+    const now = await tableOverhead(admin);
+    if (now === last) return;
+    last = now;
+  }
+}
+
 /** @param {import('./run.mjs').BenchContext} ctx @param {Redis} admin */
 async function heldLocks(ctx, admin) {
   const rows = [];
-  const token = 'x'.repeat(21) + ':t1';
-  const base = await usedMemory(admin);
-  const rawPrefix = `${ctx.keyPrefix}-s8raw`;
-  await inBatches(NAMES, (i) => admin.set(`${rawPrefix}:{n${i}}`, token, 'PX', LEASE_MS, 'NX'));
-  const rawBytes = ((await usedMemory(admin)) - base) / NAMES;
-  await inBatches(NAMES, (i) => admin.del(`${rawPrefix}:{n${i}}`));
-  rows.push(['raw SET NX PX', num(rawBytes), '1.00', '–', '–', '–']);
-  for (const build of BUILDS) {
+  const prefix = namesPrefix(ctx);
+  /** @type {{ label: string, bytes: number, keysHeld: number, keysLeft: number, bytesLeft: number, goneMs: number, keyLength: number, valueLength: number }[]} */
+  const measured = [];
+  let rawBytes = Number.NaN;
+  let rawValueLength = 0;
+  for (const [index, build] of BUILDS.entries()) {
     ctx.log(`s8: ${NAMES} held locks, ${build.label}`);
     const { createClient } = await load(build.entry);
-    const prefix = `${ctx.keyPrefix}-s8${build.label.length}`;
     const client = createClient({ redis: ctx.url, keyPrefix: prefix, unrefWhenIdle: false });
     /** @type {{ unlock(): Promise<unknown> }[]} */
     const holds = [];
@@ -84,31 +114,68 @@ async function heldLocks(ctx, admin) {
     const releaseAll = () => inBatches(NAMES, (i) => /** @type {{ unlock(): Promise<unknown> }} */ (holds[i]).unlock());
     // A first round creates the fence counters (one per hash slot, kept): the measured round is what a hold itself costs.
     await holdAll();
+    const sample = `${prefix}:{n${NAMES - 1}}`;
+    const value = (await admin.get(sample)) ?? '';
     await releaseAll();
     await untilGone(admin, prefix);
+    if (index === 0) {
+      // The raw lock, in the same server state (fences there, tables settled),
+      // with the same keys and an owner as long as rlock's (client id, task id).
+      const owner = `${'x'.repeat(value.split(' ')[2]?.split(':')[0]?.length ?? 21)}:t${NAMES}`;
+      rawValueLength = owner.length;
+      await settle(admin);
+      const base = await usedMemory(admin);
+      await inBatches(NAMES, (i) => admin.set(`${prefix}:{n${i}}`, owner, 'PX', LEASE_MS, 'NX'));
+      rawBytes = ((await usedMemory(admin)) - base) / NAMES;
+      await inBatches(NAMES, (i) => admin.del(`${prefix}:{n${i}}`));
+    }
+    await settle(admin);
     const before = await usedMemory(admin);
     await holdAll();
     const held = await usedMemory(admin);
+    const valueHeld = (await admin.get(sample)) ?? '';
     const keysHeld = await keysBesidesFences(admin, prefix);
     await releaseAll();
     const keysLeft = await keysBesidesFences(admin, prefix);
     const bytesLeft = (await usedMemory(admin)) - before;
     const goneMs = await untilGone(admin, prefix);
     await client.close();
-    const bytes = (held - before) / NAMES;
+    measured.push({
+      label: build.label,
+      bytes: (held - before) / NAMES,
+      keysHeld,
+      keysLeft,
+      bytesLeft,
+      goneMs,
+      keyLength: sample.length,
+      valueLength: valueHeld.length,
+    });
+  }
+  rows.push(['raw SET NX PX', num(rawBytes), '1.00', '–', `${measured[0]?.keyLength} + ${rawValueLength}`, '–', '–']);
+  for (const m of measured) {
     rows.push([
-      build.label,
-      num(bytes),
-      (bytes / rawBytes).toFixed(2),
-      num(keysHeld / NAMES, 2),
-      `${num(keysLeft)} keys, ${num(bytesLeft / NAMES)} B/release`,
-      ms(goneMs),
+      m.label,
+      num(m.bytes),
+      (m.bytes / rawBytes).toFixed(2),
+      num(m.keysHeld / NAMES, 2),
+      `${m.keyLength} + ${m.valueLength}`,
+      `${num(m.keysLeft)} keys, ${num(m.bytesLeft / NAMES)} B/release`,
+      ms(m.goneMs),
     ]);
   }
+  await settle(admin);
   return markdownTable(
-    ['lock', 'Redis bytes per held lock', '× raw', 'keys per held lock', `left right after ${num(NAMES)} releases`, 'until those are gone'],
+    [
+      'lock',
+      'Redis bytes per held lock',
+      '× raw',
+      'keys per held lock',
+      'key + value, characters',
+      `left right after ${num(NAMES)} releases`,
+      'until those are gone',
+    ],
     rows,
-    'lrrrrr',
+    'lrrrrrr',
   );
 }
 
@@ -244,8 +311,11 @@ async function manyWaiters(ctx, admin) {
         const { createClient } = await load(build.entry);
         const holder = createClient({ redis: ctx.url, keyPrefix, unrefWhenIdle: false });
         const first = await (fair ? holder.getFairLock('one') : holder.getLock('one')).acquire({ leaseMs: 60_000 });
-        const tasks = WAITERS / processes;
-        const kids = children(Array.from({ length: processes }, () => ({ part: 'waiters', entry: build.entry, url: ctx.url, keyPrefix, fair, tasks })));
+        // WAITERS tasks in all (16 does not divide 1,000: some processes run one more).
+        const tasks = (/** @type {number} */ i) => Math.floor(WAITERS / processes) + (i < WAITERS % processes ? 1 : 0);
+        const kids = children(
+          Array.from({ length: processes }, (_, i) => ({ part: 'waiters', entry: build.entry, url: ctx.url, keyPrefix, fair, tasks: tasks(i) })),
+        );
         await Promise.all(kids.map((k) => k.next()));
         const before = await snapshot(admin);
         for (const k of kids) k.process.send('go');
@@ -254,6 +324,7 @@ async function manyWaiters(ctx, admin) {
         await first.unlock();
         const reports = await Promise.all(kids.map((k) => k.next()));
         const usage = usageBetween(before, await snapshot(admin));
+        if (process.env.BENCH_S8_CALLS) ctx.log(JSON.stringify(usage.calls));
         await holder.close();
         const scripts = ((usage.calls.evalsha ?? 0) + (usage.calls.eval ?? 0)) / WAITERS;
         const publishes = ((usage.calls.publish ?? 0) + (usage.calls.spublish ?? 0)) / WAITERS;
@@ -265,58 +336,82 @@ async function manyWaiters(ctx, admin) {
   return markdownTable(['row', 'build', 'scripts per acquisition', 'PUBLISHes per acquisition', 'longest wait after the first release'], rows, 'llrrr');
 }
 
-/** @param {import('./run.mjs').BenchContext} ctx @param {Redis} admin */
+/**
+ * S1's 64 tasks for SUSTAIN_MS, each on its own name (64 names: every release
+ * overwrites its name's tombstone), then each walking its share of NAMES names
+ * (every release leaves a tombstone on a name of its own, so live tombstones
+ * are what the churn made within their life). The 100k-name rows use the held
+ * part's names, whose fence counters are there already.
+ * @param {import('./run.mjs').BenchContext} ctx @param {Redis} admin
+ */
 async function sustained(ctx, admin) {
   const rows = [];
-  for (const build of BUILDS) {
-    ctx.log(`s8: ${SUSTAIN_MS} ms of S1 churn, ${build.label}`);
-    const { createClient } = await load(build.entry);
-    const client = createClient({ redis: ctx.url, keyPrefix: `${ctx.keyPrefix}-s8s`, unrefWhenIdle: false });
-    const baseKeys = await admin.dbsize();
-    const base = await usedMemory(admin);
-    const end = performance.now() + SUSTAIN_MS;
-    let pairs = 0;
-    const loops = Array.from({ length: 64 }, (_, i) =>
-      client.task(async () => {
-        const lock = client.getLock(`s${i}`);
-        while (performance.now() < end) {
-          await lock.lock({ leaseMs: 10_000 });
-          await lock.unlock();
-          pairs++;
-        }
-      }),
-    );
-    const samples = [];
-    for (let at = 5_000; at <= SUSTAIN_MS; at += 5_000) {
-      await sleep(Math.max(0, end - SUSTAIN_MS + at - performance.now()));
-      samples.push(`${at / 1000} s: ${num(((await usedMemory(admin)) - base) / 1024)} KiB, ${num((await admin.dbsize()) - baseKeys)} keys`);
+  const TASKS = 64;
+  for (const names of [TASKS, NAMES]) {
+    for (const build of BUILDS) {
+      ctx.log(`s8: ${SUSTAIN_MS} ms of S1 churn over ${names} names, ${build.label}`);
+      const { createClient } = await load(build.entry);
+      const prefix = names === TASKS ? `${ctx.keyPrefix}-s8s${build.label.length}` : namesPrefix(ctx);
+      const client = createClient({ redis: ctx.url, keyPrefix: prefix, unrefWhenIdle: false });
+      await settle(admin);
+      const baseKeys = await admin.dbsize();
+      const base = await usedMemory(admin);
+      const end = performance.now() + SUSTAIN_MS;
+      let pairs = 0;
+      const loops = Array.from({ length: TASKS }, (_, i) =>
+        client.task(async () => {
+          for (let k = i; performance.now() < end; k = (k + TASKS) % names) {
+            const lock = client.getLock(names === TASKS ? `s${k}` : `n${k}`);
+            await lock.lock({ leaseMs: 10_000 });
+            await lock.unlock();
+            pairs++;
+          }
+        }),
+      );
+      const samples = [];
+      let lastBytes = 0;
+      let lastKeys = 0;
+      for (let at = 5_000; at <= SUSTAIN_MS; at += 5_000) {
+        await sleep(Math.max(0, end - SUSTAIN_MS + at - performance.now()));
+        lastBytes = (await usedMemory(admin)) - base;
+        lastKeys = (await admin.dbsize()) - baseKeys;
+        samples.push(`${at / 1000} s: ${num(lastBytes / 1024)} KiB, ${num(lastKeys)} keys`);
+      }
+      await Promise.all(loops);
+      await client.close();
+      rows.push([`${num(names)} names`, build.label, num(pairs / (SUSTAIN_MS / 1000)), lastKeys > 0 ? num(lastBytes / lastKeys) : '–', samples.join(' · ')]);
+      // The next row starts from a server without this one's tombstones.
+      await untilGone(admin, prefix);
     }
-    await Promise.all(loops);
-    await client.close();
-    rows.push([build.label, num(pairs / (SUSTAIN_MS / 1000)), samples.join(' · ')]);
   }
-  return markdownTable(['build', 'pairs/s', 'Redis memory and keys above the start, every 5 s'], rows, 'lrl');
+  return markdownTable(
+    ['names', 'build', 'pairs/s', 'bytes per key above the start, at the end', 'Redis memory and keys above the start, every 5 s'],
+    rows,
+    'llrrl',
+  );
 }
 
 /** @param {import('./run.mjs').BenchContext} ctx */
 export async function run(ctx) {
   const admin = new Redis(ctx.url);
   try {
-    const parts = [
-      `### ${num(NAMES)} locks held at once`,
-      await heldLocks(ctx, admin),
-      `\n### Client heap per hold (${num(HEAP_HOLDS)} holds, after a full GC)`,
-      await heapPerHold(ctx),
-      `\n### ${num(WAITERS)} waiters on one name`,
-      await manyWaiters(ctx, admin),
-      `\n### S1 churn for ${num(SUSTAIN_MS / 1000)} s`,
-      await sustained(ctx, admin),
-    ];
+    const only = (process.env.BENCH_SCALE_PARTS ?? 'held,heap,waiters,churn').split(',');
+    const parts = [];
+    if (only.includes('held')) parts.push(`### ${num(NAMES)} locks held at once`, await heldLocks(ctx, admin));
+    if (only.includes('heap')) parts.push(`\n### Client heap per hold (${num(HEAP_HOLDS)} holds, after a full GC)`, await heapPerHold(ctx));
+    if (only.includes('waiters')) parts.push(`\n### ${num(WAITERS)} waiters on one name`, await manyWaiters(ctx, admin));
+    if (only.includes('churn')) parts.push(`\n### S1 churn for ${num(SUSTAIN_MS / 1000)} s`, await sustained(ctx, admin));
     parts.push(
       '',
-      'Bytes are `used_memory` deltas divided by the count; the raw lock has the same key and owner sizes. Scripts per acquisition count ' +
+      'Bytes are `used_memory` deltas divided by the count, each from a server whose hash tables have settled (so they include ' +
+        "Redis's own per-key cost: table entries and buckets, the expiry entry). The raw lock is measured in the same server state " +
+        "(fence counters there), with the same keys and an owner as long as rlock's; key and value lengths are the held locks'. " +
+        `Keys are under the default prefix (\`rlock\`) on the run's own server, under the run's prefix on a shared one. ` +
+        'Scripts per acquisition count ' +
         'every EVALSHA/EVAL from the first try to the last release (each acquisition needs at least its acquire and its release: 2); ' +
-        "the longest wait is a task's lock() call, minus the second the first holder kept it.",
+        "the longest wait is a task's lock() call, minus the second the first holder kept it. In the churn, the 64-name rows are S1 " +
+        "(each release overwrites its name's tombstone); in the 100,000-name rows each task walks its share of the held part's names, " +
+        'so every release leaves a tombstone of its own until it expires.',
     );
     return parts.join('\n');
   } finally {
