@@ -141,6 +141,30 @@ describe('RSemaphore', () => {
         await proxy.stop();
       }
     });
+    it('gives its permits back when its cancel runs long after it, behind a stalled server: the acquire marker outlives the call', async () => {
+      const proxy = await FaultProxy.start({ port: fleet.port(0) });
+      try {
+        const admin = fleet.client(0);
+        const setup = pool.make(fleet.url(0));
+        const client = pool.make(proxy.url, { keyPrefix: setup.options.keyPrefix, commandTimeoutMs: 400 });
+        const semaphore = client.getSemaphore('stalled-cancel');
+        await setup.getSemaphore('stalled-cancel').trySetPermits(2);
+        await semaphore.availablePermits();
+        const key = `${setup.options.keyPrefix}:{stalled-cancel}`;
+        // The acquire runs, its reply comes after commandTimeoutMs, and the cancel the timeout sends waits behind
+        // writes paused for longer than commandTimeoutMs: it runs well past a marker that lived commandTimeoutMs.
+        proxy.delay(300);
+        const acquiring = semaphore.tryAcquire(1);
+        acquiring.catch(() => undefined);
+        expect(await eventually(async () => (await admin.get(key)) === '1', 3_000)).toBe(true);
+        await admin.call('CLIENT', 'PAUSE', '700', 'WRITE');
+        await expect(acquiring).rejects.toThrow(/did not answer/);
+        expect(await eventually(async () => (await admin.get(key)) === '2', 3_000)).toBe(true);
+        proxy.heal();
+      } finally {
+        await proxy.stop();
+      }
+    });
   });
 
   describe('waiting', () => {

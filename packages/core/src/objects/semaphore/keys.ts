@@ -9,7 +9,7 @@ export interface SemaphoreKeys {
   readonly permits: string;
   /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` after permits came back; `need:<clientId>` from a client whose waiter waited long. */
   readonly channel: string;
-  /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (string, TTL = commandTimeoutMs). */
+  /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (string, TTL = commandTimeoutMs; an acquire's and its cancel's 3 × commandTimeoutMs). */
   readonly opPrefix: string;
 }
 

@@ -25,10 +25,18 @@ function parseRelease(reply: unknown): SemaphoreReleaseReply {
   return { available: Number(available), receivers: Number(receivers) };
 }
 
+/**
+ * How many replay windows an acquire's marker lives. Its undo is sent when the
+ * call times out (commandTimeoutMs after the send) and again for as long, and a
+ * stalled server may run it later still: permits are not owned, so an undo that
+ * finds the marker gone cannot give back an acquire that ran, and they are lost.
+ */
+const ACQUIRE_MARKER_WINDOWS = 3;
+
 /** The semaphore's protocol: one script per state change, each with its op's marker so a replay never counts twice. */
 export class SemaphoreStore extends ObjectStore {
   acquire(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreAcquireReply> {
-    const args = { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs };
+    const args = { permits: keys.permits, marker, count: permits, replayWindowMs: this.replayWindowMs * ACQUIRE_MARKER_WINDOWS };
     // A rejection (too few replicas) makes the caller undo the grant.
     return this.write(SCRIPTS.semaphoreAcquire, args, 'acquire', keys.permits, parseAcquire, (value) => value === 'granted');
   }
@@ -40,7 +48,8 @@ export class SemaphoreStore extends ObjectStore {
 
   /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
   cancel(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(SCRIPTS.semaphoreCancel, { ...this.announcing(keys, marker), count: permits }, 'cancel', keys.permits, isOne);
+    const args = { ...this.announcing(keys, marker), count: permits, replayWindowMs: this.replayWindowMs * ACQUIRE_MARKER_WINDOWS };
+    return this.transport.run(SCRIPTS.semaphoreCancel, args, 'cancel', keys.permits, isOne);
   }
 
   /** Gives `permits` back. */
