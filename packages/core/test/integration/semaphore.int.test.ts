@@ -113,57 +113,56 @@ describe('RSemaphore', () => {
   });
 
   describe('an acquire whose reply is lost', () => {
-    it('gives its permits back once the connection is back: the undo is sent again until Redis answers', async () => {
+    /**
+     * A semaphore of 2 permits reached through a FaultProxy whose every chunk is `delayMs` late, so an acquire runs
+     * while its reply is still on its way; `permits()` reads the count straight from the server.
+     */
+    const throughSlowLink = async (
+      name: string,
+      commandTimeoutMs: number,
+      delayMs: number,
+      fn: (probe: { proxy: FaultProxy; acquiring: Promise<boolean>; permits: () => Promise<string | null> }) => Promise<void>,
+    ) => {
       const proxy = await FaultProxy.start({ port: fleet.port(0) });
       try {
-        const admin = fleet.client(0);
         const setup = pool.make(fleet.url(0));
-        const client = pool.make(proxy.url, { keyPrefix: setup.options.keyPrefix, commandTimeoutMs: 5_000 });
-        const semaphore = client.getSemaphore('lost-reply');
-        await setup.getSemaphore('lost-reply').trySetPermits(2);
+        const client = pool.make(proxy.url, { keyPrefix: setup.options.keyPrefix, commandTimeoutMs });
+        const semaphore = client.getSemaphore(name);
+        await setup.getSemaphore(name).trySetPermits(2);
         await semaphore.availablePermits();
-        const key = `${setup.options.keyPrefix}:{lost-reply}`;
-        // Every chunk crawls through the proxy: the acquire runs, its reply is still on its way when the link resets.
-        proxy.delay(400);
-        // Without a wait: no second try after the reset, so only the undo can change the count.
+        const key = `${setup.options.keyPrefix}:{${name}}`;
+        proxy.delay(delayMs);
+        // Without a wait: no second try, so only the undo can change the count afterwards.
         const acquiring = semaphore.tryAcquire(1);
         acquiring.catch(() => undefined);
-        expect(await eventually(async () => (await admin.get(key)) === '1', 3_000)).toBe(true);
+        const permits = () => fleet.client(0).get(key);
+        expect(await eventually(async () => (await permits()) === '1', 3_000)).toBe(true);
+        await fn({ proxy, acquiring, permits });
+      } finally {
+        await proxy.stop();
+      }
+    };
+
+    it('gives its permits back once the connection is back: the undo is sent again until Redis answers', async () => {
+      await throughSlowLink('lost-reply', 5_000, 400, async ({ proxy, acquiring, permits }) => {
         proxy.reset();
         proxy.heal();
         // The undo found the connection down: it is sent again once ioredis reconnects, while the acquire's marker lives.
-        expect(await eventually(async () => (await admin.get(key)) === '2', 4_000)).toBe(true);
+        expect(await eventually(async () => (await permits()) === '2', 4_000)).toBe(true);
         // Failed by the reset itself, not by commandTimeoutMs: the reply can never come.
         await expect(acquiring).rejects.toThrow(RedisUnavailableError);
         await expect(acquiring).rejects.toThrow(/ECONNRESET|closed/);
-        expect(await setup.getSemaphore('lost-reply').availablePermits()).toBe(2);
-      } finally {
-        await proxy.stop();
-      }
+      });
     });
+
     it('gives its permits back when its cancel runs long after it, behind a stalled server: the acquire marker outlives the call', async () => {
-      const proxy = await FaultProxy.start({ port: fleet.port(0) });
-      try {
-        const admin = fleet.client(0);
-        const setup = pool.make(fleet.url(0));
-        const client = pool.make(proxy.url, { keyPrefix: setup.options.keyPrefix, commandTimeoutMs: 400 });
-        const semaphore = client.getSemaphore('stalled-cancel');
-        await setup.getSemaphore('stalled-cancel').trySetPermits(2);
-        await semaphore.availablePermits();
-        const key = `${setup.options.keyPrefix}:{stalled-cancel}`;
-        // The acquire runs, its reply comes after commandTimeoutMs, and the cancel the timeout sends waits behind
-        // writes paused for longer than commandTimeoutMs: it runs well past a marker that lived commandTimeoutMs.
-        proxy.delay(300);
-        const acquiring = semaphore.tryAcquire(1);
-        acquiring.catch(() => undefined);
-        expect(await eventually(async () => (await admin.get(key)) === '1', 3_000)).toBe(true);
-        await admin.call('CLIENT', 'PAUSE', '700', 'WRITE');
+      await throughSlowLink('stalled-cancel', 400, 300, async ({ acquiring, permits }) => {
+        // The reply comes after commandTimeoutMs, and the cancel the timeout sends waits behind writes paused for
+        // longer than commandTimeoutMs: it runs well past a marker that lived commandTimeoutMs.
+        await fleet.client(0).call('CLIENT', 'PAUSE', '700', 'WRITE');
         await expect(acquiring).rejects.toThrow(/did not answer/);
-        expect(await eventually(async () => (await admin.get(key)) === '2', 3_000)).toBe(true);
-        proxy.heal();
-      } finally {
-        await proxy.stop();
-      }
+        expect(await eventually(async () => (await permits()) === '2', 3_000)).toBe(true);
+      });
     });
   });
 
