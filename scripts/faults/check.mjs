@@ -240,10 +240,8 @@ export function overlaps(sections, examples = /** @type {unknown[]} */ ([])) {
 const OUTLASTS_MARKERS = new Set(['redis-kill-aof', 'redis-kill-noaof']);
 
 /**
- * True for an event after which a plain semaphore's permits may be gone for
- * good, as documented: a release that got no answer (not retried), or an
- * acquire cut off by a restart that outlasted its marker (its undo cannot tell
- * whether it ran).
+ * True for an event after which a plain semaphore's permits may be gone for good, as documented:
+ * a release that got no answer, or an acquire cut off by a restart that outlasted its marker.
  * @param {{ e: string, p?: string }} event @param {string} fault
  */
 export function losesPermits(event, fault) {

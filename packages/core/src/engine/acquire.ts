@@ -114,11 +114,9 @@ async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, sig
 }
 
 /**
- * Sends the undo of `op`, again while Redis does not answer (a dropped
- * connection, a server asleep): a semaphore's permits are unowned, so an undo
- * that never lands loses them for good. Tried for the replay window
- * (commandTimeoutMs), after which an acquire's marker, which tells the undo
- * whether it ran, has expired.
+ * Sends the undo of `op`, again while Redis does not answer (for up to
+ * commandTimeoutMs): a semaphore's permits are unowned, so an undo that never
+ * lands loses them for good.
  */
 function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: string): Promise<void> {
   let failure: unknown;

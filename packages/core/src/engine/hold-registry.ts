@@ -12,12 +12,9 @@ type Shared = Map<string, Map<string, Hold>>;
 export class HoldRegistry {
   private readonly byKey = new Map<string, Hold | Shared>();
   /**
-   * Holds by owner, so a task's end looks at that task's holds only, not at
-   * every hold of the client: a hold's own value when the owner has one. An
-   * owner's entry goes when its task ends (takeOwner) or its last hold goes.
-   * Only holds taken while a task that is heard ending runs are indexed: an
-   * owner id is new with its task, so no other hold's task can end (an
-   * acquire() or withLock outside a task saves ~46 B per hold).
+   * Holds by owner, so a task's end looks at that task's holds only. Only holds
+   * taken while a task that is heard ending runs are indexed: no other hold's
+   * task can end. An entry goes with its task (takeOwner) or its last hold.
    */
   private readonly byOwner = new Map<string, Hold | Hold[]>();
 
