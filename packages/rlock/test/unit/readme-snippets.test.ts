@@ -87,4 +87,11 @@ describe('README snippets', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  it('are all ```ts, so none escapes the check (a JavaScript block is checked as TypeScript just as well)', () => {
+    const unchecked = READMES.flatMap((path) =>
+      [...readFileSync(`${ROOT}${path}`, 'utf8').matchAll(/^```(js|javascript|mjs|typescript)$/gm)].map((match) => `${path}: a \`\`\`${match[1]} block`),
+    );
+    expect(unchecked).toEqual([]);
+  });
 });
