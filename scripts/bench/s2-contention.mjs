@@ -148,7 +148,7 @@ export async function run(ctx) {
                   if (message?.type === 'ready' && ++ready === PROCESSES) for (const c of children) c.send({ type: 'start' });
                   if (message?.type === 'report') report = message.report;
                 });
-                child.on('exit', (code, signal) =>
+                child.on('close', (code, signal) =>
                   report && code === 0 ? resolve(report) : reject(new Error(`s2 child ${index} exited with ${signal ?? `code ${code}`}`)),
                 );
               })

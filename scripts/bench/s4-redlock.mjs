@@ -182,7 +182,7 @@ async function contention(config, log) {
                   if (message?.type === 'ready' && ++ready === PROCESSES) for (const c of children) c.send({ type: 'start' });
                   if (message?.type === 'report') report = message.report;
                 });
-                child.on('exit', (code, signal) =>
+                child.on('close', (code, signal) =>
                   report && code === 0 ? resolve(report) : reject(new Error(`s4 child ${index} exited with ${signal ?? `code ${code}`}`)),
                 );
               })

@@ -99,7 +99,7 @@ function runChild(variant, ctx, extraArgs = []) {
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('error', reject);
-    child.on('exit', (code) => {
+    child.on('close', (code) => {
       const line = out.trim().split('\n').pop() ?? '';
       if (code !== 0) reject(new Error(`${variant.key}: child exited ${code}: ${out.trim()}`));
       else resolve(JSON.parse(line));

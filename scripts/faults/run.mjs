@@ -133,13 +133,12 @@ async function runTopology(topologyName, faults) {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const worker = /** @type {Worker} */ ({ id, child, alive: true, closed: Promise.resolve() });
-    worker.closed = new Promise((resolve) => {
-      child.on('exit', () => {
-        worker.alive = false;
-        if (!deaths.has(id)) deaths.set(id, now());
-        resolve(undefined);
-      });
+    child.on('exit', () => {
+      worker.alive = false;
+      if (!deaths.has(id)) deaths.set(id, now());
     });
+    // Closed once its IPC channel is: its last events can arrive after 'exit'.
+    worker.closed = new Promise((resolve) => child.on('close', () => resolve(undefined)));
     child.on('message', (/** @type {any} */ event) => onEvent(worker, event));
     // A message to a worker that was just killed fails; its death is recorded by 'exit'.
     child.on('error', () => undefined);

@@ -52,7 +52,8 @@ export async function runWorkers({ count, timeoutMs, ...job }) {
                 if (message?.type === 'error') outcome = { ok: false, error: message.error };
               });
               child.on('error', reject);
-              child.on('exit', (code, signal) => {
+              // 'close', not 'exit': a child's last IPC message can arrive after its 'exit' event.
+              child.on('close', (code, signal) => {
                 if (outcome?.ok) resolve(outcome.value);
                 else reject(new Error(outcome?.error ?? `worker ${index} exited with ${signal ?? `code ${code}`} before reporting`));
               });
