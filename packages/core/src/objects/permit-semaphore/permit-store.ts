@@ -52,7 +52,18 @@ export class PermitStore extends ObjectStore implements HoldKind {
   }
 
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
-    const args = { ...this.pool(keys), fence: keys.fence, marker: permitMarker(keys, id), id, leaseMs };
+    // One literal on the two hot paths (acquire, release): a spread of pool()'s object costs more client CPU than the call's own work.
+    const args = {
+      permits: keys.permits,
+      leases: keys.leases,
+      holders: keys.holders,
+      sharded: this.sharded,
+      channel: keys.channel,
+      fence: keys.fence,
+      marker: permitMarker(keys, id),
+      id,
+      leaseMs,
+    };
     // A rejection (too few replicas) makes the engine undo the grant.
     return this.write(SCRIPTS.permitSemaphoreAcquire, args, 'acquire', keys.permits, parseAcquire, (value) => value.granted);
   }
@@ -64,7 +75,18 @@ export class PermitStore extends ObjectStore implements HoldKind {
 
   /** Releases permit `id` (only with `token`, when given) by op `op` of this client. */
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
-    const args = { ...this.marked(keys, permitMarker(keys, id)), id, token: token ?? '', op: `${this.clientId}:${op}` };
+    const args = {
+      permits: keys.permits,
+      leases: keys.leases,
+      holders: keys.holders,
+      sharded: this.sharded,
+      channel: keys.channel,
+      marker: permitMarker(keys, id),
+      replayWindowMs: this.replayWindowMs,
+      id,
+      token: token ?? '',
+      op: `${this.clientId}:${op}`,
+    };
     return this.transport.run(SCRIPTS.permitSemaphoreRelease, args, 'release', keys.permits, parseRelease);
   }
 

@@ -66,11 +66,6 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return rwLockKeys(prefix, name);
   }
 
-  /** The keys of the lock's state that its acquire, cancel and release scripts all touch. */
-  private stateKeys(rw: RwLockKeys) {
-    return { hash: rw.lock, readers: rw.readers, writers: rw.writers };
-  }
-
   /** A task that holds only the read lock must not wait for the write lock: it would wait for itself. */
   beforeAcquire(holds: HoldRegistry, keys: LockKeys, owner: string): void {
     if (this.mode !== 'write' || holds.current(keys.lock, 'write', owner)?.active) return;
@@ -84,8 +79,11 @@ export class RwLockStore extends ObjectStore implements LockStore {
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
     const rw = keys as RwLockKeys;
     const join = request?.waitMs === 0 ? '0' : '1';
+    // One literal, no spread of a helper's object: on this path a spread cost more client CPU than the rest of the call.
     const args = {
-      ...this.stateKeys(rw),
+      hash: rw.lock,
+      readers: rw.readers,
+      writers: rw.writers,
       fence: rw.fence,
       cancelled: rw.cancelled,
       owner,
@@ -104,7 +102,9 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return this.transport.run(
       SCRIPTS.rwLockCancel,
       {
-        ...this.stateKeys(rw),
+        hash: rw.lock,
+        readers: rw.readers,
+        writers: rw.writers,
         released: rw.released,
         cancelled: rw.cancelled,
         owner,
@@ -139,7 +139,9 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return this.transport.run(
       SCRIPTS.rwLockRelease,
       {
-        ...this.stateKeys(rw),
+        hash: rw.lock,
+        readers: rw.readers,
+        writers: rw.writers,
         released: rw.released,
         owner,
         op,

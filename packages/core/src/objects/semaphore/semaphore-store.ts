@@ -54,7 +54,9 @@ export class SemaphoreStore extends ObjectStore {
 
   /** Gives `permits` back. */
   release(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreReleaseReply> {
-    return this.transport.run(SCRIPTS.semaphoreRelease, { ...this.announcing(keys, marker), count: permits }, 'release', keys.permits, parseRelease);
+    // One literal, as acquire's: a spread of announcing()'s object costs more client CPU on this hot path than the call's own work.
+    const args = { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel, count: permits };
+    return this.transport.run(SCRIPTS.semaphoreRelease, args, 'release', keys.permits, parseRelease);
   }
 
   trySetPermits(keys: SemaphoreKeys, marker: string, permits: number): Promise<boolean> {
