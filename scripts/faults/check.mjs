@@ -44,12 +44,7 @@ export const DOCUMENTED_OVERLAP = {
  * matrix, without failing the run. Remove an entry once its fix is in.
  * @type {Record<string, { covers: string, what: string }>}
  */
-export const KNOWN_DEFECTS = {
-  'psem|redis-kill-aof': {
-    covers: 'keys left without a TTL',
-    what: 'keys without a TTL left after every client closed (seen once under load); suspected: the :leases and :holders of a permit whose release failed, reclaimed only by the next script call on that name',
-  },
-};
+export const KNOWN_DEFECTS = {};
 
 /**
  * @typedef {{ w: string, t: number, e: string, k?: string, p?: string, [field: string]: any }} Event
