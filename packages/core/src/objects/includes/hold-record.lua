@@ -7,7 +7,6 @@
 --          otherwise (a fair lock's hold handed over, not yet counted: "0*",
 --          op ''); a non-reentrant lock's op follows '!' (its count stays 1).
 -- A longer record (long ids, counts) is as correct, only two allocations.
-local DIGITS36 = '0123456789abcdefghijklmnopqrstuvwxyz'
 
 -- The hold at `lock`: {owner, count, token (decimal string), op, once (true:
 -- a non-reentrant lock's)}, or nil when the lock is free.
@@ -29,18 +28,25 @@ local function readHold(lock)
   if once then
     op = string.sub(op, 2)
   end
-  return {owner = owner, count = count, token = string.format('%.0f', tonumber(token, 36)), token36 = token, op = op, once = once}
+  -- tonumber(token, 36) reads through a C unsigned long and '%d' prints
+  -- through a C long: both exact for a token (< 2^53) where long is 64 bits,
+  -- as in every 64-bit Redis; '%d' costs a quarter of '%.0f'.
+  return {owner = owner, count = count, token = string.format('%d', tonumber(token, 36)), token36 = token, op = op, once = once}
 end
 
--- A decimal fencing token (mint-token's) in base 36.
+-- A decimal fencing token (mint-token's) in base 36. The digits' character
+-- codes are collected lowest first and made into one string at the end (one
+-- string built, not one per digit). `n % 36` is exact: n < 2^53, and n / 36 is
+-- never within half an ulp of the next integer.
 local function token36(token)
-  local n, digits = tonumber(token), ''
+  local n, codes, i = tonumber(token), {}, 0
   repeat
-    local d = math.fmod(n, 36)
-    digits = string.sub(DIGITS36, d + 1, d + 1) .. digits
+    local d = n % 36
+    i = i + 1
+    codes[i] = d < 10 and d + 48 or d + 87
     n = (n - d) / 36
   until n == 0
-  return digits
+  return string.reverse(string.char(unpack(codes, 1, i)))
 end
 
 -- Writes the hold (`digits`: its token in base 36, token36's or readHold's);

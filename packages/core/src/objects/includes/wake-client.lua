@@ -7,7 +7,7 @@
 -- served), '0' keeps the place it has.
 local function registerClient(clients, clientId, ttlMs, update)
   local t = redis.call('TIME')
-  local at = string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2]))
+  local at = t[1] .. string.format('%06d', t[2])
   if update == '1' then
     redis.call('ZADD', clients, at, clientId)
   else
