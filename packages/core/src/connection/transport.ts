@@ -9,6 +9,16 @@ import type { WorkCounter } from './process-refs.js';
 /** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
 
+/**
+ * What each command is made with; its arguments are set after, as strings.
+ * ioredis's constructor copies them through `Array.prototype.flat()`, which on
+ * V8 costs more than the rest of the command's client work, then turns numbers
+ * into strings; ours are flat already (strings and numbers, in an array made
+ * for the call and read by nobody after), and no argument transformer of
+ * ioredis applies to them (those read a Map or an object argument).
+ */
+const NO_ARGS: readonly never[] = Object.freeze([]);
+
 /** Commands written together at most; a larger batch is flushed at once, so the server starts on it. */
 const MAX_BATCH = 16;
 
@@ -136,7 +146,12 @@ export class Transport {
   }
 
   private send(name: string, args: (string | number)[], what: string, key: string): Pending {
-    const command = new Command(name, args, UTF8_REPLIES);
+    const command = new Command(name, NO_ARGS as never[], UTF8_REPLIES);
+    for (let index = 0; index < args.length; index++) {
+      const arg = args[index];
+      if (typeof arg !== 'string') args[index] = String(arg);
+    }
+    command.args = args;
     const entry: Pending = { command, deadline: monotonicNow() + this.timeoutMs, what, key, done: false };
     const down = this.down.cause;
     if (down) {

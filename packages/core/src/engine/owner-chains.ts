@@ -1,6 +1,7 @@
-/** One owner's turn on one key: busy while an operation runs, then handed to the next in line. */
-interface Slot {
-  readonly next: (() => void)[];
+/** One owner's turn on one key: busy while an operation runs, then handed to the next in line (made on the first to wait). */
+interface Turn {
+  readonly owner: string;
+  next: (() => void)[] | undefined;
 }
 
 /**
@@ -9,9 +10,17 @@ interface Slot {
  * id), and an undo lands before the next operation. An uncontended turn costs no promise.
  */
 export class OwnerChains {
-  private readonly slots = new Map<string, Map<string, Slot>>();
+  /** A key's turn when one owner has one (the usual case: one object, no Map), else its turns by owner. */
+  private readonly slots = new Map<string, Turn | Map<string, Turn>>();
   private active = 0;
   private idleWaiters: (() => void)[] = [];
+
+  private turnOf(key: string, owner: string): Turn | undefined {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return undefined;
+    if (slot instanceof Map) return slot.get(owner);
+    return slot.owner === owner ? slot : undefined;
+  }
 
   /**
    * Takes the owner's turn on `key`: undefined when it is free (the caller
@@ -19,35 +28,44 @@ export class OwnerChains {
    * `enter` must be followed by exactly one `leave`.
    */
   enter(key: string, owner: string): Promise<void> | undefined {
-    let owners = this.slots.get(key);
-    const slot = owners?.get(owner);
-    if (slot) return new Promise<void>((resolve) => slot.next.push(resolve));
-    if (!owners) {
-      owners = new Map();
-      this.slots.set(key, owners);
-    }
-    owners.set(owner, { next: [] });
+    const slot = this.slots.get(key);
+    const turn = slot === undefined ? undefined : slot instanceof Map ? slot.get(owner) : slot.owner === owner ? slot : undefined;
+    if (turn) return new Promise<void>((resolve) => (turn.next ??= []).push(resolve));
+    const fresh: Turn = { owner, next: undefined };
+    if (slot === undefined) this.slots.set(key, fresh);
+    else if (slot instanceof Map) slot.set(owner, fresh);
+    else
+      this.slots.set(
+        key,
+        new Map([
+          [slot.owner, slot],
+          [owner, fresh],
+        ]),
+      );
     this.active++;
     return undefined;
   }
 
   /** True while an operation of `owner` on `key` is out (or waits its turn). */
   busy(key: string, owner: string): boolean {
-    return this.slots.get(key)?.has(owner) === true;
+    return this.turnOf(key, owner) !== undefined;
   }
 
   /** Ends the owner's turn on `key`: the next operation in line runs, or the slot is freed. */
   leave(key: string, owner: string): void {
-    const owners = this.slots.get(key);
-    const slot = owners?.get(owner);
-    if (!owners || !slot) return;
-    const next = slot.next.shift();
+    const slot = this.slots.get(key);
+    if (slot === undefined) return;
+    const turn = slot instanceof Map ? slot.get(owner) : slot.owner === owner ? slot : undefined;
+    if (!turn) return;
+    const next = turn.next?.shift();
     if (next) {
       next();
       return;
     }
-    owners.delete(owner);
-    if (owners.size === 0) this.slots.delete(key);
+    if (slot instanceof Map) {
+      slot.delete(owner);
+      if (slot.size === 0) this.slots.delete(key);
+    } else this.slots.delete(key);
     if (--this.active === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
