@@ -10,12 +10,9 @@ import type { WorkCounter } from './process-refs.js';
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
 
 /**
- * What each command is made with; its arguments are set after, as strings.
- * ioredis's constructor copies them through `Array.prototype.flat()`, which on
- * V8 costs more than the rest of the command's client work, then turns numbers
- * into strings; ours are flat already (strings and numbers, in an array made
- * for the call and read by nobody after), and no argument transformer of
- * ioredis applies to them (those read a Map or an object argument).
+ * What each command is made with; its arguments, already flat and made for the
+ * call, are set after as strings: ioredis's constructor would copy them through
+ * `Array.prototype.flat()`, which costs more than the rest of the command's work.
  */
 const NO_ARGS: readonly never[] = Object.freeze([]);
 

@@ -2,15 +2,9 @@ import { RedisFleet } from '@org/rlock-testing';
 import { fixture, startChild } from './child-processes.js';
 import { ClientPool, uniquePrefix } from './support.js';
 
-// A permit whose holder died keeps its entry in `:leases` and `:holders`
-// (no TTL, as the count has none) until the next script on the name gives it
-// back. The fault matrix's redis-kill-aof cell found such keys left once every
-// client had closed. They are pool state, not a leak: a TTL on them would,
-// when it fired, take the held permits with it, and the pool would shrink for
-// good. This pins what the data layout promises across a crash and an AOF
-// restart: the permits are all accounted for (count + entries = pool), never
-// more entries than permits, and the next call after the lease end empties
-// both keys, leaving the count alone without a TTL.
+// A dead holder's permit stays in `:leases` and `:holders` (pool state, no TTL:
+// one that fired would take the permit with it) until the next call on the name
+// gives it back; across a crash and an AOF restart count + entries = pool.
 describe('RPermitExpirableSemaphore across a Redis crash and an AOF restart', () => {
   let fleet: RedisFleet;
   const pool = new ClientPool();
