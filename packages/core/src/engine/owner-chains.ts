@@ -4,6 +4,13 @@ interface Turn {
   next: (() => void)[] | undefined;
 }
 
+/** `owner`'s turn in a key's slot, if it has one. */
+function turnIn(slot: Turn | Map<string, Turn> | undefined, owner: string): Turn | undefined {
+  if (slot === undefined) return undefined;
+  if (slot instanceof Map) return slot.get(owner);
+  return slot.owner === owner ? slot : undefined;
+}
+
 /**
  * Runs one owner's operations on one key one at a time, in call order: a
  * replay after a reconnect can then only be the last one (recognised by its op
@@ -15,13 +22,6 @@ export class OwnerChains {
   private active = 0;
   private idleWaiters: (() => void)[] = [];
 
-  private turnOf(key: string, owner: string): Turn | undefined {
-    const slot = this.slots.get(key);
-    if (slot === undefined) return undefined;
-    if (slot instanceof Map) return slot.get(owner);
-    return slot.owner === owner ? slot : undefined;
-  }
-
   /**
    * Takes the owner's turn on `key`: undefined when it is free (the caller
    * goes on at once), else a promise that resolves when the turn comes. Every
@@ -29,7 +29,7 @@ export class OwnerChains {
    */
   enter(key: string, owner: string): Promise<void> | undefined {
     const slot = this.slots.get(key);
-    const turn = slot === undefined ? undefined : slot instanceof Map ? slot.get(owner) : slot.owner === owner ? slot : undefined;
+    const turn = turnIn(slot, owner);
     if (turn) return new Promise<void>((resolve) => (turn.next ??= []).push(resolve));
     const fresh: Turn = { owner, next: undefined };
     if (slot === undefined) this.slots.set(key, fresh);
@@ -48,15 +48,14 @@ export class OwnerChains {
 
   /** True while an operation of `owner` on `key` is out (or waits its turn). */
   busy(key: string, owner: string): boolean {
-    return this.turnOf(key, owner) !== undefined;
+    return turnIn(this.slots.get(key), owner) !== undefined;
   }
 
   /** Ends the owner's turn on `key`: the next operation in line runs, or the slot is freed. */
   leave(key: string, owner: string): void {
     const slot = this.slots.get(key);
-    if (slot === undefined) return;
-    const turn = slot instanceof Map ? slot.get(owner) : slot.owner === owner ? slot : undefined;
-    if (!turn) return;
+    const turn = turnIn(slot, owner);
+    if (slot === undefined || turn === undefined) return;
     const next = turn.next?.shift();
     if (next) {
       next();
