@@ -39,28 +39,38 @@ describe('RLock ownership races', () => {
     it('makes a withLock whose hold expired reject, even while a sibling branch holds the lock anew', async () => {
       const lock = client.getLock('siblings');
       await client.task(async () => {
-        const [first, second] = await Promise.allSettled([
-          lock.withLock(
-            async () => {
-              await sleep(300);
-              return 'first';
+        // Ordered by events, not sleeps: the first scope's hold is known lost and
+        // its key gone before the sibling takes the lock anew, and the first scope
+        // ends while the sibling still holds it.
+        let lost!: () => void;
+        const firstLost = new Promise<void>((resolve) => (lost = resolve));
+        let taken!: () => void;
+        const siblingHolds = new Promise<void>((resolve) => (taken = resolve));
+        const first = lock.withLock(
+          async ({ signal }) => {
+            expect(await eventually(() => signal.aborted, 2_000)).toBe(true);
+            lost();
+            await siblingHolds;
+            return 'first';
+          },
+          { leaseMs: 100 },
+        );
+        const second = (async () => {
+          await firstLost;
+          expect(await eventually(async () => !(await lock.isLocked()), 2_000)).toBe(true);
+          return lock.withLock(
+            async ({ signal }) => {
+              taken();
+              await first.catch(() => undefined);
+              const stolen = await other.task(() => other.getLock('siblings').tryLock({ leaseMs: 1_000 }));
+              return { stolen, aborted: signal.aborted };
             },
-            { leaseMs: 100 },
-          ),
-          (async () => {
-            await sleep(150);
-            return lock.withLock(
-              async ({ signal }) => {
-                await sleep(250);
-                const stolen = await other.task(() => other.getLock('siblings').tryLock({ leaseMs: 1_000 }));
-                return { stolen, aborted: signal.aborted };
-              },
-              { leaseMs: 10_000 },
-            );
-          })(),
-        ]);
-        expect(first).toMatchObject({ status: 'rejected', reason: { name: 'LockLostError' } });
-        expect(second).toEqual({ status: 'fulfilled', value: { stolen: false, aborted: false } });
+            { leaseMs: 10_000 },
+          );
+        })();
+        const settled = await Promise.allSettled([first, second]);
+        expect(settled[0]).toMatchObject({ status: 'rejected', reason: { name: 'LockLostError' } });
+        expect(settled[1]).toEqual({ status: 'fulfilled', value: { stolen: false, aborted: false } });
       });
     });
 
