@@ -3,11 +3,7 @@ import { InvalidArgumentError } from '../errors.js';
 /** Largest duration Node timers accept (2^31 − 1 ms, about 24.8 days). */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
 
-/**
- * A duration in ms: an integer from `min` to 2^31 − 1 (`why` explains the
- * minimum). Refused, not rounded: a rounded lease is not the one asked for.
- * @throws InvalidArgumentError
- */
+/** Refused, not rounded: a rounded lease is not the one asked for. @throws InvalidArgumentError */
 export function checkDurationMs(value: unknown, what: string, min = 1, why?: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
     const reason = why === undefined ? '' : ` (${why})`;
@@ -16,7 +12,6 @@ export function checkDurationMs(value: unknown, what: string, min = 1, why?: str
   return value;
 }
 
-/** @throws InvalidArgumentError unless `value` is undefined or an AbortSignal. */
 export function checkSignal(value: unknown, what = 'signal'): AbortSignal | undefined {
   if (value === undefined) return undefined;
   if (!(value instanceof AbortSignal)) {
@@ -25,7 +20,6 @@ export function checkSignal(value: unknown, what = 'signal'): AbortSignal | unde
   return value;
 }
 
-/** @throws InvalidArgumentError unless `value` is undefined or a plain object. */
 export function checkOptionsObject(value: unknown, what: string): Record<string, unknown> {
   if (value === undefined) return {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -34,11 +28,7 @@ export function checkOptionsObject(value: unknown, what: string): Record<string,
   return value as Record<string, unknown>;
 }
 
-/**
- * Refuses option names the call does not know, so a typo such as `leaseMS`
- * fails loudly instead of silently taking the default.
- * @throws InvalidArgumentError
- */
+/** Refuses unknown option names, so a typo such as `leaseMS` fails instead of taking the default. */
 export function checkKnownKeys(options: Record<string, unknown>, known: readonly string[], what: string): void {
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
@@ -47,12 +37,10 @@ export function checkKnownKeys(options: Record<string, unknown>, known: readonly
   }
 }
 
-/** @throws InvalidArgumentError unless `value` is a function. */
 export function checkFunction(value: unknown, what: string): void {
   if (typeof value !== 'function') throw new InvalidArgumentError(`${what} must be a function, got ${describeValue(value)}`);
 }
 
-/** @throws InvalidArgumentError unless `value` is true or false. */
 export function checkBoolean(value: unknown, what: string): boolean {
   if (typeof value !== 'boolean') throw new InvalidArgumentError(`${what} must be true or false, got ${describeValue(value)}`);
   return value;

@@ -1,10 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { checkOptionsObject, describeValue } from './argument-checks.js';
 
-/**
- * Reads an options object collecting every problem into one InvalidArgumentError;
- * a failed read goes on with its fallback so dependent checks still run.
- */
+/** Collects every problem of an options object into one InvalidArgumentError; a failed read takes its fallback so dependent checks still run. */
 export class OptionReader {
   readonly raw: Record<string, unknown>;
   private readonly problems: string[] = [];
@@ -31,7 +28,6 @@ export class OptionReader {
     return this.check(() => check(value), fallback);
   }
 
-  /** Runs `check`; on an error records its message and returns `fallback`. */
   check<T>(check: () => T, fallback: T): T {
     try {
       return check();
@@ -41,7 +37,6 @@ export class OptionReader {
     }
   }
 
-  /** Records a problem found by the caller. */
   problem(message: string): void {
     this.problems.push(message);
   }

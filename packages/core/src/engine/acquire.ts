@@ -47,10 +47,8 @@ export interface AttemptSpec<R, G> {
 }
 
 /**
- * One acquire call: an operation id, the monotonic time taken *before* the
- * send, and an undo when the grant came too late, the caller aborted, the
- * client closed, or no answer came (the call may still run). The undo goes in
- * the owner's turn, so no other operation of the owner lands between the two.
+ * One acquire call, timed from before the send; undone when the grant came too late, the caller aborted, the client closed,
+ * or no answer came (it may still run). The undo goes in the owner's turn, so nothing of the owner lands between the two.
  */
 export function attempt<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined): Promise<TryOutcome<G>> {
   try {
@@ -80,8 +78,6 @@ function sendInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: A
       try {
         const retryInMs = spec.refusal(reply);
         if (retryInMs !== undefined) outcome = { retryInMs };
-        // Within the owner's turn: the owner's next operation goes out only once
-        // the undo was answered, so nothing of the owner can land between them.
         else if (signal?.aborted || ctx.closed || spec.late?.(sentAt)) return undoInTurn(ctx, spec, signal, op);
         else outcome = { grant: spec.keep(reply, sentAt) };
       } catch (error) {
@@ -92,8 +88,7 @@ function sendInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: A
       return outcome;
     },
     (error: unknown) => {
-      // No answer: the acquire may still run. The undo goes out behind it on
-      // the same connection; the caller hears of the failure now.
+      // No answer: the acquire may still run; the undo goes out behind it on the same connection.
       if (error instanceof RedisUnavailableError && !wasNotSent(error)) void undo(ctx, spec, op);
       ctx.chains.leave(spec.key, spec.owner);
       throw error;
@@ -113,11 +108,7 @@ async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, sig
   return { retryInMs: 1 };
 }
 
-/**
- * Sends the undo of `op`, again while Redis does not answer (for up to
- * commandTimeoutMs): a semaphore's permits are unowned, so an undo that never
- * lands loses them for good.
- */
+/** Retried while Redis does not answer (up to commandTimeoutMs): a semaphore's permits are unowned, so a lost undo loses them for good. */
 function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: string): Promise<void> {
   let failure: unknown;
   const once = (): Promise<boolean> =>
@@ -137,11 +128,7 @@ function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: strin
   });
 }
 
-/**
- * A try for a leased hold (a lock's, an expirable permit's): the grant is the
- * owner's {@link Hold}, recorded by {@link recordGrant}; one comes too late
- * past lease − drift from its send. Made once per acquisition call.
- */
+/** A try for a leased hold (a lock's, an expirable permit's), too late past lease − drift from its send. Made once per acquisition call. */
 export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Hold> {
   readonly key: string;
   readonly owner: string;
@@ -180,10 +167,8 @@ export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Ho
 }
 
 /**
- * Records a grant on the owner's hold, or on a new one. A grant that shows a
- * hold this client believed active is gone (another token; or, for an
- * exclusive mode, another owner of this client granted) marks it lost first:
- * one process never believes in two holders.
+ * Records a grant on the owner's hold, or a new one. A hold believed active that the grant shows gone (another token; in an
+ * exclusive mode, another owner of this client granted) is lost first: one process never believes in two holders.
  */
 export function recordGrant<G>(
   ctx: EngineContext,
@@ -221,24 +206,15 @@ export interface WaitSpec<G> {
   /** The object's wake policy: what a message on the channel wakes. */
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
   /**
-   * How the call starts. 'queue': behind this process's waiters (no barging).
-   * 'join': where Redis keeps the order, into the local queue before the first
-   * try. 'try': at once (a reentry would wait for itself; a latch's readers do not compete).
+   * 'queue': behind this process's waiters (no barging); 'join': into the local queue before the first try, where Redis keeps
+   * the order; 'try': at once (a reentry would wait for itself; a latch's readers do not compete).
    */
   readonly arrival: 'queue' | 'join' | 'try';
-  /**
-   * With 'queue': while this call's first try is out, the object's later
-   * arrivals in this process queue behind it (one owner at a time: theirs
-   * could only win if it failed), so a burst of callers sends one try, not one each.
-   */
+  /** With 'queue': later arrivals in this process queue behind this call's first try (theirs could only win if it failed): a burst sends one try. */
   readonly queuesOthers?: boolean;
   /** Called when the call ends without a grant (timed out, aborted, failed): leave a queue kept in Redis. */
   leave?(): Promise<unknown>;
-  /**
-   * A wake carried a payload (a release granted this waiter in Redis): the
-   * grant it makes, or undefined when it is not this call's to count on
-   * (then the call tries, which claims a grant that is).
-   */
+  /** The grant a wake's payload made in Redis, or undefined when not this call's to count on (the call then tries, claiming one that is). */
   takeGrant?(payload: string): G | undefined;
   /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
@@ -247,30 +223,17 @@ export interface WaitSpec<G> {
   tryOnce(signal: AbortSignal | undefined): Promise<TryOutcome<G>>;
   /** Gives back a grant its caller aborted before seeing; absent where a grant binds nobody (a latch's "open"). */
   giveBack?(grant: G): Promise<unknown>;
-  /**
-   * Told when the call joins and leaves the wait queue, and how it ended: set
-   * by the observed engine on the caller's literal, which starts with it
-   * undefined so that setting it does not change the object's shape.
-   */
+  /** Set by the observed engine on the caller's literal, which starts with it undefined so setting it keeps the object's shape. */
   watch: AcquireWatch | undefined;
 }
 
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
 const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
 
-/**
- * How long a try or subscription must have been out when `waitMs` runs out
- * for the timeout to say Redis did not answer, ms. A shorter one is a round
- * trip in flight (or a late event loop): the call is plainly not acquired,
- * and tryLock gives false rather than a Redis failure.
- */
+/** A try or subscription out this long (ms) when `waitMs` runs out means Redis did not answer; shorter is a round trip in flight: tryLock gives false. */
 const UNANSWERED_MS = 100;
 
-/**
- * One waiting call: its signal (the caller's, also aborted at `waitMs`, so a
- * call settles by `waitMs` whatever Redis does), the Redis failure of its
- * latest try or subscription, and since when one has been out.
- */
+/** One waiting call; its signal is the caller's, also aborted at `waitMs`, so it settles by then whatever Redis does. */
 class WaitCall<G> {
   readonly signal: AbortSignal | undefined;
   /** Monotonic time at which `waitMs` runs out (infinite without one). */
@@ -307,11 +270,7 @@ class WaitCall<G> {
     return this.signal?.reason === WAIT_EXPIRED;
   }
 
-  /**
-   * Why the call timed out, if Redis is why: a try or subscription out for
-   * UNANSWERED_MS or more when waitMs ran out, else the failure of the latest
-   * one; undefined when Redis answered.
-   */
+  /** Why the call timed out, if Redis is why: a try or subscription out UNANSWERED_MS or more, else the latest failure. */
   timeoutCause(): RedisUnavailableError | undefined {
     if (this.outSince !== undefined && monotonicNow() - this.outSince >= UNANSWERED_MS) {
       const outMs = Math.round(monotonicNow() - this.outSince);
@@ -325,11 +284,7 @@ class WaitCall<G> {
     return this.failure;
   }
 
-  /**
-   * Settles like `work`, or rejects when the call's signal aborts (`work` goes
-   * on, and undoes a late grant). While it is out, the call counts as waiting
-   * for Redis.
-   */
+  /** Settles like `work`, or rejects when the signal aborts (`work` goes on, and undoes a late grant); meanwhile the call waits on Redis. */
   race<T>(work: Promise<T>): Promise<T> {
     const signal = this.signal;
     if (!signal) return work;
@@ -399,32 +354,23 @@ class WaitCall<G> {
   }
 }
 
-/**
- * What a non-waiting call (tryLock, tryAcquire) throws for a failure of its
- * wait: a timeout whose cause says Redis did not answer is that failure, not
- * a refusal that a false would report.
- */
+/** For tryLock and tryAcquire: a timeout caused by Redis not answering is that failure, not a refusal to report as false. */
 export function unansweredFailure(error: unknown): unknown {
   return error instanceof LockAcquireTimeoutError && error.cause instanceof Error ? error.cause : error;
 }
 
 /**
- * Tries, then waits on the object's channel and tries again when woken or when
- * the holder's TTL (capped at a third of the watchdog lease, since a TTL of −1
- * must not park a waiter forever) runs out, until acquired, `waitMs` runs out
- * (undefined), or the signal aborts (rejects with its reason). A call with
- * `waitMs` settles by then whatever Redis does: when Redis failed or did not
- * answer, with a LockAcquireTimeoutError whose cause is that failure (a try
- * still out goes on, and undoes its grant if one comes).
+ * Tries, then waits on the object's channel and tries again when woken or the holder's TTL runs out (capped at a third of the
+ * watchdog lease: a TTL of −1 must not park a waiter forever), until acquired, `waitMs` runs out (undefined) or the signal aborts.
+ * With `waitMs` it settles by then whatever Redis does: a failure or no answer is the cause of a LockAcquireTimeoutError.
  */
 export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
   const call = new WaitCall(spec);
   // Tasks of this process queue behind the ones already waiting (no barging):
   // a releasing task that locks again at once must not starve them.
   const queueBehind = spec.arrival === 'queue' && spec.waitMs !== 0 && ctx.queues.hasWaiters(spec.channel);
-  // Where Redis keeps the order and the channel is subscribed already, join
-  // the local queue before the first try: an announcement made while it is out
-  // becomes a pending wake, so no second try after the acknowledgement is needed.
+  // Where Redis keeps the order and the channel is subscribed, join before the first try: an announcement made
+  // while it is out becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && spec.waitMs !== 0 && ctx.queues.isSubscribed(spec.channel);
   if (queueBehind || joinFirst) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined }));
   // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
@@ -490,16 +436,14 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
     if (grant === undefined && spec.waitMs) cause = call.timeoutCause();
   } catch (error) {
     if (!call.expired) {
-      // Whatever failed once close() began (a SUBSCRIBE or a try cut off by the
-      // disconnect) is reported as the close it is.
+      // Whatever failed once close() began (a SUBSCRIBE or try cut off by the disconnect) is the close.
       if (ctx.closed && !(error instanceof ClientClosedError) && !spec.signal?.aborted) throw new ClientClosedError();
       throw error;
     }
     cause = call.timeoutCause();
   } finally {
     call.dispose();
-    // Without a grant: out of a queue kept in Redis, in one script; waited for
-    // no later than waitMs (it goes on after, in the owner's turn).
+    // Out of a queue kept in Redis, waited for no later than waitMs (it goes on after, in the owner's turn).
     if (grant === undefined && spec.leave) {
       const leaving = spec.leave().catch((error: unknown) => ctx.backgroundError(error));
       ctx.background.track(leaving);
@@ -511,8 +455,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
     return undefined;
   }
   if (spec.signal?.aborted) {
-    // Aborted while the grant was being recorded: the caller will never release
-    // what it does not know it has, so give it back rather than keep renewing it.
+    // Aborted while the grant was recorded: the caller will never release what it does not know it has.
     await spec.giveBack?.(grant).catch((error: unknown) => {
       if (!(error instanceof LockLostError)) ctx.backgroundError(error);
     });
@@ -525,10 +468,8 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   const waitUntil = call.deadline;
   let failingSince: number | undefined;
   let failures = 0;
-  // A waiting call rides out a short outage (failover, restart): an unavailable
-  // Redis is retried with jittered backoff for up to commandTimeoutMs (and no
-  // later than waitMs, when the timeout's cause is the last failure). waitMs 0
-  // fails at once.
+  // A waiting call rides out a short outage (failover, restart) with jittered backoff for up to commandTimeoutMs
+  // (no later than waitMs, when the last failure is the timeout's cause); waitMs 0 fails at once.
   const failed = (error: unknown): number => {
     if (!(error instanceof RedisUnavailableError) || spec.waitMs === 0) throw error;
     call.failure = error;
@@ -578,8 +519,7 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
         waiter = await call.race(joining);
         break;
       } catch (error) {
-        // A call without waitMs fails at once when its SUBSCRIBE fails (a
-        // refused connection); one with waitMs rides it out like a try.
+        // Without waitMs a failed SUBSCRIBE (a refused connection) fails the call; with it, it is ridden out like a try.
         if (spec.waitMs === undefined || call.signal?.aborted) throw error;
         entered = undefined;
         const delayMs = Math.min(failed(error), waitUntil - monotonicNow());
@@ -596,8 +536,7 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
         const result = await tryOnce();
         if ('grant' in result) {
           acquired = true;
-          // Branches of one task share its ownership: those waiting beside this
-          // one can reenter now instead of sleeping until the next release.
+          // Branches of one task share its ownership: those waiting beside this one can reenter now.
           ctx.queues.wakeSiblings(waiter);
           return result.grant;
         }
@@ -623,8 +562,7 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   } finally {
     if (waiter) ctx.queues.leave(waiter, acquired);
     else {
-      // Cut off while joining: out of the queue at once, so no wake or local
-      // hand-off goes to a call that has ended; the join settles unheard.
+      // Cut off while joining: out of the queue at once, so no wake or hand-off goes to an ended call.
       joining?.catch(() => undefined);
       if (entered) ctx.queues.leave(entered, false);
     }

@@ -2,21 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelayMs } from './backoff.js';
 import { monotonicNow } from '../connection/time.js';
 
-/** How {@link BackgroundWork.retry} retries. */
 export interface RetryPlan {
   /** Monotonic time after which no new try starts. */
   readonly until: number;
-  /** Shortest wait between tries, in ms. */
   readonly minDelayMs: number;
-  /** Longest wait between tries, in ms. */
   readonly maxDelayMs: number;
 }
 
-/**
- * Work the client does in the background (undos, releases finished after a
- * failure): tracked so close() can wait for it, and stopped from retrying by
- * close(). Nothing here rejects: failures are the caller's to report.
- */
+/** Background work (undos, releases finished after a failure), tracked and stopped by close(); nothing rejects: the caller reports failures. */
 export class BackgroundWork {
   private readonly running = new Set<Promise<unknown>>();
   private readonly stopping = new AbortController();

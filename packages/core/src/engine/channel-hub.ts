@@ -47,8 +47,7 @@ export class ChannelHub {
         if (this.listeners.get(channel) !== entry) return;
         entry.acked = false;
         if (this.closed) return;
-        // Heard until the server confirms: a message published before the
-        // UNSUBSCRIBE still reaches the listener, which may pass it on.
+        // Heard until the server confirms: a message published before the UNSUBSCRIBE may be passed on.
         const forget = (): void => {
           if (this.listeners.get(channel) === entry) this.listeners.delete(channel);
         };
@@ -60,7 +59,6 @@ export class ChannelHub {
     };
   }
 
-  /** Closes the connection; listeners hear nothing more. */
   close(): void {
     this.closed = true;
     this.listeners.clear();
@@ -79,7 +77,7 @@ export class ChannelHub {
   }
 }
 
-/** A failure of the subscriber connection, as rlock's own error (every error rlock reports is one); the socket's error is its cause. */
+/** Every error rlock reports is its own: the socket's error becomes the cause. */
 function unavailable(error: unknown): Error {
   if (error instanceof RLockError) return error;
   const message = error instanceof Error ? error.message : String(error);

@@ -1,17 +1,12 @@
 import { monotonicNow } from '../connection/time.js';
 
-/**
- * Calls functions after short delays on one timer for all of them, for
- * delays set on every operation, where a timer each (and its async resource)
- * would cost more than the operation's own work. Never keeps a process alive.
- */
+/** One timer for short delays set on every operation: a timer each (and its async resource) would cost more than the operation. */
 export class DelayQueue {
   /** Due time (monotonic ms) and function, in the order they are due. */
   private readonly due: [number, () => void][] = [];
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
-  /** Calls `fn` `delayMs` from now (not before). */
   add(delayMs: number, fn: () => void): void {
     const at = monotonicNow() + delayMs;
     let index = this.due.length;

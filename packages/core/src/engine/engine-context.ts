@@ -21,7 +21,6 @@ export interface ContextReports {
   ended?(hold: Hold): void;
 }
 
-/** The settings every object of a client shares. */
 export interface ContextSettings {
   readonly clientId: string;
   readonly keyPrefix: string;
@@ -44,7 +43,6 @@ export class EngineContext {
   readonly background = new BackgroundWork();
   readonly kinds = new HoldKinds();
   readonly observer: HoldObserver;
-  /** What its holds of one kind and mode share (see Hold). */
   readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
@@ -81,15 +79,11 @@ export class EngineContext {
     return this.renewer !== undefined;
   }
 
-  /** @throws ClientClosedError once the client is closed. */
   assertOpen(): void {
     if (this.closed) throw new ClientClosedError();
   }
 
-  /**
-   * A fresh operation id, by which the scripts recognise a replayed or late
-   * call. The scripts qualify it with the owner, so a per-client counter is unique.
-   */
+  /** The scripts recognise a replayed or late call by its op id, qualified by the owner: a per-client counter is unique. */
   newOpId(): string {
     return (++this.opCounter).toString(36);
   }

@@ -4,15 +4,13 @@ import type { Hold } from './hold.js';
 import { monotonicNow } from '../connection/time.js';
 
 /**
- * Extends `hold` to `leaseMs` from now, in its owner's turn (the deadline counts
- * from before the send). A fixed lease past its deadline is lost, not extended.
+ * Extends `hold` to `leaseMs` from before the send, in its owner's turn; a fixed lease past its deadline is lost, not extended.
  * @throws the hold's LockLostError when it is (or turns out) lost; IllegalMonitorStateError(`notHeld`) when released
  */
 export async function extendHold(
   ctx: EngineContext,
   hold: Hold,
   leaseMs: number,
-  /** The object's protocol: extends a held lease on the server. */
   store: { extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> },
   notHeld: string,
 ): Promise<void> {

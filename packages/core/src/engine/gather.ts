@@ -16,12 +16,7 @@ export interface GatherTimeout {
   readonly error: (index: number) => Error;
 }
 
-/**
- * Starts some calls of a gather first (see {@link gather}): the calls at
- * `first`, then the others once those settled without a verdict or `afterMs`
- * later, whichever comes first; after a verdict, the others start `afterMs`
- * later only if `skip()` is false then (their ends go to `late`).
- */
+/** The calls at `first` start first, the others once those settle without a verdict or `afterMs` later; after a verdict, only if `skip()` is false. */
 export interface GatherStagger {
   readonly first: readonly number[];
   readonly afterMs: number;
@@ -30,11 +25,7 @@ export interface GatherStagger {
   readonly timers: DelayQueue;
 }
 
-/**
- * A fan-out to several servers (Redlock's masters), resolved as soon as
- * `decide` reaches a verdict (a frozen server cannot hold up an answer), every
- * call settled, or `timeout` passed. Calls still running go on; `late` hears them.
- */
+/** A fan-out (Redlock's masters) resolved at `decide`'s verdict, so a frozen server cannot hold up an answer; `late` hears calls still running. */
 export function gather<T, V>(
   calls: readonly (() => Promise<T>)[],
   decide: (results: readonly (Settled<T> | undefined)[], settled: number) => V | undefined,

@@ -8,11 +8,8 @@ const ENDED = 1;
 export const HANDLE_OWN_BIT = 2;
 
 /**
- * What every handle shares (a lock's, a permit's): one acquisition, ended
- * once, by its release call or on dispose (`await using`), and the owner's
- * task, so `run(fn)` nests acquisitions as that owner. A client keeps one
- * per held lock: the release and the extension are methods of the subclass,
- * not closures made per handle, and its flags share one field.
+ * One acquisition (a lock's, a permit's), ended once by its release call or on dispose. One per held lock: release and
+ * extension are subclass methods, not closures per handle, and the flags share one field.
  */
 export abstract class HoldHandle implements AsyncDisposable {
   /** ENDED, and from HANDLE_OWN_BIT up the subclass's flags. */
@@ -28,10 +25,7 @@ export abstract class HoldHandle implements AsyncDisposable {
     this.bits |= ENDED;
   }
 
-  /**
-   * The owner's task: rebuilt from a hold's owner `<clientId>:<taskId>` (a
-   * lock's), so a handle keeps no task per held lock; a permit keeps its own.
-   */
+  /** Rebuilt from the hold's owner, so a lock's handle keeps no task; a permit keeps its own. */
   protected ownerTask(): TaskContext {
     return taskOfOwner(this.hold.owner);
   }
@@ -76,7 +70,6 @@ export abstract class HoldHandle implements AsyncDisposable {
     return runInTask(this.ownerTask(), fn);
   }
 
-  /** @throws IllegalMonitorStateError once this handle was released. */
   protected assertHeld(call: string): void {
     if (this.ended) throw new IllegalMonitorStateError(`the handle of "${this.name}" was released: ${call} needs a held hold`);
   }

@@ -7,10 +7,7 @@ export interface HoldKind {
   batchKey(hold: RenewableHold): string;
   /** Renews a batch with one call (per server): one outcome per hold, in order. */
   renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]>;
-  /**
-   * Releases what is left of `hold`, checked by owner and token (never a newer
-   * hold): on close, and after a loss so waiters need not sit out its TTL.
-   */
+  /** Releases what is left of `hold` by owner and token (never a newer hold): on close, and after a loss so waiters skip its TTL. */
   clear(hold: Hold): Promise<boolean>;
 }
 

@@ -4,18 +4,10 @@ import type { Hold } from './hold.js';
 /** The holds of one key when there is more than one: per mode, per owner. */
 type Shared = Map<string, Map<string, Hold>>;
 
-/**
- * The client's holds by key, mode and owner; lost ones hang off `previous`, so
- * their unlocks answer with the loss. A key with one hold maps to it directly
- * (nested Maps cost ~0.4 KB per lock).
- */
+/** Holds by key, mode and owner (a key with one hold maps to it directly); lost ones hang off `previous`, so their unlocks answer with the loss. */
 export class HoldRegistry {
   private readonly byKey = new Map<string, Hold | Shared>();
-  /**
-   * Holds by owner, so a task's end looks at that task's holds only. Only holds
-   * taken while a task that is heard ending runs are indexed: no other hold's
-   * task can end. An entry goes with its task (takeOwner) or its last hold.
-   */
+  /** Holds by owner, so a task's end looks at its own; indexed only while a task heard ending runs: no other hold's task can end. */
   private readonly byOwner = new Map<string, Hold | Hold[]>();
 
   current(key: string, mode: string, owner: string): Hold | undefined {
@@ -73,16 +65,11 @@ export class HoldRegistry {
   /** Counts one unlock of a lost hold; forgets it once every acquisition is accounted for. */
   dropOne(hold: Hold): void {
     hold.count--;
-    // An older generation (not current) with no counts left is skipped when the
-    // current one is removed.
+    // An older generation with no counts left is skipped when the current one is removed.
     if (hold.count <= 0) this.remove(hold);
   }
 
-  /**
-   * An exclusive mode was just granted to `owner`: any other owner's hold this
-   * client still believes active there is gone (its lease ran out unseen).
-   * A hold whose final release is in flight is left to that release.
-   */
+  /** An exclusive mode was granted to `owner`: other owners' holds believed active ran out unseen (one mid final release is left to it). */
   loseOthers(key: string, mode: string, owner: string): void {
     const entry = this.byKey.get(key);
     if (entry === undefined) return;

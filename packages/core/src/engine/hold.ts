@@ -19,9 +19,7 @@ export type HoldState = 'held' | 'released' | 'lost';
 
 /** Who holds what: the hold an acquisition creates or reenters, and how its lease is counted (data, so one Hold serves every object). */
 export interface HoldTarget {
-  /** The object's name as the user gave it. */
   readonly name: string;
-  /** Full Redis key the lease is on. */
   readonly key: string;
   /** The mode held ('' for an exclusive lock; 'read', 'write'…): a registry slot of its own. */
   readonly mode: string;
@@ -43,18 +41,13 @@ interface RareHoldState<G> {
   maxLeaseAt?: number;
   maxLeaseTimer?: NodeJS.Timeout;
   expiryTimer?: NodeJS.Timeout;
-  // Made on first read of `signal`: an AbortController costs ~0.8 KB and
-  // several µs, and Java-style lock()/unlock() callers never look at it.
+  // Made on first read of `signal`: an AbortController is costly, and lock()/unlock() callers never look at it.
   controller?: AbortController;
   /** Watchdog flags of the acquisitions past the first FLAG_BITS (a deeper reentry). */
   deepFlags?: boolean[];
 }
 
-/**
- * Acquisitions whose watchdog flag is kept in `bits`; deeper ones go to an
- * array. The stack's marker bit then sits at bit 29: `bits` stays a small
- * integer (stored in the object, not in a number box) on every V8 build.
- */
+/** Watchdog flags kept in `bits` (deeper go to an array): with the marker at bit 29, `bits` stays a small integer on every V8 build. */
 const FLAG_BITS = 25;
 
 /** What every hold of one kind and mode on one client shares: one object, not five fields per hold. */
@@ -101,19 +94,13 @@ const RENEWING = 2;
 const RELEASED = 4;
 const LOST = 8;
 const STATE_MASK = 15;
-/**
- * The bits above the state are the watchdog-flag stack: a marker bit above
- * one bit per acquisition (the newest lowest, 1: taken without a fixed
- * lease), so its depth needs no field of its own. Empty, it is the marker alone.
- */
+/** Above the state, the watchdog-flag stack: a marker bit over one bit per acquisition (newest lowest; 1: no fixed lease). */
 const STACK_SHIFT = 4;
 const EMPTY_STACK = 1;
 
 /**
- * What one owner holds of one object in one mode: nested acquisitions share its
- * lease, deadline, token and signal; renewal runs while any of them took a
- * watchdog lease. There is one per held lock, so what most holds never use (a
- * loss, a cap, timers, the signal) lives in `rare`, made on first use.
+ * What one owner holds of one object in one mode: nested acquisitions share its lease, deadline, token and signal; renewal
+ * runs while any took a watchdog lease. What most holds never use (a loss, a cap, timers, the signal) lives in `rare`.
  */
 export class Hold<G = unknown> implements RenewableHold {
   readonly name: string;
@@ -121,25 +108,14 @@ export class Hold<G = unknown> implements RenewableHold {
   readonly owner: string;
   readonly token: string | undefined;
   count = 0;
-  /**
-   * Monotonic ms until which the lease is certain, rounded down to a whole ms:
-   * a small integer is stored in the object, a fraction in a number box of
-   * its own (16 B more per hold).
-   */
+  /** Monotonic ms until which the lease is certain, floored: an integer is stored in the object, a fraction boxed. */
   deadline: number;
   leaseMs: number;
-  /**
-   * Acquisitions that a scope (withLock) or a handle releases itself when it
-   * ends: a bare unlock() may not take the count below them.
-   */
+  /** Acquisitions a scope (withLock) or a handle releases itself: a bare unlock() may not take the count below them. */
   scoped = 0;
   /** Its renewer's slot (see RenewableHold). */
   renewal: unknown = undefined;
-  /**
-   * RELEASE_SENT, RENEWING, RELEASED, LOST (the state is two of them, not a
-   * field of its own), and above them the watchdog flags of the first
-   * FLAG_BITS acquisitions (see STACK_SHIFT).
-   */
+  /** RELEASE_SENT, RENEWING, RELEASED, LOST (the state needs no field), then the watchdog-flag stack (see STACK_SHIFT). */
   private bits = EMPTY_STACK << STACK_SHIFT;
 
   private readonly site: HoldSite;
@@ -206,7 +182,6 @@ export class Hold<G = unknown> implements RenewableHold {
     return (this.rare ??= {});
   }
 
-  /** The loss that ended it, once lost. */
   get lostError(): LockLostError | undefined {
     return this.rare?.lostError;
   }
@@ -220,10 +195,7 @@ export class Hold<G = unknown> implements RenewableHold {
     if (hold !== undefined || this.rare !== undefined) this.extra.previous = hold;
   }
 
-  /**
-   * Monotonic time (ms) past which the hold is neither renewed nor relied on
-   * (`maxLeaseMs`): then it is lost with reason `maxLease`. Undefined: no cap.
-   */
+  /** Monotonic ms past which the hold is lost (`maxLease`) instead of renewed or relied on; undefined: no cap. */
   get maxLeaseAt(): number | undefined {
     return this.rare?.maxLeaseAt;
   }
@@ -237,10 +209,7 @@ export class Hold<G = unknown> implements RenewableHold {
     return this.lostError ?? new IllegalMonitorStateError(`"${this.name}" is no longer held: it was released`);
   }
 
-  /**
-   * Held and before its deadline (and cap), checked against the clock, so a
-   * timer that fires late never leaves a hold looking alive past its deadline.
-   */
+  /** Held and before its deadline and cap, by the clock: a late timer never leaves a hold looking alive. */
   get certain(): boolean {
     const maxLeaseAt = this.rare?.maxLeaseAt;
     return this.active && monotonicNow() < this.deadline && !(maxLeaseAt !== undefined && monotonicNow() >= maxLeaseAt);
@@ -270,10 +239,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * Records one granted acquisition that leaves the owner's count at `count`.
-   * `sentAt` is when the command that set the lease went out (undefined for an
-   * acquisition that did not reach Redis); `leaseMs` undefined means a
-   * watchdog lease. The deadline only grows, as the server's TTL does.
+   * One granted acquisition leaving the owner's count at `count`; `sentAt` undefined: it did not reach Redis; `leaseMs`
+   * undefined: a watchdog lease. The deadline only grows, as the server's TTL does.
    */
   acquired(count: number, sentAt: number | undefined, leaseMs: number | undefined): void {
     const lease = leaseMs ?? this.site.watchdogLeaseMs;
@@ -313,9 +280,8 @@ export class Hold<G = unknown> implements RenewableHold {
     this.bits = (this.bits & STATE_MASK) | ((stack >>> 1) << STACK_SHIFT);
   }
 
-  // After every acquisition or release, so a reentry racing the last release
-  // restarts renewal. A fixed lease's end is timed only when observable (the
-  // signal, a lockLost listener); else the next release or read finds it `expired`.
+  // After every acquisition or release, so a reentry racing the last release restarts renewal. A fixed lease's end is
+  // timed only when observable (the signal, a lockLost listener); else the next release or read finds it `expired`.
   private applyLeaseMode(): void {
     if (this.renewed) {
       this.clearExpiryTimer();
@@ -335,19 +301,13 @@ export class Hold<G = unknown> implements RenewableHold {
     this.observer.stopRenewal(this);
   }
 
-  /**
-   * The final release is about to go out: stop renewing, so a renewal racing it
-   * cannot come back "gone" and report a clean release as lost. No way back.
-   */
+  /** Stops renewing for good, so a renewal racing the final release cannot come back "gone" and report it as lost. */
   beginFinalRelease(): void {
     this.bits |= RELEASE_SENT;
     this.stopRenewing();
   }
 
-  /**
-   * An extension to `leaseMs` sent at `sentAt` succeeded: the lease (and what
-   * the watchdog renews to) becomes the longer of the two, the deadline too.
-   */
+  /** An extension sent at `sentAt` succeeded: the lease (what the watchdog renews to) and deadline take the longer. */
   extendTo(sentAt: number, leaseMs: number): void {
     if (!this.active) return;
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
@@ -361,11 +321,7 @@ export class Hold<G = unknown> implements RenewableHold {
     this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, this.leaseMs, this.driftFactor)));
   }
 
-  /**
-   * Caps the hold at monotonic time `at` (`maxLeaseMs` from the send; the
-   * earliest cap wins), where it is lost (`maxLease`). The watchdog also checks
-   * the cap before each renewal, so a late timer never lets one through past it.
-   */
+  /** Lost (`maxLease`) at monotonic `at`, the earliest cap winning; the watchdog checks the cap too, so a late timer lets no renewal past it. */
   capLease(at: number): void {
     if (!this.active || (this.maxLeaseAt !== undefined && this.maxLeaseAt <= at)) return;
     const extra = this.extra;

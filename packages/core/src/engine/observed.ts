@@ -1,8 +1,4 @@
-/**
- * The engine's acquire, release and renewal, observed: objects call these, so
- * every kind is instrumented here once. With nothing listening each costs a
- * few reads.
- */
+// The engine's acquire, release and renewal, observed: every object kind is instrumented here once.
 import { acquireChannel, releaseChannel, type LockChannelContext } from '../observability/channels.js';
 import { acquireOrWait, type WaitSpec } from './acquire.js';
 import type { EngineContext } from './engine-context.js';
@@ -23,7 +19,6 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
   const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal, spec.signal);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
-  // The probe hears the wait queue's join and leave, and the call's outcome, from acquireOrWait (see AcquireWatch).
   // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
   if (probe !== undefined) spec.watch = probe;
   return traced

@@ -4,7 +4,6 @@ interface Turn {
   next: (() => void)[] | undefined;
 }
 
-/** `owner`'s turn in a key's slot, if it has one. */
 function turnIn(slot: Turn | Map<string, Turn> | undefined, owner: string): Turn | undefined {
   if (slot === undefined) return undefined;
   if (slot instanceof Map) return slot.get(owner);
@@ -12,9 +11,8 @@ function turnIn(slot: Turn | Map<string, Turn> | undefined, owner: string): Turn
 }
 
 /**
- * Runs one owner's operations on one key one at a time, in call order: a
- * replay after a reconnect can then only be the last one (recognised by its op
- * id), and an undo lands before the next operation. An uncontended turn costs no promise.
+ * One owner's operations on one key, one at a time in call order: a replay after a reconnect can only be the last one
+ * (known by its op id), and an undo lands before the next operation. An uncontended turn costs no promise.
  */
 export class OwnerChains {
   /** A key's turn when one owner has one (the usual case: one object, no Map), else its turns by owner. */
@@ -22,11 +20,7 @@ export class OwnerChains {
   private active = 0;
   private idleWaiters: (() => void)[] = [];
 
-  /**
-   * Takes the owner's turn on `key`: undefined when it is free (the caller
-   * goes on at once), else a promise that resolves when the turn comes. Every
-   * `enter` must be followed by exactly one `leave`.
-   */
+  /** Undefined when the turn is free (go on at once), else resolves when it comes; every `enter` needs exactly one `leave`. */
   enter(key: string, owner: string): Promise<void> | undefined {
     const slot = this.slots.get(key);
     const turn = turnIn(slot, owner);
@@ -72,7 +66,6 @@ export class OwnerChains {
     }
   }
 
-  /** Runs `operation` in the owner's turn on `key`. */
   async run<T>(key: string, owner: string, operation: () => Promise<T>): Promise<T> {
     const turn = this.enter(key, owner);
     if (turn) await turn;

@@ -21,35 +21,25 @@ export type ReleaseReply =
 /** One release: the object's call, and how a failed final one is finished in the background. */
 export interface ReleaseSpec {
   send(op: string): Promise<ReleaseReply>;
-  /**
-   * One more try of a final release whose outcome is unknown (the same `op`, so
-   * a release that did run answers as it did): resolves 'released', 'gone'
-   * (nothing of the hold is left), or rejects to be tried again.
-   */
+  /** Retries a final release of unknown outcome with the same `op` (one that ran answers as it did); rejects to be tried again. */
   finish(op: string): Promise<'released' | 'gone'>;
   /** Told of a release that succeeded, in the reaction that settles it: a caller reads the reply without a `.then` (a promise) of its own. */
   released?(reply: ReleaseReply & { readonly released: true }): void;
 }
 
 /**
- * Releases one acquisition of `hold`. A lost hold is counted off without
- * touching Redis (never a newer hold of the owner) and rejects with its loss.
- * The final release stops renewal first, for good: if it fails, the hold is
- * lost (`unreachable`) and the release finished in the background.
- *
- * Resolves once released (the reply goes to `spec.released`).
+ * A lost hold is counted off without touching Redis (never a newer hold of the owner) and rejects with its loss. A failed
+ * final release loses the hold (`unreachable`) and is finished in the background.
  * @throws IllegalMonitorStateError, LockLostError, or the failure of the call.
  */
 export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<void> {
-  // Not async, one `.then` on the call: an async function with an await is
-  // two promises per release, each running the task context's hook.
+  // Not async: an async function with an await is two promises per release, each running the task context's hook.
   if (!hold || hold.count <= 0) {
     return Promise.reject(new IllegalMonitorStateError(`"${name}" is not held by the current task (nothing was released)`));
   }
   let final: boolean;
   try {
-    // A fixed lease past its deadline may be gone, or someone else's: the
-    // critical section may not have been exclusive, whatever Redis says now.
+    // A fixed lease past its deadline may have been someone else's: the section may not have been exclusive.
     if (hold.expired) hold.lose('expired');
     if (!hold.active) {
       ctx.holds.dropOne(hold);
@@ -92,8 +82,7 @@ export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: st
 /** What a release's reply makes of `hold`: the reply, or the loss it found. */
 function settleRelease(ctx: EngineContext, hold: Hold, reply: ReleaseReply): ReleaseReply & { readonly released: true } {
   if (!hold.active) {
-    // Lost while the release was in flight (its fixed deadline passed, a
-    // forceUnlock): the holder must hear of it, whatever the reply.
+    // Lost while the release was in flight (deadline passed, forceUnlock): the holder must hear of it, whatever the reply.
     ctx.holds.dropOne(hold);
     throw hold.endedError();
   }

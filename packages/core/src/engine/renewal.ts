@@ -1,7 +1,4 @@
-/**
- * The renewal seam: the engine renews leases only through a {@link LeaseRenewer}
- * (`@org/rlock-watchdog`), which reaches Redis only through a {@link RenewalBackend}.
- */
+// The renewal seam: the engine renews only through a LeaseRenewer (`@org/rlock-watchdog`), which reaches Redis only through a RenewalBackend.
 
 import type { LockLostReason } from '../errors.js';
 
@@ -11,13 +8,8 @@ export type LostReason = LockLostReason;
 /** What one renewal of one hold found on the server. */
 export type RenewOutcome = 'renewed' | 'gone' | 'taken';
 
-/**
- * A held lease the renewer keeps alive. Core owns the object and its state;
- * the renewer reads it and reports back through {@link RenewableHold.extend} and
- * {@link RenewableHold.lose}.
- */
+/** A held lease the renewer keeps alive: core owns it; the renewer reports back through `extend` and `lose`. */
 export interface RenewableHold {
-  /** The object's name as the user gave it. */
   readonly name: string;
   /** Which registered `HoldKind` renews it (lock hold, permit…); one kind shares a batch. */
   readonly kind: string;
@@ -37,21 +29,13 @@ export interface RenewableHold {
   readonly maxLeaseAt?: number | undefined;
   /** The renewer's own slot on the hold (spares it a map); core never reads it. */
   renewal?: unknown;
-  /**
-   * Record a successful renewal. `sentAt` is the monotonic time taken *before*
-   * the renewal was sent; the new deadline is sentAt + leaseMs − drift.
-   * Ignored when the hold is no longer active.
-   */
+  /** A renewal sent at monotonic `sentAt` (taken before the send) succeeded: deadline sentAt + leaseMs − drift; ignored once inactive. */
   extend(sentAt: number): void;
   /** Mark the hold lost (aborts its signal, emits `lockLost`); idempotent. `detail` extends the message. */
   lose(reason: LostReason, cause?: unknown, detail?: string): void;
 }
 
-/**
- * How a renewer reaches Redis: `renew` takes up to `maxBatch` holds of one
- * {@link RenewalBackend.batchKey} in one script call, one outcome per hold in order;
- * it rejects when the call failed as a whole (transient until the deadlines pass).
- */
+/** `renew` takes up to `maxBatch` holds of one batch key in one call: an outcome per hold, in order; rejects when the whole call failed. */
 export interface RenewalBackend {
   readonly maxBatch: number;
   /** Holds with the same batch key may share one renew call. */
@@ -59,9 +43,7 @@ export interface RenewalBackend {
   renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]>;
 }
 
-/** Events a renewer reports through. */
 export interface RenewalReporter {
-  /** A batch of `count` holds was renewed. */
   renewed(count: number): void;
   /** A background failure that is not (yet) a loss, e.g. a renewal to retry. */
   error(error: Error): void;

@@ -2,19 +2,12 @@ import { ClientClosedError } from '../errors.js';
 import { monotonicNow } from '../connection/time.js';
 import type { WaitWatch } from '../observability/telemetry.js';
 
-/**
- * How long a client that released while other clients wait too holds back
- * its own waiters, ms (see {@link WaitQueue.yieldFor}).
- */
+/** How long a client that released while other clients wait holds back its own waiters, ms (see {@link WaitQueue.yieldFor}). */
 const HANDOFF_YIELD_MS = 2;
 
-/** Why a sleeping waiter woke. */
 export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';
 
-/**
- * One task waiting on an object. It sleeps only between tries; the queue wakes
- * it as the object's wake policy says (one per release, n, by id, all).
- */
+/** One task waiting on an object: it sleeps only between tries, woken as the object's wake policy says. */
 export class Waiter {
   /** Woken by a release: a waiter that then leaves without acquiring passes the wake on. */
   woken = false;
@@ -37,12 +30,7 @@ export class Waiter {
     return this.queue.waiters[0] === this;
   }
 
-  /**
-   * Sleeps until the queue wakes this waiter, `timeoutMs` passes, or `signal`
-   * aborts (then rejects with its reason). A wake that came while this waiter
-   * was busy trying is not lost: it was kept as a pending wake and is consumed
-   * here (in a head-only queue, by the head only).
-   */
+  /** Rejects when `signal` aborts. A wake that came while this waiter was trying was kept, and is taken here (head-only: by the head). */
   sleep(timeoutMs: number, signal: AbortSignal | undefined): Promise<WakeReason> {
     if (((!this.queue.headOnly || this.isHead) && this.queue.takePendingWake()) || this.queue.takePendingId(this.id)) {
       this.woken = true;
@@ -83,12 +71,8 @@ export class Waiter {
 }
 
 /**
- * The local waiters of one channel, in arrival order, and how they are woken:
- * {@link wakeOne} (an exclusive lock's release), {@link wakeN} (n permits came
- * back), {@link wakeId} (a message names its waiter),
- * {@link wakeAll} (a latch reached zero, a resubscribe). In a head-only queue
- * only the head tries (Redlock: a process's own tasks would split the votes);
- * the others wait for their turn.
+ * The local waiters of one channel, in arrival order. In a head-only queue only the head tries (Redlock: a process's
+ * own tasks would split the votes); the others wait for their turn.
  */
 export class WaitQueue {
   readonly waiters: Waiter[] = [];
@@ -101,16 +85,10 @@ export class WaitQueue {
   /** The latest acquire op each id sent while waiting here. */
   private readonly lastTries = new Map<string, string>();
   closedError: Error | undefined;
-  /**
-   * Where a wake meant for one client goes when none of its waiters can use
-   * it (the woken one left without the object, or the queue emptied as the
-   * wake came): the object passes it on to another client. Set by the
-   * object's wake policy; absent where every client hears every wake.
-   */
+  /** Passes a wake none of this client's waiters can use on to another client; absent where every client hears every wake. */
   unheard: (() => void) | undefined;
   /** Settles once the queue's channel is subscribed (acknowledged): a try after it cannot miss a release. */
   ready: Promise<void> | undefined;
-  /** `ready` has resolved: the channel is subscribed now. */
   subscribed = false;
   /** Until then (monotonic ms) a release wakes no local waiter: other clients' waiters go first. */
   private yieldUntil = 0;
@@ -145,11 +123,7 @@ export class WaitQueue {
     for (let i = 0; i < n; i++) this.wakeOne();
   }
 
-  /**
-   * Wakes the waiter `id` (it need not be first); one busy trying finds the
-   * wake at its next sleep. `payload`: the message granted `id` something in
-   * Redis; the waiter that wakes takes it (WaitSpec.takeGrant reads it).
-   */
+  /** One busy trying finds the wake at its next sleep. `payload`: what the message granted `id` in Redis (see WaitSpec.takeGrant). */
   wakeId(id: string, payload?: string): void {
     const waiter = this.waiters.find((candidate) => candidate.id === id);
     if (!waiter) return;
@@ -184,19 +158,12 @@ export class WaitQueue {
     sleeper.fire('released');
   }
 
-  /**
-   * Notes the op of the latest acquire `id` sent on this object while a
-   * waiter with that id is here (see {@link lastTry}); kept no longer than
-   * such a waiter is (forgetPendingId), so holders that never wait leave nothing.
-   */
+  /** Noted only while a waiter with `id` is here (see forgetPendingId), so holders that never wait leave nothing. */
   noteTry(id: string, op: string): void {
     if (this.waiters.some((waiter) => waiter.id === id)) this.lastTries.set(id, op);
   }
 
-  /**
-   * The op of the latest acquire any waiter (or branch) with `id` sent here
-   * while it waited: a payload naming an older try may be stale.
-   */
+  /** The latest acquire op `id` sent while waiting here: a payload naming an older try may be stale. */
   lastTry(id: string): string | undefined {
     return this.lastTries.get(id);
   }
@@ -205,10 +172,7 @@ export class WaitQueue {
     return this.pendingIds.size > 0 && this.pendingIds.delete(id);
   }
 
-  /**
-   * Wakes every waiter. Those busy trying cannot be woken; each leaves a pending
-   * wake so its next sleep returns at once (what it tried may predate the event).
-   */
+  /** A waiter busy trying gets a pending wake instead: what it tried may predate the event. */
   wakeAll(reason: WakeReason): void {
     let busy = 0;
     for (const waiter of this.waiters) {
@@ -225,11 +189,7 @@ export class WaitQueue {
     else this.wakeAfterYield(wait, () => this.wakeOne());
   }
 
-  /**
-   * This client just released while other clients wait too: hold back the
-   * local wake for `ms`, or the releasing process, whose loop is awake, would
-   * win far more than its share.
-   */
+  /** This client released while others wait: hold back local wakes for `ms`, or its awake loop would win far more than its share. */
   yieldFor(ms = HANDOFF_YIELD_MS): void {
     this.yieldUntil = monotonicNow() + ms;
   }
@@ -275,10 +235,8 @@ export interface JoinSpec {
 }
 
 /**
- * Every wait queue of one client, by channel, subscribed while a local task
- * waits on it. Every try before a sleep follows the subscription's
- * acknowledgement, so no later release is missed; after a reconnect every
- * waiter tries again, as messages published meanwhile are gone.
+ * A client's wait queues by channel, subscribed while a local task waits. Every try before a sleep follows the subscription's
+ * acknowledgement, so no later release is missed; after a reconnect every waiter tries again: messages meanwhile are gone.
  */
 export class WaitQueues {
   private readonly queues = new Map<string, WaitQueue>();
@@ -317,11 +275,7 @@ export class WaitQueues {
     if (wake && queue && queue.waiters.length > 0) queue.wakeOne();
   }
 
-  /**
-   * Joins the queue of `spec.channel` (last, or first with `front`) and resolves once its subscription is
-   * acknowledged; `entered` hears the waiter as soon as it is in the queue, so
-   * a caller cut off before then can take it out at once.
-   */
+  /** Resolves once the subscription is acknowledged; `entered` hears the waiter as soon as it is queued, so a caller cut off can take it out. */
   async join(spec: JoinSpec, entered?: (waiter: Waiter) => void, front = false): Promise<Waiter> {
     if (this.closedError) throw this.closedError;
     let queue = this.queues.get(spec.channel);
@@ -367,11 +321,7 @@ export class WaitQueues {
     }
   }
 
-  /**
-   * Leaves the queue. A waiter that was woken by a release and leaves without
-   * it (aborted, timed out, failed) passes the wake on; a head that leaves
-   * gives the next waiter its turn.
-   */
+  /** A waiter woken by a release that leaves without it passes the wake on; a head that leaves gives the next its turn. */
   leave(waiter: Waiter, acquired: boolean): void {
     const queue = waiter.queue;
     const index = queue.waiters.indexOf(waiter);

@@ -1,32 +1,23 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-/**
- * A task is the Node.js counterpart of a Java thread: the unit of lock ownership,
- * carried through async calls. Owners are `<clientId>:<taskId>`.
- */
+/** A task, the Node.js counterpart of a Java thread: the unit of lock ownership, carried through async calls. */
 export interface TaskContext {
-  /** The task's id, unique in the process: the second half of its owner ids. */
+  /** The task's id, unique in the process: owner ids are `<clientId>:<taskId>`. */
   readonly taskId: string;
 }
 
-// One storage per process, even when both the ESM and the CJS build of this
-// package are loaded (the dual-package hazard): two storages would let a task
-// started by one copy look like "no task" to the other.
+// One storage per process even when both the ESM and the CJS build load (the dual-package hazard):
+// with two, a task started by one copy would be "no task" to the other.
 const STORAGE_KEY = Symbol.for('@org/rlock-core/task-storage/v1');
 const globalSlot = globalThis as { [STORAGE_KEY]?: AsyncLocalStorage<TaskContext> };
 const storage: AsyncLocalStorage<TaskContext> = (globalSlot[STORAGE_KEY] ??= new AsyncLocalStorage<TaskContext>());
 
-// Task ids need only be unique within the process (the owner id's first half,
-// the client id, is the unguessable part): a counter, shared by both module
-// copies like the storage, so no random bytes are drawn per task.
+// A counter shared like the storage: task ids need only be unique in the process (the client id is the unguessable part).
 const COUNTER_KEY = Symbol.for('@org/rlock-core/task-counter/v1');
 const counterSlot = globalThis as { [COUNTER_KEY]?: { next: number } };
 const counter = (counterSlot[COUNTER_KEY] ??= { next: 0 });
 
-/**
- * A task. The owner cache's fields are made up front (added later they cost
- * 24 B more per task); the id string is made when read, so a live task keeps no second copy.
- */
+/** The owner cache's fields are made up front (added later, they grow every task); the id string is made when read. */
 class Task implements CachedOwner {
   clientId: string | undefined = undefined;
   owner: string | undefined = undefined;
@@ -47,20 +38,15 @@ export function currentTask(): TaskContext | undefined {
   return storage.getStore();
 }
 
-/** Runs `fn` in a new task, whatever the caller runs in. */
 export function runInNewTask<T>(fn: () => T): T {
   return storage.run(newTask(), fn);
 }
 
-/** Runs `fn` in the given task (a handle's owner, for example). */
 export function runInTask<T>(task: TaskContext, fn: () => T): T {
   return storage.run(task, fn);
 }
 
-/**
- * Runs `fn` in the current task, or in a new one when called outside any task.
- * Branches of a `Promise.all` inside `fn` share the task, and so its ownership.
- */
+/** Branches of a `Promise.all` inside `fn` share the task, and so its ownership. */
 export function runInTaskOrNew<T>(fn: () => T): T {
   return storage.getStore() ? fn() : runInNewTask(fn);
 }

@@ -6,15 +6,13 @@ export type TaskSource = 'task' | 'request';
 /** Told when a task started by `client.task(fn)` or `taskMiddleware()` ends. */
 export type TaskEndListener = (task: TaskContext, source: TaskSource) => void;
 
-// One set per process, shared by the ESM and the CJS build like the task
-// storage: a task started by one copy may hold locks of a client of the other.
+// Shared by the ESM and the CJS build like the task storage: a task of one copy may hold locks of the other's clients.
 const LISTENERS_KEY = Symbol.for('@org/rlock-core/task-end-listeners/v1');
 const slot = globalThis as { [LISTENERS_KEY]?: Set<TaskEndListener> };
 const listeners: Set<TaskEndListener> = (slot[LISTENERS_KEY] ??= new Set());
 
-// How many tasks that will be heard ending are running now, process-wide (both
-// module copies count here). While none is, no hold's owner can be heard ending:
-// a task's owner id is new with the task, so a hold of one is taken while it runs.
+// Tasks that will be heard ending running now, process-wide. While none runs, no hold's owner can be heard ending:
+// an owner id is new with its task, so its holds are taken while it runs.
 const LIVE_KEY = Symbol.for('@org/rlock-core/ending-tasks-live/v1');
 const liveSlot = globalThis as { [LIVE_KEY]?: { count: number } };
 const live = (liveSlot[LIVE_KEY] ??= { count: 0 });
@@ -51,11 +49,7 @@ export function taskEnded(task: TaskContext, source: TaskSource): void {
   }
 }
 
-/**
- * Runs `fn` in the current task, or in a new one that ends (listeners hear
- * it) when `fn` settles. Only a task started here ends here: nested calls
- * keep the caller's task, which ends with the outermost.
- */
+/** A task started here ends (listeners hear it) when `fn` settles; nested calls keep the caller's task, which ends with the outermost. */
 export function runInTaskOrNewReportingEnd<T>(fn: () => Promise<T>): Promise<T> {
   if (currentTask()) return fn();
   const task = newTaskContext();

@@ -11,14 +11,10 @@ export interface TaskResponse {
 export type TaskMiddleware = (req: unknown, res: TaskResponse, next: () => void) => void;
 
 /**
- * Middleware that runs each request in a *new* task (a servlet's thread per
- * request), so two requests never share ownership. When the response closes,
- * a lock the task still holds without a release on its way is reported
- * (`holdLeaked`, warning `RLOCK_HOLD_LEAKED`).
- *
+ * Middleware that runs each request in a new task, so two requests never share ownership; a lock still held
+ * without a release on its way when the response closes is reported (`holdLeaked`, warning `RLOCK_HOLD_LEAKED`).
  * @example
  * app.use(taskMiddleware());
- * app.post('/orders/:id', async (req, res) => { await orderService.place(req.params.id); res.end(); });
  * @example
  * // node:http, no framework
  * const perRequest = taskMiddleware();
