@@ -12,7 +12,6 @@ import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type LockKeys, type PlainLockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
 import { parseHoldRecord } from './hold-record.js';
-import { readValueAndPttl } from './read-lease.js';
 
 /** The zset lives a watchdog lease: waiters try again at least every third of it. */
 export function lockWaits(ctx: EngineContext): ClientWaits {
@@ -220,22 +219,9 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   async ownerHold(keys: LockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
-    const holder = await this.readHolder(keys);
-    return holder?.owner === owner ? { held: true, count: holder.count } : { held: false, count: 0 };
-  }
-
-  readHolder(keys: LockKeys): Promise<{ owner: string; count: number } | undefined> {
-    return this.transport.call('get', [keys.lock], 'a read', keys.lock, (reply) => {
-      const hold = parseHoldRecord(reply as string | null);
-      // A fair lock's hold handed over and not yet counted (count 0) is one.
-      return hold ? { owner: hold.owner, count: Math.max(1, hold.count) } : undefined;
-    });
-  }
-
-  /** Atomic (MULTI), so the TTL is that holder's. */
-  async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
-    const { value, pttlMs } = await readValueAndPttl(this.deployment, this.transport.timeoutMs, keys.lock);
-    return { owner: parseHoldRecord(value)?.owner, pttlMs };
+    const hold = await this.transport.call('get', [keys.lock], 'a read', keys.lock, (reply) => parseHoldRecord(reply as string | null));
+    // A fair lock's hold handed over and not yet counted (count 0) is one.
+    return hold?.owner === owner ? { held: true, count: Math.max(1, hold.count) } : { held: false, count: 0 };
   }
 
   pttl(keys: LockKeys): Promise<number> {
