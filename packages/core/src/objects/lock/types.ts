@@ -10,6 +10,7 @@ export interface LockScope<Token extends string | undefined = string> {
 
 /** One acquisition from `acquire()`, of the current task or else a fresh owner; released by `unlock()` or `await using`. */
 export interface LockHandle<Token extends string | undefined = string> extends AsyncDisposable {
+  /** The lock's name. */
   readonly name: string;
   /** See {@link LockScope.token}. */
   readonly token: Token;
