@@ -9,13 +9,11 @@ import { SEMAPHORE } from './semaphore/kind.js';
 /** Every kind a client makes and `inspect` tells apart (a new kind: its folder plus an entry); the first listed wins. */
 export const KINDS = Object.freeze([LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const);
 
-/** One of {@link KINDS}. */
 export type AnyKind = (typeof KINDS)[number];
 
-/** The name of a registered kind. */
 export type KindName = AnyKind['name'];
 
-/** The report `inspect` makes of an object of a registered kind. */
+/** `inspect`'s report of an object of a registered kind. */
 export type KindInfo = ReturnType<AnyKind['describe']>;
 
 /** The getter kind `Name` adds to a client. */

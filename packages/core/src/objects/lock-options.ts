@@ -5,26 +5,20 @@ import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from
 /** Options of the waiting calls: `lock`, `tryLock`, `acquire`, `withLock`. */
 export interface LockOptions {
   /**
-   * Fixed lease in ms (3 to 2^31−1), never renewed. Without it the hold takes
-   * the watchdog lease (`watchdogTimeoutMs`), renewed every third of it.
+   * Fixed lease in ms (3 to 2^31−1), never renewed; without it the watchdog lease, renewed every third of it.
    * @default undefined (a watchdog lease)
    */
   readonly leaseMs?: number;
   /**
-   * How long to wait, in ms (0: try once). When it runs out, `tryLock()`
-   * resolves false and the others reject with LockAcquireTimeoutError.
+   * How long to wait in ms (0: try once); then `tryLock()` resolves false, the others reject with LockAcquireTimeoutError.
    * @default undefined (without limit); `tryLock()`: 0
    */
   readonly waitMs?: number;
   /** Aborts the wait; the call rejects with `signal.reason`. @default undefined */
   readonly signal?: AbortSignal;
   /**
-   * A cap on renewal, in ms (1 to 2^31−1) from the acquisition's send: then
-   * the watchdog stops, the key is deleted (if still its own) and the hold is
-   * lost with reason `'maxLease'`. Guards against a forgotten `unlock()`.
-   * On the server a capped hold lives at most `maxLeaseMs` + its lease; a
-   * stalled event loop lets the lease lapse first (`'unreachable'`). Nested
-   * acquisitions share one hold: the earliest cap applies.
+   * Cap on renewal in ms (1 to 2^31−1) from the acquisition's send, against a forgotten `unlock()`: then the
+   * hold is lost (`'maxLease'`) and its key deleted. Nested acquisitions share one hold: the earliest cap applies.
    * @default undefined (no cap)
    */
   readonly maxLeaseMs?: number;
@@ -44,12 +38,9 @@ export const LOCK_DEFAULTS = Object.freeze({
 
 /** The checked options of one waiting call. */
 export interface LockRequest {
-  /** Fixed lease in ms; undefined: a watchdog lease. */
   readonly leaseMs: number | undefined;
-  /** How long to wait in ms; undefined: without limit (0: try once). */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
-  /** Cap on renewal in ms, counted from the send of the acquisition; undefined: none. */
   readonly maxLeaseMs?: number | undefined;
   /** tryLock: give up at once when the outcome cannot be decided (Redlock: no quorum possible). */
   readonly failFast?: boolean;
@@ -60,14 +51,10 @@ export const MIN_LEASE_MS = 3;
 
 const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal', 'maxLeaseMs'] as const;
 
-/**
- * Checks the options of a waiting call before anything is sent.
- * @throws InvalidArgumentError naming the call and the option
- */
+/** @throws InvalidArgumentError naming the call and the option */
 export function parseLockOptions(options: unknown, call: string): LockRequest {
   const raw = checkOptionsObject(options, `${call}() options`);
   checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
-  // lease − drift (1 % + 2 ms) must be positive, or every grant is already late.
   const leaseMs =
     raw.leaseMs === undefined
       ? LOCK_DEFAULTS.leaseMs
@@ -80,10 +67,7 @@ export function parseLockOptions(options: unknown, call: string): LockRequest {
   };
 }
 
-/**
- * The caller's task, for the Java-style calls that need one.
- * @throws IllegalMonitorStateError outside any task, naming task, withLock and acquire
- */
+/** @throws IllegalMonitorStateError outside any task */
 export function requireTask(objectName: string, call: string): TaskContext {
   const task = currentTask();
   if (!task) {
@@ -94,7 +78,7 @@ export function requireTask(objectName: string, call: string): TaskContext {
   return task;
 }
 
-/** The lease of `extend(leaseMs)`: required, checked like every `leaseMs`. */
+/** `extend(leaseMs)`'s lease: required, checked like every `leaseMs`. */
 export function checkLease(leaseMs: unknown, call: string): number {
   const checked = parseLockOptions({ leaseMs }, call).leaseMs;
   if (checked === undefined) throw new InvalidArgumentError(`${call}(): leaseMs is required, got undefined`);

@@ -6,35 +6,28 @@ import { fenceTagForSlot } from './fence-slot-tags.js';
 /** Longest object name accepted, in UTF-8 bytes. */
 export const MAX_NAME_BYTES = 1024;
 
-/**
- * `<prefix>:{<name>}`, the start of every key and channel of the object, so
- * all share one Cluster slot. Public layout: changes only in a major version.
- */
+/** The start of every key and channel of the object, so all share one Cluster slot. Public layout. */
 export function objectKey(prefix: string, name: string): string {
   return `${prefix}:{${name}}`;
 }
 
-/**
- * `<prefix>:client:`, the start of every client's notice channel: a script
- * appends the client id it reads from an owner, so this is all it is given.
- */
+/** A script appends the client id it reads from an owner, so this is all it is given. */
 export function clientNoticePrefix(prefix: string): string {
   return `${prefix}:client:`;
 }
 
-/** `<prefix>:client:<clientId>`, the client's notice channel: plain PUBLISH (a script may SPUBLISH only in its own slot). */
+/** Plain PUBLISH: a script may SPUBLISH only in its own slot. */
 export function clientNoticeChannel(prefix: string, clientId: string): string {
   return clientNoticePrefix(prefix) + clientId;
 }
 
-/** `<prefix>:{<slot tag>}:fence`, the fencing counter shared by the slot of `key` (at most 16,384 counters). */
+/** The fencing counter shared by the slot of `key` (at most 16,384 counters). */
 export function fenceKey(prefix: string, key: string): string {
   return `${prefix}:{${fenceTagForSlot(calculateSlot(key))}}:fence`;
 }
 
 /**
- * A name: a non-empty string of at most 1,024 UTF-8 bytes without braces (a
- * brace would change the key's hash tag, and with it the Cluster slot).
+ * No braces: one would change the key's hash tag, and with it the Cluster slot.
  * @throws InvalidArgumentError
  */
 export function checkName(name: unknown, what = 'lock name'): string {
@@ -50,10 +43,7 @@ export function checkName(name: unknown, what = 'lock name'): string {
   return name;
 }
 
-/**
- * A key prefix: a non-empty string without braces, at most 256 bytes.
- * @throws InvalidArgumentError
- */
+/** @throws InvalidArgumentError */
 export function checkKeyPrefix(prefix: unknown): string {
   if (typeof prefix !== 'string' || prefix.length === 0 || Buffer.byteLength(prefix, 'utf8') > 256) {
     throw new InvalidArgumentError(`keyPrefix must be a non-empty string of at most 256 bytes, got ${describeValue(prefix)}`);

@@ -3,17 +3,15 @@ import type { EmbeddedScript } from '../connection/scripts.js';
 import type { Transport } from '../connection/transport.js';
 import type { RenewOutcome } from '../engine/renewal.js';
 
-/** A script's 1 (done, granted, set) as a boolean. */
 export const isOne = (reply: unknown): boolean => reply === 1;
 
 const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
 
-/** A renew-n script's code for one hold: 1 renewed, 0 gone, −1 (or none) taken. */
+/** renew-n's code for one hold; none: taken. */
 export function renewOutcome(code: number | undefined): RenewOutcome {
   return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
 }
 
-/** What every object's store keeps of its deployment: its transport and the scripts' `sharded` argument. */
 export abstract class ObjectStore {
   protected readonly transport: Transport;
   /** '1': scripts announce with SPUBLISH (Cluster), '0' with PUBLISH. */
@@ -21,14 +19,14 @@ export abstract class ObjectStore {
 
   constructor(
     readonly deployment: Deployment,
-    /** How long an operation's markers live, in ms (a replay arrives within it). */
+    /** How long an operation's markers live, ms: a replay arrives within it. */
     protected readonly replayWindowMs: number,
   ) {
     this.transport = deployment.transport;
     this.sharded = deployment.sharded ? '1' : '0';
   }
 
-  /** Runs a writing script; with syncReplicas it resolves once replicas have a write that `wrote` reports. */
+  /** With syncReplicas, resolves once replicas have a write that `wrote` reports. */
   protected write<A, T>(
     script: EmbeddedScript<A>,
     args: NoInfer<A>,
@@ -40,10 +38,7 @@ export abstract class ObjectStore {
     return replicated(this.deployment, key, this.transport.run(script, args, what, key, parse), wrote);
   }
 
-  /**
-   * A renewal batch's outcomes, once replicas have it with syncReplicas: else
-   * it is retried (the watchdog), and the hold lost at its deadline.
-   */
+  /** With syncReplicas, once replicas have it: else the watchdog retries, and the hold is lost at its deadline. */
   protected async renewed(codes: readonly number[], key: string): Promise<RenewOutcome[]> {
     if (this.deployment.syncsReplicas) await this.deployment.afterWrite(key);
     return codes.map((code) => renewOutcome(code));

@@ -3,8 +3,7 @@ import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from
 /** Options of a waiting call that takes no lease: a semaphore's `acquire`/`tryAcquire`, a latch's `await`. */
 export interface WaitOptions {
   /**
-   * How long to wait, in ms (0: try once). When it runs out `acquire()` rejects
-   * with LockAcquireTimeoutError; `tryAcquire()` and `await()` resolve false.
+   * How long to wait in ms (0: try once); then `acquire()` rejects with LockAcquireTimeoutError, `tryAcquire()` and `await()` resolve false.
    * @default undefined (without limit); `tryAcquire()`: 0
    */
   readonly waitMs?: number;
@@ -12,19 +11,14 @@ export interface WaitOptions {
   readonly signal?: AbortSignal;
 }
 
-/** The checked options of one waiting call without a lease. */
 export interface WaitRequest {
-  /** How long to wait in ms; undefined: without limit (0: try once). */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
 }
 
 const OPTION_NAMES = ['waitMs', 'signal'] as const;
 
-/**
- * Checks the options of a waiting call without a lease, before anything is sent.
- * @throws InvalidArgumentError naming the call and the option (`leaseMs` is unknown here)
- */
+/** @throws InvalidArgumentError naming the call and the option (`leaseMs` is unknown here) */
 export function parseWaitOptions(options: unknown, call: string): WaitRequest {
   const raw = checkOptionsObject(options, `${call}() options`);
   checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);

@@ -9,21 +9,17 @@ KEYS[5]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease e
 KEYS[6]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>" of the try that set its lease)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: the hold's TTL, integer ms; the TTL becomes max(current, leaseMs)
-ARGV[3]  op: operation id of this call, unique per owner; "claim/<token>":
-         count the hold handed to this owner with that token, or nothing
+ARGV[3]  op: operation id of this call, unique per owner; "claim/<token>" counts only the hold
+         handed to this owner with that token
 ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying again, ms
 ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
 
 Returns
-  {1, token, count}  granted (free and this owner's turn; or this owner's
-                     already: a reentry, which never queues, or the claim of
-                     a hold a release handed to it, count 0 -> 1); a replay
-                     of the hold's last op answers the same without counting twice
+  {1, token, count}  granted: free and this owner's turn, a reentry (never queues), or a claim
+                     (count 0 -> 1); a replay of the last op answers the same, counting once
   {0, waitMs, holder}
-                     refused: waitMs is how long until it is worth trying again
-                     (the holder's TTL, or the queue head's waiter lease when the
-                     lock is free but it is another owner's turn); holder is the
-                     owner holding the lock, or '' when it is free
+                     refused: waitMs until worth trying again (the holder's TTL, or the head's
+                     waiter lease when free but another's turn); holder, or '' when free
   {-1}               this op was cancelled before it arrived: nothing changed
 
 Publishes nothing.
@@ -38,8 +34,7 @@ local held = readHold(lock)
 local owner = held and held.owner
 
 local claim = string.sub(ARGV[3], 1, 6) == 'claim/'
--- A claim ("claim/<token>") counts only the hold handed to this owner with
--- that token: with it gone, it takes, queues and grants nothing.
+-- With the handed-over hold gone, a claim takes, queues and grants nothing.
 local mine = owner == ARGV[1] and (not claim or held.token == string.sub(ARGV[3], 7))
 if mine and held.op == ARGV[3] then
   return {1, held.token, held.count}

@@ -1,7 +1,6 @@
 --[[
-cancel-7: undo an acquire of the fair lock whose reply came too late, was
-aborted, or never came (as cancel-3 of the lock), and hand a lock it frees to
-the queue head.
+cancel-7: undo an acquire of the fair lock as cancel-4 does the lock's, and hand a lock it
+frees to the queue head.
 
 KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
@@ -16,14 +15,14 @@ ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
 ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (keys.ts); the head's client
-         listens on it followed by its clientId
+ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (plus the head's clientId: its wake channel)
 
 Returns
   1  the acquire had run and is undone
   0  it had not run (or is not the hold's last op): the tombstone refuses it
 
-Publishes "<head> <token> <ticket op>" on <wakePrefix><clientId of the head> when the undo frees the lock and someone is queued (grant-head).
+Publishes "<head> <token> <ticket op>" to the head's client when the undo frees the lock and
+someone is queued (grant-head).
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"

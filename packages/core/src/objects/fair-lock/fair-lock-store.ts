@@ -13,12 +13,9 @@ import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
 
 /**
- * The fair lock's protocol: the reentrant lock's hold record, renewal, reads and
- * cancel, plus a waiter queue in Redis. A refused try joins the queue or
- * renews its place (tries come at least every third of the waiter lease); only
- * the head is granted a free lock. A release hands it to the head in the same
- * script (grant-head.lua) and tells only the head's client: one release wakes
- * one waiter, which enters at once while its claim follows in the background.
+ * The reentrant lock's protocol plus a waiter queue in Redis: a refused try joins or renews its place, only
+ * the head gets a free lock. A release hands it to the head in the same script and tells only the head's
+ * client: one release wakes one waiter, which enters at once while its claim follows.
  */
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */
@@ -28,9 +25,8 @@ export class FairLockStore extends ServerLockStore {
   constructor(
     deployment: Deployment,
     replayWindowMs: number,
-    /** How long a queued owner keeps its place without trying again, ms (a hand-off's provisional lease). */
+    /** How long a queued owner keeps its place without trying again, ms. */
     private readonly waiterLeaseMs: number,
-    /** This client's id: its waiters listen on the lock's channel for it alone. */
     private readonly clientId: string,
   ) {
     super(deployment, replayWindowMs);
@@ -40,7 +36,6 @@ export class FairLockStore extends ServerLockStore {
     return fairLockKeys(prefix, name, this.clientId);
   }
 
-  /** The keys every fair lock script touches: the lock and its fence, and the queue a hand-off takes its head from. */
   private queueKeys(fair: FairLockKeys) {
     return { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets };
   }
@@ -129,11 +124,7 @@ export class FairLockStore extends ServerLockStore {
     );
   }
 
-  /**
-   * Every message on this client's channel is a hand-off to the queue head,
-   * one of this client's waiters, "<owner> <token> <ticket op>": only it
-   * wakes, with the grant.
-   */
+  /** Each message on this client's channel hands the lock to one of its waiters, "<owner> <token> <ticket op>": only it wakes. */
   override onMessage(payload: string, queue: WaitQueue): void {
     const space = payload.indexOf(' ');
     if (space === -1) queue.wakeId(payload);
@@ -144,10 +135,8 @@ export class FairLockStore extends ServerLockStore {
     return new HandOffCall(ctx, target, channel, (payload) => this.readGrant(payload), request);
   }
 
-  /** A hand-off's grant as the waiter reads it: the lock's new token, and the op of the waiter's try that set its waiter lease. */
   private readGrant(grant: string): HandOff | undefined {
-    // With syncReplicas a hold counts once replicas have it: the head's own
-    // acquire (the claim) waits for them; the release that handed it over did not.
+    // With syncReplicas a hold counts once replicas have it: the claim waits for them, the release did not.
     if (this.deployment.syncsReplicas) return undefined;
     const [token, ticket] = grant.split(' ');
     return token && ticket ? { token, ticket, waiterLeaseMs: this.waiterLeaseMs } : undefined;

@@ -1,6 +1,5 @@
 --[[
-forceUnlock-5: release the fair lock whoever holds it (admin), hand it to
-the queue head, and tell the holder.
+forceUnlock-5: release the fair lock whoever holds it (admin), hand it to the head, tell the holder.
 
 KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
@@ -8,17 +7,13 @@ KEYS[3]  queue: waiter queue <prefix>:{<name>}:queue (list of owners; kept: they
 KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)
 KEYS[5]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[2]  notices: <prefix>:client: (a holder's notice channel is this plus its
-         client id)
-ARGV[3]  wakePrefix: <prefix>:{<name>}:release: (a waiter's wake channel is this
-         plus its client id)
+ARGV[2]  notices: <prefix>:client: (plus a client id: its notice channel)
+ARGV[3]  wakePrefix: <prefix>:{<name>}:release: (plus a client id: its wake channel)
 
 Returns 1 if a holder was released, 0 if the lock was free.
 
-Publishes "forced <owner> <token> <lock>" on ARGV[2] .. <clientId of the
-owner> (PUBLISH, see force-notice) when it released a holder, then
-"<head> <token> <ticket op>" on ARGV[3] .. <clientId of the head> when
-someone is queued (grant-head).
+Publishes "forced <owner> <token> <lock>" to the holder's client (force-notice), then
+"<head> <token> <ticket op>" to the head's client when someone is queued (grant-head).
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"

@@ -4,46 +4,36 @@ import type { Hold, HoldTarget } from '../../engine/hold.js';
 import { driftMs, leaseDeadline, monotonicNow } from '../../connection/time.js';
 import type { HandOffs } from '../lock/lock-store.js';
 
-/** How much of a fixed lease may have gone by (since the ticket try) for a hand-off to be taken without a try. */
+/** How much of a fixed lease may be gone (since the ticket try) for a hand-off to be taken without a try. */
 const MAX_LEASE_SPENT = 0.1;
 
-/**
- * The object data of a hold that a release handed over in Redis and that no
- * script of the owner has counted yet (a fair lock's count 0): the owner's
- * next acquire there must first claim it (see {@link claimHandOff}).
- */
+/** A hold handed over in Redis and not yet counted there (count 0): the owner's next acquire claims it first. */
 const HANDED_OVER = Symbol('handed over, not yet counted in Redis');
 
-/** A lock a release handed to a waiter in Redis, as its message reads: the hold's token, the try it names, the waiter lease that try set. */
+/** A hand-off as its message reads. */
 export interface HandOff {
   readonly token: string;
-  /** The op of the waiter's try whose waiter lease the grant's TTL ends with: the grant is this call's if that try was. */
+  /** The op of the try whose waiter lease the grant's TTL ends with: the grant is this call's if that try was. */
   readonly ticket: string;
-  /** How long that try kept the waiter's place, ms: the grant's TTL ends at least this long after the try was sent. */
+  /** The grant's TTL ends at least this long after the try was sent, ms. */
   readonly waiterLeaseMs: number;
 }
 
-/** A lock a release handed to this waiter in Redis. */
 interface HandOffSpec {
   readonly target: HoldTarget;
-  /** The hold's fencing token, as the hand-off named it. */
   readonly token: string;
-  /** When the waiter's try that set its waiter lease (the ticket) was sent, monotonic ms. */
+  /** When the ticket try was sent, monotonic ms. */
   readonly ticketSentAt: number;
-  /** The waiter lease that try set, ms. */
   readonly waiterLeaseMs: number;
-  /** Fixed lease in ms the call asked for (and its ticket carried); undefined: a watchdog lease. */
+  /** Fixed lease the call asked for, ms; undefined: a watchdog lease. */
   readonly leaseMs: number | undefined;
   readonly maxLeaseMs?: number | undefined;
 }
 
 /**
- * Records a hand-off as the call's hold. The server's TTL ends at min(lease,
- * waiter lease) from when the ticket try ran, after its send: counted from
- * that send, the hold's deadline falls before the server's expiry. Undefined
- * (the call tries instead, which claims a hand-off that is its owner's) when
- * the deadline passed, more than a tenth of a fixed lease is gone, or an
- * operation of the owner on this lock is out (its answer comes first).
+ * Records a hand-off as the call's hold. The server's TTL ends min(lease, waiter lease) after the ticket try
+ * ran, which was after its send: counted from that send, the deadline falls before the server's expiry.
+ * Undefined (the call tries, claiming what is its own) when too little lease is left or an op of the owner is out.
  */
 function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
   const { target } = spec;
@@ -52,22 +42,17 @@ function takeHandOff(ctx: EngineContext, spec: HandOffSpec): Hold | undefined {
   // The send time from which `leaseMs` ends where min(lease, waiter lease) from the ticket does.
   const sentAt = spec.ticketSentAt + Math.min(0, (spec.waiterLeaseMs - leaseMs) * (1 - target.driftFactor));
   const left = leaseDeadline(sentAt, leaseMs, target.driftFactor) - monotonicNow();
-  // A fixed lease is the caller's to count on: taken here only with most of it
-  // left (an old ticket, or a lease beyond the waiter lease, would shorten
-  // it); else the try claims it, which starts the whole lease again. A
-  // watchdog lease needs a third left: the watchdog renews it within that.
+  // A fixed lease is taken only with most of it left, else the try claims it and starts it afresh;
+  // a watchdog lease needs a third left, within which the watchdog renews it.
   const needed = spec.leaseMs === undefined ? leaseMs / 3 : leaseMs - driftMs(leaseMs, target.driftFactor) - leaseMs * MAX_LEASE_SPENT;
   if (left <= needed) return undefined;
   return recordGrant(ctx, target, { granted: true, token: spec.token, count: 1, grant: HANDED_OVER }, sentAt, spec.leaseMs, spec.maxLeaseMs);
 }
 
 /**
- * Before an acquire of `owner` on `key` that would count on top of a hold
- * handed over and not yet counted in Redis (a reentry), counts it there: an
- * acquire with an op derived from the token, so that a claim whose answer was
- * lost is replayed, not counted twice. A claim that finds the hold gone marks
- * it lost (the acquire that follows is then a fresh one). Runs inside the
- * owner's turn.
+ * Before a reentry on a hold handed over and not yet counted in Redis, counts it there, with an op derived
+ * from the token so a claim whose answer was lost is replayed, not counted twice. A claim that finds the
+ * hold gone marks it lost. Runs inside the owner's turn.
  */
 function claimHandOff(
   ctx: EngineContext,
@@ -86,12 +71,9 @@ function claimHandOff(
 }
 
 /**
- * One waiting call's side of the hand-off. Its acquires are noted as the
- * owner's latest try (after the claim of a hold handed over, not yet
- * counted); the last one Redis refused and queued is the ticket a hand-off to
- * this call names. A hand-off is taken only if it names that try and no
- * acquire of the task (any branch) was sent since: else it may be late or
- * predate an undone claim, and the call tries instead, claiming what is its own.
+ * One waiting call's side of the hand-off. The last acquire Redis refused and queued is the ticket a hand-off
+ * names; it is taken only if no acquire of the task (any branch) was sent since, else it may be late or
+ * predate an undone claim, and the call tries instead.
  */
 export class HandOffCall implements HandOffs {
   private refused: { readonly op: string; readonly sentAt: number } | undefined;
@@ -99,13 +81,12 @@ export class HandOffCall implements HandOffs {
   constructor(
     private readonly ctx: EngineContext,
     private readonly target: HoldTarget,
-    /** The channel whose local queue the call waits in. */
     private readonly channel: string,
     private readonly readGrant: (grant: string) => HandOff | undefined,
     private readonly request: { readonly leaseMs?: number | undefined; readonly maxLeaseMs?: number | undefined },
   ) {}
 
-  /** Sends acquire `op` (through `acquire`, which also sends the claim, with its own op). */
+  /** `acquire` also sends the claim, with its own op. */
   async send(op: string, acquire: (op: string) => Promise<AcquireReply>): Promise<AcquireReply> {
     const { ctx, target } = this;
     const sentAt = monotonicNow();
@@ -119,7 +100,6 @@ export class HandOffCall implements HandOffs {
     return reply;
   }
 
-  /** The hold from a wake's payload, or undefined when the call should try instead. */
   take(payload: string): Hold | undefined {
     const { ctx, target, refused } = this;
     const handOff = this.readGrant(payload);

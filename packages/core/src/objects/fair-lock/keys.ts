@@ -1,19 +1,17 @@
 import { lockKeys, type LockKeys } from '../lock/keys.js';
 
 /**
- * The Redis names of one fair lock as one client sees them: the lock's, its
- * waiter queue, and the client's own wake channel `<wakePrefix><clientId>` as
- * `channel`, where a release hands the lock to this client's queue head
- * (public layout, see the core README).
+ * A fair lock's names as one client sees them: `channel` is its wake channel `<wakePrefix><clientId>`,
+ * where a release hands the lock to this client's queue head (public layout, see the core README).
  */
 export interface FairLockKeys extends LockKeys {
-  /** `<prefix>:{<name>}:release:`: a script that hands the lock over publishes on it followed by the head's clientId. */
+  /** `<prefix>:{<name>}:release:`, followed by the head's clientId. */
   readonly wakePrefix: string;
   /** List `<prefix>:{<name>}:queue`: waiting owners in arrival order. */
   readonly queue: string;
   /** Zset `<prefix>:{<name>}:waiters`: waiting owner → end of its waiter lease (server ms). */
   readonly waiters: string;
-  /** Hash `<prefix>:{<name>}:tickets`: waiting owner → `<op> <leaseMs>` of the try that set its waiter lease (a hand-off names the op and lives at most leaseMs). */
+  /** Hash `<prefix>:{<name>}:tickets`: waiting owner → `<op> <leaseMs>` of the try that set its waiter lease. */
   readonly tickets: string;
 }
 

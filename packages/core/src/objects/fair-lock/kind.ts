@@ -7,15 +7,13 @@ import { FairLockStore } from './fair-lock-store.js';
 import type { FairLockInfo } from './info.js';
 import { fairLockKeys } from './keys.js';
 
-/** The fair lock (`getFairLock`). */
 export const FAIR_LOCK = defineKind({
   name: 'fairLock',
   description: 'lock that serves its waiters in arrival order',
   method: 'getFairLock',
   getter: (site) => {
     const { deployment, context } = site;
-    // A waiter keeps its place in the queue for a watchdog lease: its tries
-    // (at least every third of it) renew it. Its holds renew as the lock's.
+    // A waiter keeps its place for a watchdog lease, renewed by its tries (at least every third of it).
     const store = new FairLockStore(deployment, context.commandTimeoutMs, context.watchdogTimeoutMs, context.clientId);
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, context, store));
   },

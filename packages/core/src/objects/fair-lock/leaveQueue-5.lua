@@ -1,7 +1,6 @@
 --[[
-leaveQueue-5: a waiter gives up (timed out, aborted, failed): out of the queue
-in one step. A grant a release made to it meanwhile, not yet claimed, is given
-back; and a free lock whose head left goes to the next head.
+leaveQueue-5: a waiter gives up: out of the queue, an unclaimed grant given back, and a free
+lock whose head left handed to the next head.
 
 KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
@@ -10,15 +9,13 @@ KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease e
 KEYS[5]  tickets: waiter tickets <prefix>:{<name>}:tickets (hash owner -> "<op> <leaseMs>")
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[3]  kept: the token of a hold of this owner that its client counts on
-         ('' if none): a hand-off with that token is a branch's, not given back
-ARGV[4]  wakePrefix: <prefix>:{<name>}:release: (keys.ts); the head's client
-         listens on it followed by its clientId
+ARGV[3]  kept: token of a hold of this owner its client counts on (a branch's: not given back), or ''
+ARGV[4]  wakePrefix: <prefix>:{<name>}:release: (plus the head's clientId: its wake channel)
 
 Returns 1 if it was queued or held an unclaimed grant, 0 if neither.
 
-Publishes "<head> <token> <ticket op>" on <wakePrefix><clientId of the head> when the lock is free after the leave and someone is queued
-(grant-head).
+Publishes "<head> <token> <ticket op>" to the head's client when the lock is free after the
+leave and someone is queued (grant-head).
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"

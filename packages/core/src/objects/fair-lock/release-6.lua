@@ -1,6 +1,5 @@
 --[[
-release-6: release one hold (or all of an owner's holds) of the fair lock, and
-hand it to the queue head.
+release-6: release one hold (or all of an owner's) of the fair lock, and hand it to the queue head.
 
 KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
@@ -14,18 +13,15 @@ ARGV[3]  all: '1' releases every count of the owner, '0' one count
 ARGV[4]  token: release only the hold with this fencing token; '' any
 ARGV[5]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (keys.ts); the head's client
-         listens on it followed by its clientId
+ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (plus the head's clientId: its wake channel)
 
-Returns (as release-2 of the lock)
-  {1, remaining, receivers}  released; at 0 the lock went to the live queue
-                             head, if any (grant-head), and its client was
-                             told (receivers: subscriber connections that heard
-                             it; 0 with nobody queued or on a replay)
+Returns (as release-3 of the lock)
+  {1, remaining, receivers}  released; at 0 the lock went to the live head, if any, and
+                             receivers heard it (0 with nobody queued or on a replay)
   {-1, exists}               not held by this owner (with that token): nothing changed
 
-Publishes "<head> <token> <ticket op>" on <wakePrefix><clientId of the head> when the count reaches 0 and someone is queued: only the head's
-client hears it, and only that waiter wakes, already holding the lock.
+Publishes "<head> <token> <ticket op>" to the head's client at count 0 when someone is queued:
+only that waiter wakes, already holding the lock.
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"

@@ -1,11 +1,8 @@
--- cancel-count (include): the part of a cancel the lock and the fair lock
--- share. `op` is this cancel's, `acquireOp` the acquire's to undo, `all` '1'
--- for every count. Leaves the tombstone <owner>:<acquireOp> in `cancelled`
--- (the hash lives replayWindowMs from now), then, if the acquire had run and
--- is the hold's last op, counts it off; at 0 the key is deleted and
--- `released` remembers <owner>:<op>.
--- Returns the script's reply (0 not run, 1 undone) and whether the lock is
--- now free; the caller then announces the release its own way.
+-- cancel-count (include): the cancel the lock and the fair lock share. `op` is this cancel's,
+-- `acquireOp` the acquire's to undo, `all` '1' for every count. Leaves a tombstone in `cancelled`
+-- (living replayWindowMs), then counts the acquire off if it ran and is the hold's last op; at 0
+-- the key is deleted and `released` remembers <owner>:<op>.
+-- Returns the reply (0 not run, 1 undone) and whether the lock is now free, for the caller to announce.
 --- @include "hold-record"
 
 local function cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)

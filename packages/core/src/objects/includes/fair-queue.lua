@@ -1,22 +1,18 @@
 -- fair-queue (include): the waiter queue of a fair lock.
--- queueKey: list of waiter ids (owners) in arrival order; leasesKey: zset of
--- waiter id -> end of its waiter lease (server ms); ticketsKey: hash of waiter
--- id -> "<op> <leaseMs>" of the try that last set that lease (its ticket). A waiter renews its lease by
--- trying again (at least every third of the lease); one whose lease lapsed on
--- the server clock is dropped, so a crashed waiter holds the ones behind it up
--- no longer than its lease, and a live one, renewing, is never dropped.
+-- queueKey: list of waiter ids (owners) in arrival order; leasesKey: zset waiter id -> end of its
+-- waiter lease (server ms); ticketsKey: hash waiter id -> "<op> <leaseMs>" of the try that last set
+-- that lease (its ticket). A waiter renews its lease by trying again; one whose lease lapsed is
+-- dropped, so a crashed waiter holds up the ones behind it no longer than its lease.
 --- @include "now-ms"
 
--- Takes waiter id out of the queue (it was granted, or it gives up); returns
--- how many entries were removed (0: it was not queued).
+-- Returns how many entries were removed (0: it was not queued).
 local function dequeue(queueKey, leasesKey, ticketsKey, id)
   redis.call('ZREM', leasesKey, id)
   redis.call('HDEL', ticketsKey, id)
   return redis.call('LREM', queueKey, 0, id)
 end
 
--- Drops every waiter whose lease lapsed on the server clock: a try does, so
--- an owner whose place lapsed queues again at the back.
+-- A try does this, so an owner whose place lapsed queues again at the back.
 local function purgeLapsed(queueKey, leasesKey, ticketsKey, now)
   local lapsed = redis.call('ZRANGEBYSCORE', leasesKey, '-inf', now)
   for _, id in ipairs(lapsed) do
@@ -28,11 +24,9 @@ local function purgeLapsed(queueKey, leasesKey, ticketsKey, now)
   end
 end
 
--- The live head of the queue and the end of its waiter lease (or nil). Heads
--- whose lease lapsed, or that have none (the keys diverged, say by eviction),
--- are dropped on the way, or they would hold every waiter up; lapsed waiters
--- further back are left to the next try's purgeLapsed, which keeps a grant to
--- one command per live head.
+-- The live head and the end of its waiter lease (or nil). Heads whose lease lapsed or is missing
+-- (say by eviction) are dropped, or they would hold every waiter up; lapsed waiters further back are
+-- left to the next try's purgeLapsed, which keeps a grant to one command per live head.
 local function liveHead(queueKey, leasesKey, ticketsKey, now)
   local head = redis.call('LINDEX', queueKey, 0)
   while head do

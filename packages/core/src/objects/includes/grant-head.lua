@@ -1,26 +1,16 @@
--- grant-head (include, after "announce", "mint-token" and "fair-queue"): hands
--- a free fair lock to the live queue head in the script that freed it, so the
--- head's next command is not a try but its critical section.
---
--- The hold it makes: owner = head, count 0 (handed over: one hold, not yet
--- counted by the head's own script), a fresh fencing token, op '', and a TTL of
--- the head's requested lease, cut to where its waiter lease ends (server
--- clock): a head whose process died holds the ones behind it up no longer than
--- its waiter lease, as it would have in the queue. Both ends lie at least
--- min(lease, waiter lease) after the head's ticket try was sent, which is when
--- the head's client counts its lease from. Its client goes straight to the
--- critical section; acquire counts the hold (count 0 -> 1, "the claim") before
--- a reentry, and release and cancel read count 0 as one.
---
--- The message, on wakePrefix .. <clientId of the head> (that client alone
--- listens there), is "<head> <token> <ticket op>": the ticket is the head's
--- try that set its waiter lease, which tells the waiter the grant is its own
--- and not a late message for an earlier call of the same owner.
--- Returns how many subscriber connections received it.
+-- grant-head (include, after "announce", "mint-token" and "fair-queue"): hands a free fair lock to
+-- the live queue head in the script that freed it, so the head's next command is its critical section.
+-- The hold: owner = head, count 0 (not yet counted by the head's script), a fresh token, op '', and the
+-- head's requested lease cut to where its waiter lease ends, so a dead head holds the queue up no
+-- longer than it would have waiting. Both ends lie at least min(lease, waiter lease) after the ticket
+-- try was sent, where the head's client counts its lease from. Acquire counts the hold (0 -> 1, the
+-- claim) before a reentry; release and cancel read count 0 as one.
+-- The message, on wakePrefix .. <head's clientId>, is "<head> <token> <ticket op>": the ticket tells
+-- the waiter the grant is its own, not a late one for an earlier call. Returns how many heard it.
 --- @include "hold-record"
 
 local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, leaseEnd, now, sharded, wakePrefix)
-  -- head and leaseEnd come from liveHead: a live waiter and its waiter lease.
+  -- head and leaseEnd come from liveHead.
   local ticket = redis.call('HGET', ticketsKey, head) or ''
   local op, leaseMs = string.match(ticket, '^(%S+) (%d+)$')
   dequeue(queueKey, leasesKey, ticketsKey, head)
@@ -29,8 +19,7 @@ local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, 
   return announce(wakePrefix .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. (op or ''), sharded)
 end
 
--- Hands a free fair lock to the live head of its queue, if any (grantHead);
--- returns how many subscriber connections heard it (0: nobody queued).
+-- Returns how many heard it (0: nobody queued).
 local function grantNext(lock, fenceKey, queueKey, leasesKey, ticketsKey, sharded, wakePrefix)
   local now = nowMs()
   local head, leaseEnd = liveHead(queueKey, leasesKey, ticketsKey, now)

@@ -1,15 +1,11 @@
--- hold-record (include): a lock's hold (the lock's, the non-reentrant lock's,
--- the fair lock's) is one string "<head> <token> <owner>", kept small so Redis
--- stores it in one allocation with its object (≤ 44 bytes: EMBSTR):
---   token  the fencing token in base 36 (10 characters until 2085, not 16);
+-- hold-record (include): a lock's hold is one string "<head> <token> <owner>", small enough (<= 44
+-- bytes) for Redis to store as EMBSTR, in one allocation:
+--   token  the fencing token in base 36;
 --   owner  <clientId>:<taskId>, last, so it may hold any character;
---   head   the last op applied to the hold, alone for count 1; "<count>*<op>"
---          otherwise (a fair lock's hold handed over, not yet counted: "0*",
---          op ''); a non-reentrant lock's op follows '!' (its count stays 1).
--- A longer record (long ids, counts) is as correct, only two allocations.
+--   head   the last op, alone for count 1, else "<count>*<op>" (a hold handed over, not yet counted:
+--          "0*", op ''); a non-reentrant lock's op follows '!' (its count stays 1).
 
--- The hold at `lock`: {owner, count, token (decimal string), op, once (true:
--- a non-reentrant lock's)}, or nil when the lock is free.
+-- {owner, count, token (decimal), token36, op, once (a non-reentrant lock's)}, or nil when free.
 local function readHold(lock)
   local record = redis.call('GET', lock)
   if not record then
@@ -28,16 +24,13 @@ local function readHold(lock)
   if once then
     op = string.sub(op, 2)
   end
-  -- tonumber(token, 36) reads through a C unsigned long and '%d' prints
-  -- through a C long: both exact for a token (< 2^53) where long is 64 bits,
-  -- as in every 64-bit Redis; '%d' costs a quarter of '%.0f'.
+  -- tonumber(token, 36) and '%d' go through C (unsigned) longs: exact for a token (< 2^53) on every
+  -- 64-bit Redis, and '%d' is cheaper than '%.0f'.
   return {owner = owner, count = count, token = string.format('%d', tonumber(token, 36)), token36 = token, op = op, once = once}
 end
 
--- A decimal fencing token (mint-token's) in base 36. The digits' character
--- codes are collected lowest first and made into one string at the end (one
--- string built, not one per digit). `n % 36` is exact: n < 2^53, and n / 36 is
--- never within half an ulp of the next integer.
+-- A decimal token in base 36, built as one string, not one per digit. `n % 36` is exact: n < 2^53,
+-- and n / 36 is never within half an ulp of the next integer.
 local function token36(token)
   local n, codes, i = tonumber(token), {}, 0
   repeat
@@ -49,8 +42,7 @@ local function token36(token)
   return string.reverse(string.char(unpack(codes, 1, i)))
 end
 
--- Writes the hold (`digits`: its token in base 36, token36's or readHold's);
--- TTL leaseMs when given, else the key keeps its TTL.
+-- `digits`: the token in base 36. Without leaseMs the key keeps its TTL.
 local function writeHold(lock, owner, count, digits, op, once, leaseMs)
   local head = op
   if once then

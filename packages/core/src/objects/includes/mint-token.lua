@@ -1,13 +1,8 @@
--- mint-token (include): the next fencing token of a hash slot's counter.
--- token = max(counter + 1, server TIME in microseconds), stored back in the
--- counter, so tokens grow per slot even when a restart or failover lost the
--- counter (while server clocks do not run backwards). TIME is allowed in a
--- script that writes because scripts replicate their effects (Redis >= 5).
--- One SET ... GET writes the clock and reads the old counter in one command;
--- only when the counter is ahead of the clock is it written a second time.
--- The clock's token is TIME's seconds followed by its microseconds padded to
--- 6 digits: the digits string.format('%.0f', nowUs) gives, at a quarter of the
--- cost ('%.0f' of a 16-digit number is the dearest step of an acquire).
+-- mint-token (include): the next fencing token of a hash slot's counter: max(counter + 1, server
+-- TIME in us), stored back, so tokens grow even when a restart or failover lost the counter (while
+-- clocks do not run backwards). TIME is allowed in a writing script: scripts replicate their effects.
+-- SET ... GET writes the clock and reads the old counter in one command. Seconds .. padded
+-- microseconds are the digits of '%.0f' of nowUs, at a fraction of the cost.
 local function mintToken(fenceKey)
   local now = redis.call('TIME')
   local nowUs = tonumber(now[1]) * 1000000 + tonumber(now[2])

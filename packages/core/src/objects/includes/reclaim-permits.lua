@@ -1,9 +1,6 @@
--- reclaim-permits (include): give the lapsed permits of a permit-expirable
--- semaphore back to its pool, by the server's clock, before the script does
--- anything else. A permit has lapsed when its lease end (its score in the
--- leases sorted set, Unix ms of the server's TIME) is at or before now; it
--- leaves the sorted set and the holders hash, and the available count grows
--- by one for each. Returns the server's time in ms and how many were reclaimed.
+-- reclaim-permits (include): give a permit-expirable semaphore's lapsed permits (lease end, their
+-- score in the leases zset, at or before the server's now) back to its pool, before anything else.
+-- Returns the server's time in ms and how many were reclaimed.
 --- @include "now-ms"
 local function reclaimPermits(permitsKey, leasesKey, holdersKey)
   local now = nowMs()

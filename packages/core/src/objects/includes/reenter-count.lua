@@ -1,9 +1,6 @@
--- reenter-count (include): the part of an acquire the lock and the fair lock
--- share for an owner that holds the lock already (a reentry; on a fair lock
--- also the claim of a hold handed over, count 0 -> 1). `held` is readHold's.
--- The caller has answered a replay of the hold's last op and refused a
--- cancelled op first.
--- Counts one more, remembers `op`, and makes the TTL max(current, leaseMs).
+-- reenter-count (include): a reentry (or a fair lock's claim, count 0 -> 1), after the caller answered a
+-- replay and refused a cancelled op. `held` is readHold's. Counts one more, remembers `op`, and makes
+-- the TTL max(current, leaseMs).
 --- @include "hold-record"
 
 local function reenterCount(lock, held, leaseMs, op)

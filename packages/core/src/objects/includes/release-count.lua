@@ -1,9 +1,7 @@
--- release-count (include): the part of a release the lock and the fair lock
--- share: `all` '1' releases every count, `token` '' any hold of the owner.
--- Returns the script's reply when the lock stays (not this owner's hold, a
--- replay, counts left), or nil once the last count went: the key is deleted
--- and `released` remembers <owner>:<op> for replayWindowMs, so a replayed full
--- release answers released; the caller then announces the release its own way.
+-- release-count (include): the release the lock and the fair lock share: `all` '1' releases every
+-- count, `token` '' any hold of the owner. Returns the reply when the lock stays, or nil once the
+-- last count went: the key is deleted and `released` remembers <owner>:<op> for replayWindowMs, so
+-- a replayed full release answers released.
 --- @include "hold-record"
 
 local function releaseCount(lock, released, owner, op, all, token, replayWindowMs)

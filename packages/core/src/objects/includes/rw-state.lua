@@ -26,10 +26,8 @@ local function purgeRw(hash, readers, writers, now)
   return left
 end
 
--- Takes `owner`'s last hold in `mode` ('read' | 'write') off the hash. Returns
--- 'free' when nobody holds the lock now (hash and readers deleted), 'downgraded'
--- when a writer left and readers (the owner among them) stay, so waiting
--- readers may enter; nil when other readers still hold it.
+-- Takes `owner`'s last hold in `mode` off. Returns 'free' (all deleted), 'downgraded' (a writer left,
+-- readers stay: waiting readers may enter), or nil when other readers still hold it.
 local function dropRwHold(hash, readers, owner, mode)
   if mode == 'write' then
     redis.call('HDEL', hash, 'w', 'wc', 'wt', 'wo')

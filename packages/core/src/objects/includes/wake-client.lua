@@ -1,10 +1,8 @@
--- wake-client (include, after "announce"): a plain lock wakes one waiting
--- client per release, not every client's waiters. `clients`: zset client id ->
--- registration time (server clock, us), living `ttlMs` from the latest one (a
--- waiting client retries, so registers again, every third of its lease).
+-- wake-client (include, after "announce"): a plain lock wakes one waiting client per release, not
+-- every client's waiters. `clients`: zset client id -> registration time (server us), living `ttlMs`
+-- from the latest (a waiting client registers again every third of it).
 
--- Registers `clientId`; `update` '1' moves it behind the others (it was just
--- served), '0' keeps the place it has.
+-- `update` '1' moves it behind the others (it was just served), '0' keeps its place.
 local function registerClient(clients, clientId, ttlMs, update)
   local t = redis.call('TIME')
   local at = t[1] .. string.format('%06d', t[2])
@@ -16,10 +14,8 @@ local function registerClient(clients, clientId, ttlMs, update)
   redis.call('PEXPIRE', clients, ttlMs)
 end
 
--- Takes registered clients out, longest registered first, and publishes
--- 'unlock' on `wakePrefix` .. <client id> until one listens there (a client
--- listens while it has tasks waiting on this lock; a dead or idle one is
--- dropped). Returns how many connections heard it (0: nobody is waiting).
+-- Pops clients, longest registered first, publishing 'unlock' on `wakePrefix` .. <client id> until
+-- one listens (a dead or idle one is dropped). Returns how many heard it (0: nobody is waiting).
 local function wakeClient(clients, wakePrefix, sharded)
   while true do
     local first = redis.call('ZPOPMIN', clients)
@@ -33,7 +29,6 @@ local function wakeClient(clients, wakePrefix, sharded)
   end
 end
 
--- The client id of `owner` (<clientId>:<taskId>).
 local function clientOf(owner)
   return string.match(owner, '^[^:]+') or owner
 end

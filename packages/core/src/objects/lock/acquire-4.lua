@@ -3,29 +3,23 @@ acquire-4: take or reenter the reentrant lock for one owner, in one step.
 
 KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
-KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>), left by
-         cancel-4 when it cancelled an op before the op reached Redis
-KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> when it
-         registered, us; see wake-client): a refused try registers its client
+KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>) of cancel-4
+KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> registered at, us;
+         wake-client)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
-ARGV[4]  kind: '' (or absent) the reentrant lock; 'nonReentrantLock' refuses the
-         owner's second acquisition as if another held it, and marks the hold's op ('!')
+ARGV[4]  kind: '' the reentrant lock; 'nonReentrantLock' refuses the owner's second acquisition
+         and marks the hold's op ('!')
 ARGV[5]  clientsTtlMs: how long `clients` lives after a registration, ms
 ARGV[6]  waits: '1' when the caller waits if refused (registers its client), '0' not
 
 Returns
-  {1, token, count}  granted: token is the hold's fencing token (decimal string),
-                     count the owner's hold count after this call. A replay of
-                     the hold's last op (ioredis resends after a reconnect)
-                     returns the same reply without counting twice; only the
-                     last op is recognised, which is enough because one owner
-                     has at most one operation in flight per lock.
-  {0, pttl, holder}  held by another owner: its remaining TTL in ms (-1: no
-                     TTL) and that owner. With `waits` the owner's client is
-                     registered in `clients` (keeping its place if it is
-                     there), so a release wakes it in its turn.
+  {1, token, count}  granted: the fencing token (decimal) and the owner's count. A replay of the
+                     hold's last op answers the same without counting twice (one owner has at
+                     most one op in flight per lock, so the last op is enough).
+  {0, pttl, holder}  held by another: its TTL in ms (-1: none) and owner. With `waits` the
+                     client is registered in `clients` (keeping its place), woken in its turn.
   {-1}               this op was cancelled before it arrived: nothing changed.
 
 Publishes nothing.
@@ -63,8 +57,7 @@ if not owner then
   writeHold(lock, ARGV[1], 1, token36(token), ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
   return {1, token, 1}
 end
--- Decided here, not in the client: two branches of one task may both be on
--- their way, and only Redis sees them one after the other.
+-- Decided here: only Redis sees two branches of one task one after the other.
 if ARGV[4] == 'nonReentrantLock' then
   return refuse()
 end

@@ -1,32 +1,27 @@
 --[[
 cancel-4: undo an acquire whose reply came too late, was aborted, or never came.
 
-The acquire may have run, may still be on its way (ioredis resends a command
-after a reconnect), or may never arrive. Either way it must leave no hold: if it
-ran and is the hold's last op, one count (or every count) of the owner is
-released; and a tombstone refuses the acquire if it arrives after this.
+It may have run, be on its way (resent after a reconnect) or never arrive, and must leave no
+hold: if it ran as the hold's last op its count is released; else a tombstone refuses it.
 
 KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
-KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> when it
-         registered, us; see wake-client)
+KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset; wake-client)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this cancel
 ARGV[3]  acquireOp: the op of the acquire to undo
 ARGV[4]  all: '1' releases every count of the owner, '0' one count
 ARGV[5]  replayWindowMs: how long `released` and `cancelled` live after this call, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (a client's wake channel is this plus
-         its client id; keys.ts)
+ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (plus a client id: its wake channel)
 
 Returns
   1  the acquire had run and is undone
-  0  it had not run (or is not the hold's last op): the tombstone refuses it
-     (every tombstone goes when the hash's TTL, renewed by each cancel, runs out)
+  0  it had not run (or is not the hold's last op): the tombstone refuses it until the
+     hash's TTL (renewed by each cancel) runs out
 
-Publishes 'unlock' on `wakePrefix` .. <client id> of one waiting client
-(wake-client) when the undo frees the lock.
+Publishes 'unlock' to one waiting client (wake-client) when the undo frees the lock.
 ]]
 --- @include "announce"
 --- @include "wake-client"

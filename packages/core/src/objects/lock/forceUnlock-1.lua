@@ -1,18 +1,16 @@
 --[[
-forceUnlock-1: release the lock whoever holds it (admin), wake waiters, and
-tell the holder.
+forceUnlock-1: release the lock whoever holds it (admin), wake waiters, tell the holder.
 
 KEYS[1]  lock: lock <prefix>:{<name>}: a hold (hold-record), or a Redlock master's lease lock
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[2]  channel: the lock's release channel <prefix>:{<name>}:release
-ARGV[3]  notices: <prefix>:client: (a holder's notice channel is this plus its
-         client id), or '' to tell no holder (a key that holds no hold record)
+ARGV[3]  notices: <prefix>:client: (plus a client id: its notice channel), or '' to tell no
+         holder (a key that holds no hold record)
 
 Returns 1 if a holder was released, 0 if the lock was free.
 
-Publishes 'force' on ARGV[2] when it released a holder, and
-"forced <owner> <token> <lock>" on ARGV[3] .. <clientId of the owner> (PUBLISH,
-see force-notice).
+Publishes 'force' on `channel` when it released a holder, and "forced <owner> <token> <lock>"
+on `notices` .. <owner's clientId> (force-notice).
 ]]
 --- @include "announce"
 --- @include "force-notice"

@@ -1,13 +1,12 @@
 /**
- * A lock's hold as its key stores it (includes/hold-record.lua): one string
- * `<head> <token> <owner>`, token in base 36, head the last op, `<count>*<op>`
- * when the count is not 1, and a non-reentrant lock's op after `!`.
+ * A hold as its key stores it (includes/hold-record.lua): `<head> <token> <owner>`, token in base 36,
+ * head the last op, `<count>*<op>` when the count is not 1, a non-reentrant lock's op after `!`.
  */
 export interface HoldRecord {
   readonly owner: string;
   /** 0: a fair lock's hold handed over, not yet counted by its owner's script. */
   readonly count: number;
-  /** The fencing token, decimal. */
+  /** Decimal. */
   readonly token: string;
   readonly op: string;
   /** A non-reentrant lock's hold. */
@@ -16,7 +15,7 @@ export interface HoldRecord {
 
 const RECORD = /^(?:(\d+)\*)?(!?)(\S*) ([0-9a-z]+) (.+)$/s;
 
-/** The hold a lock key's value records, or undefined when it is no hold record (a lease lock, a count, absent). */
+/** Undefined when the value is no hold record (a lease lock, a count, absent). */
 export function parseHoldRecord(value: string | null | undefined): HoldRecord | undefined {
   const match = value ? RECORD.exec(value) : null;
   if (!match) return undefined;
@@ -24,7 +23,7 @@ export function parseHoldRecord(value: string | null | undefined): HoldRecord | 
   return { owner, count: count === undefined ? 1 : Number(count), token: Number.parseInt(token, 36).toString(), op, once: once === '!' };
 }
 
-/** The value hold-record.lua writes for `hold` (tests and tools that write a hold by hand). */
+/** What hold-record.lua writes, for tests and tools that write a hold by hand. */
 export function formatHoldRecord(hold: HoldRecord): string {
   const head = `${hold.count === 1 ? '' : `${hold.count}*`}${hold.once ? '!' : ''}${hold.op}`;
   return `${head} ${Number(hold.token).toString(36)} ${hold.owner}`;

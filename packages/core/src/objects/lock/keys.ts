@@ -1,9 +1,6 @@
 import { clientNoticePrefix, fenceKey, objectKey } from '../names.js';
 
-/**
- * The Redis names of one reentrant lock (public layout, see the core README),
- * built once per name and cached: the hot path builds no key strings.
- */
+/** The Redis names of one reentrant lock (public layout, see the core README). */
 export interface LockKeys {
   /** String `<prefix>:{<name>}`: the hold, `<head> <token> <owner>` (includes/hold-record.lua). */
   readonly lock: string;
@@ -19,11 +16,7 @@ export interface LockKeys {
   readonly notices: string;
 }
 
-/**
- * Names kept per source (a store): enough for every lock a busy client works
- * on at once to hit, small enough (~0.3 MB) that a client touching 100,000
- * names does not keep them.
- */
+/** Names kept per store: enough for a busy client's working set, few enough that touching many names does not keep them. */
 export const KEY_CACHE_LIMIT = 1_024;
 
 /** Where a lock's names come from: a store's own layout (`keysOf`), else the reentrant lock's. */
@@ -31,17 +24,14 @@ export interface KeySource {
   keysOf?(prefix: string, name: string): LockKeys;
 }
 
-/** The names of lock `name` under `prefix`. */
 export function lockKeys(prefix: string, name: string): LockKeys {
   const lock = objectKey(prefix, name);
   return keysOfLock(lock, fenceKey(prefix, lock), clientNoticePrefix(prefix));
 }
 
 /**
- * One client's lock names (under its prefix), built once per name and source:
- * the hot path builds no key strings. Bounded by KEY_CACHE_LIMIT per source,
- * the oldest name first out: a client that touches very many names rebuilds
- * some of them, and its heap does not grow with the names it ever used.
+ * One client's lock names, built once per name and source: the hot path builds no key strings.
+ * Bounded by KEY_CACHE_LIMIT per source, oldest first out, so the heap does not grow with every name used.
  */
 export class LockKeyCache {
   private readonly bySource = new Map<KeySource, Map<string, LockKeys>>();
@@ -62,7 +52,6 @@ export class LockKeyCache {
     return keys;
   }
 
-  /** Names cached, over every source. */
   get size(): number {
     let size = 0;
     for (const cache of this.bySource.values()) size += cache.size;
@@ -76,10 +65,8 @@ export function keysOfLock(lock: string, fence = '', notices = ''): LockKeys {
 }
 
 /**
- * The Redis names of one lock or non-reentrant lock as one client sees them:
- * the lock's, its waiting clients, and the client's own wake channel
- * `<wakePrefix><clientId>` as `channel`, where a release wakes this client's
- * longest waiter when its turn comes (public layout, see the core README).
+ * A lock's names as one client sees them: `channel` is its own wake channel `<wakePrefix><clientId>`,
+ * where a release wakes this client's longest waiter in its turn (public layout, see the core README).
  */
 export interface PlainLockKeys extends LockKeys {
   /** `<prefix>:{<name>}:release:`: a script that wakes a client publishes on it followed by the clientId. */
@@ -88,19 +75,16 @@ export interface PlainLockKeys extends LockKeys {
   readonly clients: string;
 }
 
-/** The names of lock `name` under `prefix`, as client `clientId` sees them. */
 export function plainLockKeys(prefix: string, name: string, clientId: string): PlainLockKeys {
   return withWakes(lockKeys(prefix, name), clientId);
 }
 
-/** The names around lock key `lock` as client `clientId` sees them (its fence and notices unknown: what a release needs). */
+/** Fence and notices unknown: what a release needs. */
 export function plainKeysOfLock(lock: string, clientId: string): PlainLockKeys {
   return withWakes(keysOfLock(lock), clientId);
 }
 
-// One literal with every field, not a spread of the lock's names plus three:
-// a spread's copies got a hidden class (and its transitions) each, ~0.5 KB per
-// cached name, and their last fields out of the object.
+// One literal with every field, not a spread: a spread's copy gets its own hidden class per cached name.
 function withWakes(keys: LockKeys, clientId: string): PlainLockKeys {
   const wakePrefix = `${keys.channel}:`;
   return {

@@ -11,7 +11,6 @@ import type { RLock } from './types.js';
 /** A Redlock master's lease lock, `<clientId>:<taskId>|<op>`: its owner. */
 const leaseOwner = (read: KeyRead): string | undefined => /^([^|:]+:[^|:]+)\|./.exec(read.value ?? '')?.[1];
 
-/** The reentrant lock (`getLock`). */
 export const LOCK = defineKind({
   name: 'lock',
   description: 'reentrant lock',
@@ -26,8 +25,7 @@ export const LOCK = defineKind({
     const { lock, clients } = plainLockKeys(prefix, name, '');
     return { lock: { key: lock, type: 'string' }, clients: { key: clients, type: 'zset' } };
   },
-  // A hold record is a lock's unless it is a non-reentrant lock's; a fair lock
-  // with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
+  // A fair lock with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
   recognise: ({ keys: { lock } }) => {
     if (leaseOwner(lock)) return 'shown';
     const hold = parseHoldRecord(lock.value);

@@ -8,7 +8,6 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from './keys.js';
 
-/** The owner's hold as the store reads it. */
 export interface OwnerHoldRead {
   readonly held: boolean;
   /** The owner's count where the store counts (0 when not held). */
@@ -17,24 +16,18 @@ export interface OwnerHoldRead {
 
 /** One waiting call's side of a lock that a release hands over in Redis (a fair lock's). */
 export interface HandOffs {
-  /** Sends the call's acquire `op` through `acquire`, with what must go before it. */
+  /** Sends acquire `op` through `acquire`, with what must go before it. */
   send(op: string, acquire: (op: string) => Promise<AcquireReply>): Promise<AcquireReply>;
   /** The hold a wake's payload hands this call, or undefined: the call tries instead. */
   take(payload: string): Hold | undefined;
 }
 
 /**
- * Where a reentrant lock's state lives, and the lock's protocol on it: one
- * Redis (`ServerLockStore`, the lock's scripts) or, composed, a quorum of
- * independent masters (Redlock's rounds). The engine drives it; every
- * mutation is one atomic script per server.
+ * A reentrant lock's state and protocol: one Redis (`ServerLockStore`) or a quorum of masters (Redlock).
+ * Every mutation is one atomic script per server.
  */
 export interface LockStore extends HoldKind {
-  /**
-   * Where nested acquisitions are counted: `server` (each is a script call,
-   * the count lives in the lock's hold record) or `client` (only the first acquisition
-   * and the last release reach Redis).
-   */
+  /** Where nested acquisitions are counted: `server` (in the hold record) or `client` (only the first and last reach Redis). */
   readonly counting: 'server' | 'client';
   /** Drift allowed per ms of lease. */
   readonly driftFactor: number;
@@ -42,17 +35,12 @@ export interface LockStore extends HoldKind {
   readonly headOnly: boolean;
   /** Newcomers queue behind this process's waiters before trying (false where Redis keeps the order). @default true */
   readonly queueLocally?: boolean;
-  /** The object's Redis names (default: the reentrant lock's, lockKeys). */
+  /** Absent: the reentrant lock's names (lockKeys). */
   keysOf?(prefix: string, name: string): LockKeys;
-  /**
-   * Leaves a queue kept in Redis (a fair lock's), when a call ends without the
-   * lock; a hold of the owner with `keptToken` (one a branch of the task counts
-   * on) stays, whatever else was handed to the owner is given back.
-   */
+  /** Leaves a queue kept in Redis when a call ends without the lock; a hold with `keptToken` stays, other hand-offs are given back. */
   leaveQueue?(keys: LockKeys, owner: string, keptToken?: string): Promise<unknown>;
-  /** Where a release hands the lock to a waiter in Redis: one waiting call's side of it. */
+  /** Where a release hands the lock to a waiter in Redis. */
   handOffs?(ctx: EngineContext, target: HoldTarget, channel: string, request: LockRequest): HandOffs;
-  /** The renewal kind of its holds. */
   readonly kind: string;
   /** `rlock.object` of its locks' metrics and channels (`lock`, `fair_lock`, `read_lock`…). @default 'lock' */
   readonly object?: string;
@@ -62,17 +50,12 @@ export interface LockStore extends HoldKind {
   readonly exclusive?: boolean;
   /** Refuses an acquisition before anything is sent (a reader asking for the write lock). */
   beforeAcquire?(holds: HoldRegistry, keys: LockKeys, owner: string): void;
-  /**
-   * One try for `owner`. `request` carries the call's own state (`failFast`);
-   * a store may answer a failure it expects to pass with a refusal to retry.
-   */
+  /** One try; a store may answer a failure it expects to pass with a refusal to retry. */
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply>;
   /** Cancels the acquire `op`: whether it ran, will run late, or never arrives, it leaves no hold. */
   cancel(keys: LockKeys, owner: string, op: string): Promise<unknown>;
   /**
-   * Extends a held lease to max(current, `leaseMs`) on the server (`extend()`,
-   * and a nested acquisition asking for more than the hold has where the client
-   * counts). 'renewed' only within the new lease's validity.
+   * Extends a held lease to max(current, `leaseMs`); 'renewed' only within the new lease's validity.
    * @throws QuorumError (Redlock) when failures leave it undecided (the hold stands as it was)
    */
   extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'>;
@@ -80,12 +63,12 @@ export interface LockStore extends HoldKind {
   release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply>;
   /** One more try of a final release that failed (the same op): see ReleaseSpec.finish. */
   finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'>;
-  /** The lock's channel wakes one waiter per release (this wires the announcements to `queue`). */
+  /** The lock's channel wakes one waiter per release. */
   onMessage(payload: string, queue: WaitQueue): void;
   isLocked(keys: LockKeys, name: string): Promise<boolean>;
   ownerHold(keys: LockKeys, name: string, owner: string): Promise<OwnerHoldRead>;
   /** Remaining lease in ms (−2 free, −1 no TTL), as PTTL. */
   pttl(keys: LockKeys, name: string): Promise<number>;
-  /** Deletes the lock whoever holds it and wakes waiters; true if it released a holder. */
+  /** True if it released a holder. */
   forceUnlock(keys: LockKeys, name: string): Promise<boolean>;
 }

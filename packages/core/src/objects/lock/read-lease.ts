@@ -1,10 +1,7 @@
 import type { Deployment } from '../../connection/deployment.js';
 import { boundedCall, toRLockError } from '../../connection/bounded-call.js';
 
-/**
- * A lock key's value (a hold record, a lease lock) and its PTTL, read
- * atomically (MULTI), so the TTL is that holder's.
- */
+/** A lock key's value and PTTL, read atomically (MULTI), so the TTL is that holder's. */
 export async function readValueAndPttl(deployment: Deployment, timeoutMs: number, key: string): Promise<{ value: string | undefined; pttlMs: number }> {
   const read = (): Promise<[Error | null, unknown][] | null> => deployment.redis.multi().get(key).pttl(key).exec();
   const replies = await boundedCall(read, timeoutMs, 'a read', key);

@@ -15,21 +15,16 @@ import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandle, LockScope, RLock } from './types.js';
 
-/** The request of a call without options (the defaults): one object for every such call, not one per call. */
+/** The request of every call without options: one shared object, not one per call. */
 const DEFAULT_REQUEST: LockRequest = { leaseMs: LOCK_DEFAULTS.leaseMs, waitMs: LOCK_DEFAULTS.waitMs, signal: undefined, maxLeaseMs: LOCK_DEFAULTS.maxLeaseMs };
 
-/** `options` checked; a scope keeps its request for as long as fn runs, so one without options shares DEFAULT_REQUEST. */
+/** A scope keeps its request while fn runs, so one without options shares DEFAULT_REQUEST. */
 function requestOf(options: LockOptions | undefined, call: string): LockRequest {
   return options === undefined ? DEFAULT_REQUEST : parseLockOptions(options, call);
 }
 
-/**
- * The reentrant lock (Redisson's RLock) on the engine: see {@link RLock}. The
- * same class runs on one Redis and across Redlock masters; what differs is its
- * {@link LockStore}.
- */
+/** The reentrant lock ({@link RLock}), on one Redis or across Redlock masters: what differs is its {@link LockStore}. */
 export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLock<Token> {
-  /** What it shares with every lock of its client, store and label: all a handle or a scope keeps besides its hold. */
   private readonly core: LockCore;
 
   constructor(
@@ -50,20 +45,15 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.core.store;
   }
 
-  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
   private get mode(): string {
     return this.core.mode;
   }
 
-  /** `rlock.object` of its metrics (its store's). */
   private get object(): string {
     return this.core.object;
   }
 
-  /**
-   * Its Redis names, from the client's bounded cache: not kept here, so a lock
-   * object that a handle or a scope keeps alive does not keep its names too.
-   */
+  /** From the client's bounded cache, not kept here: a lock object kept alive does not keep its names too. */
   get keys(): LockKeys {
     return this.core.keysOf(this.name);
   }
@@ -78,10 +68,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.keys.lock;
   }
 
-  // lock(), unlock() and acquire() are not async functions and await
-  // nothing: each async layer costs two promises per call, and inside a task
-  // every promise also runs the async context's hook. Each is one `.then` on
-  // the engine's call; a failed check still rejects.
+  // lock(), unlock() and acquire() are not async: each async layer costs two promises per call
+  // (and an async-hook run each inside a task). A failed check still rejects.
   lock(options?: LockOptions): Promise<void> {
     let request: LockRequest;
     let acquiring: Promise<Hold | undefined>;
@@ -114,12 +102,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.core.releaseFor(this.name, owner);
   }
 
-  // Not async, and no async function inside: while fn runs, a scope keeps its
-  // promise, its `resolve`, and one reaction (and derived promise) on fn's
-  // promise; a suspended async function kept a generator, its registers, a
-  // throwaway promise and two await closures besides (~0.1 KB more per open
-  // scope with async hooks on, and more promises per call). A failed check
-  // still rejects.
+  // Not async, nor anything inside: an open scope keeps only its promise, `resolve` and one reaction on
+  // fn's promise, not a suspended async function's state. A failed check still rejects.
   withLock<T>(fn: (scope: LockScope<Token>) => T | Promise<T>, options?: LockOptions): Promise<T> {
     let request: LockRequest;
     try {
@@ -139,7 +123,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       return Promise.reject(error);
     }
     const core = this.core;
-    // Only `resolve` is kept while fn runs (a failure resolves to a rejected promise): a function less per open scope.
+    // Only `resolve` is kept while fn runs (a failure resolves to a rejected promise).
     return new Promise<T>((resolve) => {
       acquiring.then(
         (hold) => (hold ? core.runScope(hold, fn, resolve) : resolve(this.timedOut(request))),
@@ -169,8 +153,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const owner = this.ownerOf(requireTask(this.name, 'isHeldByCurrentTask'));
     this.ctx.assertOpen();
     const keys = this.keys;
-    // A hold this client knows lost, or past its deadline, is not held,
-    // whatever the server still says: safety before liveness.
+    // A hold known lost, or past its deadline, is not held whatever the server says: safety first.
     if (this.ctx.holds.current(keys.lock, this.mode, owner)?.certain !== true) return false;
     return (await this.store.ownerHold(keys, this.name, owner)).held;
   }
@@ -205,23 +188,16 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     await this.extendHeld(this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
   }
 
-  /** Extends `hold` (the caller's, a handle's) to `leaseMs`. */
   extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
     return this.core.extendHeld(this.name, hold, leaseMs);
   }
 
-  // ---- acquisition -------------------------------------------------------
-
-  /** An acquisition was refused (its waitMs ran out): the error, naming the holder where the client can tell. */
+  /** waitMs ran out: the error names the holder where the client can tell. */
   private async timedOut(request: LockRequest): Promise<never> {
     throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.ctx.holderOf?.(this.name) });
   }
 
-  /**
-   * The checks every acquisition makes before anything is sent, then the
-   * engine's loop. Not async (one promise layer less on the hot path): a
-   * failed check throws inside its caller's async function, which rejects.
-   */
+  /** Checks made before anything is sent, then the engine's loop. Not async: one promise layer less on the hot path. */
   private acquireChecked(task: TaskContext, request: LockRequest): Promise<Hold | undefined> {
     const { ctx, store, keys } = this;
     ctx.assertOpen();
@@ -267,11 +243,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         onMessage: this.core.onMessage,
         arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
         queuesOthers: store.exclusive ?? true,
-        // The queue's place is the owner's: kept while a branch of the task still
-        // waits here. A hold a branch counts on (it may be a hand-off to this
-        // place, count 0 in Redis) is named by its token, so it stays.
-        // In the owner's turn: behind a try cut off at waitMs that is still out,
-        // and before the owner's next operation (the caller need not wait for it).
+        // The owner's place stays while a branch of the task still waits here; a hold a branch counts on
+        // (maybe a hand-off, count 0 in Redis) stays by its token. Run in the owner's turn: after a try
+        // cut off at waitMs that is still out, before the owner's next operation.
         leave:
           leaveQueue &&
           (() =>
@@ -298,10 +272,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   /**
-   * A nested acquisition where the client counts: counted here, reaching the
-   * store only to extend a lease that must end later than the hold's (and the
-   * watchdog does not keep). False when the hold is lost (past its deadline, or
-   * the extension found it gone or taken): the caller acquires anew.
+   * A nested acquisition counted by the client: the store is reached only to extend a lease that must end
+   * later than the hold's. False when the hold is lost: the caller acquires anew.
    */
   private async reenterHere(hold: Hold, request: LockRequest): Promise<boolean> {
     const { ctx, store } = this;
@@ -312,8 +284,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       return false;
     }
     if (!hold.certain) {
-      // Past its deadline the lease may have run out: counting a nested
-      // acquisition here would answer "acquired" for a lock others may hold.
+      // Past its deadline the lease may have run out: others may hold the lock.
       hold.lose(hold.renewed ? 'unreachable' : 'expired');
       return false;
     }
@@ -328,8 +299,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         hold.lose(verdict === 'gone' ? 'expired' : 'taken');
         return false;
       }
-      // An extension that lands after an abort stays (it only lengthens the
-      // lease, which is never shortened), but the acquisition is not counted.
+      // An extension landing after an abort stays (it only lengthens the lease); the acquisition is not counted.
       request.signal?.throwIfAborted();
     }
     hold.acquired(hold.count + 1, sentAt, request.leaseMs);
@@ -338,12 +308,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return true;
   }
 
-  // ---- release -----------------------------------------------------------
-
-  /**
-   * Releases one acquisition of `owner`: of `own` when the caller knows which
-   * hold it took (a handle, withLock), else of the owner's newest hold.
-   */
   releaseFor(owner: string, own?: Hold): Promise<void> {
     return this.core.releaseFor(this.name, owner, own);
   }
@@ -354,26 +318,21 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 }
 
 /**
- * What every lock object of one client, store and label shares. Handles and
- * scopes keep this (one per client and store) and their hold, not the lock
- * object they came from: a caller that makes a lock object per acquisition
- * does not keep one per held lock.
+ * Shared by every lock object of one client, store and label. Handles and scopes keep this and their hold,
+ * not their lock object: a caller making a lock object per acquisition does not keep one per held lock.
  */
 class LockCore {
   /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
   readonly mode: string;
   private readonly keyCache: LockKeyCache;
   // Made once per core, not per acquisition: what the engine's wait loop is given.
-  /** Hands a release notice on the lock's channel to its store. */
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
-  /** The labels of an acquisition's metrics: one that waits, and tryLock's. */
   readonly waitLabel: AcquireLabel;
   readonly failFastLabel: AcquireLabel;
 
   constructor(
     readonly ctx: EngineContext,
     readonly store: LockStore,
-    /** `rlock.object` of its metrics. */
     readonly object: string,
   ) {
     this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
@@ -383,10 +342,7 @@ class LockCore {
     this.failFastLabel = { object, refusal: 'not_acquired' };
   }
 
-  /**
-   * A scope's release after its fn failed, which never rejects: a failed
-   * release is reported, unless the hold was lost (that was reported).
-   */
+  /** Never rejects: a failed release is reported, unless the hold was lost (reported already). */
   releaseQuietly(name: string, hold: Hold): Promise<void> {
     return this.releaseFor(name, hold.owner, hold).catch((error: unknown) => {
       if (hold.state !== 'lost') this.ctx.backgroundError(error);
@@ -398,11 +354,8 @@ class LockCore {
   }
 
   /**
-   * Runs a scope's fn on `hold` (counted as scoped until its release is called:
-   * a bare unlock() may not take it), then releases it and settles the scope
-   * through `resolve`: with fn's value once released, or with fn's error (a
-   * failed release after a failed fn is only reported). Keeps the hold, not
-   * the lock object.
+   * Runs fn on `hold` (scoped meanwhile, so a bare unlock() may not take it), releases it, then resolves
+   * with fn's value, or fn's error (a failed release after a failed fn is only reported).
    */
   runScope<T>(hold: Hold, fn: (scope: HoldScope<never>) => T | PromiseLike<T>, resolve: (value: T | Promise<T>) => void): void {
     hold.scoped++;
@@ -436,16 +389,12 @@ class LockCore {
     void this.releaseQuietly(hold.name, hold).then(() => resolve(Promise.reject(error)));
   }
 
-  /** Extends `hold` (the caller's, a handle's) of lock `name` to `leaseMs`. */
   async extendHeld(name: string, hold: Hold | undefined, leaseMs: number): Promise<void> {
     if (!hold || hold.count <= 0) throw new IllegalMonitorStateError(`lock "${name}" is not held by the current task (nothing was extended)`);
     await extendHold(this.ctx, hold, leaseMs, this.store, `lock "${name}" is not held`);
   }
 
-  /**
-   * Releases one acquisition of `owner`: of `own` when the caller knows which
-   * hold it took (a handle, withLock), else of the owner's newest hold.
-   */
+  /** Releases `own` when the caller knows its hold (a handle, withLock), else the owner's newest hold. */
   // Not async (see lock()), and no `.then` of its own: the reply is read in the engine's reaction.
   releaseFor(name: string, owner: string, own?: Hold): Promise<void> {
     const { ctx, store } = this;
@@ -467,8 +416,7 @@ class LockCore {
       finish: (op) => store.finishRelease(keys, hold as Hold, op),
       released: (reply) => {
         if (reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
-          // Other clients' waiters heard it too (ours count one while local tasks
-          // wait): let them try first.
+          // Other clients' waiters heard it too (ours count one): let them try first.
           ctx.queues.get(keys.channel)?.yieldFor();
         }
       },
@@ -476,7 +424,6 @@ class LockCore {
   }
 }
 
-/** The cores of one client's locks, per store and label. */
 class LockCores {
   private readonly byStore = new WeakMap<LockStore, Map<string, LockCore>>();
 
@@ -497,10 +444,7 @@ class LockCores {
   }
 }
 
-/**
- * What withLock's fn gets: the signal is the hold's, read through, so a scope
- * that never looks at it never builds an AbortController.
- */
+/** withLock's scope: the signal is read through, so a scope that never looks at it builds no AbortController. */
 class HoldScope<Token extends string | undefined> implements LockScope<Token> {
   constructor(private readonly hold: Hold) {}
 
@@ -516,7 +460,7 @@ class HoldScope<Token extends string | undefined> implements LockScope<Token> {
 /** `bits` of a lock's handle: its acquisition counts as scoped until its release is first called. */
 const COUNTED = HANDLE_OWN_BIT;
 
-/** A lock's handle: {@link LockHandle}. Its task is its hold's owner, rebuilt by `run()`: a handle keeps its core, its hold and its flags only. */
+/** {@link LockHandle}: its task is its hold's owner, rebuilt by `run()`; it keeps its core, hold and flags only. */
 class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
   constructor(
     private readonly core: LockCore,

@@ -4,33 +4,25 @@ release-3: release one hold (or all of an owner's holds) of the reentrant lock.
 KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>), so
          a replayed full release still answers "released"
-KEYS[3]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> when it
-         registered, us; see wake-client)
+KEYS[3]  clients: waiting clients <prefix>:{<name>}:clients (zset; wake-client)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  op: operation id of this call
 ARGV[3]  all: '1' releases every count of the owner, '0' one count
 ARGV[4]  token: release only the hold with this fencing token; '' any
 ARGV[5]  replayWindowMs: how long `released` remembers the last full release, ms
 ARGV[6]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (a client's wake channel is this plus
-         its client id; keys.ts)
+ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (plus a client id: its wake channel)
 ARGV[8]  waiting: '1' when other tasks of the owner's client wait on this lock
 ARGV[9]  clientsTtlMs: how long `clients` lives after a registration, ms
 
 Returns
-  {1, remaining, receivers}
-              released; remaining is the owner's hold count left. At 0 the key
-              was deleted and one waiting client woken (wake-client), and
-              receivers is how many subscriber connections heard it (0 when
-              nobody waits, and on a replay). A replay of the hold's last op
-              answers as the first time and changes nothing.
-  {-1, exists}
-              the owner (with that token) does not hold the lock: nothing
-              changed; exists is 1 when the key is there, 0 when it is gone.
+  {1, remaining, receivers}  released; remaining is the owner's count left. At 0 the key is
+              deleted and one waiting client woken; receivers: subscribers that heard it
+              (0 when nobody waits, and on a replay, which changes nothing).
+  {-1, exists}  the owner (with that token) does not hold it; exists: 1 key there, 0 gone.
 
-Publishes 'unlock' on `wakePrefix` .. <client id> of the client it wakes when
-the count reaches 0. With `waiting` the owner's client is registered first,
-behind the others: its own waiters get the lock when no other client waits.
+Publishes 'unlock' to the client it wakes at count 0. With `waiting` the owner's client
+registers first, behind the others: its waiters get the lock when no other client waits.
 ]]
 --- @include "announce"
 --- @include "wake-client"

@@ -12,9 +12,8 @@ import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type LockKeys, type PlainLockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
 import { parseHoldRecord } from './hold-record.js';
-import { readValueAndPttl } from './read-lease.js';
 
-/** A client's ClientWaits: its waiting-clients zset lives a watchdog lease (its waiters try again at least every third of it). */
+/** The zset lives a watchdog lease: waiters try again at least every third of it. */
 export function lockWaits(ctx: EngineContext): ClientWaits {
   return { clientId: ctx.clientId, queues: ctx.queues, ttlMs: ctx.watchdogTimeoutMs };
 }
@@ -24,11 +23,9 @@ const WAKE_INFIX = ':release:';
 
 const isGranted = (reply: { readonly granted: boolean }): boolean => reply.granted;
 
-/** Renewal kind of a reentrant lock's holds on one deployment. */
 export const LOCK_KIND = 'lock';
 
-// Replies are read by functions made once, not a closure per call. The fair
-// lock's scripts answer as the lock's do (a queued refusal names no holder: '').
+// Made once, not a closure per call. The fair lock's scripts answer alike (a queued refusal names no holder: '').
 export function parseAcquire(reply: unknown): AcquireReply {
   const [code, second, third] = reply as [number, string | number | undefined, number | string | undefined];
   if (code === 1) return { granted: true, token: String(second), count: Number(third) };
@@ -45,24 +42,16 @@ export function parseRelease(reply: unknown): ReleaseReply {
 
 const asCodes = (reply: unknown): number[] => reply as number[];
 
-/**
- * What a lock's store needs to wake one waiting client per release (see
- * wake-client.lua): who this client is, and whether its own tasks still wait.
- */
+/** What a store needs to wake one waiting client per release (wake-client.lua). */
 export interface ClientWaits {
   readonly clientId: string;
-  /** This client's wait queues: a release registers the client when other tasks of it still wait. */
+  /** A release registers the client when other tasks of it still wait. */
   readonly queues: WaitQueues;
-  /** How long a lock's waiting-clients zset lives after a registration, ms (a waiting client tries again at least every third of it). */
+  /** How long the waiting-clients zset lives after a registration, ms. */
   readonly ttlMs: number;
 }
 
-/**
- * The reentrant lock's protocol on one deployment: its scripts (one per state
- * change) and its reads, every call through the deployment's transport
- * (batched, bounded by commandTimeoutMs, typed errors). Used by the
- * single-server client.
- */
+/** The reentrant lock's protocol on one deployment: one script per state change, and its reads. */
 export class ServerLockStore extends ObjectStore implements LockStore {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
@@ -115,20 +104,16 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     return this.replicated(reply, keys.lock);
   }
 
-  /** The arguments the lock's and the fair lock's cancel scripts share beside their keys and channel. */
+  /** The arguments the lock's and the fair lock's cancel scripts share. */
   protected cancelArgs(owner: string, op: string, all: boolean) {
     return { owner, op: `${op}/cancel`, acquireOp: op, all: all ? '1' : '0', replayWindowMs: this.replayWindowMs, sharded: this.sharded };
   }
 
-  /**
-   * With `syncReplicas`, a grant counts once enough replicas have it: a
-   * rejection here makes the engine undo the grant (nothing is left).
-   */
+  /** With `syncReplicas` a grant counts once enough replicas have it; a rejection makes the engine undo it. */
   protected replicated<T extends { readonly granted: boolean }>(reply: Promise<T>, key: string): Promise<T> {
     return replicated(this.deployment, key, reply, isGranted);
   }
 
-  /** Cancels acquire `op` of `owner` (one count, or all of them). */
   cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
     const plain = keys as PlainLockKeys;
     return this.transport.run(
@@ -151,7 +136,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     return this.releaseAs(keys, hold.owner, hold.token, op, all);
   }
 
-  /** One release of `owner`'s hold (with `token`, when given: never a newer hold). */
+  /** With `token`, never releases a newer hold. */
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     const plain = keys as PlainLockKeys;
     // The releasing task has left the queue: whoever is in it waits still.
@@ -184,13 +169,12 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   onMessage(_payload: string, queue: WaitQueue): void {
-    // The release woke this client alone: one local waiter tries, and a wake
-    // no waiter here can use goes to the next waiting client.
+    // The release woke this client alone: one local waiter tries; a wake none here can use is passed on.
     queue.unheard ??= () => void this.passOn(queue.channel);
     queue.released();
   }
 
-  /** Hands a wake this client cannot use (on its wake channel `channel`) to the next waiting client, if the lock is still free. */
+  /** Hands an unusable wake to the next waiting client, if the lock is still free. */
   private passOn(channel: string): Promise<unknown> {
     const lock = channel.slice(0, channel.length - WAKE_INFIX.length - this.waitingClientId.length);
     const keys = plainKeysOfLock(lock, this.waitingClientId);
@@ -210,7 +194,6 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     return this.deployment.batchKey(hold.key);
   }
 
-  /** Renews a batch of holds of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
     return this.renewed(codes, holds[0]?.key ?? '');
@@ -236,23 +219,9 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   async ownerHold(keys: LockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
-    const holder = await this.readHolder(keys);
-    return holder?.owner === owner ? { held: true, count: holder.count } : { held: false, count: 0 };
-  }
-
-  /** owner and count of the hold, or undefined when free. */
-  readHolder(keys: LockKeys): Promise<{ owner: string; count: number } | undefined> {
-    return this.transport.call('get', [keys.lock], 'a read', keys.lock, (reply) => {
-      const hold = parseHoldRecord(reply as string | null);
-      // A fair lock's hold handed over and not yet counted there (count 0) is one.
-      return hold ? { owner: hold.owner, count: Math.max(1, hold.count) } : undefined;
-    });
-  }
-
-  /** Who holds the lock and its PTTL, read atomically (MULTI), so the TTL is that holder's. */
-  async readLease(keys: LockKeys): Promise<{ owner: string | undefined; pttlMs: number }> {
-    const { value, pttlMs } = await readValueAndPttl(this.deployment, this.transport.timeoutMs, keys.lock);
-    return { owner: parseHoldRecord(value)?.owner, pttlMs };
+    const hold = await this.transport.call('get', [keys.lock], 'a read', keys.lock, (reply) => parseHoldRecord(reply as string | null));
+    // A fair lock's hold handed over and not yet counted (count 0) is one.
+    return hold?.owner === owner ? { held: true, count: Math.max(1, hold.count) } : { held: false, count: 0 };
   }
 
   pttl(keys: LockKeys): Promise<number> {

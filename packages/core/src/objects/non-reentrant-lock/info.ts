@@ -1,9 +1,6 @@
 import type { ObjectInfoBase } from '../inspect/info.js';
 
-/**
- * A non-reentrant lock (`getNonReentrantLock`): a lock's hold record, its op
- * marked with a leading `!`; its holder's count is always 1.
- */
+/** A non-reentrant lock (`getNonReentrantLock`): its holder's count is always 1. */
 export interface NonReentrantLockInfo extends ObjectInfoBase {
   /** The kind: a non-reentrant lock. */
   readonly kind: 'nonReentrantLock';

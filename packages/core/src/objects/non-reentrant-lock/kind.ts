@@ -9,7 +9,7 @@ import type { NonReentrantLockInfo } from './info.js';
 
 const NAME = 'nonReentrantLock';
 
-/** The non-reentrant lock: the lock's keys and engine, with acquire-4 refusing an owner's second acquisition in Redis. */
+/** The lock's keys and engine; acquire-4 refuses an owner's second acquisition in Redis. */
 export const NON_REENTRANT_LOCK = defineKind({
   name: NAME,
   description: 'lock a task cannot take twice',
