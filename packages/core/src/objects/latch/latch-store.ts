@@ -13,7 +13,6 @@ export class LatchStore extends ObjectStore {
     return this.write(SCRIPTS.latchTrySetCount, args, 'trySetCount', keys.count, isOne, always);
   }
 
-  /** Counts down once; resolves the count left. */
   countDown(keys: LatchKeys, marker: string): Promise<number> {
     const args = { count: keys.count, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
     return this.write(SCRIPTS.latchCountDown, args, 'countDown', keys.count, asNumber, always);

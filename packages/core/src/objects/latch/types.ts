@@ -1,10 +1,8 @@
 import type { WaitOptions } from '../wait-options.js';
 
 /**
- * A count-down latch (Redisson's RCountDownLatch) shared by every client of
- * one deployment. Reaching zero deletes the key and publishes once (a lost
- * message costs at most a capped sleep, `watchdogTimeoutMs / 3`); a latch at
- * zero can be set again.
+ * A count-down latch (Redisson's RCountDownLatch). Reaching zero deletes the key and publishes once (a lost message costs
+ * at most a capped sleep, `watchdogTimeoutMs / 3`); a latch at zero can be set again.
  *
  * @example
  * const batch = client.getCountDownLatch('batch:3');
