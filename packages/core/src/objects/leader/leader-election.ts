@@ -10,16 +10,13 @@ import type { ElectOptions, LeadOptions, LeaderElectionEvents, LeaderInfo, Leade
 /** Reads who holds the election's lock, with its token and lease. */
 export type LeaderReader = () => Promise<LeaderInfo | undefined>;
 
-/** Retries of `lead()` after Redis was unreachable: from this wait… */
+/** Backoff of `lead()` while Redis is out of reach, from MIN_RETRY_MS up to MAX_RETRY_MS. */
 const MIN_RETRY_MS = 100;
-/** …up to this one. */
 const MAX_RETRY_MS = 5_000;
 
 /**
- * Leader election (Curator's LeaderLatch) on the lock `name` under a watchdog
- * lease; use that name for nothing else. The epoch is the hold's fencing token,
- * so it grows with every leader: a leader stalled past its lease is replaced
- * by a larger epoch, so fence what it writes with the epoch.
+ * Leader election (Curator's LeaderLatch) on the lock `name` (use it for nothing else) under a watchdog lease. The epoch
+ * is the hold's fencing token: a leader stalled past its lease is replaced by a larger epoch, so fence writes with it.
  *
  * @example
  * const election = client.getLeaderElection('scheduler');
@@ -40,8 +37,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * Waits (up to `waitMs`) until elected and returns the term. Each call is a
-   * candidate of its own: two calls in one process exclude each other.
+   * Waits (up to `waitMs`) until elected and returns the term; each call is its own candidate, even in one process.
    * @throws InvalidArgumentError for a bad option, before any command
    * @throws LockAcquireTimeoutError when `waitMs` ran out
    * @throws the signal's reason when it aborts; ClientClosedError once the client closed
@@ -60,8 +56,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * Runs `fn` for each term won (until its signal aborts), then campaigns
-   * again, until `options.signal` aborts; Redis out of reach is retried with backoff.
+   * Runs `fn` for each term won, then campaigns again, until `options.signal` aborts; Redis out of reach is retried with backoff.
    * @throws InvalidArgumentError for a bad argument, before any command
    * @throws the signal's reason once it aborts (the normal way to stop)
    * @throws what `fn` threw while still leading (leadership is given up first)
@@ -99,7 +94,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * The leader as Redis has it now (any process's), or undefined. One read.
+   * The leader as Redis has it now (any process's), or undefined.
    * @throws RedisUnavailableError, RedisCommandError; ClientClosedError once the client closed
    */
   currentLeader(): Promise<LeaderInfo | undefined> {
