@@ -24,7 +24,6 @@ export interface KeyRead {
   readonly type: string;
   /** PTTL: ms left, -1 without TTL, -2 absent. */
   readonly pttl: number;
-  /** A string's value. */
   readonly value: string | null;
   /** A hash's fields: all of them, or those `by` names. */
   readonly fields: Readonly<Record<string, string | undefined>>;
@@ -75,7 +74,6 @@ function parseRead([type, pttl, ...rest]: RawRead): KeyRead {
   };
 }
 
-/** What every report has but holders: name, key, server time. */
 export type ReportBase = Omit<ObjectInfoBase, 'holders' | 'holderCount'>;
 
 /** The key holds a decimal integer: a semaphore's permits, a latch's count. */

@@ -6,7 +6,6 @@ const asNumber = (reply: unknown): number => Number(reply ?? 0);
 /** With syncReplicas a latch write cannot be undone (awaiters may have seen it): too few acks reject after it. */
 const always = (): boolean => true;
 
-/** The latch's protocol on one deployment: two scripts (each with its op's marker) and one read. */
 export class LatchStore extends ObjectStore {
   trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
     const args = { count: keys.count, marker, initialCount: count, replayWindowMs: this.replayWindowMs };

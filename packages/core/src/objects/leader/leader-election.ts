@@ -7,7 +7,6 @@ import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js'
 import type { LockHandle, RLock } from '../lock/types.js';
 import type { ElectOptions, LeadOptions, LeaderElectionEvents, LeaderInfo, Leadership, LeadershipEvent, LeadershipScope } from './types.js';
 
-/** Reads who holds the election's lock, with its token and lease. */
 export type LeaderReader = () => Promise<LeaderInfo | undefined>;
 
 /** Backoff of `lead()` while Redis is out of reach, from MIN_RETRY_MS up to MAX_RETRY_MS. */
@@ -108,7 +107,6 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 }
 
-/** One term: the lock handle of the elected candidate. */
 class Term implements Leadership {
   private resigning: Promise<void> | undefined;
 

@@ -233,7 +233,6 @@ function memberWaitMs(waitMs: number | undefined, deadline: number | undefined):
   return Math.max(1, Math.floor(deadline - monotonicNow()));
 }
 
-/** The options for each member: the same lease and signal; the wait is what is left of the call's. */
 function withoutWait(options: LockOptions | undefined): LockOptions {
   const { waitMs: _ignored, ...rest } = options ?? {};
   return rest;

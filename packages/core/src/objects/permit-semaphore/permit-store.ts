@@ -72,7 +72,6 @@ export class PermitStore extends ObjectStore implements HoldKind {
     return this.transport.run(SCRIPTS.permitSemaphoreCancel, { ...this.marked(keys, permitMarker(keys, id)), id }, 'cancel', keys.permits, isOne);
   }
 
-  /** Releases permit `id` (only with `token`, when given) by op `op` of this client. */
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
     const args = {
       permits: keys.permits,

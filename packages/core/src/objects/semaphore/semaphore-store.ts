@@ -35,7 +35,6 @@ export class SemaphoreStore extends ObjectStore {
     return this.write(SCRIPTS.semaphoreAcquire, args, 'acquire', keys.permits, parseAcquire, (value) => value === 'granted');
   }
 
-  /** The arguments of the scripts that change the count and announce it, beside their own. */
   private announcing(keys: SemaphoreKeys, marker: string) {
     return { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
   }
@@ -56,7 +55,6 @@ export class SemaphoreStore extends ObjectStore {
     return this.transport.run(SCRIPTS.semaphoreTrySetPermits, { ...this.announcing(keys, marker), count: permits }, 'trySetPermits', keys.permits, isOne);
   }
 
-  /** Adds `delta` (may be negative); resolves the available count after. */
   addPermits(keys: SemaphoreKeys, marker: string, delta: number): Promise<number> {
     return this.transport.run(SCRIPTS.semaphoreAddPermits, { ...this.announcing(keys, marker), delta }, 'addPermits', keys.permits, asNumber);
   }

@@ -123,7 +123,6 @@ export class RedisSemaphore implements RSemaphore {
     return this.store.drainPermits(this.keys, this.newMarker());
   }
 
-  /** The engine's wait loop with the semaphore's try and wake policy; true when acquired. */
   private async acquireChecked(permits: number, request: WaitRequest, refusal: 'not_acquired' | 'timeout'): Promise<boolean> {
     const { ctx, keys, store } = this;
     const { handed, needs } = this.state;
