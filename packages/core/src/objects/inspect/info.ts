@@ -1,5 +1,3 @@
-/** What every kind's `inspect` report is made of: holders, waiters, and the fields all reports share. */
-
 import type { ClientIdentity } from '../../connection/client-names.js';
 
 /** One holder of an object: a lock's owner, a reader or the writer of a read-write lock, a leased permit. */
@@ -12,23 +10,13 @@ export interface HolderInfo {
   readonly token: string | undefined;
   /** Lease left in ms, on the server's clock; -1 for a key without TTL. */
   readonly ttlMs: number;
-  /**
-   * When the hold was first acquired, in Unix ms of the server's clock, read
-   * from its fencing token (tokens are the server's `TIME` in µs unless the
-   * slot's counter had run ahead of it): an estimate; undefined without a
-   * token.
-   */
+  /** When first acquired, server Unix ms estimated from the fencing token (the server's `TIME` in µs unless the counter ran ahead); else undefined. */
   readonly acquiredAtMs: number | undefined;
   /** For a read-write lock: which side it holds. */
   readonly mode?: 'read' | 'write';
   /** For a permit-expirable semaphore: the permit's id (`semaphore.release(id)` frees it). */
   readonly id?: string;
-  /**
-   * The holder's client: its `name` option, host and pid, found through
-   * CLIENT LIST by the client id in `owner`. Absent when its connections are
-   * not named by rlock (an ioredis instance passed in) or CLIENT LIST is not
-   * allowed or did not answer.
-   */
+  /** The holder's client (`name` option, host, pid) from CLIENT LIST; absent for an ioredis instance passed in, or when CLIENT LIST failed. */
   readonly client?: ClientIdentity;
 }
 
@@ -48,24 +36,15 @@ export interface ObjectInfoBase {
   readonly key: string;
   /** The server's clock when it was read, Unix ms. */
   readonly serverTimeMs: number;
-  /**
-   * Who holds it, at most `limit` of them (lock: 0 or 1; read-write lock: the
-   * writer first, then readers by lease end; permits by lease end). Empty for
-   * a semaphore and a latch, whose permits and counts nobody owns.
-   */
+  /** Who holds it, at most `limit` (a read-write lock's writer first, then by lease end); empty for a semaphore and a latch. */
   readonly holders: readonly HolderInfo[];
   /** How many hold it in all (may exceed `holders.length`, which the limit bounds). */
   readonly holderCount: number;
 }
 
-/**
- * A bare integer at the main key, which three kinds keep alike: a semaphore's
- * available permits, a latch's count, or the pool of a permit-expirable
- * semaphore with no permit leased. Pass `{ kind }` to `inspect` to read it as
- * one of them.
- */
+/** A bare integer at the main key (a semaphore, a latch, or an unleased permit-expirable pool); pass `{ kind }` to `inspect` to read it as one. */
 export interface SemaphoreOrLatchInfo extends ObjectInfoBase {
-  /** The kind: a bare integer: a semaphore's permits or a latch's count. */
+  /** The kind: a bare integer. */
   readonly kind: 'semaphoreOrLatch';
   /** The integer stored. */
   readonly value: number;

@@ -1,10 +1,8 @@
 --[[
-read-n: read the keys of one object for inspect() and list(), each by its
-TYPE, in one step, so the reply is one consistent snapshot. It knows no
-object's layout: each kind lists the keys it keeps (objects/kinds.ts) and
-reads the reply. Read-only: it purges nothing. The sorted sets of rlock map a
-member to the end of its lease (server ms); entries whose lease has ended are
-what the next state change purges: they are counted apart and not listed.
+read-n: read one object's keys for inspect() and list(), each by its TYPE, in
+one consistent step. It knows no layout: each kind lists its keys (kinds.ts)
+and reads the reply. Read-only: sorted set entries whose lease (score, server
+ms) has ended, which the next state change purges, are counted apart, not listed.
 
 KEYS[i]    key: key i of the object, <prefix>:{<name>} or <prefix>:{<name>}:<suffix>
            (one hash tag: one Cluster slot)

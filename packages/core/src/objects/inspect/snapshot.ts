@@ -2,18 +2,13 @@ import type { Transport } from '../../connection/transport.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { HolderInfo, ObjectInfoBase, WaiterInfo } from './info.js';
 
-/** The Redis types the kinds keep. */
 export type KeyType = 'string' | 'hash' | 'list' | 'zset';
 
 /** A key that objects of a kind keep: its name (built by the kind's keys.ts) and its type. */
 export interface KeptKey {
   readonly key: string;
   readonly type: KeyType;
-  /**
-   * Another key this kind keeps, a list or sorted set read whole: only its
-   * members are read here (a sorted set's live entries of them, in its order;
-   * a hash's fields they name), so the read stays bounded by the limit.
-   */
+  /** Another kept key, a list or sorted set read whole: only its members are read here, so the read stays bounded by the limit. */
   readonly by?: string;
 }
 
@@ -29,7 +24,6 @@ export interface KeyRead {
   readonly type: string;
   /** PTTL: ms left, -1 without TTL, -2 absent. */
   readonly pttl: number;
-  /** A string's value. */
   readonly value: string | null;
   /** A hash's fields: all of them, or those `by` names. */
   readonly fields: Readonly<Record<string, string | undefined>>;
@@ -49,10 +43,7 @@ export interface LayoutSnapshot<Part extends string = string> {
   readonly keys: Readonly<Record<Part, KeyRead>>;
 }
 
-/**
- * Reads `keys` in one script call (read-n.lua), so the reads are one
- * consistent snapshot; all share the hash tag of `key`, the object's main key.
- */
+/** Reads `keys` in one script call, one consistent snapshot; all share the hash tag of `key`, the object's main key. */
 export async function readKeys(transport: Transport, key: string, keys: readonly KeptKey[], limit: number): Promise<{ now: number; reads: KeyRead[] }> {
   // Keys read `by` another last: that one is read before them.
   const ordered = [...keys.filter((kept) => kept.by === undefined), ...keys.filter((kept) => kept.by !== undefined)];
@@ -83,7 +74,6 @@ function parseRead([type, pttl, ...rest]: RawRead): KeyRead {
   };
 }
 
-/** What every report has but holders: name, key, server time. */
 export type ReportBase = Omit<ObjectInfoBase, 'holders' | 'holderCount'>;
 
 /** The key holds a decimal integer: a semaphore's permits, a latch's count. */

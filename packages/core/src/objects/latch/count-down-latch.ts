@@ -8,7 +8,7 @@ import { latchKeys, latchOpMarker, type LatchKeys } from './keys.js';
 import type { LatchStore } from './latch-store.js';
 import type { RCountDownLatch } from './types.js';
 
-/** Reaching zero is announced once: every local awaiter wakes (and one busy reading finds the wake at its next sleep). */
+/** Zero is announced once: every local awaiter wakes (one busy reading finds the wake at its next sleep). */
 function wakeAll(_payload: string, queue: WaitQueue): void {
   queue.wakeAll('released');
 }
@@ -61,13 +61,12 @@ export class CountDownLatch implements RCountDownLatch {
         tryOnce: (signal) => this.readOnce(signal),
         watch: undefined,
       },
-      // await() answers false when waitMs runs out.
       { object: 'latch', refusal: 'not_acquired' },
     );
     return open === true;
   }
 
-  /** One read of the count: zero is "open"; otherwise sleep until the message or the capped sleep. */
+  /** Zero is "open"; otherwise sleep until the message or the capped sleep. */
   private async readOnce(signal: AbortSignal | undefined): Promise<TryOutcome<true>> {
     this.ctx.assertOpen();
     signal?.throwIfAborted();

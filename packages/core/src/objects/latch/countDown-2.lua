@@ -1,6 +1,5 @@
 --[[
-countDown-2: count the latch down by one; at zero delete it and announce it,
-once.
+countDown-2: count the latch down by one; at zero delete it and announce it once.
 
 KEYS[1]  count: <prefix>:{<name>} (string: the remaining count; absent: zero)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the count this
@@ -9,11 +8,10 @@ ARGV[1]  replayWindowMs: how long the marker lives, integer ms
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[3]  channel: the latch's channel <prefix>:{<name>}:zero (keys.ts)
 
-Returns the count left (0 when it reached zero, or was zero already: then
-nothing changed). A replay answers what the first call left and changes nothing.
+Returns the count left (0 also when it was zero already: nothing changed). A
+replay answers what the first call left and changes nothing.
 
-Publishes 'zero' on `channel` when the count reaches zero (only
-the call that takes it from 1 to 0 does).
+Publishes 'zero' on `channel` from the call that takes the count from 1 to 0.
 ]]
 --- @include "announce"
 

@@ -1,9 +1,6 @@
 import { objectKey } from '../names.js';
 
-/**
- * The Redis names of one count-down latch (public layout, see the core
- * README), sharing the hash tag `{<name>}`.
- */
+/** A count-down latch's Redis names (public layout, core README), sharing the hash tag `{<name>}`. */
 export interface LatchKeys {
   /** String `<prefix>:{<name>}`: the remaining count (absent: zero). */
   readonly count: string;

@@ -6,14 +6,12 @@ const asNumber = (reply: unknown): number => Number(reply ?? 0);
 /** With syncReplicas a latch write cannot be undone (awaiters may have seen it): too few acks reject after it. */
 const always = (): boolean => true;
 
-/** The latch's protocol on one deployment: two scripts (each with its op's marker) and one read. */
 export class LatchStore extends ObjectStore {
   trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
     const args = { count: keys.count, marker, initialCount: count, replayWindowMs: this.replayWindowMs };
     return this.write(SCRIPTS.latchTrySetCount, args, 'trySetCount', keys.count, isOne, always);
   }
 
-  /** Counts down once; resolves the count left. */
   countDown(keys: LatchKeys, marker: string): Promise<number> {
     const args = { count: keys.count, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
     return this.write(SCRIPTS.latchCountDown, args, 'countDown', keys.count, asNumber, always);

@@ -1,6 +1,6 @@
 --[[
-trySetCount-2: set the count of the count-down latch, only when it is zero (its
-key is absent: reaching zero deletes it).
+trySetCount-2: set the latch's count, only when it is zero (its key is absent:
+reaching zero deletes it).
 
 KEYS[1]  count: <prefix>:{<name>} (string: the remaining count; absent: zero)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0',
@@ -8,8 +8,7 @@ KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or 
 ARGV[1]  initialCount: the count to set, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 
-Returns 1 when it set the count, 0 when the latch was counting already
-(nothing changed).
+Returns 1 when it set the count, 0 when the latch was counting already.
 
 Publishes nothing (awaiters of a latch at zero have returned already).
 ]]

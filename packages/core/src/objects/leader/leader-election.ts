@@ -7,26 +7,15 @@ import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js'
 import type { LockHandle, RLock } from '../lock/types.js';
 import type { ElectOptions, LeadOptions, LeaderElectionEvents, LeaderInfo, Leadership, LeadershipEvent, LeadershipScope } from './types.js';
 
-/** Reads who holds the election's lock, with its token and lease. */
 export type LeaderReader = () => Promise<LeaderInfo | undefined>;
 
-/** Retries of `lead()` after Redis was unreachable: from this wait… */
+/** Backoff of `lead()` while Redis is out of reach, from MIN_RETRY_MS up to MAX_RETRY_MS. */
 const MIN_RETRY_MS = 100;
-/** …up to this one. */
 const MAX_RETRY_MS = 5_000;
 
 /**
- * Leader election (Curator's LeaderLatch) on the lock `name` under a watchdog
- * lease; use that name for nothing else. The epoch is the hold's fencing token,
- * so it grows with every leader: a leader stalled past its lease is replaced
- * by a larger epoch, so fence what it writes with the epoch.
- *
- * @example
- * const election = client.getLeaderElection('scheduler');
- * election.on('lost', ({ reason }) => log.warn(`no longer leader: ${reason}`));
- * await election.lead(async ({ signal, epoch }) => {
- *   while (!signal.aborted) await runScheduledJobs({ signal, fence: epoch });
- * }, { signal: shutdown.signal });
+ * Leader election (Curator's LeaderLatch) on the lock `name` (use it for nothing else) under a watchdog lease. The epoch
+ * is the hold's fencing token: a leader stalled past its lease is replaced by a larger epoch, so fence writes with it.
  */
 export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   constructor(
@@ -40,8 +29,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * Waits (up to `waitMs`) until elected and returns the term. Each call is a
-   * candidate of its own: two calls in one process exclude each other.
+   * Waits (up to `waitMs`) until elected and returns the term; each call is its own candidate, even in one process.
    * @throws InvalidArgumentError for a bad option, before any command
    * @throws LockAcquireTimeoutError when `waitMs` ran out
    * @throws the signal's reason when it aborts; ClientClosedError once the client closed
@@ -60,8 +48,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * Runs `fn` for each term won (until its signal aborts), then campaigns
-   * again, until `options.signal` aborts; Redis out of reach is retried with backoff.
+   * Runs `fn` for each term won, then campaigns again, until `options.signal` aborts; Redis out of reach is retried with backoff.
    * @throws InvalidArgumentError for a bad argument, before any command
    * @throws the signal's reason once it aborts (the normal way to stop)
    * @throws what `fn` threw while still leading (leadership is given up first)
@@ -99,7 +86,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 
   /**
-   * The leader as Redis has it now (any process's), or undefined. One read.
+   * The leader as Redis has it now (any process's), or undefined.
    * @throws RedisUnavailableError, RedisCommandError; ClientClosedError once the client closed
    */
   currentLeader(): Promise<LeaderInfo | undefined> {
@@ -120,7 +107,6 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   }
 }
 
-/** One term: the lock handle of the elected candidate. */
 class Term implements Leadership {
   private resigning: Promise<void> | undefined;
 

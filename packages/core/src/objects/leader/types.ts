@@ -2,10 +2,7 @@ import type { LockLostError, LockLostReason } from '../../errors.js';
 
 /** Options of `election.elect()`. */
 export interface ElectOptions {
-  /**
-   * How long to wait for leadership, in ms (0: try once); then LockAcquireTimeoutError.
-   * @default undefined (without limit)
-   */
+  /** How long to wait for leadership, in ms (0: try once); then LockAcquireTimeoutError. @default undefined (without limit) */
   readonly waitMs?: number;
   /** Aborts the wait; `elect()` rejects with `signal.reason`. @default undefined */
   readonly signal?: AbortSignal;
@@ -13,10 +10,7 @@ export interface ElectOptions {
 
 /** Options of `election.lead(fn, options)`. */
 export interface LeadOptions {
-  /**
-   * Stops leading for good: `fn`'s signal aborts, leadership is given up, `lead()` rejects.
-   * @default undefined (leads until the client closes or `fn` throws)
-   */
+  /** Stops leading for good: `fn`'s signal aborts, leadership is given up, `lead()` rejects. @default undefined (until close or `fn` throws) */
   readonly signal?: AbortSignal;
 }
 
@@ -28,19 +22,13 @@ export interface LeadershipScope {
   readonly epoch: string;
 }
 
-/**
- * One term of leadership, as `elect()` gives it: held until `resign()` (or
- * `await using` scope end), or lost, which aborts its `signal` at once.
- */
+/** One term of leadership from `elect()`: held until `resign()` (or the `await using` scope's end), or lost, which aborts `signal`. */
 export interface Leadership extends AsyncDisposable {
   /** The election's name. */
   readonly name: string;
   /** The leader's owner id (`<clientId>:<taskId>`), as `currentLeader()` reports it. */
   readonly owner: string;
-  /**
-   * The term's epoch (the hold's fencing token, growing with every leader).
-   * Have writes refuse older epochs: a leader paused past its lease may still think it leads.
-   */
+  /** The term's epoch (its fencing token, growing with every leader): have writes refuse older ones, as a paused leader may think it leads. */
   readonly epoch: string;
   /** Aborts with a LockLostError (reason on it) the moment leadership is known lost. */
   readonly signal: AbortSignal;
@@ -48,8 +36,7 @@ export interface Leadership extends AsyncDisposable {
   readonly isLeader: boolean;
   /**
    * Gives leadership up (releases the lock); idempotent.
-   * @throws RedisUnavailableError when the release did not reach Redis (it is
-   *   finished in the background; leadership is over either way)
+   * @throws RedisUnavailableError when the release did not reach Redis (finished in the background; leadership is over anyway)
    */
   resign(): Promise<void>;
 }

@@ -21,35 +21,27 @@ export interface MultiLockHandle extends LockHandle<undefined> {
   readonly tokens: readonly (string | undefined)[];
 }
 
-/**
- * Where a lock sorts in the global order of multi-locks: its full Redis key
- * (`<prefix>:{<name>}`), which every process computes the same way.
- */
+/** Where a lock sorts in the multi-locks' global order: its full Redis key, the same in every process. */
 export const ORDER_KEY: unique symbol = Symbol.for('@org/rlock/order-key');
 
 /** A member: a lock of either client (a Redlock lock's token is undefined). */
 type AnyLock = RLock<string | undefined>;
 
-/** A lock that can say where it sorts. */
 interface Ordered {
   readonly [ORDER_KEY]?: string;
 }
 
-/**
- * RLock over several locks of any kind and client, all or nothing. Members are
- * taken in one global order (by full key), so two multi-locks never deadlock;
- * on failure what was taken is released, last first. `tokens` has each member's token.
- */
+/** All-or-nothing RLock over locks of any kind and client, taken in one global order (by full key) so multi-locks never deadlock; undone last first. */
 export class MultiLock implements RLock<undefined> {
   /** `multi(<member names>)`, for errors and events. */
   readonly name: string;
   /** The members in acquisition order (by full key; ties keep the given order). */
   private readonly ordered: readonly AnyLock[];
 
-  /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
   /** Where its own calls are measured: its client's, or (made directly) its own. */
   private readonly telemetry: Telemetry;
 
+  /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
   constructor(
     private readonly members: readonly AnyLock[],
     telemetry?: Telemetry,
@@ -163,10 +155,7 @@ export class MultiLock implements RLock<undefined> {
     await Promise.all(this.members.map((member) => member.extend(leaseMs)));
   }
 
-  /**
-   * Takes every member for the current task in the global order, within one
-   * `waitMs` for all of them; on failure gives back what it took, last first.
-   */
+  /** Takes every member for the current task in order, within one `waitMs` for all; on failure gives back what it took, last first. */
   private async takeAll(options: LockOptions | undefined, call: string, take: (member: AnyLock, options: LockOptions) => Promise<boolean>): Promise<boolean> {
     const request = parseLockOptions(options, call);
     const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
@@ -197,7 +186,6 @@ class MultiHandle implements MultiLockHandle {
   private released = false;
 
   constructor(
-    /** The multi-lock's name. */
     readonly name: string,
     private readonly task: TaskContext,
     members: readonly AnyLock[],
@@ -245,7 +233,6 @@ function memberWaitMs(waitMs: number | undefined, deadline: number | undefined):
   return Math.max(1, Math.floor(deadline - monotonicNow()));
 }
 
-/** The options for each member: the same lease and signal; the wait is what is left of the call's. */
 function withoutWait(options: LockOptions | undefined): LockOptions {
   const { waitMs: _ignored, ...rest } = options ?? {};
   return rest;

@@ -1,6 +1,5 @@
 --[[
-acquire-5: take one leased permit of the permit-expirable semaphore, in one
-step, after giving lapsed permits back to the pool.
+acquire-5: take one leased permit, after giving lapsed permits back to the pool.
 
 KEYS[1]  permits: <prefix>:{<name>} (string: available permits; absent: not set, 0)
 KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: permit id -> lease end,
@@ -15,18 +14,13 @@ ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns
-  {1, token}    granted: token is the permit's fencing token (decimal string,
-                from the slot's counter). A replay of the same id (ioredis
-                resends after a reconnect) answers the same token and takes
-                nothing more.
-  {0, retryMs}  no permit available: ms until the earliest lease ends (then a
-                permit may come back by itself), -1 when no lease is running.
-  {-1}          this id was cancelled (or released) before the call arrived:
-                nothing changed.
+  {1, token}    granted: the permit's fencing token (decimal string). A replay of
+                the id (ioredis resends after a reconnect) answers the same token.
+  {0, retryMs}  none available: ms until the earliest lease ends, -1 when none runs
+  {-1}          this id was cancelled or released before it arrived: nothing changed
 
-Publishes '<came back>:<available>' on `channel` when it
-reclaimed lapsed permits and some are still available after its own (came
-back: at most the reclaimed ones, at most what is left).
+Publishes '<came back>:<available>' on `channel` when it reclaimed lapsed permits
+and some are still available after its own.
 ]]
 --- @include "mint-token"
 --- @include "announce"

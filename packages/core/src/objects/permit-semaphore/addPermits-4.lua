@@ -1,7 +1,6 @@
 --[[
-addPermits-4: add `delta` permits to the permit-expirable semaphore (negative:
-remove them; the available count may go below zero). Lapsed permits are
-reclaimed first.
+addPermits-4: add `delta` permits (negative: remove them; the count may go
+below zero), after reclaiming lapsed permits.
 
 KEYS[1]  permits: <prefix>:{<name>} (string; created when absent)
 KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
@@ -13,12 +12,10 @@ ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
-Returns the available count after the call (a replay: the count the first call
-left, and nothing changes).
+Returns the available count after (a replay: what the first call left).
 
-Publishes '<came back>:<available>' (permits added and reclaimed, and the
-available count after) on `channel` when permits came back
-and some are available.
+Publishes '<came back>:<available>' (added and reclaimed) on `channel` when
+permits came back and some are available.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"

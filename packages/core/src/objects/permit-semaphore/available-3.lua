@@ -1,7 +1,6 @@
 --[[
-available-3: the available permits of the permit-expirable semaphore, after
-giving lapsed permits back to the pool (a read that reclaims, so it counts
-permits whose holders crashed).
+available-3: the available permits, after reclaiming lapsed ones (so it
+counts permits whose holders crashed).
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
@@ -12,8 +11,8 @@ ARGV[2]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 Returns the available count (0 when not set; negative after addPermits removed
 more than there was).
 
-Publishes '<reclaimed>:<available>' on `channel` when it
-reclaimed lapsed permits and some are available.
+Publishes '<reclaimed>:<available>' on `channel` when it reclaimed permits and
+some are available.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"

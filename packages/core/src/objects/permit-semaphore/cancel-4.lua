@@ -1,9 +1,7 @@
 --[[
-cancel-4: undo the acquire of permit `id` whose reply came too late, whose
-caller aborted, or that got no answer. The acquire may have run, may still be
-on its way, or may never arrive: if it ran, the permit goes back to the pool;
-either way the permit's marker says 'cancelled', so the acquire, arriving
-later, is refused.
+cancel-4: undo the acquire of permit `id` (reply too late, aborted, or no
+answer). If it ran the permit goes back; either way its marker says
+'cancelled', so a late arrival is refused. Lapsed permits are reclaimed first.
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
@@ -14,11 +12,10 @@ ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
-Returns 1 when the acquire had run and the permit is back, 0 when it had not
-(the marker refuses it). Lapsed permits are reclaimed first.
+Returns 1 when the acquire had run and the permit is back, 0 when it had not.
 
-Publishes '<came back>:<available>' on `channel` when permits
-came back (this one, or lapsed ones) and some are available.
+Publishes '<came back>:<available>' on `channel` when permits came back and
+some are available.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"

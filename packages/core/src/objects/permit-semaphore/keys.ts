@@ -1,10 +1,6 @@
 import { fenceKey, objectKey } from '../names.js';
 
-/**
- * The Redis names of one permit-expirable semaphore (public layout, see the
- * core README). All share the hash tag `{<name>}` (the fence counter a tag of
- * the same slot), so every script touches one Cluster slot.
- */
+/** A permit-expirable semaphore's Redis names (public layout, core README), all in one Cluster slot. */
 export interface PermitSemaphoreKeys {
   /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
   readonly permits: string;
@@ -14,7 +10,7 @@ export interface PermitSemaphoreKeys {
   readonly holders: string;
   /** String `<prefix>:{<slot tag>}:fence`: last fencing token of the slot. */
   readonly fence: string;
-  /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` when permits came back (released, cancelled, reclaimed, added) and some are available. */
+  /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` when permits came back and some are available. */
   readonly channel: string;
 }
 

@@ -6,14 +6,12 @@ import { PermitExpirableSemaphore } from './permit-semaphore.js';
 import { PERMIT_KIND, PermitStore } from './permit-store.js';
 import type { RPermitExpirableSemaphore } from './types.js';
 
-/** The permit-expirable semaphore (`getPermitExpirableSemaphore`). */
 export const PERMIT_EXPIRABLE_SEMAPHORE = defineKind({
   name: 'permitExpirableSemaphore',
   description: 'semaphore of leased permits with ids',
   method: 'getPermitExpirableSemaphore',
   getter: (site) => {
     const { deployment, context } = site;
-    // Leased permits: the watchdog renews them in batches of their own kind.
     const store = new PermitStore(deployment, context.commandTimeoutMs, context.clientId);
     context.kinds.register(PERMIT_KIND, store);
     return byName(site, 'semaphore name', (name): RPermitExpirableSemaphore => new PermitExpirableSemaphore(name, context, store));
@@ -22,8 +20,7 @@ export const PERMIT_EXPIRABLE_SEMAPHORE = defineKind({
     const { permits, leases, holders } = permitSemaphoreKeys(prefix, name);
     return { permits: { key: permits, type: 'string' }, leases: { key: leases, type: 'zset' }, holders: { key: holders, type: 'hash', by: leases } };
   },
-  // Its leases show it (with or without a pool: permits leased from a count
-  // never set); a bare pool is a bare integer, as a semaphore's.
+  // Leases show it (even without a pool: permits leased from a count never set); a bare pool is a bare integer.
   recognise: ({ keys: { permits, leases, holders } }) => {
     const leased = leases.type === 'zset' || holders.type === 'hash';
     if (leased && (permits.type === 'none' || integerValue(permits) !== undefined)) return 'shown';

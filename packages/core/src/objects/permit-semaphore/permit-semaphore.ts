@@ -15,7 +15,7 @@ import { permitOpMarker, permitSemaphoreKeys, type PermitSemaphoreKeys } from '.
 import { PERMIT_KIND, type PermitStore } from './permit-store.js';
 import type { PermitHandle, PermitOptions, RPermitExpirableSemaphore } from './types.js';
 
-/** The registry mode of permits: each permit is a hold of its own, owned by its id. */
+/** Each permit is a hold of its own, owned by its id. */
 const MODE = 'permit';
 
 /** `<came back>:<available>`: each process wakes as many one-permit waiters as came back and are available. */
@@ -25,10 +25,7 @@ function wakePermits(payload: string, queue: WaitQueue): void {
   if (wake > 0) queue.wakeN(wake);
 }
 
-/**
- * {@link RPermitExpirableSemaphore} on the engine: every permit is a hold owned
- * by its id, so waiting, renewal, loss and release are the engine's; the protocol is {@link PermitStore}.
- */
+/** {@link RPermitExpirableSemaphore} on the engine: waiting, renewal, loss and release are the engine's; the protocol is {@link PermitStore}. */
 export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   readonly keys: PermitSemaphoreKeys;
 
@@ -94,8 +91,6 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     return this.store.available(this.keys);
   }
 
-  // ---- acquisition -------------------------------------------------------
-
   private async acquireChecked(request: LockRequest, refusal: 'not_acquired' | 'timeout'): Promise<Hold | undefined> {
     const { ctx, store, keys } = this;
     ctx.assertOpen();
@@ -115,8 +110,7 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
         waitMs: request.waitMs,
         signal: request.signal,
         tryOnce: (signal) => {
-          // A new permit id for every try: a try cancelled after it got no
-          // answer leaves a tombstone on its own id, never on the next try's.
+          // A new id per try: a try cancelled for want of an answer leaves its tombstone on its own id, not the next try's.
           const id = `${ctx.clientId}:${ctx.newOpId()}`;
           const tries = new HoldAttempt(
             ctx,
@@ -143,8 +137,6 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     return new LeasedPermit(this, hold, task);
   }
 
-  // ---- release and extension -----------------------------------------------
-
   /** The engine's release of one permit: a lapsed one rejects with its loss and never touches Redis. */
   async releasePermit(hold: Hold): Promise<void> {
     const { ctx, store, keys } = this;
@@ -163,12 +155,11 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   }
 }
 
-/** A permit's handle: {@link PermitHandle}. */
 class LeasedPermit extends HoldHandle implements PermitHandle {
   constructor(
     private readonly semaphore: PermitExpirableSemaphore,
     hold: Hold,
-    /** A permit's owner is its id, not a task's: the task is kept. */
+    /** A permit is owned by its id, not a task: the task is kept for run(). */
     private readonly task: TaskContext,
   ) {
     super(hold);

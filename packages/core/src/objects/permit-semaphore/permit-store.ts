@@ -35,24 +35,23 @@ export class PermitStore extends ObjectStore implements HoldKind {
   constructor(
     deployment: Deployment,
     replayWindowMs: number,
-    /** Qualifies this client's release ops in the markers (`<clientId>:<op>`). */
+    /** Qualifies this client's release ops in the markers. */
     private readonly clientId: string,
   ) {
     super(deployment, replayWindowMs);
   }
 
-  /** The keys and arguments every script of the semaphore takes beside its own: it reclaims lapsed permits and announces. */
+  /** What every script takes beside its own: each reclaims lapsed permits and announces. */
   private pool(keys: PermitSemaphoreKeys) {
     return { permits: keys.permits, leases: keys.leases, holders: keys.holders, sharded: this.sharded, channel: keys.channel };
   }
 
-  /** `pool` plus the op marker its replay check reads and how long that marker lives. */
   private marked(keys: PermitSemaphoreKeys, marker: string) {
     return { ...this.pool(keys), marker, replayWindowMs: this.replayWindowMs };
   }
 
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
-    // One literal on the two hot paths (acquire, release): a spread of pool()'s object costs more client CPU than the call's own work.
+    // One literal on the hot paths (acquire, release): a spread of pool() costs more client CPU than the call's own work.
     const args = {
       permits: keys.permits,
       leases: keys.leases,
@@ -73,7 +72,6 @@ export class PermitStore extends ObjectStore implements HoldKind {
     return this.transport.run(SCRIPTS.permitSemaphoreCancel, { ...this.marked(keys, permitMarker(keys, id)), id }, 'cancel', keys.permits, isOne);
   }
 
-  /** Releases permit `id` (only with `token`, when given) by op `op` of this client. */
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
     const args = {
       permits: keys.permits,
@@ -102,13 +100,10 @@ export class PermitStore extends ObjectStore implements HoldKind {
     return this.transport.run(SCRIPTS.permitSemaphoreAvailable, this.pool(keys), 'availablePermits', keys.permits, asNumber);
   }
 
-  // ---- HoldKind: renewal in batches, and clearing --------------------------
-
   batchKey(hold: RenewableHold): string {
     return this.deployment.batchKey(hold.key);
   }
 
-  /** Renews a batch of permits of one server (or slot) in one script call. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
     return this.renewed(codes, holds[0]?.key ?? '');

@@ -1,6 +1,6 @@
 --[[
-release-4: give permit `id` back to the pool, and wake waiters. Lapsed permits
-are reclaimed first, so a permit whose lease ended is found gone.
+release-4: give permit `id` back, after reclaiming lapsed permits (so a
+permit whose lease ended is found gone).
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
@@ -15,15 +15,12 @@ ARGV[5]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[6]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
 Returns
-  {1, receivers}  released; receivers is how many subscriber connections the
-                  announcement reached. A replay of the same op answers
-                  {1, 0} and changes nothing: a permit never counts twice.
-  {-1, exists}    not held (lapsed, released by another op, or unknown):
-                  nothing changed; exists is 1 when the id is held with
-                  another token.
+  {1, receivers}  released; receivers: subscriber connections the announcement
+                  reached. A replay of the op answers {1, 0} and changes nothing.
+  {-1, exists}    not held (lapsed, released by another op, unknown): nothing
+                  changed; exists is 1 when the id is held with another token
 
-Publishes '<came back>:<available>' (this permit and lapsed ones, and the
-available count after) on `channel` when permits came back and
+Publishes '<came back>:<available>' on `channel` when permits came back and
 some are available.
 ]]
 --- @include "announce"

@@ -1,7 +1,7 @@
 --[[
-renew-n: extend the leases of a batch of permits on one server and hash slot
-(the watchdog's batches, and extend()). Lapsed permits of each semaphore are
-reclaimed first, so a permit whose lease ended is found gone, never revived.
+renew-n: extend the leases of a batch of permits on one server and hash slot.
+Lapsed permits are reclaimed first, so a permit whose lease ended is found
+gone, never revived.
 
 KEYS[3i-2]  permits: of permit i's semaphore, <prefix>:{<name>} (string)
 KEYS[3i-1]  leases: its leases <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
@@ -18,7 +18,7 @@ Returns one integer per permit, in order:
   -1  taken: the id is held with another token
 
 Publishes '<reclaimed>:<available>' on the `channel` of a semaphore where it
-reclaimed lapsed permits and some are available.
+reclaimed permits and some are available.
 ]]
 --- @include "announce"
 --- @include "reclaim-permits"

@@ -1,6 +1,6 @@
 --[[
-trySetPermits-4: set the number of available permits of the permit-expirable
-semaphore, only when it is not set yet (its permits key is absent).
+trySetPermits-4: set the available permits, only when the permits key is
+absent. Lapsed permits are reclaimed first.
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
@@ -12,8 +12,7 @@ ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
-Returns 1 when it set the permits, 0 when the semaphore was set already.
-Lapsed permits are reclaimed first.
+Returns 1 when it set the permits, 0 when they were set already.
 
 Publishes '<count>:<count>' on `channel` when it set them.
 ]]

@@ -1,9 +1,6 @@
 import type { LockOptions } from '../lock-options.js';
 
-/**
- * Options of `acquire`/`tryAcquire`, as a lock's: `leaseMs` is a fixed lease;
- * without it the watchdog renews the permit while held.
- */
+/** Options of `acquire`/`tryAcquire`, as a lock's: `leaseMs` is a fixed lease; without it the watchdog renews the permit. */
 export type PermitOptions = LockOptions;
 
 /** One leased permit, released by `release()` or at the end of an `await using` scope. */
@@ -18,12 +15,11 @@ export interface PermitHandle extends AsyncDisposable {
   readonly signal: AbortSignal;
   /**
    * Gives the permit back; once given back, a call rejects with IllegalMonitorStateError.
-   * @throws LockLostError when the permit lapsed meanwhile (its lease ran out)
+   * @throws LockLostError when the permit's lease ran out meanwhile
    */
   release(): Promise<void>;
   /**
-   * Extends the permit's lease to `leaseMs` from now (never shortened): a
-   * fixed lease then ends later; a watchdog lease is renewed to the longer one.
+   * Extends the permit's lease to `leaseMs` from now (never shortened; a watchdog lease is renewed to the longer one).
    * @throws IllegalMonitorStateError when the handle was released
    * @throws LockLostError when the permit lapsed
    */
@@ -31,15 +27,8 @@ export interface PermitHandle extends AsyncDisposable {
 }
 
 /**
- * A semaphore whose permits are leased (Redisson's RPermitExpirableSemaphore),
- * each with an id, a fencing token, a lease and a signal. A crashed holder's
- * permit comes back when its lease lapses (every script reclaims lapsed ones first).
- *
- * @example
- * const gpus = client.getPermitExpirableSemaphore('gpu');
- * await gpus.trySetPermits(4);
- * await using gpu = await gpus.acquire({ waitMs: 60_000 });
- * await train(model, { signal: gpu.signal, fence: gpu.token });
+ * A semaphore of leased permits (Redisson's RPermitExpirableSemaphore), each with an id, a fencing token, a lease and a
+ * signal; a crashed holder's permit comes back when its lease lapses.
  */
 export interface RPermitExpirableSemaphore {
   /** The semaphore's name. */
@@ -49,9 +38,7 @@ export interface RPermitExpirableSemaphore {
   /** Adds `delta` permits (negative: removes them; the count may go below zero). Resolves the available count after. */
   addPermits(delta: number): Promise<number>;
   /**
-   * Takes one permit, waiting until one is available (or `waitMs`; then
-   * LockAcquireTimeoutError), or until `signal` aborts (rejects with its
-   * reason). Works inside and outside tasks: the permit belongs to its handle.
+   * Takes one permit, waiting until one is available or `signal` aborts (rejects with its reason); the permit belongs to its handle.
    * @throws InvalidArgumentError for a bad option, or no `leaseMs` on a client without a watchdog
    * @throws LockAcquireTimeoutError when `waitMs` runs out
    */

@@ -14,17 +14,15 @@ ARGV[5]  waiterLeaseMs: how long a refused writer holds back new readers without
 ARGV[6]  join: '1' a refused writer waits (holding back new readers); '0' it does not (tryLock)
 
 Returns
-  {1, token, count}  granted: the hold's token (each reader and the writer has
-                     its own) and the owner's count in that mode. Reentry:
-                     always. A reader: while no other owner writes, and no
-                     live writer waits (unless this owner reads already, or
-                     writes: a downgrade). The writer: when nobody reads or
+  {1, token, count}  granted: the hold's own token and the owner's count in that
+                     mode. Reentry always; a reader while no other owner writes
+                     and no live writer waits (unless this owner reads or writes
+                     already: a downgrade); the writer when nobody reads or
                      writes. A replay of the hold's last op answers the same.
-  {0, waitMs, holder}
-                     refused; waitMs: how long until it is worth trying again
+  {0, waitMs, holder}  refused; waitMs: how long until a retry is worth it
   {-1}               this op was cancelled before it arrived
-  {-3}               a writer asked by an owner that only reads: refused at
-                     once (waiting would deadlock it); nothing changed
+  {-3}               a writer asked by an owner that only reads: refused at once
+                     (waiting would deadlock); nothing changed
 
 Publishes nothing.
 ]]

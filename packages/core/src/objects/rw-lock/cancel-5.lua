@@ -1,6 +1,6 @@
 --[[
-cancel-5: undo an acquire of a read-write lock whose reply came too late, was
-aborted, or never came, and refuse it if it arrives after this.
+cancel-5: undo an acquire whose reply came too late, was aborted, or never
+came, and refuse it if it arrives after this.
 
 KEYS[1]  hash: <prefix>:{<name>} (see the rw-state include)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
@@ -17,8 +17,7 @@ ARGV[7]  channel: the lock's channel <prefix>:{<name>}:release (keys.ts)
 
 Returns 1 if the acquire had run and is undone (one count), 0 if not.
 
-Publishes 'unlock' on `channel` when the undo frees the lock for others (as
-release-4 does).
+Publishes 'unlock' on `channel` when the undo frees the lock for others.
 ]]
 --- @include "rw-state"
 --- @include "announce"

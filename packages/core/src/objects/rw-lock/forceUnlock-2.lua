@@ -1,6 +1,5 @@
 --[[
-forceUnlock-2: release every holder of a read-write lock (admin), wake
-waiters, and tell each holder.
+forceUnlock-2: release every holder (admin), wake waiters, and tell each holder.
 
 KEYS[1]  hash: <prefix>:{<name>}; mode, writer w/wt, per reader r:<owner> and rt:<owner> (see rw-state)
 KEYS[2]  readers: reader leases <prefix>:{<name>}:readers (zset)

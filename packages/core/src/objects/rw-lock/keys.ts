@@ -9,7 +9,6 @@ export interface RwLockKeys extends LockKeys {
   readonly writers: string;
 }
 
-/** The lock's names (`lock` is the state hash, `channel` its announcements), plus readers and waiting writers. */
 export function rwLockKeys(prefix: string, name: string): RwLockKeys {
   const lock = objectKey(prefix, name);
   return keysOfRwLock(lock, fenceKey(prefix, lock), clientNoticePrefix(prefix));

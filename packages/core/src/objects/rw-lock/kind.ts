@@ -6,7 +6,6 @@ import { rwLockKeys } from './keys.js';
 import { ReadWriteLock, type RReadWriteLock } from './read-write-lock.js';
 import { RW_KIND, RwLockStore } from './rw-lock-store.js';
 
-/** The read-write lock (`getReadWriteLock`). */
 export const READ_WRITE_LOCK = defineKind({
   name: 'readWriteLock',
   description: 'lock with shared readers and one writer',
@@ -34,7 +33,6 @@ export const READ_WRITE_LOCK = defineKind({
     const { w: writer, wc, wt, mode } = lock.fields;
     const holders: HolderInfo[] = [];
     if (writer) holders.push(holder(writer, wc, wt, lock.pttl, now, { mode: 'write' }));
-    // Each reader's count and token are fields r:<owner> and rt:<owner> of the hash.
     for (const { member, score } of readers.entries) {
       holders.push(holder(member, lock.fields[`r:${member}`], lock.fields[`rt:${member}`], score - now, now, { mode: 'read' }));
     }

@@ -1,6 +1,6 @@
 --[[
-leaveQueue-1: a waiting writer gives up (timed out, aborted): it stops holding
-back new readers, in one step.
+leaveQueue-1: a waiting writer gives up (timed out, aborted) and stops holding
+back new readers.
 
 KEYS[1]  writers: waiting writers <prefix>:{<name>}:writers (zset)
 ARGV[1]  owner: <clientId>:<taskId>

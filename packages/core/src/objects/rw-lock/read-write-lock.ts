@@ -7,15 +7,9 @@ import type { RwLockStore } from './rw-lock-store.js';
 export interface RReadWriteLock {
   /** The read-write lock's name. */
   readonly name: string;
-  /**
-   * The shared lock, each reader with its own lease, token and signal. A waiting
-   * writer holds back new readers of other tasks, so readers cannot starve it.
-   */
+  /** The shared lock, each reader with its own lease, token and signal; a waiting writer holds back new readers of other tasks, so they cannot starve it. */
   readLock(): RLock<string>;
-  /**
-   * The exclusive lock. A task holding only the read lock is refused it with
-   * IllegalMonitorStateError (waiting would deadlock).
-   */
+  /** The exclusive lock; a task holding only the read lock is refused it with IllegalMonitorStateError (waiting would deadlock). */
   writeLock(): RLock<string>;
 }
 

@@ -1,6 +1,5 @@
 --[[
-release-4: release one hold (or all of an owner's holds) of the read or the
-write lock of a read-write lock.
+release-4: release one count (or all) of an owner's hold in one mode.
 
 KEYS[1]  hash: <prefix>:{<name>} (see the rw-state include)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
@@ -16,14 +15,13 @@ ARGV[7]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[8]  channel: the lock's channel <prefix>:{<name>}:release (keys.ts)
 
 Returns
-  {1, remaining, receivers}  released; remaining is the owner's count left in
-                             that mode; receivers counts the subscriber
-                             connections an announcement reached (0 if none)
+  {1, remaining, receivers}  released; remaining: the owner's count left in that
+                             mode; receivers: subscriber connections reached
   {-1, exists}               not held by this owner in that mode (with that
                              token): nothing changed
 
-Publishes 'unlock' on `channel` when the owner's last hold in that mode goes and someone else may now enter: the write lock is given up, or
-the last reader left.
+Publishes 'unlock' on `channel` when others may now enter: the writer left, or
+the last reader did.
 ]]
 --- @include "rw-state"
 --- @include "announce"

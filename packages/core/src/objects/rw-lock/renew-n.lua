@@ -1,6 +1,5 @@
 --[[
-renew-n: extend the leases of a batch of read-write lock holds on one server
-and hash slot.
+renew-n: extend the leases of a batch of holds on one server and hash slot.
 
 KEYS[2i-1]  hash: of hold i, <prefix>:{<name>}
 KEYS[2i]    readers: its reader leases, <prefix>:{<name>}:readers (zset)

@@ -28,7 +28,6 @@ function parseAcquire(reply: unknown): AcquireReply {
   return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
 }
 
-/** One hold to renew, in either mode. */
 interface RenewItem {
   readonly key: string;
   readonly owner: string;
@@ -37,10 +36,7 @@ interface RenewItem {
   readonly mode: string;
 }
 
-/**
- * One mode of the read-write lock's protocol (state hash, readers' leases in a
- * zset, waiting writers that hold readers back); `ReentrantLock` drives each as a lock.
- */
+/** One mode of the read-write lock's protocol; `ReentrantLock` drives each mode as a lock. */
 export class RwLockStore extends ObjectStore implements LockStore {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
@@ -79,7 +75,7 @@ export class RwLockStore extends ObjectStore implements LockStore {
   acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
     const rw = keys as RwLockKeys;
     const join = request?.waitMs === 0 ? '0' : '1';
-    // One literal, no spread of a helper's object: on this path a spread cost more client CPU than the rest of the call.
+    // One literal, no spread: on this hot path a spread costs more client CPU than the rest of the call.
     const args = {
       hash: rw.lock,
       readers: rw.readers,

@@ -1,20 +1,17 @@
 --[[
-acquire-2: take `count` permits of the semaphore if that many are available,
-in one step. Permits are not owned: nothing records who took them.
+acquire-2: take `count` permits if that many are available. Permits are not
+owned: nothing records who took them.
 
-KEYS[1]  permits: <prefix>:{<name>} (string: available permits, an integer that
-         addPermits may have made negative; absent: 0, not set yet)
-KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string), written when
-         the op is granted ('acquired') or cancelled ('cancelled'), so a replay
-         answers its first outcome and an op cancelled before it arrived is refused
+KEYS[1]  permits: <prefix>:{<name>} (string: available permits, may be negative; absent: 0)
+KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string 'acquired' or
+         'cancelled'), so a replay answers its first outcome and a cancelled op is refused
 ARGV[1]  count: how many to take, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 
 Returns
-  {1, available}  granted; available is what is left now. A replay of a granted
-                  op answers 1 again and takes nothing.
-  {0, available}  fewer than `count` available: nothing changed.
-  {-1}            the op was cancelled (cancel-2) before it arrived: nothing changed.
+  {1, available}  granted (a replay takes nothing again); available: what is left
+  {0, available}  fewer than `count` available: nothing changed
+  {-1}            cancelled (cancel-2) before it arrived: nothing changed
 
 Publishes nothing.
 ]]

@@ -1,6 +1,6 @@
 --[[
-addPermits-2: add `delta` permits (negative: remove them; the available count
-may go below zero, and acquirers then wait until releases bring it back up).
+addPermits-2: add `delta` permits (negative: remove them; the count may go
+below zero, and acquirers wait until releases bring it back up).
 
 KEYS[1]  permits: <prefix>:{<name>} (string; created when absent)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the available
@@ -10,12 +10,10 @@ ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
-Returns the available count after the call (a replay: the count the first call
-left, and nothing changes).
+Returns the available count after (a replay: what the first call left).
 
-Publishes '<delta>:<available>' (the permits added, and the available count
-after) on `channel` when permits were added and some are
-available.
+Publishes '<delta>:<available>' on `channel` when permits were added and some
+are available.
 ]]
 --- @include "announce"
 

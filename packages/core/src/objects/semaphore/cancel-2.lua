@@ -1,9 +1,8 @@
 --[[
-cancel-2: undo an acquire whose caller aborted, whose client closed, or that
-got no answer. The acquire may have run, may still be on its way (ioredis
-resends a command after a reconnect), or may never arrive: if it ran, its
-permits go back; either way its marker becomes 'cancelled', so the acquire,
-arriving later, is refused.
+cancel-2: undo an acquire that was aborted, closed or got no answer. It may
+have run, be on its way (ioredis resends after a reconnect) or never arrive: if
+it ran its permits go back; either way its marker says 'cancelled', so a late
+arrival is refused.
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  marker: marker of the acquire to undo, <prefix>:{<name>}:op:<clientId>:<op>
@@ -16,8 +15,8 @@ Returns
   1  the acquire had run: its permits are back
   0  it had not run (or was cancelled already): the marker refuses it
 
-Publishes '<count>:<available>' (the permits that came back, and the
-available count after) on `channel` when some are available.
+Publishes '<count>:<available>' on `channel` when permits came back and some
+are available.
 ]]
 --- @include "announce"
 

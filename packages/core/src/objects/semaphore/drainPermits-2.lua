@@ -1,7 +1,6 @@
 --[[
-drainPermits-2: take every available permit at once (java.util.concurrent's
-drainPermits): the available count becomes 0. A negative count is reset to 0
-and nothing is taken. An unset semaphore (absent key) stays unset.
+drainPermits-2: take every available permit: the count becomes 0 (a negative
+one too, taking nothing); an unset semaphore stays unset.
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: how many this

@@ -1,15 +1,12 @@
 import { objectKey } from '../names.js';
 
-/**
- * The Redis names of one semaphore (public layout, see the core README). All
- * share the hash tag `{<name>}`, so every script touches one Cluster slot.
- */
+/** A semaphore's Redis names (public layout, core README); all share the hash tag `{<name>}`: one Cluster slot. */
 export interface SemaphoreKeys {
   /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
   readonly permits: string;
   /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` after permits came back; `need:<clientId>` from a client whose waiter waited long. */
   readonly channel: string;
-  /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (string, TTL = commandTimeoutMs; an acquire's and its cancel's 3 × commandTimeoutMs). */
+  /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (TTL commandTimeoutMs; an acquire's and its cancel's 3 × commandTimeoutMs). */
   readonly opPrefix: string;
 }
 
@@ -18,7 +15,6 @@ export function semaphoreKeys(prefix: string, name: string): SemaphoreKeys {
   return { permits, channel: `${permits}:permits`, opPrefix: `${permits}:op:` };
 }
 
-/** The marker of operation `op` of client `clientId`: what a replay of it, or its cancel, finds. */
 export function opMarker(keys: SemaphoreKeys, clientId: string, op: string): string {
   return `${keys.opPrefix}${clientId}:${op}`;
 }

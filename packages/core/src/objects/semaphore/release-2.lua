@@ -1,6 +1,5 @@
 --[[
-release-2: give `count` permits back to the semaphore (anyone may: permits
-are not owned), and wake waiters.
+release-2: give `count` permits back (anyone may: permits are not owned).
 
 KEYS[1]  permits: <prefix>:{<name>} (string; created when absent)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string 'released'),
@@ -10,13 +9,11 @@ ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
-Returns {available, receivers}: the available count after the release, and how
-many subscriber connections the announcement reached (0 when nothing was
-announced, and on a replay, which changes nothing).
+Returns {available, receivers}: the available count after, and how many
+subscriber connections the announcement reached (0 when none was sent, as on a
+replay, which changes nothing).
 
-Publishes '<count>:<available>' (the permits that came back, and the
-available count after) on `channel` when the available count
-is positive afterwards.
+Publishes '<count>:<available>' on `channel` when some are available after.
 ]]
 --- @include "announce"
 

@@ -5,7 +5,6 @@ import type { SemaphoreKeys } from './keys.js';
 /** A message on a semaphore's channel that names a client whose waiter has waited long (see announceNeed). */
 export const NEED_PREFIX = 'need:';
 
-/** What one acquire script answered. */
 export type SemaphoreAcquireReply = 'granted' | 'refused' | 'cancelled';
 
 function parseAcquire(reply: unknown): SemaphoreAcquireReply {
@@ -25,12 +24,7 @@ function parseRelease(reply: unknown): SemaphoreReleaseReply {
   return { available: Number(available), receivers: Number(receivers) };
 }
 
-/**
- * How many replay windows an acquire's marker lives. Its undo is sent when the
- * call times out (commandTimeoutMs after the send) and again for as long, and a
- * stalled server may run it later still: permits are not owned, so an undo that
- * finds the marker gone cannot give back an acquire that ran, and they are lost.
- */
+/** Marker lifetime in replay windows: an undo may come 2 × commandTimeoutMs after its acquire (later on a stalled server); one finding no marker is lost. */
 const ACQUIRE_MARKER_WINDOWS = 3;
 
 /** The semaphore's protocol: one script per state change, each with its op's marker so a replay never counts twice. */
@@ -41,7 +35,6 @@ export class SemaphoreStore extends ObjectStore {
     return this.write(SCRIPTS.semaphoreAcquire, args, 'acquire', keys.permits, parseAcquire, (value) => value === 'granted');
   }
 
-  /** The arguments of the scripts that change the count and announce it, beside their own. */
   private announcing(keys: SemaphoreKeys, marker: string) {
     return { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
   }
@@ -52,9 +45,8 @@ export class SemaphoreStore extends ObjectStore {
     return this.transport.run(SCRIPTS.semaphoreCancel, args, 'cancel', keys.permits, isOne);
   }
 
-  /** Gives `permits` back. */
   release(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreReleaseReply> {
-    // One literal, as acquire's: a spread of announcing()'s object costs more client CPU on this hot path than the call's own work.
+    // One literal, not a spread of announcing(): on this hot path a spread costs more client CPU than the call's own work.
     const args = { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel, count: permits };
     return this.transport.run(SCRIPTS.semaphoreRelease, args, 'release', keys.permits, parseRelease);
   }
@@ -63,12 +55,10 @@ export class SemaphoreStore extends ObjectStore {
     return this.transport.run(SCRIPTS.semaphoreTrySetPermits, { ...this.announcing(keys, marker), count: permits }, 'trySetPermits', keys.permits, isOne);
   }
 
-  /** Adds `delta` (may be negative); resolves the available count after. */
   addPermits(keys: SemaphoreKeys, marker: string, delta: number): Promise<number> {
     return this.transport.run(SCRIPTS.semaphoreAddPermits, { ...this.announcing(keys, marker), delta }, 'addPermits', keys.permits, asNumber);
   }
 
-  /** Takes every available permit; resolves how many. */
   drainPermits(keys: SemaphoreKeys, marker: string): Promise<number> {
     return this.transport.run(
       SCRIPTS.semaphoreDrainPermits,
@@ -90,7 +80,6 @@ export class SemaphoreStore extends ObjectStore {
     );
   }
 
-  /** The available count (0 when not set; negative after addPermits took more than there was). */
   available(keys: SemaphoreKeys): Promise<number> {
     return this.transport.call('get', [keys.permits], 'GET', keys.permits, (reply) => Number(reply ?? 0));
   }

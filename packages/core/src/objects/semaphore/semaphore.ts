@@ -12,19 +12,15 @@ import { NEED_PREFIX, type SemaphoreAcquireReply, type SemaphoreStore } from './
 import type { RSemaphore } from './types.js';
 import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
 
-/**
- * Bounds on a chain of local hand-offs before a release goes through Redis: a
- * count (older clients announce no need), and ms (a chain that never waits for
- * I/O reads no message, so it cannot hear a need).
- */
+/** Bounds on a chain of local hand-offs: a count (older clients announce no need), and ms (a chain that never waits for I/O hears no need). */
 const MAX_LOCAL_STREAK = 255;
 const MAX_DEAF_MS = 50;
 
 /** What keeps one client's hand-offs on one semaphore from starving other clients. */
 interface Turns {
-  /** Releases handed to local waiters since permits last went back through Redis. */
+  /** Releases handed to local waiters since permits last went through Redis. */
   streak: number;
-  /** When this client's event loop last turned during the streak (monotonic ms), and whether a check is scheduled. */
+  /** When the event loop last turned during the streak (monotonic ms), and whether a check is scheduled. */
   turnedAt: number;
   turnCheck: boolean;
   /** Another client announced a need: the next release goes back through Redis. */
@@ -33,7 +29,6 @@ interface Turns {
   heldBack: { cameBack: number; available: number };
 }
 
-/** Notes the next turn of the event loop on `turns` (one check scheduled at a time). */
 function watchTurn(turns: Turns): void {
   if (turns.turnCheck) return;
   turns.turnCheck = true;
@@ -128,9 +123,6 @@ export class RedisSemaphore implements RSemaphore {
     return this.store.drainPermits(this.keys, this.newMarker());
   }
 
-  // ---- acquisition -------------------------------------------------------
-
-  /** The engine's wait loop with the semaphore's try and wake policy; true when acquired. */
   private async acquireChecked(permits: number, request: WaitRequest, refusal: 'not_acquired' | 'timeout'): Promise<boolean> {
     const { ctx, keys, store } = this;
     const { handed, needs } = this.state;
@@ -139,21 +131,17 @@ export class RedisSemaphore implements RSemaphore {
     const id = waiterId(ctx.newOpId(), permits);
     const marker = (op: string): string => opMarker(keys, ctx.clientId, op);
     const tries: AttemptSpec<SemaphoreAcquireReply, number> = {
-      // The call's own turn: close() waits for its try and for the undo that
-      // try may send, so a grant that lands during close goes back.
+      // The call's own turn: close() waits for its try and its undo, so a grant landing during close goes back.
       key: keys.permits,
       owner: id,
       send: (op) => store.acquire(keys, marker(op), permits),
       // Leaves a tombstone for an acquire that has not run yet.
       undo: (op) => store.cancel(keys, marker(op), permits),
-      // Refused: nothing to time a retry by (permits come back only when
-      // someone releases), so the waiter sleeps until a message or the capped
-      // sleep. Cancelled (an undone op's replay): at once.
+      // Refused: permits come back only by a release, so sleep until a message (or the capped sleep). Cancelled: retry at once.
       refusal: (reply) => (reply === 'granted' ? undefined : reply === 'refused' ? -1 : 0),
       // Permits do not expire: a late grant is still a grant (no `late`).
       keep: () => permits,
     };
-    // A call that does not wait has no need to announce.
     const watched = request.waitMs !== 0;
     if (watched) needs.begin(keys, id);
     let granted;
@@ -178,9 +166,7 @@ export class RedisSemaphore implements RSemaphore {
       );
     } finally {
       if (watched) needs.end(keys, id);
-      // Permits a local release handed to this call that it did not take
-      // (it timed out, aborted, was closed, or took others from Redis): on
-      // to the next local waiter, or back to Redis.
+      // Permits handed to this call and not taken (timeout, abort, close, or taken from Redis): to the next local waiter or Redis.
       const unused = handed.get(id);
       if (unused !== undefined) {
         handed.delete(id);
@@ -207,13 +193,7 @@ export class RedisSemaphore implements RSemaphore {
     return { grant: permits };
   }
 
-  // ---- release: to a local waiter, or back to Redis -------------------------
-
-  /**
-   * Gives `permits` back: to this client's waiting tasks first (no Redis call),
-   * the rest through Redis; all through Redis after a need or a full streak.
-   * When other clients listened, this client's waiters then hold back.
-   */
+  /** Local waiters first (no Redis call), the rest through Redis; all through Redis after a need or a full streak. Local waiters yield if others heard. */
   private async giveBack(permits: number): Promise<void> {
     const { ctx, keys } = this;
     const { handed } = this.state;

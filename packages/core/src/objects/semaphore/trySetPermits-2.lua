@@ -1,6 +1,5 @@
 --[[
-trySetPermits-2: set the number of available permits, only when the semaphore
-is not set yet (its key is absent).
+trySetPermits-2: set the available permits, only when the key is absent.
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0',
@@ -10,11 +9,10 @@ ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[4]  channel: the semaphore's channel <prefix>:{<name>}:permits (keys.ts)
 
-Returns 1 when it set the permits, 0 when the semaphore was set already
-(nothing changed).
+Returns 1 when it set the permits, 0 when they were set already.
 
-Publishes '<count>:<count>' on `channel` when it set them
-(waiters may have been waiting for the semaphore to be set up).
+Publishes '<count>:<count>' on `channel` when it set them (waiters may be
+waiting for the set-up).
 ]]
 --- @include "announce"
 --- @include "set-once"
