@@ -3,6 +3,12 @@ import type { WaitOptions } from '../wait-options.js';
 /**
  * A count-down latch (Redisson's RCountDownLatch). Reaching zero deletes the key and publishes once (a lost message costs
  * at most a capped sleep, `watchdogTimeoutMs / 3`); a latch at zero can be set again.
+ *
+ * @example
+ * const batch = client.getCountDownLatch('batch:3');
+ * await batch.trySetCount(3);                   // the coordinator
+ * await batch.countDown();                      // each of 3 workers, when done
+ * const done = await batch.await({ waitMs: 60_000 }); // anyone: true at zero
  */
 export interface RCountDownLatch {
   /** The latch's name. */

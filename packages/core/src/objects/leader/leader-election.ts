@@ -16,6 +16,13 @@ const MAX_RETRY_MS = 5_000;
 /**
  * Leader election (Curator's LeaderLatch) on the lock `name` (use it for nothing else) under a watchdog lease. The epoch
  * is the hold's fencing token: a leader stalled past its lease is replaced by a larger epoch, so fence writes with it.
+ *
+ * @example
+ * const election = client.getLeaderElection('scheduler');
+ * election.on('lost', ({ reason }) => log.warn(`no longer leader: ${reason}`));
+ * await election.lead(async ({ signal, epoch }) => {
+ *   while (!signal.aborted) await runScheduledJobs({ signal, fence: epoch });
+ * }, { signal: shutdown.signal });
  */
 export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
   constructor(

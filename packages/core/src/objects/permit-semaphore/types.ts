@@ -29,6 +29,12 @@ export interface PermitHandle extends AsyncDisposable {
 /**
  * A semaphore of leased permits (Redisson's RPermitExpirableSemaphore), each with an id, a fencing token, a lease and a
  * signal; a crashed holder's permit comes back when its lease lapses.
+ *
+ * @example
+ * const gpus = client.getPermitExpirableSemaphore('gpu');
+ * await gpus.trySetPermits(4);
+ * await using gpu = await gpus.acquire({ waitMs: 60_000 });
+ * await train(model, { signal: gpu.signal, fence: gpu.token });
  */
 export interface RPermitExpirableSemaphore {
   /** The semaphore's name. */

@@ -3,6 +3,12 @@ import type { WaitOptions } from '../wait-options.js';
 /**
  * A counting semaphore (Redisson's RSemaphore) whose permits are **not owned**: anyone may release them, and a crashed holder's are gone
  * until `addPermits` (`getPermitExpirableSemaphore` leases them). Counts are integers from 1 to 2^31 − 1 (`addPermits` also negative).
+ *
+ * @example
+ * const quota = client.getSemaphore('api:quota');
+ * await quota.trySetPermits(8);           // once, by whoever sets it up
+ * await quota.acquire();                  // waits for a permit
+ * try { await callTheApi(); } finally { await quota.release(); }
  */
 export interface RSemaphore {
   /** The semaphore's name. */
