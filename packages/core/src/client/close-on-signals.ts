@@ -19,8 +19,7 @@ export const CLOSE_ON_SIGNALS_DEFAULTS = Object.freeze({
 });
 
 /**
- * On the first of `signals`, runs `close` bounded by `timeoutMs`, then re-raises the signal if nobody else listens, so it still exits.
- * Returns a function that removes rlock's listeners.
+ * On the first of `signals`, runs `close` bounded by `timeoutMs`, then re-raises the signal if nobody else listens; returns the remover.
  * @throws InvalidArgumentError for a bad option, before any listener is added.
  */
 export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnSignalsOptions): () => void {

@@ -134,10 +134,7 @@ export class RLockClient extends EngineClient {
     return this.getter('permitExpirableSemaphore')(name);
   }
 
-  /**
-   * The count-down latch `name`.
-   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
-   */
+  /** The count-down latch `name`. @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed. */
   getCountDownLatch(name: string): RCountDownLatch {
     return this.getter('countDownLatch')(name);
   }
