@@ -1,8 +1,3 @@
-/**
- * Every error rlock raises extends {@link RLockError} and carries a stable `code`,
- * so callers can branch on `err.code` across package versions and module copies.
- */
-
 /** Stable codes of rlock's errors. */
 export type RLockErrorCode =
   | 'ERR_RLOCK_INVALID_ARGUMENT'
@@ -17,10 +12,7 @@ export type RLockErrorCode =
 /** Marks every rlock error, in every copy of the package (`Symbol.for` is process-wide). */
 const BRAND = Symbol.for('@org/rlock/error');
 
-/**
- * Base class of all rlock errors. `instanceof` works across the ESM and CJS
- * copies of the package (by brand and `code`): an app may load both.
- */
+/** Base class of all rlock errors; `instanceof` works across the ESM and CJS copies of the package (by brand and `code`). */
 export abstract class RLockError extends Error {
   /** The class name (`'LockLostError'`, …): stable across builds and minifiers. */
   abstract override readonly name: string;
@@ -49,10 +41,7 @@ export class InvalidArgumentError extends RLockError {
   readonly code = 'ERR_RLOCK_INVALID_ARGUMENT' as const;
 }
 
-/**
- * A call that needs a task was made outside one, or a hold was released that the
- * owner does not have. Nothing was changed in Redis.
- */
+/** A call that needs a task was made outside one, or a release of a hold the owner does not have; nothing changed in Redis. */
 export class IllegalMonitorStateError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_ILLEGAL_MONITOR_STATE' as const;
@@ -63,11 +52,7 @@ export class IllegalMonitorStateError extends RLockError {
 /** Why a hold was lost; mirrors the `lockLost` event. */
 export type LockLostReason = 'expired' | 'taken' | 'forced' | 'unreachable' | 'closed' | 'maxLease';
 
-/**
- * A hold the client had is gone: its lease expired, another owner took the lock,
- * an admin forced it, Redis was unreachable past the lease, or the client closed.
- * The critical section may not have been exclusive.
- */
+/** A hold the client had is gone (see {@link LockLostReason}): the critical section may not have been exclusive. */
 export class LockLostError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_LOCK_LOST' as const;
@@ -103,10 +88,7 @@ function describeReason(reason: LockLostReason): string {
   }
 }
 
-/**
- * `waitMs` ran out before the lock was acquired. Its `cause` is the Redis
- * failure when Redis refused or did not answer meanwhile, else undefined.
- */
+/** `waitMs` ran out before the lock was acquired; `cause` is the Redis failure meanwhile, if any. */
 export class LockAcquireTimeoutError extends RLockError {
   /** The code of every error of this class (what `instanceof` checks across builds). */
   static readonly code = 'ERR_RLOCK_ACQUIRE_TIMEOUT' as const;

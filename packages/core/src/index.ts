@@ -1,8 +1,5 @@
 /**
- * `@org/rlock-core`: the public API of rlock's core (most users import it from
- * `@org/rlock`). What the watchdog and Redlock build on is the internal
- * subpath `@org/rlock-core/internal`.
- *
+ * `@org/rlock-core`: the public API of rlock's core (most users import `@org/rlock`); the watchdog and Redlock build on `@org/rlock-core/internal`.
  * @module @org/rlock-core
  */
 export { RLockClient } from './client/rlock-client.js';

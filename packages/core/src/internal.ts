@@ -1,8 +1,4 @@
-/**
- * `@org/rlock-core/internal`: what rlock's own packages (the watchdog, Redlock,
- * `@org/rlock`) build on. Internal: it may change in any release;
- * applications use `@org/rlock`.
- */
+/** `@org/rlock-core/internal`: what rlock's own packages build on; it may change in any release (applications use `@org/rlock`). */
 export { EngineClient } from './client/engine-client.js';
 export { COMMON_OPTION_NAMES, readCommonOptions, resolveClientOptions, type ResolvedCommonOptions } from './client/client-options.js';
 export { OptionReader } from './checks/option-reader.js';

@@ -18,20 +18,15 @@ export interface LockAcquiredEvent extends HoldEvent {
 
 /** Payload of `lockReleased`: an owner's last hold ended. */
 export interface LockReleasedEvent extends HoldEvent {
-  /**
-   * `unlock`: confirmed; `retry`: a failed release finished in the background;
-   * `expiry`: unconfirmed before the lease ran out, so the key expired.
-   */
+  /** `unlock`: confirmed; `retry`: a failed release finished in the background; `expiry`: never confirmed, so the key expired. */
   readonly via: 'unlock' | 'retry' | 'expiry';
 }
 
 /** Payload of `lockLost`: a hold the client had is gone. */
 export interface LockLostEvent extends HoldEvent {
   /**
-   * Why: `expired` (the key was found gone, or a fixed lease ran out), `taken`
-   * (another owner), `forced` (forceUnlock), `unreachable` (not renewed before
-   * the lease ran out), `closed` (client.close()), or `maxLease` (held for its
-   * `maxLeaseMs`: renewal stopped and the key was cleared).
+   * Why: `expired` (key gone, or a fixed lease ran out), `taken` (another owner), `forced` (forceUnlock), `unreachable` (not renewed in time),
+   * `closed` (client.close()) or `maxLease` (held for its `maxLeaseMs`).
    */
   readonly reason: LockLostReason;
   /** The error the hold's signal aborted with. */
@@ -44,11 +39,7 @@ export interface LockRenewedEvent {
   readonly count: number;
 }
 
-/**
- * Payload of `holdLeaked`: a task ended still holding a lock with no release
- * on its way. It is renewed until `forceUnlock()`, `close()` or exit; rlock
- * does not release it (the task's code may still rely on it).
- */
+/** Payload of `holdLeaked`: a task ended still holding a lock, which stays renewed until `forceUnlock()`, `close()` or exit. */
 export interface HoldLeakedEvent extends HoldEvent {
   /** Acquisitions of the task still held (not counting those a handle carries). */
   readonly count: number;

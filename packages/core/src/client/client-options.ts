@@ -10,52 +10,27 @@ import { InvalidArgumentError } from '../errors.js';
 
 /** The options every client takes, on one Redis or across Redlock masters. */
 export interface CommonClientOptions {
-  /**
-   * Prefix of every key and channel: `<keyPrefix>:{<name>}`. No braces.
-   * @default 'rlock'
-   */
+  /** Prefix of every key and channel, `<keyPrefix>:{<name>}`; no braces. @default 'rlock' */
   readonly keyPrefix?: string;
-  /**
-   * Lease of a hold taken without `leaseMs`, in ms, renewed every third of it
-   * (also a waiter's longest sleep). At least 30 ms, well above timer granularity.
-   * @default 30_000
-   */
+  /** Lease of a hold taken without `leaseMs`, in ms (at least 30), renewed every third of it. @default 30_000 */
   readonly watchdogTimeoutMs?: number;
   /**
-   * Limit on every Redis call, in ms, whatever ioredis retries: past it the
-   * call rejects with RedisUnavailableError. At most ⌊watchdogTimeoutMs / 3⌋,
-   * so a timed-out renewal can be retried within the lease.
+   * Bound on every Redis call in ms (then RedisUnavailableError), at most ⌊watchdogTimeoutMs / 3⌋ so a timed-out renewal can be retried within the lease.
    * @default min(5_000, ⌊watchdogTimeoutMs / 3⌋)
    */
   readonly commandTimeoutMs?: number;
-  /**
-   * Builds the lease renewer (`@org/rlock`'s factories wire the watchdog);
-   * without one the client takes fixed leases only.
-   * @default undefined
-   */
+  /** Builds the lease renewer (`@org/rlock`'s factories wire the watchdog); without one, leases are fixed. @default undefined */
   readonly renewer?: LeaseRenewerFactory;
-  /**
-   * Record a stack trace at each first acquisition, so a leaked hold
-   * (`holdLeaked`, `RLOCK_HOLD_LEAKED`) names the call that took it. Costs a
-   * stack trace per acquisition: for hunting a leak, not for production.
-   * @default false
-   */
+  /** Record a stack trace per first acquisition so a leaked hold (`holdLeaked`) names its caller: for hunting leaks, not production. @default false */
   readonly captureLeakStacks?: boolean;
   /**
-   * This client's name for people, shown with host and pid by `inspect()`,
-   * `rlock show`/`ls` and LockAcquireTimeoutError for its holds. Sent as the
-   * connection name (CLIENT SETNAME), never in a key. 1 to 128 characters.
+   * This client's name for people (1 to 128 characters), shown with host and pid by `inspect()`, the CLI and LockAcquireTimeoutError; sent as CLIENT SETNAME.
    * @default `<hostname>:<pid>`
    */
   readonly name?: string;
   /**
-   * Maps a lock's name to the `rlock.name` metric attribute (`undefined`, or
-   * a throw, leaves it out). Map per-order names to a few labels, or the
-   * metrics backend drowns in series. Without it metrics carry no name (spans
-   * always do). Called once per acquisition while metrics are listened to.
+   * Maps a lock's name to the `rlock.name` metric attribute (`undefined` or a throw leaves it out); map to few labels (`'order:42'` to `'order'`).
    * @default undefined
-   * @example
-   * metricName: (name) => name.split(':')[0] // 'order:42' -> 'order'
    */
   readonly metricName?: (name: string) => string | undefined;
 }
@@ -63,26 +38,18 @@ export interface CommonClientOptions {
 /** Options of a client of one Redis. Checked once, when the client is created. */
 export interface RLockClientOptions extends CommonClientOptions {
   /**
-   * A `redis://` URL or ioredis options (rlock owns and closes the
-   * connection), or an ioredis instance (used as is, left open); Sentinel via
-   * `{ sentinels, name }`; a Cluster as a `Cluster` instance or
-   * `{ cluster: [urls], ...clusterOptions }` (Redis ≥ 7.0). No `keyPrefix` of their own.
+   * A `redis://` URL or ioredis options (rlock owns the connection), an ioredis instance (left open), Sentinel `{ sentinels, name }`,
+   * or a Cluster (Redis ≥ 7.0) as a `Cluster` or `{ cluster: [urls], ...clusterOptions }`; none with a `keyPrefix` of its own.
    */
   readonly redis: RedisInput | ClusterInput;
   /**
-   * Keep the process alive only while a hold, a wait or a command is in
-   * progress (`unref()` otherwise), so a program that forgets `close()` still
-   * ends. `false`: the connections keep it alive until `close()`, as ioredis's
-   * do. Instances passed in and Cluster connections are never unref'd.
+   * Keep the process alive only while a hold, wait or call is in progress, so a program without `close()` ends; given instances and Clusters stay referenced.
    * @default true
    */
   readonly unrefWhenIdle?: boolean;
   /**
-   * After every acquire and renewal, WAIT for `replicas` replicas within
-   * `timeoutMs`; without it an asynchronous failover can give one lock to two
-   * holders unnoticed. Too few acknowledgements: an acquire is undone, a
-   * renewal fails (retried until the lease's deadline); a latch's writes
-   * cannot be undone and reject after the write.
+   * WAIT for `replicas` replicas within `timeoutMs` after every acquire and renewal, so a failover cannot give one lock to two holders;
+   * too few acknowledgements undo an acquire, fail a renewal, or reject a latch write after it happened.
    * @default undefined
    */
   readonly syncReplicas?: {

@@ -4,16 +4,9 @@ import { checkDurationMs, checkKnownKeys, checkOptionsObject, describeValue } fr
 
 /** Options of `client.closeOnSignals(options)`. */
 export interface CloseOnSignalsOptions {
-  /**
-   * The signals that close the client (the first to arrive does). SIGKILL and SIGSTOP are refused.
-   * @default ['SIGTERM', 'SIGINT']
-   */
+  /** The signals that close the client (the first to arrive does); not SIGKILL or SIGSTOP. @default ['SIGTERM', 'SIGINT'] */
   readonly signals?: readonly NodeJS.Signals[];
-  /**
-   * How long the close may take before the signal is raised again, in ms; keep
-   * it below the orchestrator's grace period (Kubernetes: 30 s).
-   * @default 10_000
-   */
+  /** How long the close may take before the signal is raised again, in ms (below the orchestrator's grace period). @default 10_000 */
   readonly timeoutMs?: number;
 }
 
@@ -21,15 +14,12 @@ export interface CloseOnSignalsOptions {
 export const CLOSE_ON_SIGNALS_DEFAULTS = Object.freeze({
   /** What orchestrators (SIGTERM) and terminals (SIGINT, Ctrl-C) send. */
   signals: Object.freeze(['SIGTERM', 'SIGINT'] as const),
-  /** Ten seconds: two command timeouts and then some, well within common grace periods. */
+  /** Two command timeouts and then some, within common grace periods (Kubernetes: 30 s). */
   timeoutMs: 10_000,
 });
 
 /**
- * On the first of `signals`, runs `close` bounded by `timeoutMs`, then lets the
- * process go on as without rlock: with no other listener of that signal, it is
- * raised again so the default action (exit) happens; otherwise they decide.
- * Returns a function that removes rlock's listeners.
+ * On the first of `signals`, runs `close` bounded by `timeoutMs`, then re-raises the signal if nobody else listens; returns the remover.
  * @throws InvalidArgumentError for a bad option, before any listener is added.
  */
 export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnSignalsOptions): () => void {
@@ -45,8 +35,7 @@ export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnS
   };
   function onSignal(signal: NodeJS.Signals): void {
     if (removed) return;
-    // Listed before rlock's removal: the process's own listeners of this
-    // signal, which run now beside the close (rlock's listener was put first).
+    // Counted before removal: the process's own listeners, which run beside the close.
     const others = process.listeners(signal).filter((listener) => listener !== onSignal).length;
     remove();
     let closing: Promise<unknown>;
@@ -58,7 +47,6 @@ export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnS
     void withinMs(closing, timeoutMs, () => undefined)
       .catch(() => undefined)
       .then(() => {
-        // Without a listener the default action runs: the process ends by this signal.
         if (others === 0 && process.listenerCount(signal) === 0) process.kill(process.pid, signal);
       });
   }

@@ -32,11 +32,8 @@ type HoldEventName = 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed
 export const HOLD_LEAKED_WARNING = 'RLOCK_HOLD_LEAKED';
 
 /**
- * What every client shares, on one deployment or across Redlock masters: one
- * {@link EngineContext} for its objects, typed events that a throwing
- * listener cannot break, tasks, the renewer, and one idempotent close(). A
- * client supplies how a wait queue's channel is subscribed and how its
- * connections close.
+ * What every client shares, on one deployment or across Redlock masters: one {@link EngineContext}, typed events a throwing listener
+ * cannot break, tasks, the renewer and one idempotent close(); a subclass subscribes queues and closes its connections.
  */
 export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** Unguessable id of this client: the first half of every owner id. */
@@ -124,11 +121,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     return this.closing !== undefined;
   }
 
-  /**
-   * Runs `fn` in a new task (the Node.js counterpart of a Java thread), or in the
-   * current one when called inside a task. Holds taken in it belong to the task;
-   * one still held when a task started here settles is reported (`holdLeaked`).
-   */
+  /** Runs `fn` in a new task (a Java thread's counterpart), or in the current one; a hold it leaves behind is reported (`holdLeaked`). */
   task<T>(fn: () => T | Promise<T>): Promise<T> {
     checkFunction(fn, 'task(fn)');
     return runInTaskOrNewReportingEnd(async () => fn());
@@ -136,7 +129,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   /** A task ended: reports each hold of its owner on this client that it still holds. */
   private checkTaskEnd(task: TaskContext, source: TaskSource): void {
-    // Counted, so a task's end costs nothing while the client holds nothing.
     if (this.heldCount === 0 || this.closing) return;
     const owner = `${this.clientId}:${task.taskId}`;
     for (const hold of this.context.holds.takeOwner(owner)) {
@@ -163,10 +155,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Rejects waiters with ClientClosedError, stops renewal, loses the holds
-   * (reason `closed`), releases them best-effort and closes the connections
-   * it created. Calls in flight get `commandTimeoutMs`, releases another
-   * `commandTimeoutMs`, so a frozen server cannot stall it. Idempotent.
+   * Rejects waiters, stops renewal, loses the holds (`closed`), releases them best-effort and closes the connections it created; idempotent.
+   * Calls in flight get `commandTimeoutMs`, releases another, so a frozen server cannot stall it.
    */
   close(): Promise<CloseReport> {
     this.closing ??= this.shutdown();
@@ -174,13 +164,9 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Calls `close()` on the first SIGTERM or SIGINT (or `signals`), bounded by
-   * `timeoutMs`. Other listeners run as always; with none, the signal is
-   * raised again after the releases, so the process still ends by it.
-   * Returns a function that removes the listeners.
+   * Calls `close()` on the first SIGTERM or SIGINT (or `signals`) within `timeoutMs`, then re-raises it if nobody else listens; returns the remover.
    * @throws InvalidArgumentError for a bad option.
    * @example
-   * const server = app.listen(3000);
    * client.closeOnSignals({ timeoutMs: 5_000 });
    * process.on('SIGTERM', () => server.close()); // drains; rlock releases its locks meanwhile
    */
@@ -228,10 +214,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       .catch(() => false);
   }
 
-  /**
-   * Subscribes to the notice channel where a force-unlock tells a holder its
-   * hold is gone; called at the first hold. False: not listening (the next hold asks again).
-   */
+  /** At the first hold, subscribes to the channel where a force-unlock tells holders; false: not listening (the next hold asks again). */
   protected hearNotices(): boolean {
     return false;
   }

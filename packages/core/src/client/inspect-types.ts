@@ -1,5 +1,3 @@
-/** What `client.inspect(name)` and `client.list()` report, read from the public layout in one script call. */
-
 import type { SemaphoreOrLatchInfo, UnknownObjectInfo } from '../objects/inspect/info.js';
 import { KINDS, type KindInfo, type KindName } from '../objects/kinds.js';
 
@@ -9,21 +7,15 @@ export type { ObjectInfoBase, HolderInfo, WaiterInfo, SemaphoreOrLatchInfo, Unkn
 export type ObjectKind = KindName;
 
 /**
- * One object's state, told apart by `kind`: the report of a registered kind
- * (one `…Info` type per kind: {@link @org/rlock-core!LockInfo | LockInfo}, {@link @org/rlock-core!SemaphoreInfo | SemaphoreInfo} and the
- * others), a bare integer whose kind the layout leaves open
- * ({@link SemaphoreOrLatchInfo}), or another program's key
- * ({@link UnknownObjectInfo}).
+ * One object's state, told apart by `kind`: a registered kind's report
+ * ({@link @org/rlock-core!LockInfo | LockInfo}, {@link @org/rlock-core!SemaphoreInfo | SemaphoreInfo}…), a bare integer of open kind
+ * ({@link SemaphoreOrLatchInfo}) or another program's key ({@link UnknownObjectInfo}).
  */
 export type ObjectInfo = KindInfo | SemaphoreOrLatchInfo | UnknownObjectInfo;
 
 /** Options of `client.inspect(name, options)`. */
 export interface InspectOptions {
-  /**
-   * The kind you expect, where the layout cannot tell (a bare integer; a fair
-   * lock with nobody queued). A layout that shows another kind wins.
-   * @default undefined (read from the layout)
-   */
+  /** The kind expected where the layout cannot tell (a bare integer, a fair lock with nobody queued); the layout wins. @default undefined */
   readonly kind?: ObjectKind;
   /** Most holders and waiters listed (1 to 10,000); the counts are always complete. @default 100 */
   readonly limit?: number;
@@ -31,11 +23,7 @@ export interface InspectOptions {
 
 /** Options of `client.list(options)`. */
 export interface ListOptions {
-  /**
-   * A glob over object names (Redis `MATCH` syntax: `*`, `?`, `[abc]`, `\`
-   * escapes), without braces: `order:*`.
-   * @default '*'
-   */
+  /** A glob over object names in Redis `MATCH` syntax, without braces: `order:*`. @default '*' */
   readonly match?: string;
   /** Most objects per page, and the `COUNT` hint of each `SCAN` (1 to 10,000). @default 100 */
   readonly limit?: number;

@@ -13,19 +13,15 @@ import { INSPECT_DEFAULTS, MAX_INSPECT_LIMIT, OBJECT_KINDS, type InspectOptions,
 /** Reads objects read-only: one script call per object (each kind describes its own), SCAN on every master to find them. */
 export class Inspector {
   constructor(
-    /** rlock's bounded way to the command connection (a Redis or a Cluster). */
     private readonly transport: Transport,
-    /** The key prefix of the objects, as the client's `keyPrefix`. */
     private readonly keyPrefix: string,
     /** Runs once the arguments are checked, before any command (a closed client throws here). */
     private readonly beforeCall: () => void = () => undefined,
   ) {}
 
   /**
-   * The state of object `name`, or undefined when it has no key (a free lock,
-   * a latch at zero, a semaphore never set).
-   * @throws InvalidArgumentError for a bad name or option, before any command.
-   * @throws RedisUnavailableError, RedisCommandError
+   * The state of object `name`, or undefined when it has no key (a free lock, a latch at zero, a semaphore never set).
+   * @throws InvalidArgumentError for a bad name or option (before any command), RedisUnavailableError, RedisCommandError
    */
   async inspect(name: string, options?: InspectOptions): Promise<ObjectInfo | undefined> {
     checkName(name, 'object name');
@@ -40,9 +36,7 @@ export class Inspector {
   }
 
   /**
-   * Pages of objects whose names match `match`, each read as by
-   * {@link Inspector.inspect}. SCAN may report a name twice; an object gone
-   * between the SCAN and its read is left out.
+   * Pages of objects whose names match `match`, each read as by {@link Inspector.inspect}; an object gone before its read is left out.
    * @throws InvalidArgumentError for a bad option (when iteration starts).
    */
   async *list(options?: ListOptions): AsyncGenerator<ObjectInfo[], void, undefined> {
@@ -56,8 +50,7 @@ export class Inspector {
     const entryLimit = checkLimit(raw.entryLimit, 'list(): entryLimit', INSPECT_DEFAULTS.entryLimit);
     const signal = checkSignal(raw.signal, 'list(): signal');
     this.beforeCall();
-    // Main keys only: `<prefix>:{<name>}` ends with the closing brace, which no
-    // suffix key (`:queue`, `:fence`…) does, and names hold no braces.
+    // Main keys only: `<prefix>:{<name>}` ends with `}`, which no suffix key (`:queue`…) does.
     const pattern = `${escapeGlob(this.keyPrefix)}:{${match}}`;
     const pending: string[] = [];
     for (const node of await this.scanNodes()) {
@@ -126,7 +119,6 @@ export class Inspector {
     const value = integerValue(main);
     // Several kinds keep a bare integer and none was named: say what it is.
     if (value !== undefined) return { ...noHolders, kind: 'semaphoreOrLatch', value };
-    // No key of any kind: a free lock, a latch at zero, a semaphore never set.
     if (main.type === 'none') return undefined;
     return { ...noHolders, kind: 'unknown', redisType: main.type };
   }
@@ -142,10 +134,7 @@ export interface KindReading {
   readonly recognition: Recognition;
 }
 
-/**
- * The kind the snapshot shows (the first registered, if several do), else the
- * hinted one if the layout fits it, else the likely reading of the layout.
- */
+/** The kind the snapshot shows (the first registered, if several do), else the hinted one if it fits, else the likely one. */
 export function kindOf(seen: readonly KindReading[], hint: ObjectKind | undefined): KindReading | undefined {
   return (
     seen.find((entry) => entry.recognition === 'shown') ??

@@ -23,10 +23,7 @@ import { withinMs } from '../connection/bounded-call.js';
 import { timeoutHolderOf, withHolderClients } from './holder-clients.js';
 
 /**
- * A client of one Redis deployment: makes the coordination objects, runs
- * tasks, renews leases through its renewer and reports what happens to holds
- * through typed events.
- *
+ * A client of one Redis deployment: makes the coordination objects, runs tasks, renews leases and reports holds through typed events.
  * @example
  * const client = new RLockClient({ redis: 'redis://127.0.0.1:6379', renewer: createWatchdog() });
  * await client.getLock('order:42').withLock(async ({ token }) => { … });
@@ -77,8 +74,7 @@ export class RLockClient extends EngineClient {
     const site = { deployment: this.deployment, context: this.context, assertOpen: () => this.assertOpen() };
     for (const kind of KINDS) this.getters.set(kind.name, kind.getter(site));
     this.startRenewer(resolved);
-    // Back after a disconnect: the server may have lost holds (a restart
-    // without persistence); check them now, not at their next renewal.
+    // Back after a disconnect: the server may have lost holds (a restart without persistence), so check them now.
     this.deployment.onReconnect(() => {
       this.context.renewer?.renewNow?.();
       this.context.background.retryNow();
@@ -92,26 +88,22 @@ export class RLockClient extends EngineClient {
 
   /**
    * The reentrant lock `name`.
-   * @throws InvalidArgumentError (synchronously) for an empty name, one over 1,024 bytes, or one with braces.
-   * @throws ClientClosedError (synchronously) once the client is closed.
+   * @throws InvalidArgumentError (synchronously) for an empty name, one over 1,024 bytes or one with braces; ClientClosedError once closed.
    */
   getLock(name: string): RLock<string> {
     return this.getter('lock')(name);
   }
 
   /**
-   * The fair lock `name`: the RLock interface, with waiters from every client
-   * and process served in arrival order (see the core README).
-   * @throws InvalidArgumentError (synchronously) for a bad name.
-   * @throws ClientClosedError (synchronously) once the client is closed.
+   * The fair lock `name`: the RLock interface, with waiters from every client and process served in arrival order.
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    */
   getFairLock(name: string): RLock<string> {
     return this.getter('fairLock')(name);
   }
 
   /**
-   * The read-write lock `name`: `readLock()` shared, `writeLock()` exclusive,
-   * both reentrant per task (see the core README).
+   * The read-write lock `name`: `readLock()` shared, `writeLock()` exclusive, both reentrant per task.
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    */
   getReadWriteLock(name: string): RReadWriteLock {
@@ -119,9 +111,7 @@ export class RLockClient extends EngineClient {
   }
 
   /**
-   * One lock over several: all or nothing, taken in one global order (by full
-   * key) so two multi-locks over the same locks never deadlock. Members may be
-   * locks of any kind and of any client, Redlock included.
+   * One lock over locks of any kind and client (Redlock too), all or nothing, taken in key order so two multi-locks never deadlock.
    * @throws InvalidArgumentError (synchronously) for an empty list or a member that is not a lock.
    */
   getMultiLock(locks: readonly RLock<string | undefined>[]): MultiLock {
@@ -129,8 +119,7 @@ export class RLockClient extends EngineClient {
   }
 
   /**
-   * The semaphore `name` (permits not owned; a crashed holder's permits are
-   * gone for good: see getPermitExpirableSemaphore).
+   * The semaphore `name`: permits are not owned, so a crashed holder's are gone for good (see getPermitExpirableSemaphore).
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    */
   getSemaphore(name: string): RSemaphore {
@@ -145,21 +134,14 @@ export class RLockClient extends EngineClient {
     return this.getter('permitExpirableSemaphore')(name);
   }
 
-  /**
-   * The count-down latch `name`.
-   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
-   */
+  /** The count-down latch `name`. @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed. */
   getCountDownLatch(name: string): RCountDownLatch {
     return this.getter('countDownLatch')(name);
   }
 
   /**
-   * The state of object `name` as Redis has it (kind, holders, waiters,
-   * permits, count), in one read-only script call; lists bounded by `limit`.
-   * Undefined when the object has no key.
-   * @throws InvalidArgumentError for a bad name or option, before any command.
-   * @throws ClientClosedError once the client is closed.
-   * @throws RedisUnavailableError, RedisCommandError
+   * The state of object `name` as Redis has it, in one read-only script call; undefined when the object has no key.
+   * @throws InvalidArgumentError for a bad name or option (before any command), ClientClosedError, RedisUnavailableError, RedisCommandError
    * @example
    * const info = await client.inspect('order:42');
    * if (info?.kind === 'lock') console.log(info.holders[0]?.owner, info.ttlMs);
@@ -169,9 +151,7 @@ export class RLockClient extends EngineClient {
   }
 
   /**
-   * The objects whose names match `match`, page by page (at most `limit` per
-   * page), found with SCAN (never KEYS; on a Cluster, on every master) and each
-   * read as by {@link RLockClient.inspect}. Stop iterating at any time.
+   * Pages of the objects whose names match `match`, found with SCAN on every master (never KEYS), each read as by {@link RLockClient.inspect}.
    * @throws InvalidArgumentError for a bad option (on the first page).
    * @example
    * for await (const page of client.list({ match: 'order:*', limit: 100 })) {
@@ -185,9 +165,7 @@ export class RLockClient extends EngineClient {
   }
 
   /**
-   * The leader election `name`: one leader at a time across every process,
-   * the holder of the lock `name` under a watchdog lease; the leader's epoch
-   * is its fencing token (see {@link LeaderElection}).
+   * The leader election `name`: one leader at a time, the holder of lock `name` under a watchdog lease, its epoch the fencing token.
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
    * @example
    * const leader = await client.getLeaderElection('scheduler').elect({ signal });
@@ -206,18 +184,9 @@ export class RLockClient extends EngineClient {
   }
 
   /**
-   * The non-reentrant lock `name`: a task that holds it and asks again is
-   * refused as another task would be (a nested `lock()` without `waitMs` waits
-   * for ever). Redis decides, so two branches of one task are never both
-   * granted. Its keys are `getLock(name)`'s: use one kind per name.
+   * The non-reentrant lock `name`: its holder's task asking again, from any branch, is refused like another task (a nested `lock()` waits for ever).
+   * It shares `getLock(name)`'s keys: use one kind per name.
    * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
-   * @example
-   * const job = client.getNonReentrantLock('job:5');
-   * await client.task(async () => {
-   *   await job.lock();
-   *   await job.tryLock(); // false: this task holds it already
-   *   await job.unlock();
-   * });
    */
   getNonReentrantLock(name: string): RLock<string> {
     return this.getter('nonReentrantLock')(name);

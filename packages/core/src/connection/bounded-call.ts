@@ -3,9 +3,8 @@ import { RedisCommandError, RedisUnavailableError, RLockError } from '../errors.
 import { monotonicNow } from './time.js';
 
 /**
- * Settles like `work`, or rejects with `onTimeout()` once `timeoutMs` passed.
- * The rejection is deferred to the check phase, so a reply read in this turn's
- * poll phase wins and event-loop lag alone causes no timeout. Unref'd.
+ * Settles like `work`, or rejects with `onTimeout()` once `timeoutMs` passed (unref'd); deferred to the check phase,
+ * so a reply read in this turn's poll phase wins and event-loop lag alone causes no timeout.
  */
 export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () => unknown): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -36,11 +35,8 @@ export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () =
 }
 
 /**
- * Bounds a Redis call by rlock's own timer, whatever ioredis's retry and
- * offline-queue settings, with typed failures: an error reply (WRONGTYPE,
- * OOM…) becomes RedisCommandError naming the full key; anything else
- * (timeout, closed connection) RedisUnavailableError. A timed-out call may
- * still run later, so state-changing calls carry an operation id.
+ * Bounds a Redis call by rlock's own timer, whatever ioredis retries: an error reply becomes RedisCommandError naming the key, anything else
+ * RedisUnavailableError. A timed-out call may still run later, so state-changing calls carry an operation id.
  */
 export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: string, key: string): Promise<T> {
   let pending: Promise<T>;
@@ -58,7 +54,6 @@ export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: 
   );
 }
 
-/** Classifies an ioredis failure. */
 export function toRLockError(error: unknown, what: string, key: string): RLockError {
   if (error instanceof RLockError) return error;
   if (isReplyError(error)) {
@@ -68,17 +63,12 @@ export function toRLockError(error: unknown, what: string, key: string): RLockEr
   return new RedisUnavailableError(`Redis is unavailable for ${what} on "${key}": ${message}`, { cause: error });
 }
 
-// ioredis's ReplyError (from redis-errors) is an error *reply* from the server;
-// its name survives across module copies where instanceof would not.
+// An error reply (redis-errors' ReplyError), told by name: instanceof fails across module copies.
 function isReplyError(error: unknown): error is Error {
   return error instanceof Error && error.name === 'ReplyError';
 }
 
-/**
- * Closes a connection the client owns. QUIT lets pipelined replies arrive;
- * against a dead or frozen server it would wait in the offline queue, so it is
- * bounded by `deadline` and followed by a disconnect that also stops reconnecting.
- */
+/** Closes an owned connection: QUIT (pipelined replies arrive) bounded by `deadline`, as a dead server would keep it queued, then disconnect. */
 export async function quitBy(redis: Redis | Cluster, deadline: number, label: string): Promise<void> {
   const remainingMs = deadline - monotonicNow();
   if (redis.status === 'ready' && remainingMs > 0) {

@@ -10,11 +10,7 @@ export interface ClientIdentity {
   readonly pid: number;
 }
 
-/**
- * `rlock:<clientId>:<name>:<host>:<pid>` (CLIENT SETNAME), name and host
- * percent-encoded since Redis refuses spaces in a name: an owner id is traced
- * to its client through CLIENT LIST, and no key grows.
- */
+/** `rlock:<clientId>:<name>:<host>:<pid>`, percent-encoded (Redis refuses spaces): CLIENT LIST traces an owner id to its client, no key grows. */
 export function connectionNameOf(clientId: string, identity: ClientIdentity): string {
   return `rlock:${clientId}:${encodeURIComponent(identity.name)}:${encodeURIComponent(identity.host)}:${identity.pid}`;
 }
@@ -48,11 +44,7 @@ const LIST_REUSE_MS = 250;
 /** How long a server that refused CLIENT LIST (ACL, renamed command) is not asked again, ms. */
 const REFUSED_PAUSE_MS = 60_000;
 
-/**
- * Finds rlock clients by id through CLIENT LIST, which is O(connections): an
- * answer serves LIST_REUSE_MS of lookups, and a server whose ACL refuses it
- * is left alone for a minute. Never rejects.
- */
+/** Finds rlock clients by id through CLIENT LIST, O(connections), so one answer serves LIST_REUSE_MS of lookups. Never rejects. */
 export class ClientDirectory {
   private readonly lists = new Map<string, { readonly at: number; readonly clients: Promise<Map<string, ClientIdentity>> }>();
   private refusedUntil = 0;

@@ -5,11 +5,7 @@ import { Transport } from './transport.js';
 import type { EmbeddedScript } from './scripts.js';
 import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 
-/**
- * A Redis Cluster (≥ 7.0): every script touches one slot, announcements use
- * sharded pub/sub (ioredis resubscribes after MOVED or failover, and every
- * waiter then tries again), and renewal batches group holds by slot.
- */
+/** A Redis Cluster (≥ 7.0): every script touches one slot, announcements use sharded pub/sub, renewals batch by slot. */
 export class ClusterDeployment implements Deployment {
   readonly transport: Transport;
   readonly sharded = true;
@@ -18,12 +14,6 @@ export class ClusterDeployment implements Deployment {
     return this.syncReplicas !== undefined;
   }
 
-  /**
-   * @param redis the Cluster (rlock's when `owned`, else the caller's, left open on close)
-   * @param commandTimeoutMs rlock's own bound on every call
-   * @param scripts loaded on every node as it connects
-   * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT on the slot's master)
-   */
   constructor(
     readonly redis: Cluster,
     readonly owned: boolean,
@@ -31,8 +21,7 @@ export class ClusterDeployment implements Deployment {
     scripts: readonly EmbeddedScript[],
     private readonly syncReplicas?: SyncReplicas,
   ) {
-    // Scripts are loaded per node as each connects (below), not through the
-    // Cluster, which would load them on one random node.
+    // Scripts load per node as it connects (below): through the Cluster they would reach one random node.
     this.transport = new Transport(redis, commandTimeoutMs, []);
     if (owned) redis.on('error', () => undefined);
     const load = (node: Redis): void => {
@@ -42,8 +31,7 @@ export class ClusterDeployment implements Deployment {
         node.sendCommand(command);
       }
     };
-    // A node's `ready` comes before ioredis sends what it queued for it: the
-    // scripts are there before the first EVALSHA, after every reconnect too.
+    // A node's `ready` precedes what ioredis queued for it: the scripts are there before the first EVALSHA, after every reconnect too.
     const watch = (node: Redis): void => {
       node.on('ready', () => load(node));
       if (node.status === 'ready') load(node);
@@ -57,8 +45,7 @@ export class ClusterDeployment implements Deployment {
     let ready = false;
     subscriber.on('smessage', (channel: string, payload: string) => handlers.message(channel, payload));
     subscriber.on('message', (channel: string, payload: string) => handlers.message(channel, payload));
-    // A subscriber connection (re)made or moved: whatever was published
-    // meanwhile on its slots is gone, so every waiter tries again.
+    // A subscriber connection (re)made or moved: what was published meanwhile is gone, so every waiter tries again.
     const resubscribed = (): void => {
       if (ready) handlers.resubscribed();
     };
@@ -102,8 +89,7 @@ export class ClusterDeployment implements Deployment {
 
   afterWrite(key: string): Promise<void> {
     return waitForReplicas(this.syncReplicas, key, (args) => {
-      // WAIT has no key: it is sent to the master of the key's slot (ioredis
-      // routes a command to the node of the slot it is given).
+      // WAIT has no key: ioredis routes it to the master of the slot it is given.
       const command = new Command('wait', args, { replyEncoding: 'utf8' });
       (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, {
         slot: calculateSlot(key),

@@ -12,12 +12,7 @@ export interface ClusterInput extends ClusterOptions {
   readonly cluster: readonly (string | { readonly host: string; readonly port: number })[];
 }
 
-/**
- * The deployment for a client's `redis` input: a Cluster, else one Redis
- * (URL, options, Sentinel or instance); `scripts` load on every connect and
- * created connections are named `connectionName`.
- * @throws InvalidArgumentError for a bad input, or a connection with its own keyPrefix.
- */
+/** The deployment for a client's `redis` input. @throws InvalidArgumentError for a bad input, or a connection with its own keyPrefix. */
 export function createDeployment(
   input: unknown,
   commandTimeoutMs: number,

@@ -5,7 +5,6 @@ import type { ProcessRefs } from './process-refs.js';
 
 /** What a subscriber connection reports. */
 export interface SubscriberHandlers {
-  /** A message arrived on a subscribed channel. */
   message(channel: string, payload: string): void;
   /** Resubscribed after a reconnect; messages published meanwhile are gone, so waiters try again. */
   resubscribed(): void;
@@ -21,12 +20,8 @@ export interface SubscriberConnection {
   close(): void;
 }
 
-/**
- * How Redis is deployed (standalone/Sentinel, or Cluster with sharded pub/sub):
- * where commands go, how announcements travel, how renewals batch, what follows a write.
- */
+/** How Redis is deployed (standalone/Sentinel or Cluster): where commands go, how announcements travel, how renewals batch, what follows a write. */
 export interface Deployment {
-  /** The command connection: one Redis, or a Cluster. */
   readonly redis: Redis | Cluster;
   /** rlock's batched, time-bounded way to the command connection. */
   readonly transport: Transport;
@@ -54,10 +49,7 @@ export interface Deployment {
   unrefWhenIdle(refs: ProcessRefs): void;
 }
 
-/**
- * `reply`, once replicas have the write (with syncReplicas, when `wrote(value)`).
- * A rejection makes the caller undo a grant, or report the write.
- */
+/** `reply`, once replicas have the write (with syncReplicas, when `wrote(value)`); a rejection makes the caller undo a grant or report the write. */
 export function replicated<T>(deployment: Deployment, key: string, reply: Promise<T>, wrote: (value: T) => boolean): Promise<T> {
   if (!deployment.syncsReplicas) return reply;
   return reply.then(async (value) => {
@@ -75,10 +67,8 @@ export interface SyncReplicas {
 }
 
 /**
- * WAIT for `sync.replicas` acknowledgements of the writes sent before it on
- * the connection that holds `key`; nothing when not asked for.
- * @throws RedisUnavailableError when fewer replicas acknowledged in time: the
- *   write must not count (a failover now could lose it)
+ * WAIT for `sync.replicas` acknowledgements of the writes sent before it on the connection that holds `key`; nothing without `sync`.
+ * @throws RedisUnavailableError when fewer acknowledged in time: the write must not count (a failover could lose it)
  */
 export async function waitForReplicas(sync: SyncReplicas | undefined, key: string, wait: (args: (string | number)[]) => Promise<number>): Promise<void> {
   if (!sync) return;

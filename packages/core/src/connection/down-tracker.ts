@@ -1,10 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { RedisUnavailableError } from '../errors.js';
 
-/**
- * Whether a connection is down (a refused or reset socket until ready again):
- * calls then fail at once rather than wait in the offline queue until their timeout.
- */
+/** Whether a connection is down (refused or reset until ready again), so calls fail at once, not at their timeout in the offline queue. */
 export class DownTracker {
   private downCause: Error | undefined;
   private readonly waiting = new Set<(cause: Error) => void>();
@@ -27,10 +24,7 @@ export class DownTracker {
       this.downCause = error;
       this.fail(error, onDown);
     });
-    // A call written to a connection that closed is never answered (ioredis does
-    // not resend it: autoResendUnfulfilledCommands is off), so it fails now, not
-    // at its timeout. Calls sent from now on wait in ioredis's offline queue for
-    // the reconnect, unless it is refused.
+    // A call written to a closed connection is never answered (no auto-resend), so it fails now; later ones wait in the offline queue.
     connection.on('close', () => this.fail(lastError ?? new Error('Connection closed'), onDown));
   }
 
@@ -67,7 +61,6 @@ export class DownTracker {
   }
 }
 
-/** The failure of `what` on `key` while the connection is down for `cause`. */
 export function unavailableError(what: string, key: string, cause: Error): RedisUnavailableError {
   return new RedisUnavailableError(`Redis is unavailable for ${what} on "${key}": ${cause.message}`, { cause });
 }

@@ -3,11 +3,8 @@ import { InvalidArgumentError } from '../errors.js';
 import { describeValue } from '../checks/argument-checks.js';
 
 /**
- * Settings of the connections rlock creates (the user's options win): a short
- * disconnectTimeout so close() does not wait 2 s on a dead server; no resend
- * of an in-flight command, which may arrive after its op marker expired and
- * count twice (rlock retries itself); reconnects ~1 s apart at most, since
- * releases, renewals and wakes wait for the connection.
+ * Settings of connections rlock creates (the user's win): a short disconnectTimeout for close(); no resend of an in-flight command, which
+ * may arrive after its op marker expired and count twice; reconnects at most ~1 s apart, as releases, renewals and wakes wait on them.
  */
 const OWNED_CONNECTION_DEFAULTS = Object.freeze({
   disconnectTimeout: 200,
@@ -33,10 +30,8 @@ export interface ConnectionEndpoint {
 }
 
 /**
- * Checks a non-empty list of distinct servers (Redlock's masters), each as
- * {@link connectionEndpoint} does; `what` and `one` name the option and an item in errors.
- * @returns each input with its printable name, in order
- * @throws InvalidArgumentError listing every problem
+ * Checks a non-empty list of distinct servers (Redlock's masters) as {@link connectionEndpoint} does, returning each with its printable name.
+ * @throws InvalidArgumentError listing every problem (`what` and `one` name the option and an item)
  */
 export function distinctEndpoints(value: unknown, what: string, one: string): { input: RedisInput; name: string }[] {
   if (!Array.isArray(value))
@@ -63,12 +58,7 @@ export function distinctEndpoints(value: unknown, what: string, one: string): { 
   return result;
 }
 
-/**
- * Checks a connection input as {@link resolveConnection} will (URL, ioredis
- * options or instance; no Cluster, no `keyPrefix`) without connecting, and
- * says which server it designates. `what` names the option in errors.
- * @throws InvalidArgumentError
- */
+/** Checks a connection input as {@link resolveConnection} will, without connecting, and says which server it is. @throws InvalidArgumentError */
 export function connectionEndpoint(input: unknown, what = 'redis'): ConnectionEndpoint {
   if (typeof input === 'string') return urlEndpoint(input, what);
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -111,10 +101,8 @@ function normaliseHost(host: string): string {
 }
 
 /**
- * The connection for `input`: created from a URL or options (named
- * `connectionName` unless they name it), or a given instance, used as it is.
- * @throws InvalidArgumentError as {@link connectionEndpoint}: a keyPrefix would
- * hide rlock's hash tags and the public key layout.
+ * The connection for `input`: created from a URL or options (named `connectionName` unless they name it), or a given instance as it is.
+ * @throws InvalidArgumentError as {@link connectionEndpoint}: a keyPrefix would hide rlock's hash tags and the public key layout.
  */
 export function resolveConnection(input: unknown, what = 'redis', connectionName?: string): ResolvedConnection {
   connectionEndpoint(input, what);

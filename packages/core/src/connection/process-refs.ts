@@ -8,11 +8,7 @@ export interface WorkCounter {
   leave(): void;
 }
 
-/**
- * Keeps a client's sockets referenced only while it has work in progress.
- * Going idle waits a turn, so a reply that becomes a hold does not flip them
- * twice; re-applied on every reconnect (a new socket each time).
- */
+/** Keeps a client's sockets referenced only while it has work; going idle waits a turn, so a reply that becomes a hold flips nothing. */
 export class ProcessRefs implements WorkCounter {
   private busy = 0;
   /** Whether the connections keep the process alive now: not until there is work. */

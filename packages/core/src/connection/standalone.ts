@@ -19,14 +19,7 @@ export class StandaloneDeployment implements Deployment {
     return this.syncReplicas !== undefined;
   }
 
-  /**
-   * @param commandTimeoutMs rlock's own bound on every call (see Transport).
-   * @param scripts loaded on every connect, so EVALSHA finds them.
-   * @param syncReplicas when given, a write counts only once that many replicas acknowledged it (WAIT).
-   * @param batching each turn's commands in one write (see Transport); false writes each at once.
-   * @param connectionName the name of a connection rlock creates (see resolveConnection).
-   * @throws InvalidArgumentError for a bad `redis` input (see resolveConnection).
-   */
+  /** @throws InvalidArgumentError for a bad `redis` input (see resolveConnection). */
   constructor(
     input: unknown,
     commandTimeoutMs: number,
@@ -39,8 +32,7 @@ export class StandaloneDeployment implements Deployment {
     this.redis = connection.redis;
     this.transport = new Transport(this.redis, commandTimeoutMs, scripts, batching);
     this.owned = connection.owned;
-    // Connection errors surface as typed errors of the calls; the listener keeps
-    // ioredis from printing them as unhandled.
+    // Connection errors surface as typed errors of the calls; this keeps ioredis from printing them as unhandled.
     if (this.owned) this.redis.on('error', () => undefined);
   }
 
@@ -61,7 +53,6 @@ export class StandaloneDeployment implements Deployment {
     });
   }
 
-  /** Calls `listener` each time the command connection is ready again after it was lost. */
   onReconnect(listener: () => void): void {
     let wasReady = this.redis.status === 'ready';
     this.redis.on('ready', () => {

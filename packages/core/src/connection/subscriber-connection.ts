@@ -3,11 +3,7 @@ import type { SubscriberConnection, SubscriberHandlers } from './deployment.js';
 import { DownTracker } from './down-tracker.js';
 import type { ProcessRefs } from './process-refs.js';
 
-/**
- * A subscribe-only connection duplicated from `source` (without auto
- * pipelining), owned by the caller. Its ready check is off (a SUBSCRIBE could
- * race it); a refused or reset connection fails a SUBSCRIBE at once.
- */
+/** A subscribe-only duplicate of `source`, owned by the caller; no ready check (a SUBSCRIBE could race it), and a down one fails SUBSCRIBE at once. */
 export function openSubscriberConnection(source: Redis, handlers: SubscriberHandlers, refs?: ProcessRefs): SubscriberConnection {
   const connection = source.duplicate({ enableAutoPipelining: false, enableReadyCheck: false });
   // Its client's waiters keep it referenced; idle, it does not hold the process open.

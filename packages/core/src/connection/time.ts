@@ -1,19 +1,12 @@
 /** Clock drift allowed per ms of lease when nothing else is configured (1 %). */
 export const DEFAULT_DRIFT_FACTOR = 0.01;
 
-/**
- * Clock drift allowed for a lease of `leaseMs`: `leaseMs × driftFactor + 2 ms`
- * (the Redlock paper's allowance for clock rate differences between the client
- * and the server, plus timer granularity).
- */
+/** Clock drift allowed for a lease: `leaseMs × driftFactor + 2 ms` (the Redlock paper's clock-rate allowance plus timer granularity). */
 export function driftMs(leaseMs: number, driftFactor = DEFAULT_DRIFT_FACTOR): number {
   return leaseMs * driftFactor + 2;
 }
 
-/**
- * The monotonic time until which a lease taken or renewed by a command sent at
- * `sentAt` is certain: the server started counting no earlier than `sentAt`.
- */
+/** The monotonic time until which a lease sent at `sentAt` is certain: the server started counting no earlier. */
 export function leaseDeadline(sentAt: number, leaseMs: number, driftFactor = DEFAULT_DRIFT_FACTOR): number {
   return sentAt + leaseMs - driftMs(leaseMs, driftFactor);
 }

@@ -9,17 +9,12 @@ import type { WorkCounter } from './process-refs.js';
 /** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
 
-/**
- * What each command is made with; its arguments, already flat and made for the
- * call, are set after as strings: ioredis's constructor would copy them through
- * `Array.prototype.flat()`, which costs more than the rest of the command's work.
- */
+/** Each command is made without args, set after as strings: ioredis's constructor would copy them through `flat()`, its costliest step. */
 const NO_ARGS: readonly never[] = Object.freeze([]);
 
 /** Commands written together at most; a larger batch is flushed at once, so the server starts on it. */
 const MAX_BATCH = 16;
 
-/** What the transport corks: a socket. */
 interface Corkable {
   cork(): void;
   uncork(): void;
@@ -42,10 +37,8 @@ interface Pending {
 }
 
 /**
- * rlock's way to one connection: a turn's commands corked into one write
- * (auto-pipelining would move tasks in lockstep); one timer for every call,
- * since replies come in order; scripts loaded on each `ready`, NOSCRIPT
- * retried as EVAL. A timed-out call may still run later, hence op ids.
+ * rlock's way to one connection: a turn's commands corked into one write (auto-pipelining would move tasks in lockstep), one timer for
+ * every call since replies come in order, NOSCRIPT retried as EVAL. A timed-out call may still run later, hence op ids.
  */
 export class Transport {
   /** The streams corked for this turn's batch: the connection's, or each ready master's of a Cluster. */
@@ -168,8 +161,7 @@ export class Transport {
 
   private cork(): void {
     if (this.corked !== undefined) return;
-    // Not connected: ioredis's offline queue writes them in order later. On a
-    // Cluster every ready master is corked, so each node gets its commands in one write.
+    // Not connected: the offline queue keeps the order. On a Cluster each ready master is corked, one write per node.
     const streams = streamsOf(this.redis);
     if (streams.length === 0) return;
     for (const stream of streams) stream.cork();
@@ -196,14 +188,12 @@ export class Transport {
 
   private armTimer(delayMs: number): void {
     this.timer = setTimeout(this.onTimer, Math.max(1, Math.ceil(delayMs)));
-    // A pending command keeps its connection (and so the process) busy; this
-    // timer alone must not keep a finished program alive.
+    // A pending command keeps its connection busy; this timer alone must not keep a finished program alive.
     this.timer.unref();
   }
 
-  // Deferred to the check phase: a reply already read in this turn's poll
-  // phase settles its call first, so event-loop lag alone (a busy process)
-  // does not turn answered calls into timeouts.
+  // Deferred to the check phase: a reply already read in this turn's poll phase settles its call first,
+  // so event-loop lag alone does not turn answered calls into timeouts.
   private readonly onTimer = (): void => {
     setImmediate(this.expire);
   };

@@ -1,8 +1,5 @@
-/**
- * Holds and waiters active now, read by observable up-down counters when the
- * SDK collects (no measurement per acquire or release). Process-wide, as the
- * series are: two callbacks observing one attribute set would not add up.
- */
+// Active holds and waiters, read by observable counters at collection (no measurement per acquire or release).
+// Process-wide, as the series are: two callbacks observing one attribute set would not add up.
 import type { OtelAttributes, OtelMeter, OtelObservableResult } from './otel-api.js';
 
 /** The holds and waiters of one attribute set. */

@@ -1,9 +1,5 @@
-/**
- * rlock's `node:diagnostics_channel` channels, Node's own instrumentation
- * standard (undici and node-redis publish the same way): an APM agent
- * subscribes without the OpenTelemetry API. Each is published only while it
- * has subscribers, so without one the cost is a property read.
- */
+// rlock's `node:diagnostics_channel` channels, for APM agents without the OpenTelemetry API (as undici and node-redis do).
+// Each is published only while it has subscribers, so without one the cost is a property read.
 import { channel, tracingChannel } from 'node:diagnostics_channel';
 
 /** Context of a traced acquisition or release (`rlock:acquire`, `rlock:release`); Node adds `result` or `error`. */

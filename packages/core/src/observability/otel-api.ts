@@ -1,10 +1,5 @@
-/**
- * The optional `@opentelemetry/api` peer dependency, loaded once and lazily:
- * a dynamic import (a `require` in the CommonJS build) that may fail, so a
- * process without the package loads and runs rlock as before and records
- * nothing. Only the calls rlock makes are typed here, structurally, so no
- * type of the optional package reaches rlock's own declarations.
- */
+// The optional `@opentelemetry/api` peer, imported once and lazily; without it rlock runs and records nothing.
+// Only the calls rlock makes are typed here, structurally, so no type of the optional package reaches rlock's declarations.
 
 /** Attributes of one measurement or span. */
 export type OtelAttributes = Record<string, string>;
@@ -67,15 +62,11 @@ export interface OtelApi {
   readonly SpanStatusCode: { readonly ERROR: number };
 }
 
-// Process-wide, as Node's module cache and OpenTelemetry's global providers
-// are: a client made after the first one records from its first call.
+// Process-wide, as OpenTelemetry's global providers are: a later client records from its first call.
 let api: OtelApi | undefined;
 let loading: Promise<OtelApi | undefined> | undefined;
 
-/**
- * Loads `@opentelemetry/api` once per process: the api, or undefined when it
- * is absent or older than 1.3. Until then nothing is recorded (a few ticks).
- */
+/** Loads `@opentelemetry/api` once per process: the api, or undefined when it is absent or older than 1.3 (nothing recorded until then). */
 export function loadOtelApi(): Promise<OtelApi | undefined> {
   loading ??= import('@opentelemetry/api').then(
     (loaded) => {

@@ -1,8 +1,5 @@
-/**
- * rlock's metrics and traces through the optional `@opentelemetry/api`. Every
- * report first checks that something listens, so without a provider or a
- * subscriber it records nothing. Names and attributes: DESIGN.md, "Observability (v4)".
- */
+// Metrics and traces through the optional `@opentelemetry/api`, recorded only while something listens.
+// Names and attributes: DESIGN.md, "Observability (v4)".
 import { LockAcquireTimeoutError } from '../errors.js';
 import { activeCount, observeActive, type ActiveCount } from './active.js';
 import { acquireChannel, leaseLostChannel, renewalChannel, type LockChannelContext } from './channels.js';
@@ -66,22 +63,14 @@ export interface WaitWatch {
   left(): void;
 }
 
-/**
- * An acquisition's report of its outcome, told by the engine in the reaction
- * that settles the call: observing adds no promise of its own to a pair.
- */
+/** An acquisition's outcome, told in the reaction that settles the call: observing adds no promise to a pair. */
 export interface AcquireWatch extends WaitWatch {
   /** Granted `grant` (undefined: not acquired); `hold`: the hold it granted, if it is one still held. */
   settled(grant: unknown, hold: object | undefined): void;
-  /** The call rejected with `error`. */
   failed(error: unknown): void;
 }
 
-/**
- * The attribute sets of one object kind and `rlock.name`, each made once:
- * recording with the same objects spares an allocation per measurement (the
- * SDK still hashes them, its main cost per measurement).
- */
+/** The attribute sets of one object kind and `rlock.name`, each made once: the same objects spare an allocation per measurement. */
 interface LabelSet {
   readonly id: string;
   readonly base: OtelAttributes;
@@ -110,12 +99,7 @@ const MAX_LABEL_SETS = 1_000;
 /** The client option that maps a lock's name to the `rlock.name` attribute (undefined: none). */
 export type MetricNameMapper = (name: string) => string | undefined;
 
-/**
- * One acquisition call, observed: its timing, whether it waited, its
- * outcome. Made by {@link Telemetry.startAcquire} only when something listens.
- * When the call grants a hold, the same object is that hold's record until it
- * ends: one allocation per observed lock/unlock pair, not two.
- */
+/** One observed acquisition call (made only when something listens), then its granted hold's record: one allocation per observed pair. */
 export class AcquireProbe implements AcquireWatch {
   private readonly startedAt = performance.now();
   private waited = false;
@@ -181,16 +165,9 @@ export class AcquireProbe implements AcquireWatch {
   }
 }
 
-/**
- * A client's observability: its `metricName` option and the holds it tracks.
- * The meter and tracer are the process's global ones, looked up at each
- * acquisition, so a provider registered after the client was made counts
- * from then on.
- */
+/** A client's `metricName` and tracked holds; the global meter and tracer are looked up per acquisition, so a later provider counts too. */
 export class Telemetry {
-  // A Map, not a WeakMap: every tracked hold ends (released, or lost then reported lost) and leaves it,
-  // and a Map's entries cost the garbage collector less than a WeakMap's at one per lock/unlock pair.
-  // The value is the probe of the acquisition that granted the hold (see AcquireProbe).
+  // Each hold to the probe that granted it. A Map, not a WeakMap: every tracked hold ends and leaves it, and a Map costs the GC less.
   private readonly holds = new Map<object, AcquireProbe>();
   private readonly labelSets = new Map<string, LabelSet>();
   // The global providers, as last looked up, and what was made of them: instruments and a tracer once per provider.
@@ -241,11 +218,7 @@ export class Telemetry {
     return this.tracer;
   }
 
-  /**
-   * A probe for one acquisition call, or undefined when nothing listens (the
-   * common, cheap case). `refusal`: the outcome of a call that ends without a
-   * grant; `signal`: the caller's, which tells an abort from an error.
-   */
+  /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
   startAcquire(
     object: string,
     name: string,
@@ -329,10 +302,8 @@ export class Telemetry {
 }
 
 /**
- * An acquisition call made of other acquisitions (a multi-lock's, over its
- * members' own, which are observed each): its duration and outcome, the
- * `rlock:acquire` channel, and a span when it did not succeed. No client
- * stands behind it, so no `metricName` applies.
+ * An acquisition call made of observed others (a multi-lock's): its duration and outcome, the `rlock:acquire` channel and a span
+ * when it did not succeed. No client stands behind it, so no `metricName` applies.
  */
 export function observeCall<T>(
   telemetry: Telemetry,
