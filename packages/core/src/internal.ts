@@ -8,7 +8,7 @@ export { Transport } from './connection/transport.js';
 export type { Deployment } from './connection/deployment.js';
 export { StandaloneDeployment } from './connection/standalone.js';
 export { distinctEndpoints } from './connection/endpoints.js';
-export { withinMs } from './connection/bounded-call.js';
+export { boundedCall, toRLockError, withinMs } from './connection/bounded-call.js';
 export { ClientDirectory, connectionNameOf, HOLDER_LOOKUP_MS } from './connection/client-names.js';
 export { driftMs, leaseDeadline, monotonicNow } from './connection/time.js';
 export type { AcquireReply } from './engine/acquire.js';
@@ -24,7 +24,6 @@ export type { LeaseRenewer, LeaseRenewerFactory, LostReason, RenewableHold, Rene
 export type { LockRequest } from './objects/lock-options.js';
 export { checkName, fenceKey, objectKey } from './objects/names.js';
 export { keysOfLock, lockKeys, plainLockKeys, type PlainLockKeys, type LockKeys } from './objects/lock/keys.js';
-export { readValueAndPttl } from './objects/lock/read-lease.js';
 export { formatHoldRecord, parseHoldRecord, type HoldRecord } from './objects/lock/hold-record.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from './objects/lock/lock-store.js';

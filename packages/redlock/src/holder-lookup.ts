@@ -1,5 +1,6 @@
 import type { TimeoutHolder } from '@org/rlock-core';
-import { ClientDirectory, HOLDER_LOOKUP_MS, objectKey, readValueAndPttl, withinMs } from '@org/rlock-core/internal';
+import { ClientDirectory, HOLDER_LOOKUP_MS, objectKey, withinMs } from '@org/rlock-core/internal';
+import { readValueAndPttl } from './lease-lock/read-lease.js';
 import type { Master } from './master.js';
 
 /**

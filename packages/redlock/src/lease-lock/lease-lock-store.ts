@@ -1,4 +1,5 @@
-import { SCRIPTS as CORE_SCRIPTS, readValueAndPttl } from '@org/rlock-core/internal';
+import { SCRIPTS as CORE_SCRIPTS } from '@org/rlock-core/internal';
+import { readValueAndPttl } from './read-lease.js';
 import type { AcquireReply, Deployment, LockKeys, ReleaseReply, Transport } from '@org/rlock-core/internal';
 import { SCRIPTS } from './scripts.generated.js';
 

@@ -1,5 +1,4 @@
-import type { Deployment } from '../../connection/deployment.js';
-import { boundedCall, toRLockError } from '../../connection/bounded-call.js';
+import { boundedCall, toRLockError, type Deployment } from '@org/rlock-core/internal';
 
 /** A lock key's value and PTTL, read atomically (MULTI), so the TTL is that holder's. */
 export async function readValueAndPttl(deployment: Deployment, timeoutMs: number, key: string): Promise<{ value: string | undefined; pttlMs: number }> {
