@@ -363,6 +363,41 @@ describe('RSemaphore', () => {
       }
     });
 
+    it('announces a need less often while no permit comes back through Redis, and often again once one does', async () => {
+      const holder = pool.make(fleet.url(0));
+      const other = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+      await holder.getSemaphore('backoff').trySetPermits(1);
+      await holder.getSemaphore('backoff').acquire();
+      const listener = fleet.client(0).duplicate();
+      const needs: number[] = [];
+      listener.on('message', (_channel: string, message: string) => {
+        if (message === `need:${other.clientId}`) needs.push(performance.now());
+      });
+      await listener.subscribe(`${holder.options.keyPrefix}:{backoff}:permits`);
+      try {
+        // Two calls wait while the one permit is held: announcing cannot free it, so the needs thin out
+        // (each at least twice as long after the one before, up to 1 s), not one every 10 ms.
+        const first = other.getSemaphore('backoff').acquire({ waitMs: 20_000 });
+        const second = other.getSemaphore('backoff').acquire({ waitMs: 20_000 });
+        expect(await eventually(() => needs.length >= 7, 10_000)).toBe(true);
+        const gaps = needs.slice(1).map((at, i) => at - needs[i]!);
+        expect(gaps.slice(3).every((gap) => gap >= 70)).toBe(true);
+        // The 7th announcement set the interval to 1 s. A permit that comes back through Redis resets it: the
+        // call still waiting announces again long before that second is up.
+        const announced = needs.length;
+        const lastNeed = needs[announced - 1]!;
+        await holder.getSemaphore('backoff').release();
+        await first;
+        expect(await eventually(() => needs.length > announced, 5_000)).toBe(true);
+        expect(needs[announced]! - lastNeed).toBeLessThan(900);
+        await other.getSemaphore('backoff').release();
+        await second;
+        await other.getSemaphore('backoff').release();
+      } finally {
+        await listener.quit();
+      }
+    });
+
     it('sends a release back through Redis after a bounded chain of hand-offs whose critical sections never wait for I/O', async () => {
       const busy = pool.make(fleet.url(0));
       const other = pool.make(fleet.url(0), { keyPrefix: busy.options.keyPrefix });

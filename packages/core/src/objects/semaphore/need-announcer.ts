@@ -9,6 +9,12 @@ const NEED_AFTER_MS = 10;
 /** The same while this client holds permits (its own releases serve its waiters in time). */
 const NEED_WHILE_HOLDING_MS = 50;
 
+/**
+ * While no permit comes back through Redis, each announcement waits twice as long as the one before, up to this (ms):
+ * permits held by long jobs are not freed by announcing, and every waiting client hears every need.
+ */
+const NEED_MAX_INTERVAL_MS = 1_000;
+
 /** Entries of `held` kept before all are forgotten: a hint, never a leak. */
 const MAX_HELD_ENTRIES = 4096;
 
@@ -18,6 +24,8 @@ interface NeedWatch {
   timer: NodeJS.Timeout | undefined;
   /** Monotonic ms. */
   announcedAt: number;
+  /** How long after an announcement the next may go: NEED_AFTER_MS, doubling while no permit comes back through Redis. */
+  intervalMs: number;
 }
 
 /** Times this client's calls per semaphore and publishes `need:<clientId>` when one waited long; RedisSemaphore.heard hears them. */
@@ -34,7 +42,7 @@ export class NeedAnnouncer {
   begin(keys: SemaphoreKeys, id: string): void {
     let watch = this.watches.get(keys.channel);
     if (!watch) {
-      watch = { since: new Map(), timer: undefined, announcedAt: -Infinity };
+      watch = { since: new Map(), timer: undefined, announcedAt: -Infinity, intervalMs: NEED_AFTER_MS };
       this.watches.set(keys.channel, watch);
     }
     watch.since.set(id, monotonicNow());
@@ -61,29 +69,51 @@ export class NeedAnnouncer {
     }
   }
 
+  /** Permits came back through Redis on this semaphore: a need can move them again, so announcements go at the short interval. */
+  permitsMoved(keys: SemaphoreKeys): void {
+    const watch = this.watches.get(keys.channel);
+    if (!watch || watch.intervalMs === NEED_AFTER_MS) return;
+    watch.intervalMs = NEED_AFTER_MS;
+    if (watch.timer) {
+      clearTimeout(watch.timer);
+      this.arm(keys, watch, NEED_AFTER_MS);
+    }
+  }
+
   private arm(keys: SemaphoreKeys, watch: NeedWatch, delayMs: number): void {
     watch.timer = setTimeout(() => this.check(keys, watch), Math.max(1, Math.ceil(delayMs)));
     watch.timer.unref();
   }
 
-  /** Announces when the oldest call waited long, about once per NEED_AFTER_MS (1 ms slack: timers fire early by this clock), only while subscribed. */
+  /** Announces when the oldest call waited long, then at the watch's interval (1 ms slack: timers fire early by this clock), only while subscribed. */
   private check(keys: SemaphoreKeys, watch: NeedWatch): void {
     watch.timer = undefined;
     const oldest = watch.since.values().next();
     if (oldest.done || this.ctx.closed) return;
     const now = monotonicNow();
     const waited = now - oldest.value;
-    const holding = (this.held.get(keys.channel) ?? 0) > 0;
-    const long = waited >= (holding ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS);
-    if (long && now - watch.announcedAt >= NEED_AFTER_MS - 1 && this.ctx.queues.get(keys.channel)) {
+    const threshold = (this.held.get(keys.channel) ?? 0) > 0 ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS;
+    if (waited < threshold) {
+      this.arm(keys, watch, threshold - waited);
+      return;
+    }
+    const dueIn = watch.announcedAt + watch.intervalMs - 1 - now;
+    if (dueIn > 0) {
+      this.arm(keys, watch, dueIn);
+      return;
+    }
+    if (this.ctx.queues.get(keys.channel)) {
       watch.announcedAt = now;
+      watch.intervalMs = Math.min(watch.intervalMs * 2, NEED_MAX_INTERVAL_MS);
       // In a timer: nothing may throw, not even synchronously.
       try {
         this.store.announceNeed(keys, this.ctx.clientId).catch(() => undefined);
       } catch {
         // A hint: the streak cap still moves permits.
       }
+      this.arm(keys, watch, watch.intervalMs);
+      return;
     }
-    this.arm(keys, watch, waited >= NEED_AFTER_MS ? NEED_AFTER_MS : NEED_AFTER_MS - waited);
+    this.arm(keys, watch, NEED_AFTER_MS);
   }
 }

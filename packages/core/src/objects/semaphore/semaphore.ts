@@ -234,6 +234,7 @@ export class RedisSemaphore implements RSemaphore {
       if (payload.slice(NEED_PREFIX.length) !== this.ctx.clientId) turns.owed = true;
       return;
     }
+    this.state.needs.permitsMoved(this.keys);
     const served = (id: string): boolean => handed.has(id);
     const waitMs = queue.yieldLeftMs();
     if (waitMs <= 0 && !queue.wakeHeldBack) {
