@@ -94,7 +94,8 @@ export class NeedAnnouncer {
     const waited = now - oldest.value;
     const threshold = (this.held.get(keys.channel) ?? 0) > 0 ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS;
     if (waited < threshold) {
-      this.arm(keys, watch, threshold - waited);
+      // Checked again within NEED_AFTER_MS: the threshold drops to it once this client's permits are released.
+      this.arm(keys, watch, Math.min(threshold - waited, NEED_AFTER_MS));
       return;
     }
     const dueIn = watch.announcedAt + watch.intervalMs - 1 - now;
