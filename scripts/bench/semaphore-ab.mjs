@@ -1,16 +1,8 @@
 /**
- * The peers-semaphore scenario (8 permits, processes × 8 tasks on one name,
- * a critical section of INCR/INCR/DECR on a side connection) for two builds,
- * alternated round by round: this checkout and BENCH_RLOCK_BASELINE. Each
- * round prints acquisitions/s, the workers' CPU and Redis's CPU per
- * acquisition, and EVALSHA and PUBLISH calls per acquisition (how many
- * acquisitions went through Redis rather than a local hand-off); the end
- * prints the per-round ratios and their median (each round after a 1 s warm-up). Separate processes matter
- * here: in one process the two builds measure alike.
- *
- *   REDIS_URL=redis://127.0.0.1:6390 BENCH_RLOCK_BASELINE=/path/to/built/checkout \
- *     ROUNDS=10 SECONDS=5 PROCESSES=4 taskset -c 1 node scripts/bench/semaphore-ab.mjs
- * (Redis pinned to the other core, e.g. `taskset -c 0 redis-server --port 6390 --save ''`.)
+ * The peers-semaphore scenario for this checkout and BENCH_RLOCK_BASELINE, in separate processes (in one
+ * process the two builds measure alike), alternated round by round after a 1 s warm-up: acquisitions/s,
+ * client and Redis CPU, EVALSHA and PUBLISH per acquisition, then the per-round ratios and their median.
+ * Usage and settings: scripts/bench/README.md (ROUNDS, SECONDS, PROCESSES; Redis pinned to the other core).
  */
 import { fork } from 'node:child_process';
 import { Redis } from 'ioredis';

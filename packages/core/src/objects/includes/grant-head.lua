@@ -1,12 +1,8 @@
--- grant-head (include, after "announce", "mint-token" and "fair-queue"): hands a free fair lock to
--- the live queue head in the script that freed it, so the head's next command is its critical section.
--- The hold: owner = head, count 0 (not yet counted by the head's script), a fresh token, op '', and the
--- head's requested lease cut to where its waiter lease ends, so a dead head holds the queue up no
--- longer than it would have waiting. Both ends lie at least min(lease, waiter lease) after the ticket
--- try was sent, where the head's client counts its lease from. Acquire counts the hold (0 -> 1, the
--- claim) before a reentry; release and cancel read count 0 as one.
--- The message, on wakePrefix .. <head's clientId>, is "<head> <token> <ticket op>": the ticket tells
--- the waiter the grant is its own, not a late one for an earlier call. Returns how many heard it.
+-- grant-head (include, after "announce", "mint-token", "fair-queue"): the script that frees a fair lock hands
+-- it to the live queue head as a hold of count 0 (acquire's claim counts it; release and cancel read 0 as one).
+-- Its TTL is the head's lease cut to its waiter lease, so a dead head holds the queue up no longer than waiting
+-- would; both ends lie after the head's ticket try, where its client counts from. The message to the head's
+-- client, "<head> <token> <ticket op>", names the try, so a late grant is not taken for a later call.
 --- @include "hold-record"
 
 local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, leaseEnd, now, sharded, wakePrefix)
