@@ -124,7 +124,8 @@ export class Transport {
     entry.done = true;
     const { pending } = this;
     if (pending[this.head] !== entry) return;
-    while (this.head < pending.length && (pending[this.head] as Pending).done) this.head++;
+    // Answered entries are dropped at once: a busy connection may go long without draining, and each holds its command.
+    while (this.head < pending.length && (pending[this.head] as Pending).done) (pending as (Pending | undefined)[])[this.head++] = undefined;
     if (this.head === pending.length) {
       pending.length = 0;
       this.head = 0;

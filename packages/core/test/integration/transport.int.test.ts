@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Cluster, Redis } from 'ioredis';
 import { RedisCluster, RedisFleet } from '@org/rlock-testing';
 import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
@@ -39,6 +41,27 @@ describe('Transport', () => {
     );
     expect(replies).toEqual(Array.from({ length: 500 }, (_, i) => [`k${i}`, String(i)]));
     expect(order).toEqual(Array.from({ length: 500 }, (_, i) => i));
+  });
+
+  it('lets go of answered calls while later ones are still pending (a busy connection may never drain)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const t = transport();
+    const payload = 'x'.repeat(256 * 1024);
+    const echo = (i: number): Promise<unknown> => t.call('echo', [`${i}${payload}`], 'echo', 'k', (reply) => reply);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let previous = echo(0);
+    for (let i = 1; i <= 64; i++) {
+      const next = echo(i);
+      await previous;
+      previous = next;
+    }
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    await previous;
+    // 64 answered calls of 256 KB each way would hold 32 MB if their commands were kept until the queue drained.
+    expect(grown).toBeLessThan(8 * 1024 * 1024);
   });
 
   it("holds a turn's commands for one write when batching, and writes each at once when not (a Redlock master)", async () => {
