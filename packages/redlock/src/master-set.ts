@@ -96,6 +96,8 @@ export class MasterSet {
   private readonly orders = new Map<string, number[]>();
   /** The one timer every uncontended round's later asks wait on. */
   private readonly staggered = new DelayQueue();
+  /** Acquire rounds under way: a round alone asks every master at once (latency), one among others the first Q first (load). */
+  private rounds = 0;
 
   constructor(
     readonly masters: readonly Master[],
@@ -144,14 +146,25 @@ export class MasterSet {
    * Runs the acquire script on the masters in the lock's order (orderOf; one
    * that does not vote fails at once), each bounded by the per-node timeout.
    * Contended: the first voting one (the gate), then the others unless it
-   * refused. Otherwise the first Q, then the rest once those settle without
-   * winning or REST_AFTER_MS later (skipped when the hold is released by then:
-   * a lock then unlock costs Q calls, not N). Won once ≥ Q granted with
+   * refused. Uncontended and alone (no other round under way): every master at
+   * once, so the round and its release wait on the fastest Q. Uncontended among
+   * others: the first Q, then the rest once those settle without winning or
+   * REST_AFTER_MS later (skipped when the hold is released by then: a lock then
+   * unlock costs Q calls, not N, while the masters are busy). Won once ≥ Q granted with
    * lease − elapsed − drift > 0, elapsed from before the first send; later
    * answers join the hold (late). Else decided when all answered or timed out.
    */
   async acquireRound(keys: LockKeys, owner: string, leaseMs: number, op: string, contended: boolean): Promise<Round> {
     if (!this.ready) await this.started;
+    const alone = this.rounds++ === 0;
+    try {
+      return await this.round(keys, owner, leaseMs, op, contended, alone);
+    } finally {
+      this.rounds--;
+    }
+  }
+
+  private async round(keys: LockKeys, owner: string, leaseMs: number, op: string, contended: boolean, alone: boolean): Promise<Round> {
     const sentAt = monotonicNow();
     const grants = new Grants(this.size, keys, owner, op, sentAt + leaseMs, leaseDeadline(sentAt, leaseMs, this.driftFactor));
     let timedOut: Error | undefined; // made when the timer fires: an Error costs its stack trace
@@ -170,7 +183,7 @@ export class MasterSet {
     const gateIndex = contended ? order.find((index) => this.masters[index]?.voting) : undefined;
     const gate = gateIndex === undefined ? undefined : this.masters[gateIndex];
     const stagger =
-      contended || order.length < this.quorum
+      contended || alone || order.length < this.quorum
         ? undefined
         : { first: order.slice(0, this.quorum), afterMs: REST_AFTER_MS, skip: () => grants.done || verdict !== 'acquired', timers: this.staggered };
     const timeout = {

@@ -212,6 +212,26 @@ describe('Redlock', () => {
   });
 
   describe('an uncontended round', () => {
+    it('asks every master at once when no other round is under way, so a lock and its unlock reach all of them', async () => {
+      fleet = await RedisFleet.start({ size: 5 });
+      const started = fleet;
+      const redlock = pool.make(fleet);
+      const lock = redlock.getLock('alone');
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 1_000 }); // connections up and scripts loaded
+        await lock.unlock();
+      });
+      const admins = [0, 1, 2, 3, 4].map((index) => started.client(index));
+      await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
+      await redlock.task(async () => {
+        await lock.lock({ leaseMs: 10_000 });
+        await lock.unlock();
+      });
+      // The acquire and the release on each of the five (asked first Q only, the unlock would come before the rest).
+      expect(await Promise.all(admins.map((admin) => commandCalls(admin, 'evalsha')))).toEqual([2, 2, 2, 2, 2]);
+      admins.forEach((admin) => admin.disconnect());
+    });
+
     it('asks the rest of the masters soon after its first majority: a frozen master there costs that, not the per-node timeout', async () => {
       fleet = await RedisFleet.start({ size: 5 });
       const started = fleet;
@@ -224,6 +244,12 @@ describe('Redlock', () => {
       });
       const [frozen] = await firstMajority(fleet, key, 5);
       await fleet.pause(frozen as number);
+      // Another round under way (begun first, so it goes alone to every master): this one asks its first Q first.
+      const beside = redlock.task(async () => {
+        const other = redlock.getLock('beside');
+        await other.lock({ leaseMs: 10_000 });
+        await other.unlock();
+      });
       await redlock.task(async () => {
         const begun = performance.now();
         await lock.lock({ leaseMs: 10_000 });
@@ -235,6 +261,7 @@ describe('Redlock', () => {
         expect(await eventually(heldThere, 2_000)).toBe(true);
         await lock.unlock();
       });
+      await beside;
     });
   });
 
