@@ -146,6 +146,21 @@ describe('lock scripts', () => {
       expect(await redis.get(keys.fence)).toBe(String(tokens.at(-1)));
     });
 
+    it('writes a token in base 36 without leading zeros, 10 digits or 11, up to 2^53', async () => {
+      const keys = fresh();
+      const tens = 36n ** 10n; // the first 11-digit token
+      for (const [i, before] of [tens - 2n, tens - 1n, tens, 2n ** 53n - 2n].entries()) {
+        await redis.set(keys.fence, String(before));
+        const [, token] = await acquire(keys, 'o', 10_000, `a${i}`);
+        expect(BigInt(token as string)).toBe(before + 1n);
+        expect(await redis.get(keys.lock)).toBe(`a${i} ${(before + 1n).toString(36)} o`);
+        expect((await hold(keys.lock))?.token).toBe(String(before + 1n));
+        // A reentry answers the token read back from the record.
+        expect(await acquire(keys, 'o', 10_000, `b${i}`)).toEqual([1, token, 2]);
+        expect(await release(keys, 'o', `r${i}`, { all: true, token: token as string })).toEqual([1, 0, 0]);
+      }
+    });
+
     it('keeps tokens growing when the counter is far ahead of the clock, and after it is lost', async () => {
       const keys = fresh();
       const ahead = 9_000_000_000_000_000n;

@@ -59,8 +59,8 @@ if not owner then
     if head then
       dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
     end
-    local token = mintToken(KEYS[2])
-    writeHold(lock, ARGV[1], 1, token36(token), ARGV[3], false, ARGV[2])
+    local token, value = mintToken(KEYS[2])
+    writeHold(lock, ARGV[1], 1, token36(value), ARGV[3], false, ARGV[2])
     return {1, token, 1}
   end
 end

@@ -53,8 +53,8 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
 end
 
 if not owner then
-  local token = mintToken(KEYS[2])
-  writeHold(lock, ARGV[1], 1, token36(token), ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
+  local token, value = mintToken(KEYS[2])
+  writeHold(lock, ARGV[1], 1, token36(value), ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
   return {1, token, 1}
 end
 -- Decided here: only Redis sees two branches of one task one after the other.
