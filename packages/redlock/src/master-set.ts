@@ -150,7 +150,7 @@ export class MasterSet {
    * once, so the round and its release wait on the fastest Q. Uncontended among
    * others: the first Q, then the rest once those settle without winning or
    * REST_AFTER_MS later (skipped when the hold is released by then: a lock then
-   * unlock costs Q calls, not N, while the masters are busy). Won once ≥ Q granted with
+   * unlock costs Q calls, not N, on a busy client). Won once ≥ Q granted with
    * lease − elapsed − drift > 0, elapsed from before the first send; later
    * answers join the hold (late). Else decided when all answered or timed out.
    */
