@@ -15,6 +15,13 @@ const NO_ARGS: readonly never[] = Object.freeze([]);
 /** Commands written together at most; a larger batch is flushed at once, so the server starts on it. */
 const MAX_BATCH = 16;
 
+/**
+ * Unanswered calls (this one included) up to which a call is written at once rather than corked for the turn:
+ * a few calls in flight keep Redis busy while the client prepares the next ones; past them, what queues goes
+ * out as one write per turn. (S1 at 8 tasks, one sitting: 1 -> 0.26x raw, 2 -> 0.41x, 4 -> 0.77x, 8 -> 0.48x.)
+ */
+const WRITE_THROUGH = 4;
+
 interface Corkable {
   cork(): void;
   uncork(): void;
@@ -37,7 +44,8 @@ interface Pending {
 }
 
 /**
- * rlock's way to one connection: a turn's commands corked into one write (auto-pipelining would move tasks in lockstep), one timer for
+ * rlock's way to one connection: a call written at once while few are unanswered, else a turn's commands corked into one write
+ * (auto-pipelining would move tasks in lockstep), one timer for
  * every call since replies come in order, NOSCRIPT retried as EVAL. A timed-out call may still run later, hence op ids.
  */
 export class Transport {
@@ -154,7 +162,10 @@ export class Transport {
     if (this.head === this.pending.length) this.calls?.enter();
     this.pending.push(entry);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
-    if (this.batching) this.cork();
+    // A connection with few calls unanswered writes at once: Redis works on this call while the client
+    // prepares the next, instead of the two taking turns at each corked write.
+    const through = this.batching && this.corked === undefined && this.pending.length - this.head <= WRITE_THROUGH;
+    if (this.batching && !through) this.cork();
     this.redis.sendCommand(command);
     if (this.batching && ++this.batched >= this.batchLimit) this.flush();
     return entry;
