@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Peer S1 — uncontended. One process, 64 async tasks, task i loops
+ * Peer S1 — uncontended. One process, N async tasks (64, 8 and 1), task i loops
  * lock(key i) + unlock for the measured window after a warm-up, lease 10 s
  * given explicitly (no renewal runs). Per library and round, in a fresh
  * worker process: pairs/s, pair latency p50/p99 (lock call → unlock resolved),
@@ -15,9 +15,13 @@ import { LIBRARIES, libraryById } from './libraries.mjs';
 import { runWorkers } from './workers.mjs';
 
 export const id = 'peers-s1';
-export const title = 'S1 — uncontended: 64 tasks on 64 keys, lock + unlock pairs/s';
+export const title = 'S1 — uncontended: N tasks on N keys, lock + unlock pairs/s, at 64, 8 and 1 tasks';
 
-const CONCURRENCY = Number(process.env.BENCH_S1_CONCURRENCY ?? 64);
+/**
+ * Task counts, one table each: 64 (the headline, the charts' `peers-s1`), 8 (a service with a handful of
+ * concurrent requests: neither the client nor Redis is busy) and 1 (a lone task's latency).
+ */
+const TASK_COUNTS = (process.env.BENCH_S1_TASKS ?? process.env.BENCH_S1_CONCURRENCY ?? '64,8,1').split(',').map(Number);
 const LEASE_MS = 10_000;
 
 /**
@@ -96,12 +100,21 @@ export async function job(config, _index, ready) {
 
 /** @param {import('../run.mjs').BenchContext} ctx */
 export async function run(ctx) {
+  const sections = [];
+  for (const [index, concurrency] of TASK_COUNTS.entries()) {
+    sections.push(await runAt(ctx, concurrency, index === 0 ? id : `${id}@${concurrency}`));
+  }
+  return sections.join('\n\n');
+}
+
+/** One table: every library at `concurrency` tasks. @param {import('../run.mjs').BenchContext} ctx @param {number} concurrency @param {string} tag */
+async function runAt(ctx, concurrency, tag) {
   const libraries = LIBRARIES.filter((l) => l.single);
   const outcome = await runRounds({
     libraries,
     rounds: ctx.rounds,
     log: ctx.log,
-    tag: id,
+    tag,
     measureOnce: async (library, round) => {
       const [figures] = await runWorkers({
         count: 1,
@@ -111,8 +124,8 @@ export async function run(ctx) {
         config: /** @type {JobConfig} */ ({
           lib: library.id,
           url: ctx.url,
-          keyPrefix: `${ctx.keyPrefix}:p1:${library.id}:r${round}`,
-          concurrency: CONCURRENCY,
+          keyPrefix: `${ctx.keyPrefix}:p1:${concurrency}:${library.id}:r${round}`,
+          concurrency,
           warmupMs: ctx.warmupMs,
           durationMs: ctx.durationMs,
         }),
@@ -134,9 +147,11 @@ export async function run(ctx) {
     ],
   });
   return [
+    `### S1 at ${concurrency} task${concurrency === 1 ? '' : 's'}`,
+    '',
     table,
     '',
-    `${CONCURRENCY} tasks in one process, task i loops lock(key i) + unlock, lease ${LEASE_MS / 1000} s given explicitly; ` +
+    `${concurrency} task(s) in one process, task i loops lock(key i) + unlock, lease ${LEASE_MS / 1000} s given explicitly; ` +
       `${ctx.warmupMs} ms warm-up then ${ctx.durationMs} ms measured; each library in a fresh worker process, ` +
       `${ctx.rounds} round(s) interleaved (A B C, A B C, …). Figures are medians over rounds; "min – max" spans the rounds; ` +
       '"× raw" and "× best peer" divide the medians (above 1: more pairs/s). A pair = lock call → unlock resolved. ' +
