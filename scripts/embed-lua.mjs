@@ -26,7 +26,7 @@ import { join, relative } from 'node:path';
 import { createHash } from 'node:crypto';
 
 /** Version of the scripts' contract and of the public data layout (core README): raise it when either changes. */
-const LAYOUT_VERSION = 5;
+const LAYOUT_VERSION = 6;
 
 const root = new URL('..', import.meta.url).pathname;
 const includesDir = join(root, 'packages/core/src/objects/includes');

@@ -24,7 +24,7 @@ export type { LeaseRenewer, LeaseRenewerFactory, LostReason, RenewableHold, Rene
 export type { LockRequest } from './objects/lock-options.js';
 export { checkName, fenceKey, objectKey } from './objects/names.js';
 export { keysOfLock, lockKeys, plainLockKeys, type PlainLockKeys, type LockKeys } from './objects/lock/keys.js';
-export { formatHoldRecord, parseHoldRecord, type HoldRecord } from './objects/lock/hold-record.js';
+export { holdFields, parseHold, type HoldRecord } from './objects/lock/hold-record.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';
 export type { LockStore, OwnerHoldRead } from './objects/lock/lock-store.js';
 export { SCRIPTS } from './objects/scripts.generated.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RedisFleet, evalScript } from '@org/rlock-testing';
-import { SCRIPTS, fenceKey, parseHoldRecord, type EmbeddedScript } from '@org/rlock-core/internal';
+import { SCRIPTS, fenceKey, parseHold, type EmbeddedScript } from '@org/rlock-core/internal';
 import { uniquePrefix } from './support.js';
 
 /**
@@ -505,7 +505,7 @@ describe('coordination scripts', () => {
     const leave = (k: Keys, owner: string, keptToken = '') =>
       run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken, wakePrefix: k.wakePrefix });
     const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0', notices: k.notices, wakePrefix: k.wakePrefix });
-    const hold = async (k: Keys) => parseHoldRecord(await redis.get(k.lock));
+    const hold = async (k: Keys) => parseHold(await redis.hgetall(k.lock));
     const holder = async (k: Keys) => {
       const held = await hold(k);
       return held ? [held.owner, String(held.count)] : [null, null];

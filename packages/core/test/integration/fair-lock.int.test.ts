@@ -200,7 +200,7 @@ describe('fair lock', () => {
       expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBe(1);
       const handed = await holdAt(redis, key);
       expect(handed?.owner).toMatch(new RegExp(`^${waiter.clientId}:`));
-      expect([handed?.count, handed?.op]).toEqual([0, '']);
+      expect([handed?.count, handed?.op]).toEqual([0, undefined]);
       // Its own lease (10 s), not the holder's 30 s nor its 30 s waiter lease.
       const ttl = await redis.pttl(key);
       expect(ttl).toBeGreaterThan(5_000);

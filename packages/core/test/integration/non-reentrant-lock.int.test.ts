@@ -114,7 +114,7 @@ describe('NonReentrantLock', () => {
       const first = await acquire(keys, 'c:t1', 'op1', 'nonReentrantLock');
       expect(first).toEqual([1, expect.any(String), 1]);
       expect((await holdAt(redis, keys.lock))?.once).toBe(true);
-      expect(await redis.get(keys.lock)).toMatch(/^!op1 [0-9a-z]+ c:t1$/);
+      expect(await redis.hgetall(keys.lock)).toEqual({ 'c:t1': '1', t: first[1], o: 'op1', n: '1' });
       const [code, ttl, holder] = await acquire(keys, 'c:t1', 'op2', 'nonReentrantLock');
       expect([code, holder]).toEqual([0, 'c:t1']);
       expect(ttl).toBeGreaterThan(9_000);
@@ -128,6 +128,7 @@ describe('NonReentrantLock', () => {
       await acquire(keys, 'c:t1', 'op1', '');
       expect(await acquire(keys, 'c:t1', 'op2', '')).toEqual([1, expect.any(String), 2]);
       expect((await holdAt(redis, keys.lock))?.once).toBe(false);
+      expect(await redis.hexists(keys.lock, 'n')).toBe(0);
     });
   });
 });

@@ -75,6 +75,15 @@ describe('read-write lock', () => {
       expect(await acquire(k, 'a', 'read', 'o5')).toEqual([1, t1, 2]);
     });
 
+    it("acquire-5 refuses a hash without its mode (a lock's hold, also a hash) with WRONGTYPE, and writes nothing", async () => {
+      const k = keysOf(uniquePrefix());
+      const redis = fleet.client(0);
+      await redis.hset(k.hash, { 'c:t1': '1', t: '17', o: 'a' });
+      for (const mode of ['read', 'write']) await expect(acquire(k, 'd:t1', mode, `o-${mode}`)).rejects.toThrow(/WRONGTYPE/);
+      expect(await redis.hgetall(k.hash)).toEqual({ 'c:t1': '1', t: '17', o: 'a' });
+      expect(await redis.exists(k.fence, k.readers, k.writers, k.cancelled)).toBe(0);
+    });
+
     it("forceUnlock-2 releases every holder, announces 'force' and tells each holder on its client's notice channel", async () => {
       const prefix = uniquePrefix();
       const k = keysOf(prefix);

@@ -1,7 +1,7 @@
 import { RedisFleet } from '@org/rlock-testing';
 import { ClientClosedError, IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError, LockLostError, type RLockClient } from '@org/rlock-core';
 import { ClientPool, commandsProcessed, eventually } from './support.js';
-import { formatHoldRecord, parseHoldRecord } from '@org/rlock-core/internal';
+import { holdFields, parseHold } from '@org/rlock-core/internal';
 
 describe('RLock', () => {
   let fleet: RedisFleet;
@@ -150,8 +150,14 @@ describe('RLock', () => {
       await client.task(async () => {
         await lock.lock({ leaseMs: 10_000 });
         const keys = (lock as unknown as { keys: { lock: string } }).keys;
-        const held = parseHoldRecord(await fleet.client(0).get(keys.lock));
-        await fleet.client(0).set(keys.lock, formatHoldRecord({ ...held!, owner: 'someone:else' }), 'KEEPTTL');
+        const held = parseHold(await fleet.client(0).hgetall(keys.lock));
+        await fleet
+          .client(0)
+          .multi()
+          .del(keys.lock)
+          .hset(keys.lock, holdFields({ ...held!, owner: 'someone:else' }))
+          .pexpire(keys.lock, 10_000)
+          .exec();
         const error = await lock.unlock().catch((e: unknown) => e);
         expect((error as LockLostError).reason).toBe('taken');
         await expect(lock.unlock()).rejects.toBeInstanceOf(IllegalMonitorStateError);

@@ -1,12 +1,12 @@
 import { RLockClient, type RLockClientOptions } from '@org/rlock-core';
 import { uniquePrefix } from '@org/rlock-testing';
-import { parseHoldRecord, type HoldRecord } from '@org/rlock-core/internal';
+import { parseHold, type HoldRecord } from '@org/rlock-core/internal';
 import type { Redis } from 'ioredis';
 
 export { uniquePrefix, eventually, tick, OverlapProbe, commandCalls, commandsProcessed } from '@org/rlock-testing';
 
 /** The hold a lock key records (hold-record.lua), or undefined when it is free. */
-export const holdAt = async (redis: Redis, key: string): Promise<HoldRecord | undefined> => parseHoldRecord(await redis.get(key));
+export const holdAt = async (redis: Redis, key: string): Promise<HoldRecord | undefined> => parseHold(await redis.hgetall(key));
 
 /** Core clients made by a test file (each with its own key prefix unless given), closed after each test. */
 export class ClientPool {

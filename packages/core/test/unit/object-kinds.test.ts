@@ -49,16 +49,16 @@ describe('the kinds registry', () => {
   });
 
   describe('kindOf', () => {
-    const lockHold = { '': { type: 'string' as const, value: '1 7 c:t' } };
+    const lockHold = { '': { type: 'hash' as const, fields: { 'c:t': '1', t: '7', o: '1' } } };
 
-    it('reads a hold record as a lock, or as a fair lock when told so, but never as a kind whose keys it lacks', () => {
+    it('reads a hold as a lock, or as a fair lock when told so, but never as a kind whose keys it lacks', () => {
       expect(read(lockHold)).toBe('lock');
       expect(read(lockHold, 'fairLock')).toBe('fairLock');
       expect(read(lockHold, 'semaphore')).toBe('lock');
     });
 
     it('lets a layout that shows its kind win over the hint', () => {
-      expect(read({ '': { type: 'string', value: '!1 7 c:t' } }, 'lock')).toBe('nonReentrantLock');
+      expect(read({ '': { type: 'hash', fields: { 'c:t': '1', t: '7', o: '1', n: '1' } } }, 'lock')).toBe('nonReentrantLock');
       expect(read({ ...lockHold, ':queue': { type: 'list' }, ':waiters': { type: 'zset' } }, 'lock')).toBe('fairLock');
       expect(read({ '': { type: 'hash', fields: { mode: 'read' } } }, 'lock')).toBe('readWriteLock');
       expect(read({ '': { type: 'string', value: '2' }, ':leases': { type: 'zset' } }, 'semaphore')).toBe('permitExpirableSemaphore');
@@ -76,6 +76,13 @@ describe('the kinds registry', () => {
       expect(read({})).toBeUndefined();
       expect(read({ '': { type: 'hash', fields: { count: '1' } } })).toBeUndefined();
       expect(read({ '': { type: 'hash', fields: { owner: 'c:t', count: '1', token: '7' } } })).toBeUndefined();
+      // A hash is a hold only with one owner's count and a token, every field as hold-record.lua writes it.
+      expect(read({ '': { type: 'hash', fields: { 'c:t': '1' } } })).toBeUndefined();
+      expect(read({ '': { type: 'hash', fields: { 'c:t': '1', 'd:t': '1', t: '7' } } })).toBeUndefined();
+      expect(read({ '': { type: 'hash', fields: { 'c:t': 'x', t: '7' } } })).toBeUndefined();
+      expect(read({ '': { type: 'hash', fields: { 'c:t': '1', t: '7', extra: '1' } } })).toBeUndefined();
+      // A string is no hold: the layout-5 record reads as nothing (a Redlock lease lock aside).
+      expect(read({ '': { type: 'string', value: '1 7 c:t' } })).toBeUndefined();
       expect(read({ '': { type: 'list' } })).toBeUndefined();
     });
   });

@@ -1,7 +1,7 @@
 import { createClient, LockLostError, RedisUnavailableError, type ClientOptions, type RLockClient } from '@org/rlock';
 import type { Cluster, Redis } from 'ioredis';
 import { RedisCluster, RedisFleet, RedisSentinelGroup, eventually, uniquePrefix } from '@org/rlock-testing';
-import { parseHoldRecord } from '@org/rlock-core/internal';
+import { parseHold } from '@org/rlock-core/internal';
 
 /**
  * One behaviour suite for every deployment (as node-redis runs its suite
@@ -233,7 +233,7 @@ describe('failovers', () => {
       const check = cluster.client();
       expect(
         await eventually(async () => {
-          const token = parseHoldRecord(await check.get(key).catch(() => null))?.token;
+          const token = parseHold(await check.hgetall(key).catch(() => null))?.token;
           return held.signal.aborted || token === held.token;
         }, 10_000),
       ).toBe(true);
@@ -267,7 +267,7 @@ describe('failovers', () => {
       const check = group.client();
       expect(
         await eventually(async () => {
-          const token = parseHoldRecord(await check.get(key).catch(() => null))?.token;
+          const token = parseHold(await check.hgetall(key).catch(() => null))?.token;
           return held.signal.aborted || token === held.token;
         }, 10_000),
       ).toBe(true);

@@ -1,6 +1,6 @@
 import { createClient, InvalidArgumentError, LockLostError, type LockLostEvent, type RLockClient } from '@org/rlock';
 import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
-import { parseHoldRecord } from '@org/rlock-core/internal';
+import { parseHold } from '@org/rlock-core/internal';
 
 /**
  * `maxLeaseMs` caps how long the watchdog keeps a hold alive: a hold nobody
@@ -42,7 +42,7 @@ describe('maxLeaseMs', () => {
         // Renewed: still held after several leases of 300 ms.
         expect(await eventually(async () => performance.now() - startedAt > 700, 2_000)).toBe(true);
         expect(lost).toEqual([]);
-        expect(parseHoldRecord(await fleet.client(0).get(key))?.owner).toMatch(new RegExp(`^${holder.clientId}:`));
+        expect(parseHold(await fleet.client(0).hgetall(key))?.owner).toMatch(new RegExp(`^${holder.clientId}:`));
         // At the cap: lost, and the key is gone at once (not one lease later).
         expect(await eventually(async () => lost.length === 1, 3_000)).toBe(true);
         expect(performance.now() - startedAt).toBeGreaterThanOrEqual(1_150);

@@ -1,6 +1,6 @@
 import { RedisFleet } from '@org/rlock-testing';
 import { LockLostError } from '@org/rlock';
-import { formatHoldRecord, parseHoldRecord } from '@org/rlock-core/internal';
+import { holdFields, parseHold } from '@org/rlock-core/internal';
 import { ClientPool, HolderProcess, eventually, sleep, uniquePrefix } from './support.js';
 
 describe('Watchdog', () => {
@@ -90,8 +90,15 @@ describe('Watchdog', () => {
       const client = pool.make(fleet.url(0), { watchdogTimeoutMs: 600 });
       const handle = await client.getLock('stolen').acquire();
       const key = `${client.options.keyPrefix}:{stolen}`;
-      const held = parseHoldRecord(await fleet.client(0).get(key));
-      await fleet.client(0).set(key, formatHoldRecord({ ...held!, owner: 'thief:1' }), 'KEEPTTL');
+      const held = parseHold(await fleet.client(0).hgetall(key));
+      const ttlMs = await fleet.client(0).pttl(key);
+      await fleet
+        .client(0)
+        .multi()
+        .del(key)
+        .hset(key, holdFields({ ...held!, owner: 'thief:1' }))
+        .pexpire(key, ttlMs)
+        .exec();
       expect(await eventually(() => handle.signal.aborted, 2_000)).toBe(true);
       expect((handle.signal.reason as LockLostError).reason).toBe('taken');
     });

@@ -1,7 +1,7 @@
 --[[
 acquire-6: take, claim or reenter the fair lock for one owner, in arrival order.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record, as the lock)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t token, o last op; hold-record, as the lock)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>)
 KEYS[4]  queue: waiter queue <prefix>:{<name>}:queue (list of owners, arrival order)
@@ -21,6 +21,7 @@ Returns
                      refused: waitMs until worth trying again (the holder's TTL, or the head's
                      waiter lease when free but another's turn); holder, or '' when free
   {-1}               this op was cancelled before it arrived: nothing changed
+  error WRONGTYPE    the key holds anything but a hold: nothing changed
 
 Publishes nothing.
 ]]
@@ -59,8 +60,8 @@ if not owner then
     if head then
       dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
     end
-    local token, value = mintToken(KEYS[2])
-    writeHold(lock, ARGV[1], 1, token36(value), ARGV[3], false, ARGV[2])
+    local token = mintToken(KEYS[2])
+    grantHold(lock, ARGV[1], 1, token, ARGV[3], false, ARGV[2])
     return {1, token, 1}
   end
 end

@@ -2,7 +2,7 @@
 cancel-7: undo an acquire of the fair lock as cancel-4 does the lock's, and hand a lock it
 frees to the queue head.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o; hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
 KEYS[4]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence

@@ -1,7 +1,7 @@
 --[[
 forceUnlock-5: release the fair lock whoever holds it (admin), hand it to the head, tell the holder.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o; hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  queue: waiter queue <prefix>:{<name>}:queue (list of owners; kept: they still wait)
 KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)

@@ -1,5 +1,5 @@
 import { holder, waiterList } from '../inspect/snapshot.js';
-import { parseHoldRecord } from '../lock/hold-record.js';
+import { parseHold } from '../lock/hold-record.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
 import type { RLock } from '../lock/types.js';
 import { byName, defineKind } from '../object-kind.js';
@@ -19,17 +19,17 @@ export const FAIR_LOCK = defineKind({
   },
   keeps: (prefix, name) => {
     const { lock, queue, waiters } = fairLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'string' }, queue: { key: queue, type: 'list' }, waiters: { key: waiters, type: 'zset', by: queue } };
+    return { lock: { key: lock, type: 'hash' }, queue: { key: queue, type: 'list' }, waiters: { key: waiters, type: 'zset', by: queue } };
   },
   recognise: ({ keys: { lock, queue, waiters } }) => {
-    const hold = parseHoldRecord(lock.value);
+    const hold = parseHold(lock.fields);
     if (lock.type === 'none' ? false : !hold || hold.once) return undefined;
     // Its waiter queue: the list, or the waiter leases (a free fair lock with waiters has no hold).
     if (queue.type === 'list' || waiters.type === 'zset') return 'shown';
     return hold ? 'fits' : undefined;
   },
   describe: ({ now, keys: { lock, queue, waiters } }, base): FairLockInfo => {
-    const hold = parseHoldRecord(lock.value);
+    const hold = parseHold(lock.fields);
     const holders = hold ? [holder(hold.owner, hold.count, hold.token, lock.pttl, now)] : [];
     const queued = queue.type === 'list';
     return {

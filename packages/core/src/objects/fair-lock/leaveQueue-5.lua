@@ -2,7 +2,7 @@
 leaveQueue-5: a waiter gives up: out of the queue, an unclaimed grant given back, and a free
 lock whose head left handed to the next head.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o; hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[3]  queue: waiter queue <prefix>:{<name>}:queue (list of owners)
 KEYS[4]  waiters: waiter leases <prefix>:{<name>}:waiters (zset owner -> lease end, ms)

@@ -1,7 +1,7 @@
 --[[
 release-6: release one hold (or all of an owner's) of the fair lock, and hand it to the queue head.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o; hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence
 KEYS[4]  queue: waiter queue <prefix>:{<name>}:queue (list of owners)

@@ -6,15 +6,16 @@
 --- @include "hold-record"
 
 local function cancelCount(lock, released, cancelled, owner, op, acquireOp, all, replayWindowMs)
+  -- Read first: a key that holds no hold fails the script before the tombstone is written.
+  local held = readHold(lock)
   redis.call('HSET', cancelled, owner .. ':' .. acquireOp, '1')
   redis.call('PEXPIRE', cancelled, replayWindowMs)
-  local held = readHold(lock)
   if not held or held.owner ~= owner or held.op ~= acquireOp then
     return 0, false
   end
   local count = held.count - 1
   if count > 0 and all ~= '1' then
-    writeHold(lock, owner, count, held.token36, op, held.once)
+    countHold(lock, owner, -1, op)
     return 1, false
   end
   redis.call('DEL', lock)

@@ -10,8 +10,8 @@ local function grantHead(lock, fenceKey, queueKey, leasesKey, ticketsKey, head, 
   local ticket = redis.call('HGET', ticketsKey, head) or ''
   local op, leaseMs = string.match(ticket, '^(%S+) (%d+)$')
   dequeue(queueKey, leasesKey, ticketsKey, head)
-  local token, value = mintToken(fenceKey)
-  writeHold(lock, head, 0, token36(value), '', false, math.max(1, math.min(leaseEnd - now, tonumber(leaseMs) or (leaseEnd - now))))
+  local token = mintToken(fenceKey)
+  grantHold(lock, head, 0, token, nil, false, math.max(1, math.min(leaseEnd - now, tonumber(leaseMs) or (leaseEnd - now))))
   return announce(wakePrefix .. string.match(head, '^[^:]*'), head .. ' ' .. token .. ' ' .. (op or ''), sharded)
 end
 

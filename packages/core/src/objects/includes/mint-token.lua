@@ -3,16 +3,15 @@
 -- clocks do not run backwards). TIME is allowed in a writing script: scripts replicate their effects.
 -- SET ... GET writes the clock and reads the old counter in one command. Seconds .. padded
 -- microseconds are the digits of '%.0f' of nowUs, at a fraction of the cost. Returns the token's
--- digits and its number (token36 takes the number: parsing the digits again costs a strtod).
+-- decimal digits.
 local function mintToken(fenceKey)
   local now = redis.call('TIME')
   local value = tonumber(now[1]) * 1000000 + tonumber(now[2])
   local token = now[1] .. string.format('%06d', now[2])
   local last = tonumber(redis.call('SET', fenceKey, token, 'GET') or '0') or 0
   if last >= value then
-    value = last + 1
-    token = string.format('%.0f', value)
+    token = string.format('%.0f', last + 1)
     redis.call('SET', fenceKey, token)
   end
-  return token, value
+  return token
 end

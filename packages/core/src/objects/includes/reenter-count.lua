@@ -4,11 +4,9 @@
 --- @include "hold-record"
 
 local function reenterCount(lock, held, leaseMs, op)
-  local count = held.count + 1
-  local extend = nil
+  local count = countHold(lock, held.owner, 1, op)
   if redis.call('PTTL', lock) < tonumber(leaseMs) then
-    extend = leaseMs
+    redis.call('PEXPIRE', lock, leaseMs)
   end
-  writeHold(lock, held.owner, count, held.token36, op, held.once, extend)
   return {1, held.token, count}
 end

@@ -21,8 +21,7 @@ local function releaseCount(lock, released, owner, op, all, token, replayWindowM
   -- A fair lock's hold handed over and not yet counted (count 0) is one hold.
   local count = held.count - 1
   if count > 0 and all ~= '1' then
-    writeHold(lock, owner, count, held.token36, op, held.once)
-    return {1, count, 0}
+    return {1, countHold(lock, owner, -1, op), 0}
   end
   redis.call('DEL', lock)
   redis.call('SET', released, owner .. ':' .. op, 'PX', replayWindowMs)

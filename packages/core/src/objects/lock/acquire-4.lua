@@ -1,7 +1,7 @@
 --[[
 acquire-4: take or reenter the reentrant lock for one owner, in one step.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t token, o last op, n; hold-record)
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>) of cancel-4
 KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> registered at, us;
@@ -10,7 +10,7 @@ ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
 ARGV[4]  kind: '' the reentrant lock; 'nonReentrantLock' refuses the owner's second acquisition
-         and marks the hold's op ('!')
+         and marks the hold (field n)
 ARGV[5]  clientsTtlMs: how long `clients` lives after a registration, ms
 ARGV[6]  waits: '1' when the caller waits if refused (registers its client), '0' not
 
@@ -53,8 +53,8 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
 end
 
 if not owner then
-  local token, value = mintToken(KEYS[2])
-  writeHold(lock, ARGV[1], 1, token36(value), ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
+  local token = mintToken(KEYS[2])
+  grantHold(lock, ARGV[1], 1, token, ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
   return {1, token, 1}
 end
 -- Decided here: only Redis sees two branches of one task one after the other.

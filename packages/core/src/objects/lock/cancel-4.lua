@@ -4,7 +4,7 @@ cancel-4: undo an acquire whose reply came too late, was aborted, or never came.
 It may have run, be on its way (resent after a reconnect) or never arrive, and must leave no
 hold: if it ran as the hold's last op its count is released; else a tombstone refuses it.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o, n; hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<acquire op>)
 KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset; wake-client)

@@ -1,7 +1,7 @@
 --[[
 forceUnlock-1: release the lock whoever holds it (admin), wake waiters, tell the holder.
 
-KEYS[1]  lock: lock <prefix>:{<name>}: a hold (hold-record), or a Redlock master's lease lock
+KEYS[1]  lock: lock <prefix>:{<name>}: a hold (hash, hold-record), or a Redlock master's lease lock (string)
 ARGV[1]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[2]  channel: the lock's release channel <prefix>:{<name>}:release
 ARGV[3]  notices: <prefix>:client: (plus a client id: its notice channel), or '' to tell no

@@ -1,6 +1,6 @@
 /**
- * A hold as its key stores it (includes/hold-record.lua): `<head> <token> <owner>`, token in base 36,
- * head the last op, `<count>*<op>` when the count is not 1, a non-reentrant lock's op after `!`.
+ * A hold as its key stores it (includes/hold-record.lua): a hash, field `<owner>` → hold count, `t` the
+ * fencing token, `o` the last op, `n` `'1'` on a non-reentrant lock's hold.
  */
 export interface HoldRecord {
   readonly owner: string;
@@ -8,23 +8,40 @@ export interface HoldRecord {
   readonly count: number;
   /** Decimal. */
   readonly token: string;
-  readonly op: string;
+  /** Absent on a hold handed over and not yet claimed. */
+  readonly op?: string;
   /** A non-reentrant lock's hold. */
   readonly once: boolean;
 }
 
-const RECORD = /^(?:(\d+)\*)?(!?)(\S*) ([0-9a-z]+) (.+)$/s;
+const DIGITS = /^\d+$/;
 
-/** Undefined when the value is no hold record (a lease lock, a count, absent). */
-export function parseHoldRecord(value: string | null | undefined): HoldRecord | undefined {
-  const match = value ? RECORD.exec(value) : null;
-  if (!match) return undefined;
-  const [, count, once, op, token, owner] = match as unknown as [string, string | undefined, string, string, string, string];
-  return { owner, count: count === undefined ? 1 : Number(count), token: Number.parseInt(token, 36).toString(), op, once: once === '!' };
+/** Undefined when the fields are no hold (absent, another kind's hash), by the rules readHold applies in Lua. */
+export function parseHold(fields: Readonly<Record<string, string | undefined>> | null | undefined): HoldRecord | undefined {
+  if (!fields) return undefined;
+  let owner: string | undefined;
+  let count = 0;
+  let token: string | undefined;
+  let op: string | undefined;
+  let once = false;
+  for (const [field, value] of Object.entries(fields)) {
+    if (value === undefined) return undefined;
+    if (field === 't' && DIGITS.test(value)) token = value;
+    else if (field === 'o') op = value;
+    else if (field === 'n' && value === '1') once = true;
+    else if (owner === undefined && field.includes(':') && DIGITS.test(value)) [owner, count] = [field, Number(value)];
+    else return undefined;
+  }
+  if (owner === undefined || token === undefined) return undefined;
+  return op === undefined ? { owner, count, token, once } : { owner, count, token, op, once };
 }
 
-/** What hold-record.lua writes, for tests and tools that write a hold by hand. */
-export function formatHoldRecord(hold: HoldRecord): string {
-  const head = `${hold.count === 1 ? '' : `${hold.count}*`}${hold.once ? '!' : ''}${hold.op}`;
-  return `${head} ${Number(hold.token).toString(36)} ${hold.owner}`;
+/** What hold-record.lua writes, as HSET's field-value pairs: for tests and tools that write a hold by hand. */
+export function holdFields(hold: HoldRecord): Record<string, string> {
+  return {
+    [hold.owner]: String(hold.count),
+    t: hold.token,
+    ...(hold.op === undefined ? {} : { o: hold.op }),
+    ...(hold.once ? { n: '1' } : {}),
+  };
 }

@@ -2,7 +2,7 @@ import { clientNoticePrefix, fenceKey, objectKey } from '../names.js';
 
 /** The Redis names of one reentrant lock (public layout, see the core README). */
 export interface LockKeys {
-  /** String `<prefix>:{<name>}`: the hold, `<head> <token> <owner>` (includes/hold-record.lua). */
+  /** Hash `<prefix>:{<name>}`: the hold, `<owner>` → count, `t` token, `o` last op, `n` non-reentrant (includes/hold-record.lua). */
   readonly lock: string;
   /** String `<prefix>:{<name>}:released`: op id of the last full release (replay window). */
   readonly released: string;

@@ -1,6 +1,6 @@
 import type { KeyRead } from '../inspect/snapshot.js';
 import { holder } from '../inspect/snapshot.js';
-import { parseHoldRecord } from './hold-record.js';
+import { parseHold } from './hold-record.js';
 import { byName, defineKind } from '../object-kind.js';
 import type { LockInfo } from './info.js';
 import { plainLockKeys } from './keys.js';
@@ -23,17 +23,17 @@ export const LOCK = defineKind({
   },
   keeps: (prefix, name) => {
     const { lock, clients } = plainLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'string' }, clients: { key: clients, type: 'zset' } };
+    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
   },
   // A fair lock with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
   recognise: ({ keys: { lock } }) => {
     if (leaseOwner(lock)) return 'shown';
-    const hold = parseHoldRecord(lock.value);
+    const hold = parseHold(lock.fields);
     return hold && !hold.once ? 'likely' : undefined;
   },
   describe: ({ now, keys: { lock } }, base): LockInfo => {
     const lease = leaseOwner(lock);
-    const hold = parseHoldRecord(lock.value);
+    const hold = parseHold(lock.fields);
     const holders = [lease ? holder(lease, 1, undefined, lock.pttl, now) : holder(hold?.owner ?? '', hold?.count, hold?.token, lock.pttl, now)];
     return { ...base, kind: 'lock', ttlMs: lock.pttl, holders, holderCount: 1 };
   },

@@ -1,7 +1,7 @@
 --[[
 release-3: release one hold (or all of an owner's holds) of the reentrant lock.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o, n; hold-record)
 KEYS[2]  released: last full release <prefix>:{<name>}:released (string: <owner>:<op>), so
          a replayed full release still answers "released"
 KEYS[3]  clients: waiting clients <prefix>:{<name>}:clients (zset; wake-client)

@@ -11,7 +11,6 @@ import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type LockKeys, type PlainLockKeys } from './keys.js';
 import type { LockStore, OwnerHoldRead } from './lock-store.js';
-import { parseHoldRecord } from './hold-record.js';
 
 /** The zset lives a watchdog lease: waiters try again at least every third of it. */
 export function lockWaits(ctx: EngineContext): ClientWaits {
@@ -219,9 +218,10 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   async ownerHold(keys: LockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
-    const hold = await this.transport.call('get', [keys.lock], 'a read', keys.lock, (reply) => parseHoldRecord(reply as string | null));
+    // The owner's field of the hash (hold-record.lua); a key of another type answers WRONGTYPE.
+    const count = await this.transport.call('hget', [keys.lock, owner], 'a read', keys.lock, (reply) => (reply === null ? undefined : Number(reply)));
     // A fair lock's hold handed over and not yet counted (count 0) is one.
-    return hold?.owner === owner ? { held: true, count: Math.max(1, hold.count) } : { held: false, count: 0 };
+    return count === undefined ? { held: false, count: 0 } : { held: true, count: Math.max(1, count) };
   }
 
   pttl(keys: LockKeys): Promise<number> {

@@ -2,7 +2,7 @@
 wake-2: a client woken by a release had no task left to take the lock, so the next waiting
 client is woken instead, if the lock is still free.
 
-KEYS[1]  lock: hold <prefix>:{<name>} (string "<head> <token> <owner>", hold-record)
+KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o, n; hold-record)
 KEYS[2]  clients: waiting clients <prefix>:{<name>}:clients (zset; wake-client)
 ARGV[1]  clientId: the client passing the wake on (taken out of `clients`)
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH

@@ -1,5 +1,5 @@
 import { holder } from '../inspect/snapshot.js';
-import { parseHoldRecord } from '../lock/hold-record.js';
+import { parseHold } from '../lock/hold-record.js';
 import { plainLockKeys } from '../lock/keys.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
 import { lockWaits, ServerLockStore } from '../lock/server-lock-store.js';
@@ -20,12 +20,12 @@ export const NON_REENTRANT_LOCK = defineKind({
   },
   keeps: (prefix, name) => {
     const { lock, clients } = plainLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'string' }, clients: { key: clients, type: 'zset' } };
+    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
   },
-  // acquire-4 marks the hold's op with '!' (hold-record).
-  recognise: ({ keys: { lock } }) => (parseHoldRecord(lock.value)?.once ? 'shown' : undefined),
+  // acquire-4 marks the hold with field n (hold-record).
+  recognise: ({ keys: { lock } }) => (parseHold(lock.fields)?.once ? 'shown' : undefined),
   describe: ({ now, keys: { lock } }, base): NonReentrantLockInfo => {
-    const hold = parseHoldRecord(lock.value);
+    const hold = parseHold(lock.fields);
     const holders = hold ? [holder(hold.owner, hold.count, hold.token, lock.pttl, now)] : [];
     return { ...base, kind: NAME, ttlMs: lock.pttl, holders, holderCount: holders.length };
   },

@@ -23,6 +23,8 @@ Returns
   {-1}               this op was cancelled before it arrived
   {-3}               a writer asked by an owner that only reads: refused at once
                      (waiting would deadlock); nothing changed
+  error WRONGTYPE    the key holds another object (a hash without mode, as a lock's
+                     hold): nothing changed
 
 Publishes nothing.
 ]]
@@ -35,6 +37,11 @@ local now = nowMs()
 local readerCount = purgeRw(hash, readers, writers, now)
 local state = redis.call('HMGET', hash, 'mode', 'w', 'wc', 'wt', 'wo', 'r:' .. owner, 'rt:' .. owner, 'ro:' .. owner)
 local writer, ownReads = state[2], state[6]
+-- Every read-write lock's hash has its mode: one without is another object's (a lock's hold, which is a
+-- hash too), refused before anything is written.
+if not state[1] and redis.call('EXISTS', hash) == 1 then
+  error({err = 'WRONGTYPE the key holds no read-write lock'})
+end
 
 if mode == 'write' then
   if writer == owner then
