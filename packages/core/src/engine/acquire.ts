@@ -96,10 +96,13 @@ function sendInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: A
   );
 }
 
-/** A grant nobody counts on (late, aborted, closed), undone before the owner's turn is left. */
+/**
+ * A grant nobody counts on (late, aborted, closed), undone before the owner's turn is left; an undo Redis does not answer
+ * within commandTimeoutMs goes on in the background, so the owner's next call fails in bounded time rather than wait for it.
+ */
 async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined, op: string): Promise<TryOutcome<G>> {
   try {
-    await undo(ctx, spec, op);
+    await withinMs(undo(ctx, spec, op), ctx.commandTimeoutMs, () => undefined).catch(() => undefined);
   } finally {
     ctx.chains.leave(spec.key, spec.owner);
   }
@@ -108,7 +111,12 @@ async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, sig
   return { retryInMs: 1 };
 }
 
-/** Retried while Redis does not answer (up to commandTimeoutMs): a semaphore's permits are unowned, so a lost undo loses them for good. */
+/**
+ * Retried until Redis answers it (or the client closes), soonest once the connection is back. Not bounded from the send: an
+ * acquire parked in ioredis's offline queue runs when the connection is back and its lease starts then; this undo, sent after
+ * it on the same connection, is what ends that grant (or tombstones the op, if it comes first). A semaphore's permits are
+ * unowned, so a lost undo would lose them for good.
+ */
 function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: string): Promise<void> {
   let failure: unknown;
   const once = (): Promise<boolean> =>
@@ -122,7 +130,7 @@ function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: strin
         return !(error instanceof RedisUnavailableError);
       },
     );
-  const plan = { until: monotonicNow() + ctx.commandTimeoutMs, minDelayMs: Math.min(50, ctx.commandTimeoutMs), maxDelayMs: ctx.commandTimeoutMs };
+  const plan = { until: Number.POSITIVE_INFINITY, minDelayMs: Math.min(50, ctx.commandTimeoutMs), maxDelayMs: ctx.commandTimeoutMs };
   return ctx.background.retry(once, plan).then(() => {
     if (failure !== undefined) ctx.backgroundError(failure);
   });
