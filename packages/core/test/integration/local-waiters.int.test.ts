@@ -56,4 +56,25 @@ describe('local waiters of one lock', () => {
     expect(probe.entries).toBe(waiters);
     expect(probe.maxInside).toBe(1);
   }, 120_000);
+
+  it("bounds a waiter's SUBSCRIBE from the end of the caller's turn: a burst of calls that holds the event loop is no Redis timeout", async () => {
+    const holder = pool.make(fleet.url(0));
+    // commandTimeoutMs 1 s; the client's subscriber connection opens with its first waiter.
+    const client = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix, watchdogTimeoutMs: 3_000 });
+    await client.getLock('burst').isLocked();
+    const held = await holder.getLock('burst').acquire({ leaseMs: 60_000 });
+    const lock = client.getLock('burst');
+    const calls = Array.from({ length: 2 }, () =>
+      client.task(async () => {
+        await lock.lock({ leaseMs: 5_000 });
+        await lock.unlock();
+      }),
+    );
+    // The second call queued behind the first's try and subscribed; the caller's own work (10,000 calls made in
+    // one loop took this long here) holds the event loop past commandTimeoutMs before the connection can open.
+    const until = performance.now() + 1_500;
+    while (performance.now() < until);
+    await held.unlock();
+    await expect(Promise.all(calls)).resolves.toEqual([undefined, undefined]);
+  });
 });
