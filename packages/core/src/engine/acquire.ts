@@ -96,10 +96,13 @@ function sendInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: A
   );
 }
 
-/** A grant nobody counts on (late, aborted, closed), undone before the owner's turn is left. */
+/**
+ * A grant nobody counts on (late, aborted, closed), undone before the owner's turn is left; an undo Redis does not answer
+ * within commandTimeoutMs goes on in the background, so the owner's next call fails in bounded time rather than wait for it.
+ */
 async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: AbortSignal | undefined, op: string): Promise<TryOutcome<G>> {
   try {
-    await undo(ctx, spec, op);
+    await withinMs(undo(ctx, spec, op), ctx.commandTimeoutMs, () => undefined).catch(() => undefined);
   } finally {
     ctx.chains.leave(spec.key, spec.owner);
   }
@@ -108,7 +111,12 @@ async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, sig
   return { retryInMs: 1 };
 }
 
-/** Retried while Redis does not answer (up to commandTimeoutMs): a semaphore's permits are unowned, so a lost undo loses them for good. */
+/**
+ * Retried until Redis answers it (or the client closes), soonest once the connection is back. Not bounded from the send: an
+ * acquire parked in ioredis's offline queue runs when the connection is back and its lease starts then; this undo, sent after
+ * it on the same connection, is what ends that grant (or tombstones the op, if it comes first). A semaphore's permits are
+ * unowned, so a lost undo would lose them for good.
+ */
 function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: string): Promise<void> {
   let failure: unknown;
   const once = (): Promise<boolean> =>
@@ -122,7 +130,7 @@ function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: strin
         return !(error instanceof RedisUnavailableError);
       },
     );
-  const plan = { until: monotonicNow() + ctx.commandTimeoutMs, minDelayMs: Math.min(50, ctx.commandTimeoutMs), maxDelayMs: ctx.commandTimeoutMs };
+  const plan = { until: Number.POSITIVE_INFINITY, minDelayMs: Math.min(50, ctx.commandTimeoutMs), maxDelayMs: ctx.commandTimeoutMs };
   return ctx.background.retry(once, plan).then(() => {
     if (failure !== undefined) ctx.backgroundError(failure);
   });
@@ -203,6 +211,10 @@ export interface WaitSpec<G> {
   readonly id: string;
   /** Only the head of the local queue tries (Redlock); the others wait their turn. */
   readonly headOnly: boolean;
+  /** Its tries keep a place in Redis (a fair lock's queue, a writer's waiter lease): it keeps a timed try of its own. */
+  readonly keepsPlace?: boolean;
+  /** A grant excludes the other waiters here (an exclusive lock): the shared timed try is next due when the grant's lease could end. */
+  readonly exclusive?: boolean;
   /** The object's wake policy: what a message on the channel wakes. */
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
   /**
@@ -397,6 +409,11 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   );
 }
 
+/** How long a grant excludes others at most, ms: a hold's time to its deadline; −1 (unknown) for other grants. */
+function grantLeftMs(grant: unknown): number {
+  return grant instanceof Hold ? Math.max(0, grant.deadline - monotonicNow()) : -1;
+}
+
 /** `grant` when it is a hold still held (one lost before its call settled has ended already, and is not tracked). */
 function liveHold(grant: unknown): Hold | undefined {
   return grant instanceof Hold && grant.active ? grant : undefined;
@@ -530,24 +547,39 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
     // Subscribed (acknowledged): no later release can be missed, so one more
     // try closes the gap since the first (or, having joined first, is the first).
     let tryNow = !queueBehind;
+    const queue = waiter.queue;
+    // Capped at a third of the watchdog lease: a TTL of −1 must not park a waiter forever.
+    const retryDelay = (ms: number): number => Math.min(ms >= 0 ? Math.max(1, ms) : ctx.maxSleepMs, ctx.maxSleepMs);
     for (;;) {
       // No try starts once waitMs has run out: it could not answer in time.
       if (tryNow && (!spec.headOnly || waiter.isHead) && waitUntil - monotonicNow() > 0) {
         const result = await tryOnce();
+        const timed = waiter.timed;
+        waiter.timed = false;
         if ('grant' in result) {
           acquired = true;
+          if (waiter.sharesRetry) {
+            // Exclusive: the others' next timed try is due when this grant could lapse. Shared (readers, permits, an open
+            // latch): a timed try that found room stood for all, so the next sharing waiter tries at once.
+            if (spec.exclusive === true) queue.retryIn(retryDelay(grantLeftMs(result.grant)));
+            else if (timed) queue.retryIn(0);
+          }
           // Branches of one task share its ownership: those waiting beside this one can reenter now.
           ctx.queues.wakeSiblings(waiter);
           return result.grant;
         }
         retryInMs = result.retryInMs;
+        if (waiter.sharesRetry) queue.retryIn(retryDelay(retryInMs));
       }
       const remaining = waitUntil - monotonicNow();
       if (remaining <= 0) return undefined;
-      const sleepMs =
-        spec.headOnly && !waiter.isHead
+      // A sharing waiter has no timer of its own (a bounded call's signal ends its sleep at waitMs); the queue's is armed.
+      if (waiter.sharesRetry && !queue.retryArmed) queue.retryIn(retryDelay(retryInMs));
+      const sleepMs = waiter.sharesRetry
+        ? Number.POSITIVE_INFINITY
+        : spec.headOnly && !waiter.isHead
           ? remaining // until its turn
-          : Math.min(retryInMs >= 0 ? Math.max(1, retryInMs) : ctx.maxSleepMs, ctx.maxSleepMs, remaining);
+          : Math.min(retryDelay(retryInMs), remaining);
       await waiter.sleep(sleepMs, call.signal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
       const payload = spec.takeGrant && waiter.queue.takeGrant(waiter.id);

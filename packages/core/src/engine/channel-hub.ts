@@ -1,5 +1,5 @@
 import type { SubscriberConnection, SubscriberHandlers } from '../connection/deployment.js';
-import { boundedCall } from '../connection/bounded-call.js';
+import { toRLockError, withinMs } from '../connection/bounded-call.js';
 import { RLockError, RedisUnavailableError } from '../errors.js';
 
 /** One channel's subscription on a hub. */
@@ -32,9 +32,25 @@ export class ChannelHub {
     const connection = this.ensureConnection();
     const entry = { listener, acked: false };
     this.listeners.set(channel, entry);
-    const ready = boundedCall(() => connection.subscribe(channel, broadcast), this.timeoutMs, 'SUBSCRIBE', channel).then(() => {
-      entry.acked = this.listeners.get(channel) === entry;
-    });
+    let subscribing: Promise<unknown>;
+    try {
+      subscribing = connection.subscribe(channel, broadcast).catch((error: unknown) => {
+        throw toRLockError(error, 'SUBSCRIBE', channel);
+      });
+    } catch (error) {
+      subscribing = Promise.reject(toRLockError(error, 'SUBSCRIBE', channel));
+    }
+    // Read below once this turn is over; a failure before then is not unhandled.
+    subscribing.catch(() => undefined);
+    // Bounded from the end of this turn: a caller that makes thousands of waiting calls in one loop holds the event loop
+    // before the connection can even open, and Redis is not late for that.
+    const ready = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() =>
+        withinMs(subscribing, this.timeoutMs, () => new RedisUnavailableError(`Redis did not answer SUBSCRIBE on "${channel}" within ${this.timeoutMs} ms`)),
+      )
+      .then(() => {
+        entry.acked = this.listeners.get(channel) === entry;
+      });
     let closed = false;
     return {
       ready,

@@ -11,6 +11,8 @@ export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';
 export class Waiter {
   /** Woken by a release: a waiter that then leaves without acquiring passes the wake on. */
   woken = false;
+  /** Woken by the queue's shared timed retry: its try stands for every waiter sharing it (see {@link WaitQueue.retryIn}). */
+  timed = false;
   /** Observability's view of the call waiting here (waiters.active, whether an acquisition waited). */
   watch: WaitWatch | undefined;
   private wake: ((reason: WakeReason) => void) | undefined;
@@ -20,6 +22,11 @@ export class Waiter {
     readonly queue: WaitQueue,
     /** Who waits: the owner, or an id the object's messages name. */
     readonly id: string,
+    /**
+     * Sleeps without a timed try of its own: the queue's one timer wakes one sharing waiter at a time. False where the waiter's
+     * own tries keep its place in Redis (a fair lock's queue, a writer's waiter lease), and in a head-only queue (turns instead).
+     */
+    readonly sharesRetry = false,
   ) {}
 
   get sleeping(): boolean {
@@ -93,6 +100,8 @@ export class WaitQueue {
   /** Until then (monotonic ms) a release wakes no local waiter: other clients' waiters go first. */
   private yieldUntil = 0;
   private yieldTimer: NodeJS.Timeout | undefined;
+  /** The one timed retry of the waiters that share it: N local waiters cost Redis what one does. */
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly channel: string,
@@ -100,6 +109,33 @@ export class WaitQueue {
     /** The object's wake policy: what a message on the channel wakes. */
     readonly onMessage: (payload: string, queue: WaitQueue) => void,
   ) {}
+
+  /**
+   * The next timed try of the sharing waiters is due in `ms` (from the latest answer: it replaces the one before). It wakes the
+   * first sharing waiter asleep; one busy trying re-arms it with its answer, or leaves (see {@link WaitQueues.leave}).
+   */
+  retryIn(ms: number): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(this.onRetry, Math.max(1, Math.ceil(ms)));
+  }
+
+  /** True while the shared timed retry is armed. */
+  get retryArmed(): boolean {
+    return this.retryTimer !== undefined;
+  }
+
+  stopRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+
+  private readonly onRetry = (): void => {
+    this.retryTimer = undefined;
+    const sleeper = this.waiters.find((waiter) => waiter.sharesRetry && waiter.sleeping);
+    if (!sleeper) return;
+    sleeper.timed = true;
+    sleeper.fire('timeout');
+  };
 
   takePendingWake(): boolean {
     if (this.pendingWakes === 0) return false;
@@ -230,6 +266,8 @@ export interface JoinSpec {
   readonly id: string;
   readonly headOnly: boolean;
   readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  /** Its tries keep a place in Redis (a waiter lease): it keeps a timed try of its own instead of sharing the queue's. */
+  readonly keepsPlace?: boolean | undefined;
   /** Told when the waiter joins and leaves (see engine/observed.ts). */
   readonly watch?: WaitWatch | undefined;
 }
@@ -283,7 +321,7 @@ export class WaitQueues {
       queue = new WaitQueue(spec.channel, spec.headOnly, spec.onMessage);
       this.queues.set(spec.channel, queue);
     }
-    const waiter = new Waiter(queue, spec.id);
+    const waiter = new Waiter(queue, spec.id, !queue.headOnly && spec.keepsPlace !== true);
     // `front`: it arrived before every waiter here (they queued behind its first try).
     if (front) queue.waiters.unshift(waiter);
     else queue.waiters.push(waiter);
@@ -336,6 +374,9 @@ export class WaitQueues {
     // The last waiter leaves with a wake kept for it unused: the wake is another client's now.
     else if (!acquired && queue.waiters.length === 0 && queue.takePendingWake()) queue.unheard?.();
     if (index === 0 && queue.headOnly) queue.waiters[0]?.fire('turn');
+    // It may have been the one the shared timer woke: the next sharing waiter tries now rather than never.
+    if (waiter.sharesRetry && !acquired && !queue.retryArmed && queue.waiters.length > 0) queue.retryIn(0);
+    if (queue.waiters.length === 0) queue.stopRetry();
     if (queue.waiters.length === 0 && this.queues.get(queue.channel) === queue) {
       this.queues.delete(queue.channel);
       const subscription = this.subscriptions.get(queue);
@@ -358,6 +399,7 @@ export class WaitQueues {
     this.closedError = error;
     for (const queue of this.queues.values()) {
       queue.closedError = error;
+      queue.stopRetry();
       queue.wakeAll('timeout');
     }
     this.queues.clear();

@@ -50,6 +50,32 @@ describe('lock wakes', () => {
     expect(await fleet.client(0).exists(`${prefix}:{busy}:clients`)).toBe(0);
   });
 
+  it('runs at most 3 scripts per acquisition with 1,000 waiters in 4 processes that wait through their timed tries', async () => {
+    const processes = 4;
+    const tasks = 250;
+    const prefix = uniquePrefix();
+    const holder = pool.make(fleet.url(0), { keyPrefix: prefix });
+    const held = await holder.getLock('crowd').acquire({ leaseMs: 60_000 });
+    // Timed tries a second apart (a third of 3 s): a waiter with a timer of its own would try about once a second.
+    const env = { REDIS_URL: fleet.url(0), PREFIX: prefix, NAME: 'crowd', TASKS: String(tasks), WATCHDOG_MS: '3000' };
+    const started = Array.from({ length: processes }, () => {
+      const child = startChild(WAITERS, env);
+      children.push(child);
+      return child;
+    });
+    await Promise.all(started.map((child) => child.line(/^connected/)));
+    const before = await scripts();
+    for (const child of started) child.process.stdin?.write('go\n');
+    await Promise.all(started.map((child) => child.line(/^ready /)));
+    // Held through several timed tries: the local waiters of each process share one.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await held.unlock();
+    expect(await Promise.all(started.map((child) => child.exited))).toEqual(started.map(() => 0));
+    const perAcquisition = ((await scripts()) - before) / (processes * tasks);
+    process.stdout.write(`${processes * tasks} waiters in ${processes} processes: ${perAcquisition.toFixed(2)} scripts per acquisition\n`);
+    expect(perAcquisition).toBeLessThanOrEqual(3);
+  }, 120_000);
+
   it('skips a client killed while registered: the next waiting client gets the lock', async () => {
     const prefix = uniquePrefix();
     const holder = pool.make(fleet.url(0), { keyPrefix: prefix, watchdogTimeoutMs: 60_000 });

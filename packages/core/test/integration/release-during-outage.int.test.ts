@@ -1,6 +1,6 @@
 import { RedisFleet } from '@org/rlock-testing';
 import type { LockReleasedEvent } from '@org/rlock-core';
-import { ClientPool } from './support.js';
+import { ClientPool, eventually, tick, uniquePrefix } from './support.js';
 
 // A release that fails while Redis is down is finished in the background.
 // With a backoff grown through the outage, its next try could come many
@@ -45,4 +45,54 @@ describe('a release that failed while Redis was down', () => {
     // `retry`: the background release found the hold and released it (not `expiry`).
     expect((await released).via).toBe('retry');
   }, 40_000);
+
+  // Workers take a lock in turn, each try and release fsynced to the AOF, when Redis is killed and restarted.
+  // A try whose reply the crash cut off may have been granted and kept by the AOF: its undo, sent while the
+  // connection was known down, has to reach Redis once it is back, or nobody gets the lock for the grant's lease.
+  it('undoes an acquire whose answer the crash cut off, so workers go on once Redis is back', async () => {
+    const rounds = Number(process.env.RLOCK_OUTAGE_ROUNDS ?? 3);
+    const outcomes: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const keyPrefix = uniquePrefix();
+      // commandTimeoutMs 1 s (a third of the watchdog lease): the outage below outlasts it.
+      const workers = Array.from({ length: 3 }, () => pool.make(fleet.url(0), { keyPrefix, watchdogTimeoutMs: 3_000 }));
+      for (const worker of workers) worker.on('error', () => undefined);
+      let entries = 0;
+      let stop = false;
+      const loops = workers.flatMap((worker) =>
+        Array.from({ length: 3 }, async () => {
+          const lock = worker.getLock('job');
+          while (!stop) {
+            try {
+              // A grant left behind holds 20 s: far past the bounds below.
+              await worker.task(() =>
+                lock.withLock(
+                  async () => {
+                    entries++;
+                    await tick();
+                  },
+                  { leaseMs: 20_000, waitMs: 4_000 },
+                ),
+              );
+            } catch {
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+          }
+        }),
+      );
+      expect(await eventually(() => entries >= 30, 10_000)).toBe(true);
+      await fleet.kill(0);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await fleet.restart(0);
+      const back = entries;
+      const progressed = await eventually(() => entries >= back + 30, 8_000);
+      stop = true;
+      await Promise.all(loops);
+      const freed = await eventually(async () => (await fleet.client(0).exists(`${keyPrefix}:{job}`)) === 0, 3_000);
+      outcomes.push(progressed && freed ? 'ok' : `stuck (${await fleet.client(0).pttl(`${keyPrefix}:{job}`)} ms of lease left)`);
+      await pool.closeAll();
+    }
+    process.stdout.write(`crash during hand-offs, ${rounds} rounds: ${outcomes.join(', ')}\n`);
+    expect(outcomes).toEqual(outcomes.map(() => 'ok'));
+  }, 120_000);
 });

@@ -4,10 +4,22 @@ import { EngineContext } from '../../src/engine/engine-context.js';
 import { WaitQueues } from '../../src/engine/wait-queue.js';
 import { RedisUnavailableError } from '../../src/errors.js';
 
-function context(): EngineContext {
+function context(commandTimeoutMs = 1_000): EngineContext {
   const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
   const reports = { watchesLosses: () => false, acquired: () => undefined, released: () => undefined, lost: () => undefined, backgroundError: () => undefined };
-  return new EngineContext({ clientId: 'c', keyPrefix: 'p', watchdogTimeoutMs: 30_000, commandTimeoutMs: 1_000 }, queues, reports);
+  return new EngineContext({ clientId: 'c', keyPrefix: 'p', watchdogTimeoutMs: 30_000, commandTimeoutMs }, queues, reports);
+}
+
+/** An undo that Redis does not answer (connection down) for its first `failures` sends, then does. */
+function undoUnansweredFor(target: { undone: string[] }, failures: number): { sends: number; undo: (op: string) => Promise<void> } {
+  const state = {
+    sends: 0,
+    undo: async (op: string): Promise<void> => {
+      if (++state.sends <= failures) throw new RedisUnavailableError('connection down');
+      target.undone.push(op);
+    },
+  };
+  return state;
 }
 
 /** A try whose reply is `granted` (or `fails`), that records its sends and undos. */
@@ -59,6 +71,29 @@ describe('attempt', () => {
     const unanswered = spec({ granted: true, fails: new RedisUnavailableError('no answer') });
     await expect(attempt(context(), unanswered, undefined)).rejects.toThrow('no answer');
     expect(unanswered.undone).toEqual(unanswered.sent);
+  });
+
+  it('sends the undo of an unanswered acquire again until Redis answers it, however long past commandTimeoutMs', async () => {
+    const ctx = context(20);
+    const unanswered = spec({ granted: true, fails: new RedisUnavailableError('no answer') });
+    // Down for 15 tries, one every 10-20 ms: well past the 20 ms commandTimeoutMs.
+    const undo = undoUnansweredFor(unanswered, 15);
+    unanswered.undo = undo.undo;
+    await expect(attempt(ctx, unanswered, undefined)).rejects.toThrow('no answer');
+    await ctx.background.settled();
+    expect(undo.sends).toBe(16);
+    expect(unanswered.undone).toEqual(unanswered.sent);
+  });
+
+  it("leaves the owner's turn within commandTimeoutMs while the undo of a late grant goes on in the background", async () => {
+    const ctx = context(20);
+    const late = spec({ granted: true, late: true });
+    const undo = undoUnansweredFor(late, 15);
+    late.undo = undo.undo;
+    await expect(attempt(ctx, late, undefined)).resolves.toEqual({ retryInMs: 1 });
+    expect(ctx.chains.busy('k', 'o')).toBe(false);
+    await ctx.background.settled();
+    expect(late.undone).toEqual(late.sent);
   });
 });
 

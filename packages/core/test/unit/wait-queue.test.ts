@@ -227,6 +227,65 @@ describe('WaitQueues', () => {
     expect(queue.takeGrant('a')).toBeUndefined();
   });
 
+  describe('the shared timed retry', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+    const queuesOf = () => new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+
+    it('wakes one sharing waiter, the longest asleep, whatever the number waiting', async () => {
+      const queues = queuesOf();
+      const waiters = await Promise.all(Array.from({ length: 100 }, (_, i) => queues.join({ ...spec, id: `w${i}` })));
+      const woke: string[] = [];
+      for (const waiter of waiters) void waiter.sleep(Number.POSITIVE_INFINITY, undefined).then(() => woke.push(waiter.id));
+      waiters[0]?.queue.retryIn(1_000);
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(woke).toEqual(['w0']);
+      expect(waiters[0]?.timed).toBe(true);
+    });
+
+    it('leaves a waiter whose tries keep its place in Redis to its own timer', async () => {
+      const queues = queuesOf();
+      const keeper = await queues.join({ ...spec, id: 'keeper', keepsPlace: true });
+      const sharer = await queues.join({ ...spec, id: 'sharer' });
+      expect([keeper.sharesRetry, sharer.sharesRetry]).toEqual([false, true]);
+      const woke: string[] = [];
+      void keeper.sleep(Number.POSITIVE_INFINITY, undefined).then(() => woke.push('keeper'));
+      void sharer.sleep(Number.POSITIVE_INFINITY, undefined).then(() => woke.push('sharer'));
+      keeper.queue.retryIn(10);
+      await jest.advanceTimersByTimeAsync(10);
+      expect(woke).toEqual(['sharer']);
+    });
+
+    it('is handed to the next waiter at once when the one it woke leaves without the grant', async () => {
+      const queues = queuesOf();
+      const head = await queues.join({ ...spec, id: 'a' });
+      const next = await queues.join({ ...spec, id: 'b' });
+      const headWoke = head.sleep(Number.POSITIVE_INFINITY, undefined);
+      const nextWoke = next.sleep(Number.POSITIVE_INFINITY, undefined);
+      head.queue.retryIn(500);
+      await jest.advanceTimersByTimeAsync(500);
+      await expect(headWoke).resolves.toBe('timeout');
+      // Its try is cut off (waitMs, abort): the timer is not armed, so the next tries now.
+      queues.leave(head, false);
+      await jest.advanceTimersByTimeAsync(1);
+      await expect(nextWoke).resolves.toBe('timeout');
+      expect(next.timed).toBe(true);
+    });
+
+    it('stops with the last waiter and at close', async () => {
+      const queues = queuesOf();
+      const only = await queues.join({ ...spec, id: 'a' });
+      only.queue.retryIn(500);
+      queues.leave(only, false);
+      expect(only.queue.retryArmed).toBe(false);
+      const another = await queues.join({ ...spec, id: 'b' });
+      another.queue.retryIn(500);
+      queues.close(new Error('closed'));
+      expect(another.queue.retryArmed).toBe(false);
+    });
+  });
+
   it('rejects every waiter and later joins once closed', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
     const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => undefined });

@@ -20,6 +20,8 @@ import { fairLockKeys, type FairLockKeys } from './keys.js';
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */
   readonly queueLocally = false;
+  /** A queued waiter's tries renew its waiter lease. */
+  readonly waitersKeepPlace = true;
   override readonly object = 'fair_lock';
 
   constructor(

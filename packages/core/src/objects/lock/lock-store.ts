@@ -35,6 +35,8 @@ export interface LockStore extends HoldKind {
   readonly headOnly: boolean;
   /** Newcomers queue behind this process's waiters before trying (false where Redis keeps the order). @default true */
   readonly queueLocally?: boolean;
+  /** A waiter's refused tries renew its place in Redis (a waiter lease), so each keeps a timed try of its own. @default false */
+  readonly waitersKeepPlace?: boolean;
   /** Absent: the reentrant lock's names (lockKeys). */
   keysOf?(prefix: string, name: string): LockKeys;
   /** Leaves a queue kept in Redis when a call ends without the lock; a hold with `keptToken` stays, other hand-offs are given back. */

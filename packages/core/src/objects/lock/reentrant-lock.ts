@@ -240,6 +240,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         channel: keys.channel,
         id: owner,
         headOnly: store.headOnly,
+        keepsPlace: store.waitersKeepPlace === true,
+        exclusive: store.exclusive ?? true,
         onMessage: this.core.onMessage,
         arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
         queuesOthers: store.exclusive ?? true,

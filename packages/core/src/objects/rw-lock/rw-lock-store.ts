@@ -43,6 +43,8 @@ export class RwLockStore extends ObjectStore implements LockStore {
   readonly headOnly = false;
   readonly kind = RW_KIND;
   readonly exclusive: boolean;
+  /** A refused writer's tries renew its waiter lease. */
+  readonly waitersKeepPlace: boolean;
   readonly object: 'read_lock' | 'write_lock';
   private clears = 0;
 
@@ -55,6 +57,7 @@ export class RwLockStore extends ObjectStore implements LockStore {
   ) {
     super(deployment, replayWindowMs);
     this.exclusive = mode === 'write';
+    this.waitersKeepPlace = mode === 'write';
     this.object = mode === 'write' ? 'write_lock' : 'read_lock';
   }
 
