@@ -225,6 +225,8 @@ export interface WaitSpec<G> {
   giveBack?(grant: G): Promise<unknown>;
   /** Set by the observed engine on the caller's literal, which starts with it undefined so setting it keeps the object's shape. */
   watch: AcquireWatch | undefined;
+  /** Called once as the call ends, granted or not, before its caller hears (in a reaction the call makes anyway). */
+  readonly ended?: () => void;
 }
 
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
@@ -388,6 +390,7 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
       if (!('grant' in outcome) || spec.signal?.aborted) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } }));
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
+      spec.ended?.();
       const grant = outcome.grant;
       // Told here, in the reaction that settles the call, rather than in one more of its own.
       spec.watch?.settled(grant, liveHold(grant));
@@ -449,6 +452,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
       ctx.background.track(leaving);
       await call.until(leaving);
     }
+    spec.ended?.();
   }
   if (grant === undefined) {
     if (cause) throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });
