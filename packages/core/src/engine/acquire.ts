@@ -1,4 +1,4 @@
-import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError } from '../errors.js';
+import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError, socketError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold, type HoldTarget } from './hold.js';
 import { leaseDeadline, monotonicNow, sleepFor } from '../connection/time.js';
@@ -25,10 +25,15 @@ export type AcquireReply<G = unknown> =
       readonly retryInMs: number;
       /** Who holds it, where the reply says. */
       readonly holder?: string;
+      /** Why nothing could be granted when Redis is why (Redlock: no majority answered); a timeout's cause. */
+      readonly failure?: Error;
     };
 
-/** What one try of an acquisition found: the object's grant (a leased hold, a permit count, "open"), or when to try again. */
-export type TryOutcome<G> = { readonly grant: G } | { readonly retryInMs: number };
+/**
+ * What one try of an acquisition found: the object's grant (a leased hold, a permit count, "open"), or when to try again
+ * (with the failure that refused it, when Redis, not a holder, is why).
+ */
+export type TryOutcome<G> = { readonly grant: G } | { readonly retryInMs: number; readonly failure?: Error };
 
 /** One kind of try for {@link attempt}: what it sends, how it is undone, and what a reply grants. */
 export interface AttemptSpec<R, G> {
@@ -40,6 +45,8 @@ export interface AttemptSpec<R, G> {
   undo(op: string): Promise<unknown>;
   /** How long to wait before trying again when `reply` granted nothing; undefined when it granted. */
   refusal(reply: R): number | undefined;
+  /** The failure behind a refusal, when Redis is why (no majority answered); absent: refusals are contention. */
+  failure?(reply: R): Error | undefined;
   /** Whether a grant sent at `sentAt` comes too late to be counted on (a lease past lease − drift); absent: grants do not expire. */
   late?(sentAt: number): boolean;
   /** The grant of `reply`, recorded: called only once it counts (in time, nobody gave up). */
@@ -77,7 +84,8 @@ function sendInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: A
       let outcome: TryOutcome<G>;
       try {
         const retryInMs = spec.refusal(reply);
-        if (retryInMs !== undefined) outcome = { retryInMs };
+        const failure = retryInMs === undefined ? undefined : spec.failure?.(reply);
+        if (retryInMs !== undefined) outcome = failure === undefined ? { retryInMs } : { retryInMs, failure };
         else if (signal?.aborted || ctx.closed || spec.late?.(sentAt)) return undoInTurn(ctx, spec, signal, op);
         else outcome = { grant: spec.keep(reply, sentAt) };
       } catch (error) {
@@ -155,6 +163,10 @@ export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Ho
 
   refusal(reply: AcquireReply<X>): number | undefined {
     return reply.granted ? undefined : reply.retryInMs;
+  }
+
+  failure(reply: AcquireReply<X>): Error | undefined {
+    return reply.granted ? undefined : reply.failure;
   }
 
   late(sentAt: number): boolean {
@@ -240,8 +252,8 @@ class WaitCall<G> {
   readonly signal: AbortSignal | undefined;
   /** Monotonic time at which `waitMs` runs out (infinite without one). */
   readonly deadline: number;
-  /** The Redis failure of the latest try or subscription, until one succeeds: a timeout's cause. */
-  failure: RedisUnavailableError | undefined;
+  /** The Redis failure of the latest try or subscription (or the one a refusal reported), until one succeeds: a timeout's cause. */
+  failure: Error | undefined;
   /** Since when (monotonic ms) a try or subscription has been out; undefined while none is. */
   private outSince: number | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
@@ -273,14 +285,12 @@ class WaitCall<G> {
   }
 
   /** Why the call timed out, if Redis is why: a try or subscription out UNANSWERED_MS or more, else the latest failure. */
-  timeoutCause(): RedisUnavailableError | undefined {
+  timeoutCause(): Error | undefined {
     if (this.outSince !== undefined && monotonicNow() - this.outSince >= UNANSWERED_MS) {
       const outMs = Math.round(monotonicNow() - this.outSince);
       return new RedisUnavailableError(
-        `Redis did not answer for "${this.spec.name}" (a try or its SUBSCRIBE out ${outMs} ms) when waitMs (${this.spec.waitMs} ms) ran out`,
-        {
-          cause: this.failure,
-        },
+        `Redis did not answer for "${this.spec.name}": a try or its SUBSCRIBE had been out ${outMs} ms when waitMs (${this.spec.waitMs} ms) ran out`,
+        { cause: this.failure },
       );
     }
     return this.failure;
@@ -354,6 +364,16 @@ class WaitCall<G> {
     if (this.timer) clearTimeout(this.timer);
     if (this.forward) this.spec.signal?.removeEventListener('abort', this.forward);
   }
+}
+
+/**
+ * A Redis failure that ended a call, said of the object the call was for rather than of a key or channel inside it (a
+ * SUBSCRIBE on an internal channel); the socket's error stays the cause where there is one.
+ */
+function notAcquired(name: string, error: RedisUnavailableError): RedisUnavailableError {
+  const socket = socketError(error.cause);
+  const why = socket === undefined ? error.message : `Redis is unavailable (${socket.message})`;
+  return new RedisUnavailableError(`lock "${name}" was not acquired: ${why}`, { cause: socket ?? error });
 }
 
 /** For tryLock and tryAcquire: a timeout caused by Redis not answering is that failure, not a refusal to report as false. */
@@ -433,7 +453,7 @@ interface Arrival<G> {
 async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, arrival: Arrival<G>): Promise<G | undefined> {
   let grant: G | undefined;
   // Read when the loop ends: a try cut off at waitMs may answer while the queue is left.
-  let cause: RedisUnavailableError | undefined;
+  let cause: Error | undefined;
   try {
     grant = await waitLoop(ctx, spec, call, arrival);
     if (grant === undefined && spec.waitMs) cause = call.timeoutCause();
@@ -441,7 +461,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
     if (!call.expired) {
       // Whatever failed once close() began (a SUBSCRIBE or try cut off by the disconnect) is the close.
       if (ctx.closed && !(error instanceof ClientClosedError) && !spec.signal?.aborted) throw new ClientClosedError();
-      throw error;
+      throw error instanceof RedisUnavailableError ? notAcquired(spec.name, error) : error;
     }
     cause = call.timeoutCause();
   } finally {
@@ -484,7 +504,7 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   const answered = (outcome: TryOutcome<G>): TryOutcome<G> => {
     failingSince = undefined;
     failures = 0;
-    call.failure = undefined;
+    call.failure = 'failure' in outcome ? outcome.failure : undefined;
     return outcome;
   };
   const tryOnce = async (): Promise<TryOutcome<G>> => {
