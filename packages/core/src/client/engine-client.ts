@@ -71,6 +71,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
         this.work.leave();
         telemetry.holdEnded(hold, hold.state);
       },
+      callStarted: () => this.work.enter(),
+      callEnded: () => this.work.leave(),
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
         if (this.leakStacks !== undefined && !this.leakStacks.has(hold)) this.leakStacks.set(hold, acquisitionStack());

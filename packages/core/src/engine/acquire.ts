@@ -387,6 +387,8 @@ export function unansweredFailure(error: unknown): unknown {
  * With `waitMs` it settles by then whatever Redis does: a failure or no answer is the cause of a LockAcquireTimeoutError.
  */
 export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
+  // Work in progress from the call on, not only while a command is out: a Redlock round may wait on its masters' connects.
+  ctx.callStarted();
   const call = new WaitCall(spec);
   // Tasks of this process queue behind the ones already waiting (no barging):
   // a releasing task that locks again at once must not starve them.
@@ -411,6 +413,7 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
       spec.ended?.();
+      ctx.callEnded();
       const grant = outcome.grant;
       // Told here, in the reaction that settles the call, rather than in one more of its own.
       spec.watch?.settled(grant, liveHold(grant));
@@ -473,6 +476,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
       await call.until(leaving);
     }
     spec.ended?.();
+    ctx.callEnded();
   }
   if (grant === undefined) {
     if (cause) throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });

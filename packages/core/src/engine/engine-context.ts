@@ -20,6 +20,9 @@ export interface ContextReports {
   /** A hold is held now / no longer: counted by the client (keep-alive, leak checks). */
   began?(hold: Hold): void;
   ended?(hold: Hold): void;
+  /** An acquisition call started / settled: work in progress (keep-alive). */
+  callStarted?(): void;
+  callEnded?(): void;
 }
 
 export interface ContextSettings {
@@ -107,6 +110,14 @@ export class EngineContext {
 
   acquired(hold: Hold): void {
     this.reports.acquired(hold);
+  }
+
+  callStarted(): void {
+    this.reports.callStarted?.();
+  }
+
+  callEnded(): void {
+    this.reports.callEnded?.();
   }
 
   released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void {

@@ -1,4 +1,4 @@
-import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
+import { FaultProxy, RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
 import { Child, fixture } from './children.js';
 
 /** Killed after this long: a process kept alive by a client it forgot would sit there (it should end within a few seconds). */
@@ -45,6 +45,19 @@ describe('a program that forgets its client', () => {
       const child = run('fixed', masters());
       expect(await child.exited).toEqual({ code: 0, signal: null });
       expect(child.lines).toEqual(['held']);
+    });
+
+    it('stays alive for a Redlock acquisition whose first round waits for a slow master to connect', async () => {
+      // The other masters connect and go idle first: the waiting call must keep the process (and the slow socket) alive.
+      const slow = await FaultProxy.start({ port: fleet.port(2) });
+      try {
+        slow.delay(300);
+        const child = run('fixed', { MASTERS: [fleet.url(0), fleet.url(1), slow.url].join(',') });
+        expect({ exit: await child.exited, stderr: child.stderr }).toEqual({ exit: { code: 0, signal: null }, stderr: '' });
+        expect(child.lines).toEqual(['held']);
+      } finally {
+        await slow.stop();
+      }
     });
   });
 
