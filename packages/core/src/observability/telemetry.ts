@@ -140,6 +140,14 @@ export class AcquireProbe implements AcquireWatch {
     }
   }
 
+  /** Made while the api was loading: calls `withoutProvider` once it has loaded, if no MeterProvider was registered by then. */
+  whenLoaded(withoutProvider: () => void): void {
+    void this.loading?.then(() => {
+      this.instruments ??= this.telemetry.instrumentsNow();
+      if (this.instruments === undefined) withoutProvider();
+    });
+  }
+
   joined(): void {
     this.waited = true;
     if (this.waiting !== undefined) return;
@@ -267,6 +275,13 @@ export class Telemetry {
     probe.heldAt = now;
     probe.span = span?.isRecording() ? span : undefined;
     this.holds.set(hold, probe);
+    // Taken while the api was loading: kept only if a provider was there once it had, as a hold taken before any provider is not.
+    probe.whenLoaded(() => {
+      if (this.holds.get(hold) !== probe || probe.ended) return;
+      probe.ended = true;
+      this.holds.delete(hold);
+      active.holds--;
+    });
   }
 
   /** A tracked hold ended (`released` or `lost`). */

@@ -46,4 +46,19 @@ describe('observability of a fresh process', () => {
     );
     expect(await child.exited).toEqual({ code: 0, signal: null });
   });
+
+  it('does not count a hold taken while the api was loading when no provider was registered by then, as any hold taken before a provider', async () => {
+    const child = new Child(fixture('late-provider.mjs'), { REDIS_URL: fleet.url(0), PREFIX: uniquePrefix() }, [], 30_000);
+    children.push(child);
+    const report = JSON.parse(await child.line((line) => line.startsWith('{'))) as Record<'whileHeld' | 'points', Record<string, number>>;
+    expect(report.whileHeld['rlock.holds.active{rlock.object=lock}']).toBe(0);
+    expect(report.points).toEqual(
+      expect.objectContaining({
+        'rlock.acquire.duration{rlock.object=lock,rlock.outcome=acquired}': 1,
+        'rlock.hold.duration{rlock.end=released,rlock.object=lock}': 1,
+        'rlock.holds.active{rlock.object=lock}': 0,
+      }),
+    );
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+  });
 });
