@@ -104,9 +104,34 @@ export class LockAcquireTimeoutError extends RLockError {
     options?: { cause?: unknown; holder?: TimeoutHolder },
   ) {
     const holder = options?.holder;
-    super(`lock "${lockName}" was not acquired within ${waitMs} ms${holder ? `: ${describeHolder(holder)}` : ''}`, options);
+    const why = describeFailure(lockName, options?.cause) ?? (holder ? describeHolder(holder) : undefined);
+    super(`lock "${lockName}" was not acquired within ${waitMs} ms${why === undefined ? '' : `: ${why}`}`, options);
     this.holder = holder;
   }
+}
+
+/**
+ * The connection's own error under a RedisUnavailableError (ECONNREFUSED, ECONNRESET…), or undefined. Not `instanceof
+ * Error`: the socket's errors may come from another realm (a test runner's sandbox).
+ */
+export function socketError(value: unknown): { readonly message: string } | undefined {
+  if (typeof value !== 'object' || value === null || value instanceof RLockError) return undefined;
+  return typeof (value as { message?: unknown }).message === 'string' ? (value as { message: string }) : undefined;
+}
+
+/**
+ * A timeout's cause when Redis is why, said in the timeout's own message: read alone, "not acquired within" would
+ * suggest that another holder kept the lock. Undefined for any other cause.
+ */
+function describeFailure(lockName: string, cause: unknown): string | undefined {
+  if (!(cause instanceof RLockError)) return undefined;
+  // A cause that names the lock first (a QuorumError's `lock "a": …`) is not told the name twice.
+  const own = `lock "${lockName}": `;
+  const detail = cause.message.startsWith(own) ? cause.message.slice(own.length) : cause.message;
+  if (cause.code === 'ERR_RLOCK_QUORUM') return `no majority of the Redlock masters answered (${detail})`;
+  if (cause.code !== 'ERR_RLOCK_REDIS_UNAVAILABLE') return undefined;
+  const socket = socketError(cause.cause);
+  return socket === undefined ? detail : `Redis is unavailable (${socket.message})`;
 }
 
 /** The holder of a lock that an acquisition waited for in vain. */

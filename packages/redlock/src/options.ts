@@ -2,6 +2,7 @@ import { CLIENT_DEFAULTS, InvalidArgumentError, type CommonClientOptions, type R
 import {
   COMMON_OPTION_NAMES,
   OptionReader,
+  checkBoolean,
   checkDurationMs,
   describeValue,
   distinctEndpoints,
@@ -45,6 +46,12 @@ export interface RedlockClientOptions extends CommonClientOptions {
    * @default watchdogTimeoutMs
    */
   readonly restartQuarantineMs?: number;
+  /**
+   * Keep the process alive only while a hold, wait or call is in progress, so a program without `close()` ends; masters
+   * given as instances stay referenced.
+   * @default true
+   */
+  readonly unrefWhenIdle?: boolean;
 }
 
 /** The defaults of {@link RedlockClientOptions}, in one frozen object. */
@@ -68,6 +75,7 @@ export interface ResolvedRedlockOptions extends ResolvedCommonOptions {
   readonly perNodeTimeoutMs: number;
   readonly retry: ResolvedRetryOptions;
   readonly restartQuarantineMs: number;
+  readonly unrefWhenIdle: boolean;
 }
 
 const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
@@ -77,7 +85,11 @@ const RETRY_KNOWN = ['minDelayMs', 'maxDelayMs', 'factor'] as const;
  * @throws InvalidArgumentError listing every bad option.
  */
 export function resolveRedlockOptions(options: unknown, what = 'createRedlock'): ResolvedRedlockOptions {
-  const reader = new OptionReader(options, ['masters', ...COMMON_OPTION_NAMES, 'driftFactor', 'perNodeTimeoutMs', 'retry', 'restartQuarantineMs'], what);
+  const reader = new OptionReader(
+    options,
+    ['masters', ...COMMON_OPTION_NAMES, 'driftFactor', 'perNodeTimeoutMs', 'retry', 'restartQuarantineMs', 'unrefWhenIdle'],
+    what,
+  );
   const masters = reader.check(
     () => distinctEndpoints(reader.raw.masters, 'masters', 'master (typically 3 or 5)'),
     [] as { input: RedisInput; name: string }[],
@@ -96,8 +108,17 @@ export function resolveRedlockOptions(options: unknown, what = 'createRedlock'):
   const retry = reader.read('retry', checkRetry, REDLOCK_DEFAULTS.retry);
   const quarantine = (value: unknown): number => (value === 0 ? 0 : checkDurationMs(value, 'restartQuarantineMs'));
   const restartQuarantineMs = reader.read('restartQuarantineMs', quarantine, common.watchdogTimeoutMs);
+  const unrefWhenIdle = reader.read('unrefWhenIdle', (value) => checkBoolean(value, 'unrefWhenIdle'), REDLOCK_DEFAULTS.unrefWhenIdle);
   reader.done();
-  const resolved = { masters: masters.map((m) => m.input), masterNames: masters.map((m) => m.name), driftFactor, perNodeTimeoutMs, retry, restartQuarantineMs };
+  const resolved = {
+    masters: masters.map((m) => m.input),
+    masterNames: masters.map((m) => m.name),
+    driftFactor,
+    perNodeTimeoutMs,
+    retry,
+    restartQuarantineMs,
+    unrefWhenIdle,
+  };
   return { ...common, ...resolved };
 }
 

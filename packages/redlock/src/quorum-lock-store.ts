@@ -102,9 +102,11 @@ export class QuorumLockStore implements LockStore {
     await masters.undoRound(keys, owner, op, round);
     if (round.verdict === 'no-quorum') {
       state.failingSince ??= monotonicNow();
-      if (request.failFast || monotonicNow() - state.failingSince >= this.unavailableAfterMs) throw masters.roundError(nameOf(keys), round);
+      const failure = masters.roundError(nameOf(keys), round);
+      if (request.failFast || monotonicNow() - state.failingSince >= this.unavailableAfterMs) throw failure;
       wake?.expectNothing();
-      return { granted: false, retryInMs: this.backoff(++state.streak) };
+      // A call whose waitMs runs out meanwhile says that no majority answered, not that the lock was held.
+      return { granted: false, retryInMs: this.backoff(++state.streak), failure };
     }
     state.failingSince = undefined;
     const refused = round.gateRefusal ? [round.gateRefusal] : round.votes.filter((vote): vote is AcquireVote => vote?.kind === 'refused');

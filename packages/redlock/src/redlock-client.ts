@@ -45,6 +45,8 @@ export class RedlockClient extends EngineClient {
       throw error;
     }
     this.masters = created;
+    // As the single-server client: idle, the masters' connections (and their subscribers) let the process end.
+    if (resolved.unrefWhenIdle) for (const master of created) master.deployment.unrefWhenIdle(this.work);
     set = new MasterSet(created, driftFactor, perNodeTimeoutMs, this.context.background, commandTimeoutMs, resolved.restartQuarantineMs, (error) =>
       this.reportError(error),
     );

@@ -3,7 +3,7 @@ import { ClientClosedError } from '../errors.js';
 import { checkFunction } from '../checks/argument-checks.js';
 import type { ResolvedCommonOptions } from './client-options.js';
 import type { TaskContext } from '../tasks/task-context.js';
-import { onTaskEnd, runInTaskOrNewReportingEnd, type TaskSource } from '../tasks/task-end.js';
+import { onTaskEnd, runInNewTaskReportingEnd, type TaskSource } from '../tasks/task-end.js';
 import { withinMs } from '../connection/bounded-call.js';
 import type { RLockClientEvents } from './client-events.js';
 import { EngineContext } from '../engine/engine-context.js';
@@ -71,6 +71,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
         this.work.leave();
         telemetry.holdEnded(hold, hold.state);
       },
+      callStarted: () => this.work.enter(),
+      callEnded: () => this.work.leave(),
       // Payloads are built only for listeners: these run twice per lock/unlock pair.
       acquired: (hold) => {
         if (this.leakStacks !== undefined && !this.leakStacks.has(hold)) this.leakStacks.set(hold, acquisitionStack());
@@ -121,10 +123,10 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     return this.closing !== undefined;
   }
 
-  /** Runs `fn` in a new task (a Java thread's counterpart), or in the current one; a hold it leaves behind is reported (`holdLeaked`). */
+  /** Runs `fn` in a new task (a Java thread's counterpart; inside a task, a child task that shares none of its locks); a hold it leaves behind is reported (`holdLeaked`). */
   task<T>(fn: () => T | Promise<T>): Promise<T> {
     checkFunction(fn, 'task(fn)');
-    return runInTaskOrNewReportingEnd(async () => fn());
+    return runInNewTaskReportingEnd(async () => fn());
   }
 
   /** A task ended: reports each hold of its owner on this client that it still holds. */

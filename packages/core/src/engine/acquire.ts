@@ -1,4 +1,4 @@
-import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError } from '../errors.js';
+import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError, socketError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold, type HoldTarget } from './hold.js';
 import { leaseDeadline, monotonicNow, sleepFor } from '../connection/time.js';
@@ -25,10 +25,15 @@ export type AcquireReply<G = unknown> =
       readonly retryInMs: number;
       /** Who holds it, where the reply says. */
       readonly holder?: string;
+      /** Why nothing could be granted when Redis is why (Redlock: no majority answered); a timeout's cause. */
+      readonly failure?: Error;
     };
 
-/** What one try of an acquisition found: the object's grant (a leased hold, a permit count, "open"), or when to try again. */
-export type TryOutcome<G> = { readonly grant: G } | { readonly retryInMs: number };
+/**
+ * What one try of an acquisition found: the object's grant (a leased hold, a permit count, "open"), or when to try again
+ * (with the failure that refused it, when Redis, not a holder, is why).
+ */
+export type TryOutcome<G> = { readonly grant: G } | { readonly retryInMs: number; readonly failure?: Error };
 
 /** One kind of try for {@link attempt}: what it sends, how it is undone, and what a reply grants. */
 export interface AttemptSpec<R, G> {
@@ -40,6 +45,8 @@ export interface AttemptSpec<R, G> {
   undo(op: string): Promise<unknown>;
   /** How long to wait before trying again when `reply` granted nothing; undefined when it granted. */
   refusal(reply: R): number | undefined;
+  /** The failure behind a refusal, when Redis is why (no majority answered); absent: refusals are contention. */
+  failure?(reply: R): Error | undefined;
   /** Whether a grant sent at `sentAt` comes too late to be counted on (a lease past lease − drift); absent: grants do not expire. */
   late?(sentAt: number): boolean;
   /** The grant of `reply`, recorded: called only once it counts (in time, nobody gave up). */
@@ -77,7 +84,8 @@ function sendInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, signal: A
       let outcome: TryOutcome<G>;
       try {
         const retryInMs = spec.refusal(reply);
-        if (retryInMs !== undefined) outcome = { retryInMs };
+        const failure = retryInMs === undefined ? undefined : spec.failure?.(reply);
+        if (retryInMs !== undefined) outcome = failure === undefined ? { retryInMs } : { retryInMs, failure };
         else if (signal?.aborted || ctx.closed || spec.late?.(sentAt)) return undoInTurn(ctx, spec, signal, op);
         else outcome = { grant: spec.keep(reply, sentAt) };
       } catch (error) {
@@ -165,6 +173,10 @@ export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Ho
     return reply.granted ? undefined : reply.retryInMs;
   }
 
+  failure(reply: AcquireReply<X>): Error | undefined {
+    return reply.granted ? undefined : reply.failure;
+  }
+
   late(sentAt: number): boolean {
     return monotonicNow() >= leaseDeadline(sentAt, this.leaseMs, this.target.driftFactor);
   }
@@ -237,6 +249,8 @@ export interface WaitSpec<G> {
   giveBack?(grant: G): Promise<unknown>;
   /** Set by the observed engine on the caller's literal, which starts with it undefined so setting it keeps the object's shape. */
   watch: AcquireWatch | undefined;
+  /** Called once as the call ends, granted or not, before its caller hears (in a reaction the call makes anyway). */
+  readonly ended?: () => void;
 }
 
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
@@ -250,8 +264,8 @@ class WaitCall<G> {
   readonly signal: AbortSignal | undefined;
   /** Monotonic time at which `waitMs` runs out (infinite without one). */
   readonly deadline: number;
-  /** The Redis failure of the latest try or subscription, until one succeeds: a timeout's cause. */
-  failure: RedisUnavailableError | undefined;
+  /** The Redis failure of the latest try or subscription (or the one a refusal reported), until one succeeds: a timeout's cause. */
+  failure: Error | undefined;
   /** Since when (monotonic ms) a try or subscription has been out; undefined while none is. */
   private outSince: number | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
@@ -283,14 +297,12 @@ class WaitCall<G> {
   }
 
   /** Why the call timed out, if Redis is why: a try or subscription out UNANSWERED_MS or more, else the latest failure. */
-  timeoutCause(): RedisUnavailableError | undefined {
+  timeoutCause(): Error | undefined {
     if (this.outSince !== undefined && monotonicNow() - this.outSince >= UNANSWERED_MS) {
       const outMs = Math.round(monotonicNow() - this.outSince);
       return new RedisUnavailableError(
-        `Redis did not answer for "${this.spec.name}" (a try or its SUBSCRIBE out ${outMs} ms) when waitMs (${this.spec.waitMs} ms) ran out`,
-        {
-          cause: this.failure,
-        },
+        `Redis did not answer for "${this.spec.name}": a try or its SUBSCRIBE had been out ${outMs} ms when waitMs (${this.spec.waitMs} ms) ran out`,
+        { cause: this.failure },
       );
     }
     return this.failure;
@@ -366,6 +378,16 @@ class WaitCall<G> {
   }
 }
 
+/**
+ * A Redis failure that ended a call, said of the object the call was for rather than of a key or channel inside it (a
+ * SUBSCRIBE on an internal channel); the socket's error stays the cause where there is one.
+ */
+function notAcquired(name: string, error: RedisUnavailableError): RedisUnavailableError {
+  const socket = socketError(error.cause);
+  const why = socket === undefined ? error.message : `Redis is unavailable (${socket.message})`;
+  return new RedisUnavailableError(`lock "${name}" was not acquired: ${why}`, { cause: socket ?? error });
+}
+
 /** For tryLock and tryAcquire: a timeout caused by Redis not answering is that failure, not a refusal to report as false. */
 export function unansweredFailure(error: unknown): unknown {
   return error instanceof LockAcquireTimeoutError && error.cause instanceof Error ? error.cause : error;
@@ -377,6 +399,8 @@ export function unansweredFailure(error: unknown): unknown {
  * With `waitMs` it settles by then whatever Redis does: a failure or no answer is the cause of a LockAcquireTimeoutError.
  */
 export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
+  // Work in progress from the call on, not only while a command is out: a Redlock round may wait on its masters' connects.
+  ctx.callStarted();
   const call = new WaitCall(spec);
   // Tasks of this process queue behind the ones already waiting (no barging):
   // a releasing task that locks again at once must not starve them.
@@ -400,6 +424,8 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
       if (!('grant' in outcome) || spec.signal?.aborted) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } }));
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
+      spec.ended?.();
+      ctx.callEnded();
       const grant = outcome.grant;
       // Told here, in the reaction that settles the call, rather than in one more of its own.
       spec.watch?.settled(grant, liveHold(grant));
@@ -447,7 +473,7 @@ interface Arrival<G> {
 async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, arrival: Arrival<G>): Promise<G | undefined> {
   let grant: G | undefined;
   // Read when the loop ends: a try cut off at waitMs may answer while the queue is left.
-  let cause: RedisUnavailableError | undefined;
+  let cause: Error | undefined;
   try {
     grant = await waitLoop(ctx, spec, call, arrival);
     if (grant === undefined && spec.waitMs) cause = call.timeoutCause();
@@ -455,7 +481,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
     if (!call.expired) {
       // Whatever failed once close() began (a SUBSCRIBE or try cut off by the disconnect) is the close.
       if (ctx.closed && !(error instanceof ClientClosedError) && !spec.signal?.aborted) throw new ClientClosedError();
-      throw error;
+      throw error instanceof RedisUnavailableError ? notAcquired(spec.name, error) : error;
     }
     cause = call.timeoutCause();
   } finally {
@@ -466,6 +492,8 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
       ctx.background.track(leaving);
       await call.until(leaving);
     }
+    spec.ended?.();
+    ctx.callEnded();
   }
   if (grant === undefined) {
     if (cause) throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });
@@ -497,7 +525,7 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
   const answered = (outcome: TryOutcome<G>): TryOutcome<G> => {
     failingSince = undefined;
     failures = 0;
-    call.failure = undefined;
+    call.failure = 'failure' in outcome ? outcome.failure : undefined;
     return outcome;
   };
   const tryOnce = async (): Promise<TryOutcome<G>> => {

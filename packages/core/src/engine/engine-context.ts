@@ -7,6 +7,7 @@ import { OwnerChains } from './owner-chains.js';
 import type { LeaseRenewer } from './renewal.js';
 import type { WaitQueues } from './wait-queue.js';
 import { Telemetry } from '../observability/telemetry.js';
+import { monotonicNow } from '../connection/time.js';
 
 /** How the context reports to its client (the client turns these into events). */
 export interface ContextReports {
@@ -19,6 +20,9 @@ export interface ContextReports {
   /** A hold is held now / no longer: counted by the client (keep-alive, leak checks). */
   began?(hold: Hold): void;
   ended?(hold: Hold): void;
+  /** An acquisition call started / settled: work in progress (keep-alive). */
+  callStarted?(): void;
+  callEnded?(): void;
 }
 
 export interface ContextSettings {
@@ -50,6 +54,9 @@ export class EngineContext {
   holderOf: ((name: string) => Promise<TimeoutHolder | undefined>) | undefined;
   closed = false;
   private opCounter = 0;
+  /** When (monotonic ms) the lapse check next runs; infinite while none is due. */
+  private lapseCheckAt = Number.POSITIVE_INFINITY;
+  private lapseTimer: NodeJS.Timeout | undefined;
   private readonly states = new Map<abstract new (...args: never[]) => unknown, unknown>();
 
   constructor(
@@ -70,6 +77,9 @@ export class EngineContext {
       watchesLosses: () => reports.watchesLosses(),
       began: (hold) => reports.began?.(hold),
       ended: (hold) => reports.ended?.(hold),
+      lapses: (hold) => {
+        if (hold.deadline < this.lapseCheckAt) this.checkLapsesAt(hold.deadline);
+      },
     };
     this.holdSites = new HoldSites(this.observer, settings.watchdogTimeoutMs);
   }
@@ -102,6 +112,14 @@ export class EngineContext {
     this.reports.acquired(hold);
   }
 
+  callStarted(): void {
+    this.reports.callStarted?.();
+  }
+
+  callEnded(): void {
+    this.reports.callEnded?.();
+  }
+
   released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void {
     this.reports.released(hold, via);
   }
@@ -112,6 +130,32 @@ export class EngineContext {
       if (hold.owner === owner && hold.token === token && hold.active) hold.lose('forced');
     }
   }
+
+  /**
+   * One timer per client, not one per hold (a lock/unlock pair would pay for a timer): it runs at the earliest deadline
+   * of a fixed lease nobody watches and loses the holds past theirs (`expired`), so a forgotten hold ends, and no longer
+   * keeps the process alive, soon after its lease lapsed. Unref'd: while such a hold is held, its connections keep the loop.
+   */
+  private checkLapsesAt(at: number): void {
+    if (this.lapseTimer !== undefined) clearTimeout(this.lapseTimer);
+    this.lapseCheckAt = at;
+    this.lapseTimer = setTimeout(this.checkLapses, Math.max(1, Math.ceil(at - monotonicNow())));
+    this.lapseTimer.unref();
+  }
+
+  private readonly checkLapses = (): void => {
+    this.lapseTimer = undefined;
+    this.lapseCheckAt = Number.POSITIVE_INFINITY;
+    if (this.closed) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const hold of this.holds.all()) {
+      // A final release on its way settles the hold itself.
+      if (!hold.active || hold.renewed || hold.releaseSent) continue;
+      if (hold.expired) hold.lose('expired');
+      else next = Math.min(next, hold.deadline);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.checkLapsesAt(next);
+  };
 
   /** A failure in the background: reported as an `error` event, never thrown. */
   backgroundError(error: unknown): void {

@@ -13,6 +13,8 @@ export interface HoldObserver {
   began?(hold: Hold): void;
   /** A hold stopped being held (released or lost). */
   ended?(hold: Hold): void;
+  /** A fixed lease nobody watches (no expiry timer) runs until the hold's deadline: its end must still be found. */
+  lapses?(hold: Hold): void;
 }
 
 export type HoldState = 'held' | 'released' | 'lost';
@@ -281,7 +283,7 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   // After every acquisition or release, so a reentry racing the last release restarts renewal. A fixed lease's end is
-  // timed only when observable (the signal, a lockLost listener); else the next release or read finds it `expired`.
+  // timed per hold only when observable (the signal, a lockLost listener); else the client's one lapse check finds it.
   private applyLeaseMode(): void {
     if (this.renewed) {
       this.clearExpiryTimer();
@@ -293,6 +295,7 @@ export class Hold<G = unknown> implements RenewableHold {
     }
     this.stopRenewing();
     if (this.rare?.controller || this.observer.watchesLosses()) this.armExpiryTimer();
+    else this.observer.lapses?.(this);
   }
 
   private stopRenewing(): void {

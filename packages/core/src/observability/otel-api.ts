@@ -65,6 +65,8 @@ export interface OtelApi {
 // Process-wide, as OpenTelemetry's global providers are: a later client records from its first call.
 let api: OtelApi | undefined;
 let loading: Promise<OtelApi | undefined> | undefined;
+/** The load has settled (the api, or its absence, is known). */
+let settled = false;
 
 /** Loads `@opentelemetry/api` once per process: the api, or undefined when it is absent or older than 1.3 (nothing recorded until then). */
 export function loadOtelApi(): Promise<OtelApi | undefined> {
@@ -72,11 +74,20 @@ export function loadOtelApi(): Promise<OtelApi | undefined> {
     (loaded) => {
       const candidate = ('metrics' in loaded ? loaded : (loaded as { default: unknown }).default) as Partial<OtelApi> | undefined;
       if (typeof candidate?.metrics?.getMeterProvider === 'function' && typeof candidate.createNoopMeter === 'function') api = candidate as OtelApi;
+      settled = true;
       return api;
     },
-    () => undefined,
+    () => {
+      settled = true;
+      return undefined;
+    },
   );
   return loading;
+}
+
+/** The load under way, until it settles (an ESM import is asynchronous: calls made meanwhile are recorded when it has). */
+export function otelApiLoading(): Promise<OtelApi | undefined> | undefined {
+  return settled ? undefined : loading;
 }
 
 /** The loaded api, or undefined (not installed, or not loaded yet). */

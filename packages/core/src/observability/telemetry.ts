@@ -6,6 +6,7 @@ import { acquireChannel, leaseLostChannel, renewalChannel, type LockChannelConte
 import {
   loadOtelApi,
   otelApi,
+  otelApiLoading,
   type OtelApi,
   type OtelAttributes,
   type OtelCounter,
@@ -118,12 +119,34 @@ export class AcquireProbe implements AcquireWatch {
     readonly name: string,
     readonly owner: string | undefined,
     readonly labels: LabelSet,
-    readonly instruments: Instruments | undefined,
+    private instruments: Instruments | undefined,
     private readonly tracer: OtelTracer | undefined,
     /** What "no grant" means for this call, and the caller's signal (an abort is `aborted`, not `error`). */
     private readonly refusal: 'not_acquired' | 'timeout',
     private readonly signal: AbortSignal | undefined,
+    /** The api was still loading when the call began: what it records waits for the load, then goes to the provider registered by then. */
+    private loading: Promise<unknown> | undefined = undefined,
   ) {}
+
+  /** Records into the instruments now, or, made while the api was loading, once it has (a measurement taken now keeps its value). */
+  measure(record: (instruments: Instruments) => void): void {
+    if (this.instruments !== undefined) record(this.instruments);
+    else if (this.loading !== undefined) {
+      void this.loading.then(() => {
+        this.loading = undefined;
+        this.instruments ??= this.telemetry.instrumentsNow();
+        if (this.instruments !== undefined) record(this.instruments);
+      });
+    }
+  }
+
+  /** Made while the api was loading: calls `withoutProvider` once it has loaded, if no MeterProvider was registered by then. */
+  whenLoaded(withoutProvider: () => void): void {
+    void this.loading?.then(() => {
+      this.instruments ??= this.telemetry.instrumentsNow();
+      if (this.instruments === undefined) withoutProvider();
+    });
+  }
 
   joined(): void {
     this.waited = true;
@@ -150,7 +173,8 @@ export class AcquireProbe implements AcquireWatch {
   end(outcome: AcquireOutcome, hold: object | undefined, error?: unknown): void {
     this.left();
     const now = performance.now();
-    this.instruments?.acquireDuration.record((now - this.startedAt) / 1000, variant(this.labels, 'outcome', outcome));
+    const durationS = (now - this.startedAt) / 1000;
+    this.measure((instruments) => instruments.acquireDuration.record(durationS, variant(this.labels, 'outcome', outcome)));
     // An immediate success has no span: that keeps the uncontended path cheap.
     if (this.tracer !== undefined && (this.waited || outcome !== 'acquired')) {
       const span = this.tracer.startSpan('rlock.acquire', {
@@ -184,6 +208,11 @@ export class Telemetry {
   /** `@opentelemetry/api` once loaded; undefined until then, or when it is not installed. */
   get api(): OtelApi | undefined {
     return otelApi();
+  }
+
+  /** The instruments of the global MeterProvider now, for a probe made while the api was loading. */
+  instrumentsNow(): Instruments | undefined {
+    return this.currentInstruments();
   }
 
   /** The instruments of the global MeterProvider, or undefined when none is registered (or the api is absent). */
@@ -228,8 +257,12 @@ export class Telemetry {
   ): AcquireProbe | undefined {
     const metrics = this.currentInstruments();
     const traces = this.currentTracer();
-    if (metrics === undefined && traces === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) return undefined;
-    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces, refusal, signal);
+    // Only in a process's first moments (an ESM import is asynchronous): a provider registered before the client counts from its first call.
+    const loading = metrics === undefined ? otelApiLoading() : undefined;
+    if (metrics === undefined && traces === undefined && loading === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) {
+      return undefined;
+    }
+    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces, refusal, signal, loading);
   }
 
   /** A hold granted for the first time (at `now`, still held) by `probe`'s call: counted as active until {@link holdEnded}. */
@@ -242,6 +275,13 @@ export class Telemetry {
     probe.heldAt = now;
     probe.span = span?.isRecording() ? span : undefined;
     this.holds.set(hold, probe);
+    // Taken while the api was loading: kept only if a provider was there once it had, as a hold taken before any provider is not.
+    probe.whenLoaded(() => {
+      if (this.holds.get(hold) !== probe || probe.ended) return;
+      probe.ended = true;
+      this.holds.delete(hold);
+      active.holds--;
+    });
   }
 
   /** A tracked hold ended (`released` or `lost`). */
@@ -252,10 +292,9 @@ export class Telemetry {
     // A lost hold's record stays for leaseLost, which is told next.
     if (end === 'released') this.holds.delete(hold);
     if (record.active !== undefined) record.active.holds--;
-    record.instruments?.holdDuration.record(
-      (performance.now() - record.heldAt) / 1000,
-      variant(record.labels, 'end', end === 'released' ? 'released' : 'lost'),
-    );
+    const heldS = (performance.now() - record.heldAt) / 1000;
+    const attributes = variant(record.labels, 'end', end === 'released' ? 'released' : 'lost');
+    record.measure((instruments) => instruments.holdDuration.record(heldS, attributes));
   }
 
   /** A hold was lost (after its end was reported). */
@@ -264,7 +303,8 @@ export class Telemetry {
     this.holds.delete(hold);
     if (leaseLostChannel.hasSubscribers) leaseLostChannel.publish({ object: record?.object, name, owner, token, reason, error });
     if (record === undefined || !LEASE_LOSS_REASONS.has(reason)) return;
-    record.instruments?.leaseLost.add(1, variant(record.labels, 'reason', reason));
+    const attributes = variant(record.labels, 'reason', reason);
+    record.measure((instruments) => instruments.leaseLost.add(1, attributes));
     record.span?.addEvent('rlock.lease.lost', { 'rlock.object': record.object, 'rlock.name': name, 'rlock.reason': reason });
   }
 

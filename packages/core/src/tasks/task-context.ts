@@ -46,8 +46,11 @@ export function runInTask<T>(task: TaskContext, fn: () => T): T {
   return storage.run(task, fn);
 }
 
-/** Branches of a `Promise.all` inside `fn` share the task, and so its ownership. */
-export function runInTaskOrNew<T>(fn: () => T): T {
+/**
+ * Joins the caller's task, or starts one outside any: for `withLock`, whose nested calls must reenter. Never for
+ * `client.task(fn)`, which always starts a task. Branches of a `Promise.all` inside `fn` share the task, and so its ownership.
+ */
+export function runInCurrentTaskOrNew<T>(fn: () => T): T {
   return storage.getStore() ? fn() : runInNewTask(fn);
 }
 

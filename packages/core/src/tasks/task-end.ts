@@ -1,4 +1,4 @@
-import { currentTask, newTaskContext, runInTask, type TaskContext } from './task-context.js';
+import { newTaskContext, runInTask, type TaskContext } from './task-context.js';
 
 /** Where a task that ended was started: `client.task(fn)`, or a request under `taskMiddleware()`. */
 export type TaskSource = 'task' | 'request';
@@ -49,9 +49,11 @@ export function taskEnded(task: TaskContext, source: TaskSource): void {
   }
 }
 
-/** A task started here ends (listeners hear it) when `fn` settles; nested calls keep the caller's task, which ends with the outermost. */
-export function runInTaskOrNewReportingEnd<T>(fn: () => Promise<T>): Promise<T> {
-  if (currentTask()) return fn();
+/**
+ * Runs `fn` in a new task, a child one when called inside a task (starting a task is starting a thread): it owns
+ * nothing of its parent's, so branches started this way exclude each other. It ends (listeners hear it) when `fn` settles.
+ */
+export function runInNewTaskReportingEnd<T>(fn: () => Promise<T>): Promise<T> {
   const task = newTaskContext();
   endingTaskStarted();
   const settled = runInTask(task, fn);

@@ -1,14 +1,14 @@
 import { EventEmitter } from 'node:events';
-import { currentTask, runInNewTask, runInTaskOrNew } from '../../src/tasks/task-context.js';
+import { currentTask, runInNewTask, runInCurrentTaskOrNew } from '../../src/tasks/task-context.js';
 import { taskMiddleware } from '../../src/tasks/task-middleware.js';
 
 describe('tasks', () => {
-  it('carries the task through awaits and keeps it in nested runInTaskOrNew', async () => {
+  it('carries the task through awaits and keeps it in nested runInCurrentTaskOrNew', async () => {
     await runInNewTask(async () => {
       const outer = currentTask();
       await new Promise((resolve) => setTimeout(resolve, 1));
       expect(currentTask()).toBe(outer);
-      await runInTaskOrNew(async () => expect(currentTask()).toBe(outer));
+      await runInCurrentTaskOrNew(async () => expect(currentTask()).toBe(outer));
     });
     expect(currentTask()).toBeUndefined();
   });

@@ -50,6 +50,8 @@ export interface LockStore extends HoldKind {
   readonly mode?: string;
   /** One owner at a time in its mode. @default true */
   readonly exclusive?: boolean;
+  /** An owner may acquire again while holding (false: its second acquisition waits). @default true */
+  readonly reentrant?: boolean;
   /** Refuses an acquisition before anything is sent (a reader asking for the write lock). */
   beforeAcquire?(holds: HoldRegistry, keys: LockKeys, owner: string): void;
   /** One try; a store may answer a failure it expects to pass with a refusal to retry. */

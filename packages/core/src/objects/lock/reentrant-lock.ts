@@ -9,11 +9,14 @@ import { leaseDeadline, monotonicNow } from '../../connection/time.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction } from '../../checks/argument-checks.js';
 import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
-import { currentTask, newTaskContext, ownerId, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
+import { currentTask, newTaskContext, ownerId, runInCurrentTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { ORDER_KEY } from '../multi-lock/multi-lock.js';
 import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandle, LockScope, RLock } from './types.js';
+
+/** The process warning's code when concurrent branches of one task acquire one lock (see LockCore.firstAcquisition). */
+export const TASK_BRANCHES_WARNING = 'RLOCK_TASK_BRANCHES';
 
 /** The request of every call without options: one shared object, not one per call. */
 const DEFAULT_REQUEST: LockRequest = { leaseMs: LOCK_DEFAULTS.leaseMs, waitMs: LOCK_DEFAULTS.waitMs, signal: undefined, maxLeaseMs: LOCK_DEFAULTS.maxLeaseMs };
@@ -112,7 +115,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     } catch (error) {
       return Promise.reject(error);
     }
-    return runInTaskOrNew(() => this.scoped(currentTask() as TaskContext, fn, request));
+    return runInCurrentTaskOrNew(() => this.scoped(currentTask() as TaskContext, fn, request));
   }
 
   private scoped<T>(task: TaskContext, fn: (scope: LockScope<Token>) => T | Promise<T>, request: LockRequest): Promise<T> {
@@ -233,6 +236,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
     const handOffs = store.handOffs?.(ctx, target, keys.channel, request);
     const leaveQueue = store.leaveQueue?.bind(store);
+    const held = ctx.holds.current(keys.lock, this.mode, owner)?.active === true;
     return acquireObserved(
       ctx,
       {
@@ -243,7 +247,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         keepsPlace: store.waitersKeepPlace === true,
         exclusive: store.exclusive ?? true,
         onMessage: this.core.onMessage,
-        arrival: ctx.holds.current(keys.lock, this.mode, owner)?.active === true ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
+        arrival: held ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
         queuesOthers: store.exclusive ?? true,
         // The owner's place stays while a branch of the task still waits here; a hold a branch counts on
         // (maybe a hand-off, count 0 in Redis) stays by its token. Run in the owner's turn: after a try
@@ -262,6 +266,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         tryOnce,
         giveBack: (hold) => this.releaseFor(owner, hold),
         watch: undefined,
+        ended: held || !this.core.sharesBranches ? undefined : this.core.firstAcquisition(this.name, keys.lock, owner),
       },
       request.failFast === true ? this.core.failFastLabel : this.core.waitLabel,
     );
@@ -332,13 +337,20 @@ class LockCore {
   readonly waitLabel: AcquireLabel;
   readonly failFastLabel: AcquireLabel;
 
+  /** Branches of one task would share a hold: the lock is reentrant and exclusive (readers share anyway). */
+  readonly sharesBranches: boolean;
+  /** First acquisitions under way (the owner had no hold when each began), by lock key and owner: how many. */
+  private readonly firstPending = new Map<string, number>();
+
   constructor(
     readonly ctx: EngineContext,
     readonly store: LockStore,
     readonly object: string,
+    private readonly cores: LockCores,
   ) {
     this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
     this.mode = store.mode ?? '';
+    this.sharesBranches = (store.reentrant ?? true) && (store.exclusive ?? true);
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
     this.waitLabel = { object, refusal: 'timeout' };
     this.failFastLabel = { object, refusal: 'not_acquired' };
@@ -353,6 +365,35 @@ class LockCore {
 
   keysOf(name: string): LockKeys {
     return this.keyCache.keysOf(this.store, name);
+  }
+
+  /**
+   * Counts a first acquisition of `owner` on `key` until the returned call ends it. One that begins while another is
+   * under way cannot be a nested call (that would wait for its own caller): it is a concurrent branch of one task,
+   * which shares the task's ownership, so the two do not exclude each other. Warned once per client.
+   */
+  firstAcquisition(name: string, key: string, owner: string): () => void {
+    // An owner id has no NUL, so the pair is unambiguous whatever the name.
+    const id = `${key}\0${owner}`;
+    const pending = this.firstPending.get(id) ?? 0;
+    this.firstPending.set(id, pending + 1);
+    if (pending > 0 && !this.cores.branchesWarned) {
+      this.cores.branchesWarned = true;
+      process.emitWarning(
+        `rlock: lock "${name}" was acquired by one task (${owner.slice(owner.lastIndexOf(':') + 1)}) while that task's first acquisition ` +
+          'of it was still under way: concurrent branches of one task (a Promise.all) share its ownership, so they do not ' +
+          'exclude each other. Run each branch that must be exclusive in its own client.task(fn).',
+        { code: TASK_BRANCHES_WARNING },
+      );
+    }
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.firstPending.get(id) ?? 1) - 1;
+      if (left > 0) this.firstPending.set(id, left);
+      else this.firstPending.delete(id);
+    };
   }
 
   /**
@@ -428,6 +469,8 @@ class LockCore {
 
 class LockCores {
   private readonly byStore = new WeakMap<LockStore, Map<string, LockCore>>();
+  /** RLOCK_TASK_BRANCHES is told once per client. */
+  branchesWarned = false;
 
   constructor(private readonly ctx: EngineContext) {}
 
@@ -439,7 +482,7 @@ class LockCores {
     }
     let core = byObject.get(object);
     if (core === undefined) {
-      core = new LockCore(this.ctx, store, object);
+      core = new LockCore(this.ctx, store, object, this);
       byObject.set(object, core);
     }
     return core;

@@ -57,6 +57,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   readonly headOnly = false;
   readonly kind = LOCK_KIND;
   readonly object: string;
+  readonly reentrant: boolean;
   private opCounter = 0;
 
   constructor(
@@ -69,6 +70,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   ) {
     super(deployment, replayWindowMs);
     this.object = lockKind === 'nonReentrantLock' ? 'non_reentrant_lock' : 'lock';
+    this.reentrant = lockKind === '';
   }
 
   keysOf(prefix: string, name: string): LockKeys {

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction, describeValue } from '../../checks/argument-checks.js';
 import { parseLockOptions, requireTask, type LockOptions } from '../lock-options.js';
-import { currentTask, newTaskContext, runInTask, runInTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
+import { currentTask, newTaskContext, runInTask, runInCurrentTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { monotonicNow } from '../../connection/time.js';
 import { unansweredFailure } from '../../engine/acquire.js';
 import { observeCall, Telemetry } from '../../observability/telemetry.js';
@@ -94,7 +94,7 @@ export class MultiLock implements RLock<undefined> {
   async withLock<T>(fn: (scope: MultiLockScope) => T | Promise<T>, options?: LockOptions): Promise<T> {
     checkFunction(fn, 'withLock(fn)');
     parseLockOptions(options, 'withLock');
-    return runInTaskOrNew(async () => {
+    return runInCurrentTaskOrNew(async () => {
       const handle = await this.acquire(options);
       let result: T;
       try {
