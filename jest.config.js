@@ -16,6 +16,8 @@ const common = {
   moduleNameMapper,
   transform,
   rootDir: '.',
+  // RLOCK_HOLD_LEAKED warnings are kept off stderr: a test asserts the ones it causes, any other fails it.
+  setupFilesAfterEnv: ['<rootDir>/packages/testing/test/setup/hold-leak-warnings.ts'],
 };
 
 export default {

@@ -1,27 +1,37 @@
-// Checks the packages as users get them: `npm pack` each published package,
-// look inside the tarballs, install them into a scratch ESM project (strict
-// TypeScript, nodenext) and a scratch CommonJS project, and take one lock
-// against a real redis-server from each. Run after `npm run build` (CI does).
+// Checks the packages as users get them: pack the published packages with the
+// README's own `npm pack` line (its "install from a checkout" steps), look
+// inside the tarballs, install them all at once into a scratch ESM project
+// (strict TypeScript, nodenext) and a scratch CommonJS project, and take one
+// lock against a real redis-server from each. Run after `npm run build` (CI does).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RedisFleet } from '@org/rlock-testing';
 
 const root = new URL('..', import.meta.url).pathname;
-const PACKAGES = ['core', 'watchdog', 'redlock', 'rlock'];
 const work = mkdtempSync(join(tmpdir(), 'rlock-packages-'));
 const problems = [];
 const log = (line) => process.stderr.write(`[check:packages] ${line}\n`);
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 let fleet;
+let published = [];
 try {
-  // 1. Pack and look inside.
+  // 1. Pack as the README says, every published package, and look inside.
+  const { packArgs, installDir } = readmeInstallSteps();
+  const packed = JSON.parse(run('npm', [...packArgs.map((arg) => (arg === installDir ? work : arg)), '--json'], root));
+  published = readdirSync(join(root, 'packages'))
+    .map((dir) => JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')))
+    .filter((manifest) => !manifest.private)
+    .map((manifest) => manifest.name)
+    .sort();
+  const names = packed.map((entry) => entry.name).sort();
+  if (names.join() !== published.join())
+    problems.push(`the README's npm pack packs ${names.join(', ')}, not every published package (${published.join(', ')})`);
   const tarballs = [];
-  for (const name of PACKAGES) {
-    const out = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], join(root, 'packages', name)));
-    const { filename, files } = out[0];
+  for (const { filename, files } of packed) {
+    if (!/^org-rlock-.*\.tgz$/.test(filename)) problems.push(`${filename}: not matched by the README's org-rlock-*.tgz`);
     tarballs.push(join(work, filename));
     const paths = files.map((file) => file.path);
     if (paths.some((path) => path.endsWith('.tsbuildinfo'))) problems.push(`${filename}: ships a .tsbuildinfo`);
@@ -105,8 +115,25 @@ console.log(JSON.stringify({ token: /^\\d+$/.test(token), refused }));
   rmSync(work, { recursive: true, force: true });
 }
 
+/** The README's "install from a checkout" block: its `npm pack` line's arguments and the folder the tarballs go to. */
+function readmeInstallSteps() {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = [...readme.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((match) => match[1]).find((text) => /^npm pack /m.test(text));
+  const packLine = block?.split('\n').find((line) => line.startsWith('npm pack '));
+  const args = packLine?.split(/\s+/).slice(1) ?? [];
+  const installDir = args[args.indexOf('--pack-destination') + 1];
+  if (!packLine || !args.includes('--pack-destination') || !installDir)
+    throw new Error('README.md has no sh block with an `npm pack --pack-destination <dir> …` line');
+  if (!new RegExp(`^npm install ${installDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/org-rlock-\\*\\.tgz ioredis$`, 'm').test(block)) {
+    throw new Error(`README.md: the install line after npm pack must be \`npm install ${installDir}/org-rlock-*.tgz ioredis\``);
+  }
+  return { packArgs: args, installDir };
+}
+
 if (problems.length > 0) {
   console.error(`check:packages found ${problems.length} problem(s):\n- ${problems.join('\n- ')}`);
   process.exit(1);
 }
-console.log(`check:packages: ${PACKAGES.length} tarballs packed, installed into an ESM (strict TypeScript) and a CommonJS project, one lock taken from each`);
+console.log(
+  `check:packages: the README's ${published.length} tarballs packed, installed into an ESM (strict TypeScript) and a CommonJS project, one lock taken from each`,
+);

@@ -15,7 +15,7 @@ export type {
   HoldLeakedEvent,
   LockRenewedEvent,
 } from './client/client-events.js';
-export type { RLock, LockHandle, LockScope } from './objects/lock/types.js';
+export type { RLock, RLockOf, LockHandle, LockHandleOf, LockScope } from './objects/lock/types.js';
 export type { RSemaphore } from './objects/semaphore/types.js';
 export type { RPermitExpirableSemaphore, PermitHandle, PermitOptions } from './objects/permit-semaphore/types.js';
 export type { RCountDownLatch } from './objects/latch/types.js';

@@ -23,7 +23,7 @@ export interface RedlockRetryOptions {
 /** Options of a Redlock client. Checked once, when it is created, all at once. */
 export interface RedlockClientOptions extends CommonClientOptions {
   /**
-   * The independent masters (use 3 or 5, all distinct): URLs or ioredis options
+   * The independent masters (use 3 or 5, all distinct): URLs, `host:port` or ioredis options
    * (rlock owns and closes the connection), or `Redis` instances (left open).
    * No Cluster, no `keyPrefix` of their own.
    */

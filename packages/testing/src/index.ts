@@ -13,3 +13,5 @@ export type { LinkFault } from './fault-proxy.js';
 export { keySlot } from './key-slot.js';
 export { uniquePrefix, eventually, sleep, tick, OverlapProbe, commandCalls, commandsProcessed, evalScript } from './test-helpers.js';
 export type { ScriptToEval } from './test-helpers.js';
+export { captureHoldLeakWarnings, takeHoldLeakWarnings } from './hold-leak-warnings.js';
+export type { HoldLeakWarning } from './hold-leak-warnings.js';

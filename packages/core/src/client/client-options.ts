@@ -38,7 +38,7 @@ export interface CommonClientOptions {
 /** Options of a client of one Redis. Checked once, when the client is created. */
 export interface RLockClientOptions extends CommonClientOptions {
   /**
-   * A `redis://` URL or ioredis options (rlock owns the connection), an ioredis instance (left open), Sentinel `{ sentinels, name }`,
+   * A `redis://` URL, `host:port` or ioredis options (rlock owns the connection), an ioredis instance (left open), Sentinel `{ sentinels, name }`,
    * or a Cluster (Redis ≥ 7.0) as a `Cluster` or `{ cluster: [urls], ...clusterOptions }`; none with a `keyPrefix` of its own.
    */
   readonly redis: RedisInput | ClusterInput;

@@ -2,13 +2,14 @@ import { Cluster, type ClusterOptions } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
 import { describeValue } from '../checks/argument-checks.js';
 import { ClusterDeployment } from './cluster.js';
+import { redisUrlOf } from './endpoints.js';
 import type { Deployment, SyncReplicas } from './deployment.js';
 import type { EmbeddedScript } from './scripts.js';
 import { StandaloneDeployment } from './standalone.js';
 
 /** Cluster options as `createClient` takes them: the nodes to start from, and ioredis's Cluster options. */
 export interface ClusterInput extends ClusterOptions {
-  /** Startup nodes: `redis://host:port` URLs (or `{ host, port }`); ioredis finds the rest. */
+  /** Startup nodes: `redis://host:port` URLs, `host:port` (or `{ host, port }`); ioredis finds the rest. */
   readonly cluster: readonly (string | { readonly host: string; readonly port: number })[];
 }
 
@@ -29,15 +30,16 @@ export function createDeployment(
   if (input !== null && typeof input === 'object' && 'cluster' in input && typeof (input as { defineCommand?: unknown }).defineCommand !== 'function') {
     const { cluster: nodes, ...options } = input as ClusterInput;
     if (!Array.isArray(nodes) || nodes.length === 0) {
-      throw new InvalidArgumentError(`redis.cluster must list at least one node (a redis:// URL or { host, port }), got ${describeValue(nodes)}`);
+      throw new InvalidArgumentError(`redis.cluster must list at least one node (a redis:// URL, host:port or { host, port }), got ${describeValue(nodes)}`);
     }
     checkNoKeyPrefix(options.keyPrefix);
     // Array.isArray narrowed the readonly list to any[]: its own type back.
     const startup = (nodes as ClusterInput['cluster']).map((node) => {
       if (typeof node !== 'string') return node;
-      if (!/^rediss?:\/\//.test(node)) throw new InvalidArgumentError(`redis.cluster: ${describeValue(node)} is not a redis:// or rediss:// URL`);
-      const url = new URL(node);
-      return { host: url.hostname, port: Number(url.port || 6379) };
+      const href = redisUrlOf(node);
+      if (href === undefined) throw new InvalidArgumentError(`redis.cluster: ${describeValue(node)} is not a redis:// or rediss:// URL or host:port`);
+      const url = new URL(href);
+      return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) };
     });
     const redisOptions = connectionName === undefined ? options.redisOptions : { connectionName, ...options.redisOptions };
     return new ClusterDeployment(new Cluster(startup, { ...options, redisOptions }), true, commandTimeoutMs, scripts, syncReplicas);

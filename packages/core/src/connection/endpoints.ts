@@ -12,7 +12,7 @@ const OWNED_CONNECTION_DEFAULTS = Object.freeze({
   retryStrategy: (times: number): number => Math.min(50 * 2 ** (times - 1), 1_000) + Math.floor(Math.random() * 100),
 });
 
-/** What `redis` may be: a URL, ioredis options, or an ioredis instance. */
+/** What `redis` may be: a URL or `host:port`, ioredis options, or an ioredis instance. */
 export type RedisInput = string | RedisOptions | Redis;
 
 export interface ResolvedConnection {
@@ -80,13 +80,29 @@ export function connectionEndpoint(input: unknown, what = 'redis'): ConnectionEn
   return { identity: `${host}:${port}/${db}`, name: `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${dbSuffix}` };
 }
 
+/**
+ * The URL a string input designates: a `redis://` or `rediss://` URL as it is, or `host:port` (`[::1]:6379` for IPv6) as
+ * `redis://host:port`, as the CLI takes them; undefined for anything else (a bare host would leave the port to a guess).
+ */
+export function redisUrlOf(input: string): string | undefined {
+  if (/^rediss?:\/\//i.test(input)) return input;
+  const match = /^(?:\[([^\]]+)\]|([^:/@[\]\s]+)):(\d{1,5})$/.exec(input);
+  const port = Number(match?.[3]);
+  return match && port >= 1 && port <= 65_535 ? `redis://${input}` : undefined;
+}
+
 function urlEndpoint(input: string, what: string): ConnectionEndpoint {
   let url: URL;
   try {
-    if (!/^rediss?:\/\//.test(input)) throw new Error('not a redis URL');
-    url = new URL(input);
+    const href = redisUrlOf(input);
+    if (href === undefined) throw new Error('not a redis URL');
+    url = new URL(href);
   } catch {
-    throw new InvalidArgumentError(`${what} must be a redis:// or rediss:// URL, ioredis options or an ioredis instance, got ${describeValue(input)}`);
+    // A bare host is the likeliest slip: say what it lacks.
+    const hint = /^[\w.-]+$/.test(input) ? ` (a host needs its port, e.g. "${input}:6379")` : '';
+    throw new InvalidArgumentError(
+      `${what} must be a redis:// or rediss:// URL, host:port, ioredis options or an ioredis instance, got ${describeValue(input)}${hint}`,
+    );
   }
   const db = Number(url.pathname.replace(/^\//, '') || 0);
   const identity = `${normaliseHost(url.hostname || 'localhost')}:${Number(url.port || 6379)}/${Number.isInteger(db) ? db : 0}`;
@@ -107,7 +123,7 @@ function normaliseHost(host: string): string {
 export function resolveConnection(input: unknown, what = 'redis', connectionName?: string): ResolvedConnection {
   connectionEndpoint(input, what);
   const defaults = connectionName === undefined ? OWNED_CONNECTION_DEFAULTS : { ...OWNED_CONNECTION_DEFAULTS, connectionName };
-  if (typeof input === 'string') return { redis: new Redis(input, defaults), owned: true };
+  if (typeof input === 'string') return { redis: new Redis(redisUrlOf(input) as string, defaults), owned: true };
   if (isRedisInstance(input as object)) return { redis: input as Redis, owned: false };
   return { redis: new Redis({ ...defaults, ...(input as RedisOptions) }), owned: true };
 }

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type ObjectInfo, type RLockClient } from '@org/rlock-core';
 import { SCRIPTS } from '@org/rlock-core/internal';
-import { RedisFleet, uniquePrefix } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings, uniquePrefix } from '@org/rlock-testing';
 import { ClientPool, commandCalls, eventually } from './support.js';
 
 /**
@@ -40,6 +40,7 @@ describe('inspect', () => {
         await lock.lock({ leaseMs: 10_000 });
         token = (await client.inspect('order:1'))?.holders[0]?.token;
       });
+      expect(takeHoldLeakWarnings()).toMatchObject([{ name: 'order:1', count: 2 }]);
       const info = await client.inspect('order:1');
       expect(info).toMatchObject({ kind: 'lock', name: 'order:1', key: `${client.options.keyPrefix}:{order:1}`, holderCount: 1 });
       const holder = info?.holders[0];

@@ -1,4 +1,4 @@
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { ClientPool, commandCalls, eventually, uniquePrefix } from './support.js';
 import { fixture, startChild, type Child } from './child-processes.js';
 
@@ -96,6 +96,7 @@ describe('lock wakes', () => {
     expect(await eventually(async () => Number((await redis.pubsub('NUMSUB', `${prefix}:{k}:release:${doomedId}`))[1]) === 0, 2_000)).toBe(true);
     await held.unlock();
     expect(await next).toBe(true);
+    expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['k']);
     expect(await redis.zscore(`${prefix}:{k}:clients`, doomedId)).toBeNull();
   });
 
@@ -119,6 +120,7 @@ describe('lock wakes', () => {
     await held.unlock();
     await expect(gaveUp).rejects.toThrow('gave up');
     expect(await next).toBe(true);
+    expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['k']);
   });
 
   it('leaves no waiting-clients key once every waiter is served, and none for a tryLock that does not wait', async () => {

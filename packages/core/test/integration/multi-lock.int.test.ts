@@ -1,4 +1,4 @@
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { InvalidArgumentError, LockLostError } from '@org/rlock-core';
 import { ClientPool, eventually, holdAt } from './support.js';
 
@@ -22,6 +22,11 @@ describe('multi-lock', () => {
     expect(await client.getFairLock('c').isLocked()).toBe(false);
     await held.unlock();
     expect(await client.task(() => multi.tryLock({ leaseMs: 5_000 }))).toBe(true);
+    expect(
+      takeHoldLeakWarnings()
+        .map(({ name }) => name)
+        .sort(),
+    ).toEqual(['a', 'b', 'c']);
     expect(await multi.isLocked()).toBe(true);
   });
 

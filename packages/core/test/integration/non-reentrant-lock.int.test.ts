@@ -1,4 +1,4 @@
-import { RedisFleet, evalScript } from '@org/rlock-testing';
+import { RedisFleet, evalScript, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { LockAcquireTimeoutError, LockLostError, type RLock, type RLockClient } from '@org/rlock-core';
 import { SCRIPTS, plainLockKeys, type PlainLockKeys } from '@org/rlock-core/internal';
 import { ClientPool, holdAt, uniquePrefix } from './support.js';
@@ -60,6 +60,7 @@ describe('NonReentrantLock', () => {
     it('excludes another task as the reentrant lock does', async () => {
       const lock = client.getNonReentrantLock('shared');
       await client.task(() => lock.lock({ leaseMs: 10_000 }));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['shared']);
       await client.task(async () => {
         expect(await lock.tryLock({ leaseMs: 10_000 })).toBe(false);
         await expect(lock.lock({ leaseMs: 10_000, waitMs: 100 })).rejects.toBeInstanceOf(LockAcquireTimeoutError);

@@ -1,4 +1,4 @@
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { ClientClosedError, IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError, LockLostError, type RLockClient } from '@org/rlock-core';
 import { ClientPool, commandsProcessed, eventually } from './support.js';
 import { holdFields, parseHold } from '@org/rlock-core/internal';
@@ -53,6 +53,7 @@ describe('RLock', () => {
     it('does not let another task of the same process in while held', async () => {
       const lock = client.getLock('exclusive');
       await client.task(() => lock.lock({ leaseMs: 10_000 }));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['exclusive']);
       const other = await client.task(() => lock.tryLock({ leaseMs: 1_000 }));
       expect(other).toBe(false);
     });
@@ -60,6 +61,7 @@ describe('RLock', () => {
     it('rejects with LockAcquireTimeoutError when waitMs runs out, and tryLock gives false', async () => {
       const lock = client.getLock('timeout');
       await client.task(() => lock.lock({ leaseMs: 10_000 }));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['timeout']);
       await client.task(async () => {
         const started = performance.now();
         await expect(lock.lock({ waitMs: 200, leaseMs: 1_000 })).rejects.toBeInstanceOf(LockAcquireTimeoutError);
@@ -71,6 +73,7 @@ describe('RLock', () => {
     it("rejects with the signal's reason when the wait is aborted", async () => {
       const lock = client.getLock('abort');
       await client.task(() => lock.lock({ leaseMs: 10_000 }));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['abort']);
       const controller = new AbortController();
       const reason = new Error('caller gave up');
       const waiting = client.task(() => lock.lock({ signal: controller.signal, leaseMs: 1_000 }));
@@ -117,6 +120,7 @@ describe('RLock', () => {
     it('throws IllegalMonitorStateError when another task holds it, and leaves the hold intact', async () => {
       const lock = client.getLock('owner');
       await client.task(() => lock.lock({ leaseMs: 10_000 }));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['owner']);
       const ttlBefore = await lock.remainTimeToLive();
       await expect(client.task(() => lock.unlock())).rejects.toBeInstanceOf(IllegalMonitorStateError);
       const intruder = pool.make(fleet.url(0));
@@ -143,6 +147,7 @@ describe('RLock', () => {
       expect(lost).toEqual(['expired']);
       const other = pool.make(fleet.url(0), { keyPrefix: client.options.keyPrefix });
       expect(await other.task(() => other.getLock('expiry').tryLock({ leaseMs: 1_000 }))).toBe(true);
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['expiry']);
     });
 
     it('reports LockLostError with reason taken when another owner holds the key now', async () => {

@@ -1,4 +1,4 @@
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
 import type { LockReleasedEvent } from '@org/rlock-core';
 import { ClientPool, eventually, tick, uniquePrefix } from './support.js';
 
@@ -42,6 +42,7 @@ describe('a release that failed while Redis was down', () => {
     // The AOF kept the hold (30 s lease): only the background release can free it this soon.
     const other = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
     await other.task(() => other.getLock('outage').lock({ leaseMs: 5_000, waitMs: 1_500 }));
+    expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['outage']);
     // `retry`: the background release found the hold and released it (not `expiry`).
     expect((await released).via).toBe('retry');
   }, 40_000);

@@ -1,6 +1,6 @@
 import { ClientClosedError, IllegalMonitorStateError, LockAcquireTimeoutError, LockLostError, type LockLostEvent } from '@org/rlock-core';
 import { QuorumError } from '@org/rlock-redlock';
-import { RedisFleet, commandCalls } from '@org/rlock-testing';
+import { RedisFleet, commandCalls, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { RedlockPool, aborted, eventually, firstMajority, lockOnMasters, plantHold } from './support.js';
 
 describe('Redlock', () => {
@@ -38,6 +38,7 @@ describe('Redlock', () => {
       });
       expect(await lockOnMasters(fleet, key, [0, 1, 2])).toEqual([{}, {}, {}]);
       await redlock.task(async () => expect(await lock.tryLock({ leaseMs: 1_000 })).toBe(true));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['degraded']);
     });
 
     it('rejects tryLock with a QuorumError at once, whatever its waitMs, with 3 of 5 down, leaving no key on the live masters', async () => {
@@ -134,6 +135,8 @@ describe('Redlock', () => {
         await expect(handle.unlock()).rejects.toBeInstanceOf(IllegalMonitorStateError);
         await expect(lock.unlock()).rejects.toBeInstanceOf(IllegalMonitorStateError);
       });
+      // The second client's task ended holding it (by the time this task ended, as it ran inside it).
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['undecided']);
       // The release is retried in the background: master 1 drops the key once it runs again.
       await fleet.resume(1);
       expect(await eventually(async () => (await lockOnMasters(fleet as RedisFleet, key, [1]))[0]?.owner === undefined, 5_000)).toBe(true);

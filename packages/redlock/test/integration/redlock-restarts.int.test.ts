@@ -1,6 +1,6 @@
 import type { LockHandle } from '@org/rlock-core';
 import { QuorumError, type RedlockClient } from '@org/rlock-redlock';
-import { FaultProxy, RedisFleet } from '@org/rlock-testing';
+import { FaultProxy, RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { RedlockPool, eventually, lockOnMasters, plantHold, uniquePrefix } from './support.js';
 
 const ALL = [0, 1, 2, 3, 4];
@@ -115,6 +115,7 @@ describe('Redlock', () => {
               .catch(() => false),
           );
         expect(await eventually(tryOnce, 10_000)).toBe(true);
+        expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['report']);
         await pool.closeAll();
       }
     });
@@ -143,6 +144,7 @@ describe('Redlock', () => {
       );
       // Redlock's safety argument needs every master to remember its grants: two holders.
       expect(intruder).toBe(true);
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['report']);
       expect(hold.signal.aborted).toBe(false);
     });
   });
@@ -306,6 +308,7 @@ describe('Redlock', () => {
         secondHolds();
       });
       await Promise.all([first, second]);
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['handoff']);
       await redlock.task(async () => {
         // Still the second task's: a third task waits for its release.
         expect(await lock.tryLock({ leaseMs: 1_000 })).toBe(false);

@@ -9,7 +9,7 @@ import {
 } from '@org/rlock-core';
 import { RedlockClient } from '@org/rlock-redlock';
 import { createClient } from '@org/rlock';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { RedlockPool, aborted, eventually, lockOnMasters, plantHold, uniquePrefix } from './support.js';
 
 const ALL = [0, 1, 2, 3, 4];
@@ -292,6 +292,7 @@ describe('Redlock', () => {
       const redlock = pool.make(fleet);
       const lock = redlock.getLock('two-tasks');
       await redlock.task(() => lock.lock({ leaseMs: 10_000 }).then(() => undefined));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['two-tasks']);
       // The first task still holds it (count 1 on the masters): another task waits.
       await redlock.task(async () => {
         expect(await lock.tryLock({ waitMs: 50 })).toBe(false);
@@ -364,6 +365,7 @@ describe('Redlock', () => {
       expect(released).toEqual(['abort-win']);
       expect(await eventually(async () => (await lockOnMasters(fleet, key, ALL)).every((hold) => hold.owner === undefined), 2_000)).toBe(true);
       await other.task(async () => expect(await other.getLock('abort-win').tryLock({ leaseMs: 1_000 })).toBe(true));
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['abort-win']);
       // Nothing of it is left in the client either: close has no hold to release.
       expect(await redlock.close()).toEqual({ released: [], failed: [] });
     });

@@ -109,8 +109,9 @@ describe('rlock CLI', () => {
         await client.getLock('order:9').acquire({ leaseMs: 60_000 });
         const hostPort = `127.0.0.1:${fleet.port(0)}`;
         const byFlag = await rlock(['show', 'order:9', '--json', '--redis', hostPort, '--prefix', keyPrefix]);
+        const byName = await rlock(['show', 'order:9', '--json', '--redis', `localhost:${fleet.port(0)}`, '--prefix', keyPrefix]);
         const byEnv = await rlock(['show', 'order:9', '--json', '--prefix', keyPrefix], { env: { RLOCK_REDIS_URL: hostPort } });
-        for (const run of [byFlag, byEnv]) {
+        for (const run of [byFlag, byName, byEnv]) {
           expect(run.stderr).toBe('');
           expect(run.code).toBe(0);
           expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });

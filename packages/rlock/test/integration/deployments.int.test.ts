@@ -1,6 +1,6 @@
 import { createClient, LockLostError, RedisUnavailableError, type ClientOptions, type RLockClient } from '@org/rlock';
 import type { Cluster, Redis } from 'ioredis';
-import { RedisCluster, RedisFleet, RedisSentinelGroup, eventually, uniquePrefix } from '@org/rlock-testing';
+import { RedisCluster, RedisFleet, RedisSentinelGroup, eventually, takeHoldLeakWarnings, uniquePrefix } from '@org/rlock-testing';
 import { parseHold } from '@org/rlock-core/internal';
 
 /**
@@ -201,6 +201,7 @@ describe.each(topologies)('on $name', (topology) => {
       expect(await eventually(async () => !(await plain.getLock('sync').isLocked()), 2_000)).toBe(true);
       const synced = make({ keyPrefix: client.options.keyPrefix, syncReplicas: { replicas: 1, timeoutMs: 1_000 } });
       expect(await synced.task(() => synced.getLock('sync').tryLock({ leaseMs: 5_000 }))).toBe(true);
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['sync']);
       // The semaphore and the latch wait for the replica the same way, and go on when it has the write.
       expect(await synced.getSemaphore('sync-pool').trySetPermits(1)).toBe(true);
       expect(await synced.getSemaphore('sync-pool').tryAcquire(1)).toBe(true);
@@ -244,6 +245,7 @@ describe('failovers', () => {
       const fresh = createClient({ redis, keyPrefix: holder.options.keyPrefix });
       fresh.on('error', () => undefined);
       expect(await fresh.task(() => fresh.getLock('moving').tryLock({ leaseMs: 1_000, waitMs: 10_000 }))).toBe(true);
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['moving']);
       await fresh.close();
     } finally {
       await Promise.all([holder.close(), waiter.close()]);

@@ -1,5 +1,5 @@
 import { createClient, InvalidArgumentError, LockLostError, type LockLostEvent, type RLockClient } from '@org/rlock';
-import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
+import { RedisFleet, eventually, takeHoldLeakWarnings, uniquePrefix } from '@org/rlock-testing';
 import { parseHold } from '@org/rlock-core/internal';
 
 /**
@@ -53,6 +53,7 @@ describe('maxLeaseMs', () => {
         expect((error as LockLostError).reason).toBe('maxLease');
       });
       expect(await other.task(() => other.getLock('capped').tryLock({ leaseMs: 1_000 }))).toBe(true);
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['capped']);
     });
 
     it('keeps the earliest cap of nested acquisitions', async () => {

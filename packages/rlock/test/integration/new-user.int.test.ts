@@ -13,7 +13,7 @@ import {
   type HoldLeakedEvent,
   type RLockClient,
 } from '@org/rlock';
-import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
+import { RedisFleet, eventually, takeHoldLeakWarnings, uniquePrefix } from '@org/rlock-testing';
 import { Child, fixture } from './children.js';
 
 /** What a new user trips on, tried as one would: each test failed before its fix. */
@@ -114,6 +114,7 @@ describe('what a new user trips on', () => {
           await fleet.resume(0);
         }
       });
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['warm']);
     });
   });
 

@@ -1,5 +1,5 @@
 import { createClient, LockLostError, RedisUnavailableError, type LockLostEvent, type LockReleasedEvent, type RLockClient } from '@org/rlock';
-import { RedisFleet, eventually, uniquePrefix } from '@org/rlock-testing';
+import { RedisFleet, eventually, takeHoldLeakWarnings, uniquePrefix } from '@org/rlock-testing';
 
 /**
  * A release the caller asked for ends renewal at once whatever its outcome,
@@ -61,6 +61,7 @@ describe('a release while Redis is down', () => {
         .task(() => other.getLock('job').tryLock({ leaseMs: 1_000 }))
         .catch((error: unknown) => (error instanceof RedisUnavailableError ? false : Promise.reject(error)));
     expect(await eventually(free, 5_000)).toBe(true);
+    expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['job']);
   });
 
   it('finishes a release that timed out on a frozen server, and says so', async () => {

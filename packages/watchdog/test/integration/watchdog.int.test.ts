@@ -1,4 +1,4 @@
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
 import { LockLostError } from '@org/rlock';
 import { holdFields, parseHold } from '@org/rlock-core/internal';
 import { ClientPool, HolderProcess, eventually, sleep, uniquePrefix } from './support.js';
@@ -32,6 +32,7 @@ describe('Watchdog', () => {
       });
       expect(rivalAttempts).toBeGreaterThan(20);
       expect(await rival.task(() => rivalLock.tryLock({ leaseMs: 1_000 }))).toBe(true);
+      expect(takeHoldLeakWarnings().map(({ name }) => name)).toEqual(['long-job']);
     });
 
     it('never renews a hold with a fixed lease', async () => {

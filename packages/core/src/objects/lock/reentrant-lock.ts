@@ -13,7 +13,7 @@ import { currentTask, newTaskContext, ownerId, runInCurrentTaskOrNew, type TaskC
 import { ORDER_KEY } from '../multi-lock/multi-lock.js';
 import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
-import type { LockHandle, LockScope, RLock } from './types.js';
+import type { LockHandleOf, LockScope, RLockOf } from './types.js';
 
 /** The process warning's code when concurrent branches of one task acquire one lock (see LockCore.firstAcquisition). */
 export const TASK_BRANCHES_WARNING = 'RLOCK_TASK_BRANCHES';
@@ -26,8 +26,8 @@ function requestOf(options: LockOptions | undefined, call: string): LockRequest 
   return options === undefined ? DEFAULT_REQUEST : parseLockOptions(options, call);
 }
 
-/** The reentrant lock ({@link RLock}), on one Redis or across Redlock masters: what differs is its {@link LockStore}. */
-export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLock<Token> {
+/** The reentrant lock ({@link RLockOf}), on one Redis or across Redlock masters: what differs is its {@link LockStore}. */
+export class ReentrantLock<Token extends string | undefined = string | undefined> implements RLockOf<Token> {
   private readonly core: LockCore;
 
   constructor(
@@ -135,7 +135,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     });
   }
 
-  acquire(options?: LockOptions): Promise<LockHandle<Token>> {
+  acquire(options?: LockOptions): Promise<LockHandleOf<Token>> {
     let request: LockRequest;
     let acquiring: Promise<Hold | undefined>;
     try {
@@ -505,8 +505,8 @@ class HoldScope<Token extends string | undefined> implements LockScope<Token> {
 /** `bits` of a lock's handle: its acquisition counts as scoped until its release is first called. */
 const COUNTED = HANDLE_OWN_BIT;
 
-/** {@link LockHandle}: its task is its hold's owner, rebuilt by `run()`; it keeps its core, hold and flags only. */
-class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandle<Token> {
+/** {@link LockHandleOf}: its task is its hold's owner, rebuilt by `run()`; it keeps its core, hold and flags only. */
+class ReentrantLockHandle<Token extends string | undefined> extends HoldHandle implements LockHandleOf<Token> {
   constructor(
     private readonly core: LockCore,
     hold: Hold,

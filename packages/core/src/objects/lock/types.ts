@@ -8,8 +8,14 @@ export interface LockScope<Token extends string | undefined = string> {
   readonly token: Token;
 }
 
-/** One acquisition from `acquire()`, of the current task or else a fresh owner; released by `unlock()` or `await using`. */
-export interface LockHandle<Token extends string | undefined = string> extends AsyncDisposable {
+/**
+ * One acquisition from `acquire()`, of the current task or else a fresh owner; released by `unlock()` or `await using`.
+ * A bare `LockHandle` is a handle of either kind (see {@link RLock}); `LockHandle<string>` one with a fencing token.
+ */
+export type LockHandle<Token extends string | undefined = string | undefined> = Token extends unknown ? LockHandleOf<Token> : never;
+
+/** What a {@link LockHandle} of one kind has: `LockHandleOf<string>` on one Redis, `LockHandleOf<undefined>` on Redlock. */
+export interface LockHandleOf<Token extends string | undefined> extends AsyncDisposable {
   /** The lock's name. */
   readonly name: string;
   /** See {@link LockScope.token}. */
@@ -38,9 +44,14 @@ export interface LockHandle<Token extends string | undefined = string> extends A
 /**
  * A reentrant distributed lock (Redisson's RLock). The Java-style calls (`lock`, `tryLock`, `unlock`,
  * `isHeldByCurrentTask`, `getHoldCount`) need a task: `client.task(fn)`, `withLock`, or a request middleware.
- * A Redlock lock is an `RLock<undefined>`; code taking either kind takes an `RLock<string | undefined>`.
+ * A single-server lock is an `RLock<string>` (its token fences), a Redlock lock an `RLock<undefined>`. A bare `RLock`
+ * is either (`RLock<string> | RLock<undefined>`): `const lock: RLock = …getLock(name)` compiles for both clients and
+ * keeps the kind it was given; a parameter or field typed `RLock` sees a token that may be `undefined`.
  */
-export interface RLock<Token extends string | undefined = string> {
+export type RLock<Token extends string | undefined = string | undefined> = Token extends unknown ? RLockOf<Token> : never;
+
+/** What an {@link RLock} of one kind has: `RLockOf<string>` on one Redis, `RLockOf<undefined>` on Redlock. */
+export interface RLockOf<Token extends string | undefined> {
   /** As given to `getLock(name)` and the like. */
   readonly name: string;
   /**
@@ -63,7 +74,7 @@ export interface RLock<Token extends string | undefined = string> {
    */
   withLock<T>(fn: (scope: LockScope<Token>) => T | Promise<T>, options?: LockOptions): Promise<T>;
   /** Acquires and returns a handle; works inside and outside tasks. */
-  acquire(options?: LockOptions): Promise<LockHandle<Token>>;
+  acquire(options?: LockOptions): Promise<LockHandleOf<Token>>;
   /** True when anyone holds the lock. */
   isLocked(): Promise<boolean>;
   /** True when the current task holds it (read from Redis). */
