@@ -64,7 +64,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       began: () => {
         this.heldCount++;
         this.work.enter();
-        if (!this.hearingNotices && !this.closing) this.hearingNotices = this.hearNotices();
+        if (!this.hearingNotices && !this.closing) this.startHearingNotices();
       },
       ended: (hold) => {
         this.heldCount--;
@@ -214,9 +214,42 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       .catch(() => false);
   }
 
-  /** At the first hold, subscribes to the channel where a force-unlock tells holders; false: not listening (the next hold asks again). */
-  protected hearNotices(): boolean {
-    return false;
+  /**
+   * Messages on this client's channels that were not what rlock's scripts publish (malformed, unknown, forged), dropped
+   * uncounted as anything else: a number that grows says someone publishes on them.
+   */
+  get messagesDropped(): number {
+    return this.context.queues.drops.count + this.noticesDropped;
+  }
+
+  /** Notices (see {@link EngineClient.messagesDropped}) that were not a force-unlock's. */
+  protected noticesDropped = 0;
+
+  /**
+   * At the first hold, subscribes to the channel where a force-unlock tells holders. Grants wait for the acknowledgement before
+   * they are reported, so a force-unlock after a caller learnt of its hold is heard; holds granted before it are checked with Redis.
+   */
+  private startHearingNotices(): void {
+    const ready = this.hearNotices();
+    if (ready === undefined) return;
+    this.hearingNotices = true;
+    const ctx = this.context;
+    const pending = ready.then(
+      () => {
+        if (ctx.noticesPending === pending) ctx.noticesPending = undefined;
+        // A force-unlock before the acknowledgement went unheard: Redis says whether these holds are still there.
+        for (const hold of ctx.holds.all()) ctx.checkHold(hold, 'expired', 'taken');
+      },
+      () => {
+        if (ctx.noticesPending === pending) ctx.noticesPending = undefined;
+      },
+    );
+    ctx.noticesPending = pending;
+  }
+
+  /** Subscribes to the notice channel: its acknowledgement, or undefined where nothing listens (the next hold asks again). */
+  protected hearNotices(): Promise<void> | undefined {
+    return undefined;
   }
 
   /** Lets the next hold subscribe to the notice channel again (the last SUBSCRIBE failed). */

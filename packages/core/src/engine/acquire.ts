@@ -203,8 +203,8 @@ export interface WaitSpec<G> {
   readonly id: string;
   /** Only the head of the local queue tries (Redlock); the others wait their turn. */
   readonly headOnly: boolean;
-  /** The object's wake policy: what a message on the channel wakes. */
-  readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  /** The object's wake policy: what a message on the channel wakes; false when it is none of the object's (dropped, counted). */
+  readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
   /**
    * 'queue': behind this process's waiters (no barging); 'join': into the local queue before the first try, where Redis keeps
    * the order; 'try': at once (a reentry would wait for itself; a latch's readers do not compete).
@@ -214,8 +214,6 @@ export interface WaitSpec<G> {
   readonly queuesOthers?: boolean;
   /** Called when the call ends without a grant (timed out, aborted, failed): leave a queue kept in Redis. */
   leave?(): Promise<unknown>;
-  /** The grant a wake's payload made in Redis, or undefined when not this call's to count on (the call then tries, claiming one that is). */
-  takeGrant?(payload: string): G | undefined;
   /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
@@ -391,7 +389,8 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
       const grant = outcome.grant;
       // Told here, in the reaction that settles the call, rather than in one more of its own.
       spec.watch?.settled(grant, liveHold(grant));
-      return grant;
+      // The client's first grants: reported once a force-unlock from now on is heard.
+      return ctx.noticesPending === undefined ? grant : ctx.noticesPending.then(() => grant);
     },
     (error: unknown) => watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } })),
   );
@@ -461,6 +460,8 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
     });
     throw spec.signal.reason;
   }
+  // The client's first grants: reported once a force-unlock from now on is heard.
+  if (ctx.noticesPending !== undefined) await ctx.noticesPending;
   return grant;
 }
 
@@ -550,13 +551,6 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
           : Math.min(retryInMs >= 0 ? Math.max(1, retryInMs) : ctx.maxSleepMs, ctx.maxSleepMs, remaining);
       await waiter.sleep(sleepMs, call.signal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
-      const payload = spec.takeGrant && waiter.queue.takeGrant(waiter.id);
-      const granted = payload === undefined ? undefined : spec.takeGrant?.(payload);
-      if (granted !== undefined) {
-        acquired = true;
-        ctx.queues.wakeSiblings(waiter);
-        return granted;
-      }
       tryNow = true;
     }
   } finally {

@@ -1,4 +1,4 @@
-import { ClientClosedError, type LockLostError, type TimeoutHolder } from '../errors.js';
+import { ClientClosedError, type LockLostError, type LockLostReason, type TimeoutHolder } from '../errors.js';
 import { BackgroundWork } from './background-work.js';
 import { HoldSites, type Hold, type HoldObserver } from './hold.js';
 import { HoldKinds } from './hold-kinds.js';
@@ -46,10 +46,16 @@ export class EngineContext {
   readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
+  /** Whether Redis still has `hold` as its owner's with its token: undefined when it could not tell (no answer); bounded, never rejects. */
+  holdInRedis: ((hold: Hold) => Promise<'held' | 'gone' | 'taken' | undefined>) | undefined;
+  /** Until the client's notice channel is subscribed, the first grants wait for this before they are reported (never rejects). */
+  noticesPending: Promise<void> | undefined;
   /** Who holds `name`, for a LockAcquireTimeoutError (only after a wait ran out); bounded, never rejects. */
   holderOf: ((name: string) => Promise<TimeoutHolder | undefined>) | undefined;
   closed = false;
   private opCounter = 0;
+  /** Holds whose check with Redis is out: a burst of messages about one hold costs one read. */
+  private readonly checking = new WeakSet<Hold>();
   private readonly states = new Map<abstract new (...args: never[]) => unknown, unknown>();
 
   constructor(
@@ -106,11 +112,27 @@ export class EngineContext {
     this.reports.released(hold, via);
   }
 
-  /** A force-unlock notice: the hold of `owner` on `key` with `token` is lost (`forced`); a newer token stays. */
+  /**
+   * A force-unlock notice names the hold of `owner` on `key` with `token` (a newer token is another hold). A notice is a hint
+   * anyone who may PUBLISH can forge: the hold ends (`forced`) only once Redis says it is gone or another's.
+   */
   forced(key: string, owner: string, token: string): void {
     for (const hold of this.holds.holdsOf(key)) {
-      if (hold.owner === owner && hold.token === token && hold.active) hold.lose('forced');
+      if (hold.owner === owner && hold.token === token) this.checkHold(hold, 'forced', 'forced');
     }
+  }
+
+  /** Reads `hold` in Redis and ends it with `gone` or `taken` as the reason when Redis no longer has it as its owner's; else nothing. */
+  checkHold(hold: Hold, gone: LockLostReason, taken: LockLostReason): void {
+    const read = this.holdInRedis;
+    if (read === undefined || !hold.active || hold.releaseSent || this.checking.has(hold)) return;
+    this.checking.add(hold);
+    const checked = read(hold).then((found) => {
+      this.checking.delete(hold);
+      if (found === undefined || found === 'held' || !hold.active || hold.releaseSent) return;
+      hold.lose(found === 'gone' ? gone : taken);
+    });
+    this.background.track(checked);
   }
 
   /** A failure in the background: reported as an `error` event, never thrown. */
