@@ -45,7 +45,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   private closing: Promise<CloseReport> | undefined;
   /** Holds held now (any owner, any kind that is leased): what a task's end is checked against. */
   private heldCount = 0;
-  /** The client listens on its notice channel (from its first hold on; again after a failed SUBSCRIBE). */
+  /** The client listens on its notice channel (from its first hold's acquire on; again after a failed SUBSCRIBE). */
   private hearingNotices = false;
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
   private readonly leakStacks: WeakMap<Hold, string> | undefined;
@@ -64,7 +64,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       began: () => {
         this.heldCount++;
         this.work.enter();
-        if (!this.hearingNotices && !this.closing) this.startHearingNotices();
       },
       ended: (hold) => {
         this.heldCount--;
@@ -89,6 +88,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       },
       backgroundError: (error) => this.reportError(error),
     });
+    this.context.noticesReady = () => this.noticesReady();
     this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
   }
 
@@ -224,27 +224,28 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   /** Notices (see {@link EngineClient.messagesDropped}) that were not a force-unlock's. */
   protected noticesDropped = 0;
+  /** The notice channel's subscription until it is acknowledged or failed. */
+  private noticesPending: Promise<void> | undefined;
 
   /**
-   * At the first hold, subscribes to the channel where a force-unlock tells holders. Grants wait for the acknowledgement before
-   * they are reported, so a force-unlock after a caller learnt of its hold is heard; holds granted before it are checked with Redis.
+   * Before the first hold is sent, subscribes to the channel where a force-unlock tells holders: a hold's acquire goes out once
+   * the subscription is acknowledged (or failed), so a force-unlock of any grant is heard. Undefined once heard.
    */
-  private startHearingNotices(): void {
+  private noticesReady(): Promise<void> | undefined {
+    if (this.hearingNotices || this.closing) return this.noticesPending;
     const ready = this.hearNotices();
-    if (ready === undefined) return;
+    if (ready === undefined) return undefined;
     this.hearingNotices = true;
-    const ctx = this.context;
     const pending = ready.then(
-      () => {
-        if (ctx.noticesPending === pending) ctx.noticesPending = undefined;
-        // A force-unlock before the acknowledgement went unheard: Redis says whether these holds are still there.
-        for (const hold of ctx.holds.all()) ctx.checkHold(hold, 'expired', 'taken');
-      },
-      () => {
-        if (ctx.noticesPending === pending) ctx.noticesPending = undefined;
-      },
+      () => undefined,
+      () => undefined,
     );
-    ctx.noticesPending = pending;
+    const settled = (): void => {
+      if (this.noticesPending === pending) this.noticesPending = undefined;
+    };
+    this.noticesPending = pending;
+    void pending.then(settled);
+    return pending;
   }
 
   /** Subscribes to the notice channel: its acknowledgement, or undefined where nothing listens (the next hold asks again). */

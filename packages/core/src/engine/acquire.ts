@@ -150,7 +150,9 @@ export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Ho
   }
 
   send(op: string): Promise<AcquireReply<X>> {
-    return this.acquire(op, this.leaseMs);
+    // The client's first holds: sent once its notice channel is subscribed, so a force-unlock of any grant is heard.
+    const notices = this.ctx.noticesReady?.();
+    return notices === undefined ? this.acquire(op, this.leaseMs) : notices.then(() => this.acquire(op, this.leaseMs));
   }
 
   refusal(reply: AcquireReply<X>): number | undefined {
@@ -389,8 +391,7 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
       const grant = outcome.grant;
       // Told here, in the reaction that settles the call, rather than in one more of its own.
       spec.watch?.settled(grant, liveHold(grant));
-      // The client's first grants: reported once a force-unlock from now on is heard.
-      return ctx.noticesPending === undefined ? grant : ctx.noticesPending.then(() => grant);
+      return grant;
     },
     (error: unknown) => watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } })),
   );
@@ -460,8 +461,6 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
     });
     throw spec.signal.reason;
   }
-  // The client's first grants: reported once a force-unlock from now on is heard.
-  if (ctx.noticesPending !== undefined) await ctx.noticesPending;
   return grant;
 }
 

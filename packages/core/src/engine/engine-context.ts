@@ -1,4 +1,4 @@
-import { ClientClosedError, type LockLostError, type LockLostReason, type TimeoutHolder } from '../errors.js';
+import { ClientClosedError, type LockLostError, type TimeoutHolder } from '../errors.js';
 import { BackgroundWork } from './background-work.js';
 import { HoldSites, type Hold, type HoldObserver } from './hold.js';
 import { HoldKinds } from './hold-kinds.js';
@@ -48,8 +48,8 @@ export class EngineContext {
   renewer: LeaseRenewer | undefined;
   /** Whether Redis still has `hold` as its owner's with its token: undefined when it could not tell (no answer); bounded, never rejects. */
   holdInRedis: ((hold: Hold) => Promise<'held' | 'gone' | 'taken' | undefined>) | undefined;
-  /** Until the client's notice channel is subscribed, the first grants wait for this before they are reported (never rejects). */
-  noticesPending: Promise<void> | undefined;
+  /** Subscribes the client's notice channel if it is not: settles (never rejects) once acknowledged or failed; undefined once heard. */
+  noticesReady: (() => Promise<void> | undefined) | undefined;
   /** Who holds `name`, for a LockAcquireTimeoutError (only after a wait ran out); bounded, never rejects. */
   holderOf: ((name: string) => Promise<TimeoutHolder | undefined>) | undefined;
   closed = false;
@@ -118,19 +118,19 @@ export class EngineContext {
    */
   forced(key: string, owner: string, token: string): void {
     for (const hold of this.holds.holdsOf(key)) {
-      if (hold.owner === owner && hold.token === token) this.checkHold(hold, 'forced', 'forced');
+      if (hold.owner === owner && hold.token === token) this.checkForced(hold);
     }
   }
 
-  /** Reads `hold` in Redis and ends it with `gone` or `taken` as the reason when Redis no longer has it as its owner's; else nothing. */
-  checkHold(hold: Hold, gone: LockLostReason, taken: LockLostReason): void {
+  /** Reads `hold` in Redis and ends it (`forced`) when Redis no longer has it as its owner's with its token; else nothing. */
+  private checkForced(hold: Hold): void {
     const read = this.holdInRedis;
     if (read === undefined || !hold.active || hold.releaseSent || this.checking.has(hold)) return;
     this.checking.add(hold);
     const checked = read(hold).then((found) => {
       this.checking.delete(hold);
       if (found === undefined || found === 'held' || !hold.active || hold.releaseSent) return;
-      hold.lose(found === 'gone' ? gone : taken);
+      hold.lose('forced');
     });
     this.background.track(checked);
   }
