@@ -47,6 +47,10 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   private heldCount = 0;
   /** The client listens on its notice channel (from its first hold's acquire on; again after a failed SUBSCRIBE). */
   private hearingNotices = false;
+  /** The notice channel's subscription until it is acknowledged or failed: a hold's acquire waits for it. */
+  private noticesPending: Promise<void> | undefined;
+  /** Notices (see {@link EngineClient.messagesDropped}) that were not a force-unlock's. */
+  protected noticesDropped = 0;
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
   private readonly leakStacks: WeakMap<Hold, string> | undefined;
   private readonly stopHearingTaskEnds: () => void;
@@ -215,17 +219,12 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /**
-   * Messages on this client's channels that were not what rlock's scripts publish (malformed, unknown, forged), dropped
-   * uncounted as anything else: a number that grows says someone publishes on them.
+   * How many messages on this client's channels were not what rlock's scripts publish there (malformed, unknown, forged) and
+   * were dropped rather than acted on: it should stay 0; a number that grows says something else publishes on them.
    */
   get messagesDropped(): number {
     return this.context.queues.drops.count + this.noticesDropped;
   }
-
-  /** Notices (see {@link EngineClient.messagesDropped}) that were not a force-unlock's. */
-  protected noticesDropped = 0;
-  /** The notice channel's subscription until it is acknowledged or failed. */
-  private noticesPending: Promise<void> | undefined;
 
   /**
    * Before the first hold is sent, subscribes to the channel where a force-unlock tells holders: a hold's acquire goes out once
@@ -236,15 +235,11 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     const ready = this.hearNotices();
     if (ready === undefined) return undefined;
     this.hearingNotices = true;
-    const pending = ready.then(
-      () => undefined,
-      () => undefined,
-    );
-    const settled = (): void => {
+    const settle = (): void => {
       if (this.noticesPending === pending) this.noticesPending = undefined;
     };
+    const pending = ready.then(settle, settle);
     this.noticesPending = pending;
-    void pending.then(settled);
     return pending;
   }
 

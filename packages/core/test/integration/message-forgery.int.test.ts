@@ -16,11 +16,11 @@ const GARBAGE = ['', ' ', 'garbage', '\u0000\u001b[2J', 'forced', 'forced a b', 
 interface Case {
   readonly kind: string;
   /** Takes the hold: its signal (when the kind has one), how it is released, and its token in Redis terms. */
-  hold(client: RLockClient, name: string): Promise<{ signal?: AbortSignal; token?: string; release(): Promise<void> }>;
+  readonly hold: (client: RLockClient, name: string) => Promise<{ signal?: AbortSignal; token?: string; release(): Promise<void> }>;
   /** Starts waiting: settles with the grant's token ('' where there is none) once granted. */
-  wait(client: RLockClient, name: string): Promise<{ token: string; release(): Promise<void> }>;
+  readonly wait: (client: RLockClient, name: string) => Promise<{ token: string; release(): Promise<void> }>;
   /** What Redis holds now, for the before/after comparison: holders (owner and token) or the permits left. */
-  state(client: RLockClient, name: string): Promise<unknown>;
+  readonly state: (client: RLockClient, name: string) => Promise<unknown>;
   /** Channels the waiter's client listens on once it waits: the object's, and its notice channel where it sends a hold's acquire. */
   readonly channels: number;
 }
@@ -141,8 +141,8 @@ async function visibleWords(reader: Redis, prefix: string): Promise<{ keys: stri
     const type = await reader.type(key);
     if (type === 'string') add((await reader.get(key)) ?? '');
     else if (type === 'hash') Object.entries(await reader.hgetall(key)).forEach(([field, value]) => (add(field), add(value)));
-    else if (type === 'list') (await reader.lrange(key, 0, -1)).forEach(add);
-    else if (type === 'zset') (await reader.zrange(key, 0, -1)).forEach(add);
+    else if (type === 'list') (await reader.lrange(key, 0, -1)).forEach((item) => add(item));
+    else if (type === 'zset') ((await reader.call('ZRANGE', key, '0', '-1')) as string[]).forEach((member) => add(member));
   }
   return { keys, words };
 }

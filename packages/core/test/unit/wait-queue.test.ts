@@ -5,7 +5,7 @@ describe('WaitQueue', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  const queueOf = (headOnly = false) => new WaitQueue('c', headOnly, (_payload, queue) => queue.released());
+  const queueOf = (headOnly = false) => new WaitQueue('c', headOnly, (_payload, queue) => (queue.released(), true));
 
   function sleeper(queue: WaitQueue, id = 'o'): { waiter: Waiter; woke: () => string | undefined } {
     const waiter = new Waiter(queue, id);

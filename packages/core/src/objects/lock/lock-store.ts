@@ -1,6 +1,5 @@
 import type { AcquireReply } from '../../engine/acquire.js';
-import type { EngineContext } from '../../engine/engine-context.js';
-import type { Hold, HoldTarget } from '../../engine/hold.js';
+import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
