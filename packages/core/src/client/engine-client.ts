@@ -235,7 +235,10 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     const ready = this.hearNotices();
     if (ready === undefined) return undefined;
     this.hearingNotices = true;
+    // An acquire waits on it: the connections keep the process alive meanwhile.
+    this.work.enter();
     const settle = (): void => {
+      this.work.leave();
       if (this.noticesPending === pending) this.noticesPending = undefined;
     };
     const pending = ready.then(settle, settle);
