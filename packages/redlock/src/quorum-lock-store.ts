@@ -215,8 +215,11 @@ export class QuorumLockStore implements LockStore {
     return this.masters.releaseRest(hold.grant as Grants);
   }
 
-  onMessage(_payload: string, queue: WaitQueue): void {
+  /** 'unlock' (lease-lock release or cancel): one local waiter tries; anything else is dropped. */
+  onMessage(payload: string, queue: WaitQueue): boolean {
+    if (payload !== 'unlock') return false;
     queue.released();
+    return true;
   }
 
   /**
@@ -233,7 +236,8 @@ export class QuorumLockStore implements LockStore {
     let markReady: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (markReady = resolve));
     wake.subscriptions = masters.map((master) => {
-      const subscription = master.hub.subscribe(queue.channel, () => wake.announced(master.index));
+      // 'unlock' is all a master announces; anything else (anyone may PUBLISH) is dropped and counted.
+      const subscription = master.hub.subscribe(queue.channel, (payload) => (payload === 'unlock' ? wake.announced(master.index) : queue.drop()));
       const counted = master.connected;
       const settle = (ok: boolean): void => {
         acked += ok ? 1 : 0;

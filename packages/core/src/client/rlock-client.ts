@@ -10,6 +10,10 @@ import { MultiLock } from '../objects/multi-lock/multi-lock.js';
 import type { RReadWriteLock } from '../objects/rw-lock/read-write-lock.js';
 import type { RLock } from '../objects/lock/types.js';
 import { checkName, clientNoticeChannel } from '../objects/names.js';
+import { readForcedNotice } from '../objects/messages.js';
+import type { Hold } from '../engine/hold.js';
+import type { HolderInfo } from '../objects/inspect/info.js';
+import { MAX_INSPECT_LIMIT } from './inspect-types.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
 import type { RPermitExpirableSemaphore } from '../objects/permit-semaphore/types.js';
@@ -65,6 +69,7 @@ export class RLockClient extends EngineClient {
         lookupMs,
         () => undefined,
       ).catch(() => undefined);
+    this.context.holdInRedis = (hold) => this.holdInRedis(hold);
     if (resolved.unrefWhenIdle) this.deployment.unrefWhenIdle(this.work);
     const { commandTimeoutMs } = resolved;
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
@@ -202,7 +207,7 @@ export class RLockClient extends EngineClient {
     return this.inspectorCache;
   }
 
-  protected override hearNotices(): boolean {
+  protected override hearNotices(): Promise<void> {
     const channel = clientNoticeChannel(this.options.keyPrefix, this.clientId);
     const subscription = this.hub.subscribe(channel, (payload) => this.onNotice(payload), true);
     subscription.ready.catch((error: unknown) => {
@@ -211,19 +216,33 @@ export class RLockClient extends EngineClient {
       this.noticesLost();
       if (!this.isClosing) this.reportError(error);
     });
-    return true;
+    return subscription.ready;
   }
 
-  /** "forced <owner> <token> <key>" (force-notice.lua): that hold of this client is lost, reason `forced`. */
+  /** "forced <owner> <token> <key>" (force-notice.lua): Redis is asked whether that hold of this client is gone; anything else is dropped. */
   private onNotice(payload: string): void {
-    const [kind, owner, token] = payload.split(' ', 3);
-    if (kind !== 'forced' || owner === undefined || token === undefined) return;
-    const key = payload.slice(kind.length + owner.length + token.length + 3);
-    this.context.forced(key, owner, token);
+    const notice = readForcedNotice(payload, this.clientId, this.options.keyPrefix);
+    if (notice === undefined) this.noticesDropped++;
+    else this.context.forced(notice.key, notice.owner, notice.token);
+  }
+
+  /** Whether Redis still has `hold` (read as `inspect` reads it): undefined when the read failed or did not list every holder. */
+  private async holdInRedis(hold: Hold): Promise<'held' | 'gone' | 'taken' | undefined> {
+    try {
+      const info = await this.inspector.inspect(hold.name, { limit: MAX_INSPECT_LIMIT });
+      if (info === undefined) return 'gone';
+      // Permits are never forced; a holder list cut by the limit cannot tell.
+      if (info.kind === 'permitExpirableSemaphore' || info.holderCount > info.holders.length) return undefined;
+      const mine = (holder: HolderInfo): boolean => holder.owner === hold.owner && holder.token === hold.token;
+      if (info.holders.some(mine)) return 'held';
+      return info.holders.length === 0 ? 'gone' : 'taken';
+    } catch {
+      return undefined;
+    }
   }
 
   protected subscribeQueue(queue: WaitQueue): QueueSubscription {
-    return this.hub.subscribe(queue.channel, (payload) => queue.onMessage(payload, queue));
+    return this.hub.subscribe(queue.channel, (payload) => queue.hear(payload));
   }
 
   protected closeSubscribers(): void {

@@ -166,7 +166,9 @@ export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Ho
   }
 
   send(op: string): Promise<AcquireReply<X>> {
-    return this.acquire(op, this.leaseMs);
+    // The client's first holds: sent once its notice channel is subscribed, so a force-unlock of any grant is heard.
+    const notices = this.ctx.noticesReady?.();
+    return notices === undefined ? this.acquire(op, this.leaseMs) : notices.then(() => this.acquire(op, this.leaseMs));
   }
 
   refusal(reply: AcquireReply<X>): number | undefined {
@@ -227,8 +229,8 @@ export interface WaitSpec<G> {
   readonly keepsPlace?: boolean;
   /** A grant excludes the other waiters here (an exclusive lock): the shared timed try is next due when the grant's lease could end. */
   readonly exclusive?: boolean;
-  /** The object's wake policy: what a message on the channel wakes. */
-  readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  /** The object's wake policy: what a message on the channel wakes; false when it is none of the object's (dropped, counted). */
+  readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
   /**
    * 'queue': behind this process's waiters (no barging); 'join': into the local queue before the first try, where Redis keeps
    * the order; 'try': at once (a reentry would wait for itself; a latch's readers do not compete).
@@ -238,8 +240,6 @@ export interface WaitSpec<G> {
   readonly queuesOthers?: boolean;
   /** Called when the call ends without a grant (timed out, aborted, failed): leave a queue kept in Redis. */
   leave?(): Promise<unknown>;
-  /** The grant a wake's payload made in Redis, or undefined when not this call's to count on (the call then tries, claiming one that is). */
-  takeGrant?(payload: string): G | undefined;
   /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
   readonly signal: AbortSignal | undefined;
@@ -610,13 +610,6 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
           : Math.min(retryDelay(retryInMs), remaining);
       await waiter.sleep(sleepMs, call.signal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
-      const payload = spec.takeGrant && waiter.queue.takeGrant(waiter.id);
-      const granted = payload === undefined ? undefined : spec.takeGrant?.(payload);
-      if (granted !== undefined) {
-        acquired = true;
-        ctx.queues.wakeSiblings(waiter);
-        return granted;
-      }
       tryNow = true;
     }
   } finally {

@@ -50,6 +50,10 @@ export class EngineContext {
   readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
+  /** Whether Redis still has `hold` as its owner's with its token: undefined when it could not tell (no answer); bounded, never rejects. */
+  holdInRedis: ((hold: Hold) => Promise<'held' | 'gone' | 'taken' | undefined>) | undefined;
+  /** Subscribes the client's notice channel if it is not: settles (never rejects) once acknowledged or failed; undefined once heard. */
+  noticesReady: (() => Promise<void> | undefined) | undefined;
   /** Who holds `name`, for a LockAcquireTimeoutError (only after a wait ran out); bounded, never rejects. */
   holderOf: ((name: string) => Promise<TimeoutHolder | undefined>) | undefined;
   closed = false;
@@ -57,6 +61,8 @@ export class EngineContext {
   /** When (monotonic ms) the lapse check next runs; infinite while none is due. */
   private lapseCheckAt = Number.POSITIVE_INFINITY;
   private lapseTimer: NodeJS.Timeout | undefined;
+  /** Holds whose check with Redis is out: a burst of messages about one hold costs one read. */
+  private readonly checking = new WeakSet<Hold>();
   private readonly states = new Map<abstract new (...args: never[]) => unknown, unknown>();
 
   constructor(
@@ -124,10 +130,13 @@ export class EngineContext {
     this.reports.released(hold, via);
   }
 
-  /** A force-unlock notice: the hold of `owner` on `key` with `token` is lost (`forced`); a newer token stays. */
+  /**
+   * A force-unlock notice names the hold of `owner` on `key` with `token` (a newer token is another hold). A notice is a hint
+   * anyone who may PUBLISH can forge: the hold ends (`forced`) only once Redis says it is gone or another's.
+   */
   forced(key: string, owner: string, token: string): void {
     for (const hold of this.holds.holdsOf(key)) {
-      if (hold.owner === owner && hold.token === token && hold.active) hold.lose('forced');
+      if (hold.owner === owner && hold.token === token) this.checkForced(hold);
     }
   }
 
@@ -156,6 +165,19 @@ export class EngineContext {
     }
     if (next !== Number.POSITIVE_INFINITY) this.checkLapsesAt(next);
   };
+
+  /** Reads `hold` in Redis and ends it (`forced`) when Redis no longer has it as its owner's with its token; else nothing. */
+  private checkForced(hold: Hold): void {
+    const read = this.holdInRedis;
+    if (read === undefined || !hold.active || hold.releaseSent || this.checking.has(hold)) return;
+    this.checking.add(hold);
+    const checked = read(hold).then((found) => {
+      this.checking.delete(hold);
+      if (found === undefined || found === 'held' || !hold.active || hold.releaseSent) return;
+      hold.lose('forced');
+    });
+    this.background.track(checked);
+  }
 
   /** A failure in the background: reported as an `error` event, never thrown. */
   backgroundError(error: unknown): void {

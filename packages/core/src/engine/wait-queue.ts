@@ -87,10 +87,6 @@ export class WaitQueue {
   pendingWakes = 0;
   /** Wakes by id that found their waiter busy trying: its next sleep returns at once. */
   private readonly pendingIds = new Set<string>();
-  /** Payloads that came with a wake by id (a grant made in Redis), until a waiter with that id takes them. */
-  private readonly payloads = new Map<string, string>();
-  /** The latest acquire op each id sent while waiting here. */
-  private readonly lastTries = new Map<string, string>();
   closedError: Error | undefined;
   /** Passes a wake none of this client's waiters can use on to another client; absent where every client hears every wake. */
   unheard: (() => void) | undefined;
@@ -106,8 +102,9 @@ export class WaitQueue {
   constructor(
     readonly channel: string,
     readonly headOnly: boolean,
-    /** The object's wake policy: what a message on the channel wakes. */
-    readonly onMessage: (payload: string, queue: WaitQueue) => void,
+    /** The object's wake policy: what a message on the channel wakes; false when the message is not one of the object's (dropped). */
+    readonly onMessage: (payload: string, queue: WaitQueue) => boolean,
+    private readonly drops: MessageDrops = { count: 0 },
   ) {}
 
   /**
@@ -137,6 +134,22 @@ export class WaitQueue {
     sleeper.fire('timeout');
   };
 
+  /** A message on the channel: what the object's policy wakes; one it does not recognise is dropped and counted, never thrown. */
+  hear(payload: string): void {
+    let understood: boolean;
+    try {
+      understood = this.onMessage(payload, this);
+    } catch {
+      understood = false;
+    }
+    if (!understood) this.drop();
+  }
+
+  /** Counts a message on the channel that was not one of the object's. */
+  drop(): void {
+    this.drops.count++;
+  }
+
   takePendingWake(): boolean {
     if (this.pendingWakes === 0) return false;
     this.pendingWakes--;
@@ -159,30 +172,17 @@ export class WaitQueue {
     for (let i = 0; i < n; i++) this.wakeOne();
   }
 
-  /** One busy trying finds the wake at its next sleep. `payload`: what the message granted `id` in Redis (see WaitSpec.takeGrant). */
-  wakeId(id: string, payload?: string): void {
+  /** Wakes the waiter `id`; one busy trying finds the wake at its next sleep. */
+  wakeId(id: string): void {
     const waiter = this.waiters.find((candidate) => candidate.id === id);
     if (!waiter) return;
-    if (payload !== undefined) this.payloads.set(id, payload);
     if (waiter.sleeping) waiter.fire('released');
     else this.pendingIds.add(id);
   }
 
-  /** The payload a wake for `id` carried, once. */
-  takeGrant(id: string): string | undefined {
-    if (this.payloads.size === 0) return undefined;
-    const payload = this.payloads.get(id);
-    this.payloads.delete(id);
-    return payload;
-  }
-
-  /** A wake (payload, last try) kept for `id` is nobody's once no waiter with that id is left. */
+  /** A wake kept for `id` is nobody's once no waiter with that id is left. */
   forgetPendingId(id: string): void {
-    if ((this.pendingIds.has(id) || this.payloads.has(id) || this.lastTries.has(id)) && !this.waiters.some((waiter) => waiter.id === id)) {
-      this.pendingIds.delete(id);
-      this.payloads.delete(id);
-      this.lastTries.delete(id);
-    }
+    if (this.pendingIds.has(id) && !this.waiters.some((waiter) => waiter.id === id)) this.pendingIds.delete(id);
   }
 
   /** A wake kept for `id` goes to a sleeping waiter with that id now, if there is one. */
@@ -192,16 +192,6 @@ export class WaitQueue {
     if (!sleeper) return;
     this.pendingIds.delete(id);
     sleeper.fire('released');
-  }
-
-  /** Noted only while a waiter with `id` is here (see forgetPendingId), so holders that never wait leave nothing. */
-  noteTry(id: string, op: string): void {
-    if (this.waiters.some((waiter) => waiter.id === id)) this.lastTries.set(id, op);
-  }
-
-  /** The latest acquire op `id` sent while waiting here: a payload naming an older try may be stale. */
-  lastTry(id: string): string | undefined {
-    return this.lastTries.get(id);
   }
 
   takePendingId(id: string): boolean {
@@ -254,6 +244,11 @@ export class WaitQueue {
   }
 }
 
+/** Messages a client's queues dropped (not one of their object's): shared by its queues, read by operators. */
+export interface MessageDrops {
+  count: number;
+}
+
 /** How a queue's channel is subscribed: resolves once acknowledged; closed when the queue empties. */
 export interface QueueSubscription {
   readonly ready: Promise<void>;
@@ -265,7 +260,7 @@ export interface JoinSpec {
   readonly channel: string;
   readonly id: string;
   readonly headOnly: boolean;
-  readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
   /** Its tries keep a place in Redis (a waiter lease): it keeps a timed try of its own instead of sharing the queue's. */
   readonly keepsPlace?: boolean | undefined;
   /** Told when the waiter joins and leaves (see engine/observed.ts). */
@@ -282,6 +277,8 @@ export class WaitQueues {
   /** First tries out now, by channel, that later arrivals queue behind (WaitSpec.queuesOthers). */
   private readonly arrivals = new Map<string, number>();
   private closedError: Error | undefined;
+  /** Messages on the queues' channels that were dropped as malformed or unknown. */
+  readonly drops: MessageDrops = { count: 0 };
 
   constructor(private readonly subscribe: (queue: WaitQueue) => QueueSubscription) {}
 
@@ -318,7 +315,7 @@ export class WaitQueues {
     if (this.closedError) throw this.closedError;
     let queue = this.queues.get(spec.channel);
     if (!queue) {
-      queue = new WaitQueue(spec.channel, spec.headOnly, spec.onMessage);
+      queue = new WaitQueue(spec.channel, spec.headOnly, spec.onMessage, this.drops);
       this.queues.set(spec.channel, queue);
     }
     const waiter = new Waiter(queue, spec.id, !queue.headOnly && spec.keepsPlace !== true);

@@ -7,6 +7,8 @@ import { ClientPool, eventually } from './support.js';
 const LEASE_MS = 30_000;
 /** How long a notice may take to arrive: a bound on waiting, far below the lease. */
 const NOTICE_WITHIN_MS = 5_000;
+/** A force-unlock right after a client's first grant is told within this (issue 37's bound). */
+const FIRST_HOLD_TOLD_MS = 1_000;
 
 /** The next `lockLost` of `client` for `name`, or undefined once `timeoutMs` passed. */
 function nextLoss(client: RLockClient, name: string, timeoutMs = NOTICE_WITHIN_MS): Promise<LockLostEvent | undefined> {
@@ -47,10 +49,7 @@ const holdings: Holding[] = [
   ],
 ];
 
-/**
- * Resolves once the client's notice channel is subscribed: it subscribes at its
- * first hold, and a force-unlock in the moment before is heard only at renewal.
- */
+/** Resolves once the client's notice channel is subscribed (before its first hold's acquire is sent). */
 async function listening(fleet: RedisFleet, client: RLockClient): Promise<void> {
   const channel = `${client.options.keyPrefix}:client:${client.clientId}`;
   const subscribed = async (): Promise<boolean> => Number(((await fleet.client(0).pubsub('NUMSUB', channel)) as [string, number])[1]) === 1;
@@ -88,6 +87,23 @@ describe('forceUnlock', () => {
       expect(handle.signal.reason).toBeInstanceOf(LockLostError);
       expect((handle.signal.reason as LockLostError).reason).toBe('forced');
     });
+
+    it.each(holdings)(
+      "ends a %s forced the moment its client's first hold is granted (the notice channel is heard from the first hold on)",
+      async (_kind, hold, force) => {
+        const holder = pool.make(fleet.url(0));
+        const admin = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+        // The admin's connection is up already, so its force goes out at once.
+        expect(await admin.getLock('first').isLocked()).toBe(false);
+        const handle = await hold(holder, 'first');
+        const loss = nextLoss(holder, 'first', FIRST_HOLD_TOLD_MS);
+        expect(await force(admin, 'first')).toBe(true);
+        const event = await loss;
+        expect(event?.reason).toBe('forced');
+        expect(handle.signal.aborted).toBe(true);
+        expect((handle.signal.reason as LockLostError).reason).toBe('forced');
+      },
+    );
 
     it('ends the write and the read hold of one task (a downgrade in progress), each by its own token', async () => {
       const holder = pool.make(fleet.url(0));

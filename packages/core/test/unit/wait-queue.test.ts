@@ -5,7 +5,7 @@ describe('WaitQueue', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  const queueOf = (headOnly = false) => new WaitQueue('c', headOnly, (_payload, queue) => queue.released());
+  const queueOf = (headOnly = false) => new WaitQueue('c', headOnly, (_payload, queue) => (queue.released(), true));
 
   function sleeper(queue: WaitQueue, id = 'o'): { waiter: Waiter; woke: () => string | undefined } {
     const waiter = new Waiter(queue, id);
@@ -48,7 +48,7 @@ describe('WaitQueue', () => {
 
   describe('a wake meant for this client alone (unheard)', () => {
     const queuesOf = () => new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+    const spec = { channel: 'c', headOnly: false, onMessage: () => true };
 
     it('passes on a wake that comes when no waiter is left', () => {
       const queue = queueOf();
@@ -111,7 +111,7 @@ describe('WaitQueue', () => {
       queues.arrive('c');
       queues.arrive('c');
       expect(queues.hasWaiters('c')).toBe(true);
-      const behind = await queues.join({ channel: 'c', id: 'b', headOnly: false, onMessage: () => undefined });
+      const behind = await queues.join({ channel: 'c', id: 'b', headOnly: false, onMessage: () => true });
       const woke = behind.sleep(60_000, undefined);
       queues.arrived('c', false);
       queues.arrived('c', true);
@@ -122,7 +122,7 @@ describe('WaitQueue', () => {
 
     it('lets the arrival whose try was refused join ahead of those that queued behind it', async () => {
       const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-      const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+      const spec = { channel: 'c', headOnly: false, onMessage: () => true };
       const later = await queues.join({ ...spec, id: 'later' });
       const first = await queues.join({ ...spec, id: 'first' }, undefined, true);
       expect(first.queue.waiters.map((waiter) => waiter.id)).toEqual(['first', 'later']);
@@ -176,7 +176,7 @@ describe('WaitQueues', () => {
       log.push(`subscribe ${queue.channel}`);
       return { ready: Promise.resolve(), close: () => log.push(`close ${queue.channel}`) };
     });
-    const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+    const spec = { channel: 'c', headOnly: false, onMessage: () => true };
     const a = await queues.join({ ...spec, id: 'a' });
     const b = await queues.join({ ...spec, id: 'b' });
     expect(queues.hasWaiters('c')).toBe(true);
@@ -189,7 +189,7 @@ describe('WaitQueues', () => {
 
   it('gives the turn to the next waiter when the head of a head-only queue leaves', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const spec = { channel: 'c', headOnly: true, onMessage: () => undefined };
+    const spec = { channel: 'c', headOnly: true, onMessage: () => true };
     const head = await queues.join({ ...spec, id: 'a' });
     const next = await queues.join({ ...spec, id: 'b' });
     const turn = next.sleep(Number.POSITIVE_INFINITY, undefined);
@@ -200,31 +200,43 @@ describe('WaitQueues', () => {
 
   it('passes a wake by id, kept while its waiter was trying, to a branch with the same id when that waiter leaves without the lock', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const spec = { channel: 'c', id: 'task', headOnly: false, onMessage: () => undefined };
+    const spec = { channel: 'c', id: 'task', headOnly: false, onMessage: () => true };
     const trying = await queues.join(spec);
     const branch = await queues.join(spec);
     const woke = branch.sleep(60_000, undefined);
     // The hand-off names the task; the first waiter with its id is busy trying: kept for it.
-    trying.queue.wakeId('task', 't1 op1');
-    expect(trying.queue.takeGrant('task')).toBe('t1 op1');
+    trying.queue.wakeId('task');
     // It gives up before it sleeps again: the branch wakes now, not at its timer.
     queues.leave(trying, false);
     await expect(woke).resolves.toBe('released');
   });
 
-  it('forgets the last try and the grant of an id once no waiter with it is left', async () => {
+  it('forgets a wake kept for an id once no waiter with it is left', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => undefined });
+    const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => true });
     const queue = waiter.queue;
-    queue.noteTry('a', 'op1');
-    queue.wakeId('a', 't1 op1');
-    expect(queue.lastTry('a')).toBe('op1');
-    // An id with no waiter here (a holder reentering) leaves nothing behind.
-    queue.noteTry('b', 'op2');
-    expect(queue.lastTry('b')).toBeUndefined();
+    queue.wakeId('a');
     queues.leave(waiter, false);
-    expect(queue.lastTry('a')).toBeUndefined();
-    expect(queue.takeGrant('a')).toBeUndefined();
+    const later = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => true });
+    // A new call with the same id does not inherit the old wake: it sleeps until woken.
+    const slept = later.sleep(1, undefined);
+    await expect(slept).resolves.toBe('timeout');
+  });
+
+  it('counts a message its object does not recognise (or throws on) as dropped, and passes it on to nobody', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const heard: string[] = [];
+    const onMessage = (payload: string): boolean => {
+      if (payload === 'boom') throw new Error('a bug in a wake policy');
+      heard.push(payload);
+      return payload === 'unlock';
+    };
+    const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage });
+    waiter.queue.hear('unlock');
+    waiter.queue.hear('garbage');
+    waiter.queue.hear('boom');
+    expect(heard).toEqual(['unlock', 'garbage']);
+    expect(queues.drops.count).toBe(2);
   });
 
   describe('the shared timed retry', () => {
@@ -288,11 +300,11 @@ describe('WaitQueues', () => {
 
   it('rejects every waiter and later joins once closed', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => undefined });
+    const waiter = await queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => true });
     const sleeping = waiter.sleep(60_000, undefined);
     queues.close(new Error('closed'));
     await expect(sleeping).resolves.toBe('timeout');
     expect(waiter.queue.closedError?.message).toBe('closed');
-    await expect(queues.join({ channel: 'c', id: 'b', headOnly: false, onMessage: () => undefined })).rejects.toThrow('closed');
+    await expect(queues.join({ channel: 'c', id: 'b', headOnly: false, onMessage: () => true })).rejects.toThrow('closed');
   });
 });

@@ -1,21 +1,19 @@
 import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
-import type { EngineContext } from '../../engine/engine-context.js';
-import type { HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
-import { HandOffCall, type HandOff } from './hand-off.js';
 import { parseAcquire, parseRelease, ServerLockStore } from '../lock/server-lock-store.js';
 import { isOne } from '../object-store.js';
+import { isToken } from '../messages.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
 
 /**
  * The reentrant lock's protocol plus a waiter queue in Redis: a refused try joins or renews its place, only
  * the head gets a free lock. A release hands it to the head in the same script and tells only the head's
- * client: one release wakes one waiter, which enters at once while its claim follows.
+ * client: one release wakes one waiter, whose next try claims it (the grant and token come from that reply).
  */
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */
@@ -126,21 +124,25 @@ export class FairLockStore extends ServerLockStore {
     );
   }
 
-  /** Each message on this client's channel hands the lock to one of its waiters, "<owner> <token> <ticket op>": only it wakes. */
-  override onMessage(payload: string, queue: WaitQueue): void {
-    const space = payload.indexOf(' ');
-    if (space === -1) queue.wakeId(payload);
-    else queue.wakeId(payload.slice(0, space), payload.slice(space + 1));
-  }
-
-  handOffs(ctx: EngineContext, target: HoldTarget, channel: string, request: LockRequest): HandOffCall {
-    return new HandOffCall(ctx, target, channel, (payload) => this.readGrant(payload), request);
-  }
-
-  private readGrant(grant: string): HandOff | undefined {
-    // With syncReplicas a hold counts once replicas have it: the claim waits for them, the release did not.
-    if (this.deployment.syncsReplicas) return undefined;
-    const [token, ticket] = grant.split(' ');
-    return token && ticket ? { token, ticket, waiterLeaseMs: this.waiterLeaseMs } : undefined;
+  /**
+   * "<owner> <token> <ticket op>" on this client's channel (grant-head.lua) wakes that owner's waiter, which tries: the
+   * message is a hint anyone who may PUBLISH can forge, so nothing in it is taken as a grant. False: not such a message.
+   */
+  override onMessage(payload: string, queue: WaitQueue): boolean {
+    const owner = handOffOwner(payload, this.clientId);
+    if (owner === undefined) return false;
+    queue.wakeId(owner);
+    return true;
   }
 }
+
+/** A hand-off's owner, when `payload` reads "<clientId>:<taskId> <token> <op>" with this client's id and a decimal token; else undefined. */
+export function handOffOwner(payload: string, clientId: string): string | undefined {
+  const match = HAND_OFF.exec(payload);
+  const owner = match?.[1];
+  if (owner === undefined || !owner.startsWith(`${clientId}:`) || !isToken(match?.[2] ?? '')) return undefined;
+  return owner;
+}
+
+/** What grant-head.lua publishes: the owner (no space in a client or task id), the token, the ticket op ('' when the ticket was gone). */
+const HAND_OFF = /^(\S+) (\S+) (\S*)$/;

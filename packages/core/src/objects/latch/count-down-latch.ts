@@ -8,9 +8,11 @@ import { latchKeys, latchOpMarker, type LatchKeys } from './keys.js';
 import type { LatchStore } from './latch-store.js';
 import type { RCountDownLatch } from './types.js';
 
-/** Zero is announced once: every local awaiter wakes (one busy reading finds the wake at its next sleep). */
-function wakeAll(_payload: string, queue: WaitQueue): void {
+/** 'zero' is announced once: every local awaiter wakes and reads the count (one busy reading finds the wake at its next sleep). */
+function wakeAll(payload: string, queue: WaitQueue): boolean {
+  if (payload !== 'zero') return false;
   queue.wakeAll('released');
+  return true;
 }
 
 /** {@link RCountDownLatch} on the engine: `await()` is the wait loop with a read of the count as its try. */

@@ -1,6 +1,5 @@
 import type { AcquireReply } from '../../engine/acquire.js';
-import type { EngineContext } from '../../engine/engine-context.js';
-import type { Hold, HoldTarget } from '../../engine/hold.js';
+import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
@@ -12,14 +11,6 @@ export interface OwnerHoldRead {
   readonly held: boolean;
   /** The owner's count where the store counts (0 when not held). */
   readonly count: number;
-}
-
-/** One waiting call's side of a lock that a release hands over in Redis (a fair lock's). */
-export interface HandOffs {
-  /** Sends acquire `op` through `acquire`, with what must go before it. */
-  send(op: string, acquire: (op: string) => Promise<AcquireReply>): Promise<AcquireReply>;
-  /** The hold a wake's payload hands this call, or undefined: the call tries instead. */
-  take(payload: string): Hold | undefined;
 }
 
 /**
@@ -41,8 +32,6 @@ export interface LockStore extends HoldKind {
   keysOf?(prefix: string, name: string): LockKeys;
   /** Leaves a queue kept in Redis when a call ends without the lock; a hold with `keptToken` stays, other hand-offs are given back. */
   leaveQueue?(keys: LockKeys, owner: string, keptToken?: string): Promise<unknown>;
-  /** Where a release hands the lock to a waiter in Redis. */
-  handOffs?(ctx: EngineContext, target: HoldTarget, channel: string, request: LockRequest): HandOffs;
   readonly kind: string;
   /** `rlock.object` of its locks' metrics and channels (`lock`, `fair_lock`, `read_lock`…). @default 'lock' */
   readonly object?: string;
@@ -68,7 +57,7 @@ export interface LockStore extends HoldKind {
   /** One more try of a final release that failed (the same op): see ReleaseSpec.finish. */
   finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'>;
   /** The lock's channel wakes one waiter per release. */
-  onMessage(payload: string, queue: WaitQueue): void;
+  onMessage(payload: string, queue: WaitQueue): boolean;
   isLocked(keys: LockKeys, name: string): Promise<boolean>;
   ownerHold(keys: LockKeys, name: string, owner: string): Promise<OwnerHoldRead>;
   /** Remaining lease in ms (−2 free, −1 no TTL), as PTTL. */

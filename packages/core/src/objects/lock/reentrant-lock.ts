@@ -224,8 +224,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       target,
       request.leaseMs,
       request.maxLeaseMs,
-      (op, leaseMs) =>
-        handOffs ? handOffs.send(op, (sendOp) => store.acquire(keys, owner, leaseMs, sendOp, request)) : store.acquire(keys, owner, leaseMs, op, request),
+      (op, leaseMs) => store.acquire(keys, owner, leaseMs, op, request),
       (op) => store.cancel(keys, owner, op),
     );
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
@@ -233,8 +232,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       const current = store.counting === 'client' ? ctx.holds.current(keys.lock, this.mode, owner) : undefined;
       return current?.active ? this.reenterOrAttempt(current, signal, tries, request) : attempt(ctx, tries, signal);
     };
-    // Where a release hands the lock over in Redis: this call's tries, and the hand-offs it may take.
-    const handOffs = store.handOffs?.(ctx, target, keys.channel, request);
     const leaveQueue = store.leaveQueue?.bind(store);
     const held = ctx.holds.current(keys.lock, this.mode, owner)?.active === true;
     return acquireObserved(
@@ -250,8 +247,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         arrival: held ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
         queuesOthers: store.exclusive ?? true,
         // The owner's place stays while a branch of the task still waits here; a hold a branch counts on
-        // (maybe a hand-off, count 0 in Redis) stays by its token. Run in the owner's turn: after a try
-        // cut off at waitMs that is still out, before the owner's next operation.
+        // stays by its token (a hand-off nobody claimed goes to the next). Run in the owner's turn: after a
+        // try cut off at waitMs that is still out, before the owner's next operation.
         leave:
           leaveQueue &&
           (() =>
@@ -260,7 +257,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
               const held = ctx.holds.current(keys.lock, this.mode, owner);
               return leaveQueue(keys, owner, held?.active ? (held.token ?? '') : '');
             })),
-        takeGrant: handOffs && ((payload) => handOffs.take(payload)),
         waitMs: request.waitMs,
         signal: request.signal,
         tryOnce,
@@ -333,7 +329,7 @@ class LockCore {
   readonly mode: string;
   private readonly keyCache: LockKeyCache;
   // Made once per core, not per acquisition: what the engine's wait loop is given.
-  readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
   readonly waitLabel: AcquireLabel;
   readonly failFastLabel: AcquireLabel;
 

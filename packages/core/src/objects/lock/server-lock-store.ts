@@ -169,10 +169,13 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     return reply.released ? 'released' : 'gone';
   }
 
-  onMessage(_payload: string, queue: WaitQueue): void {
-    // The release woke this client alone: one local waiter tries; a wake none here can use is passed on.
+  /** 'unlock' (wake-client.lua): a release woke this client alone; anything else is dropped. */
+  onMessage(payload: string, queue: WaitQueue): boolean {
+    if (payload !== 'unlock') return false;
+    // One local waiter tries; a wake none here can use is passed on.
     queue.unheard ??= () => void this.passOn(queue.channel);
     queue.released();
+    return true;
   }
 
   /** Hands an unusable wake to the next waiting client, if the lock is still free. */

@@ -14,15 +14,18 @@ import { currentTask, newTaskContext, type TaskContext } from '../../tasks/task-
 import { permitOpMarker, permitSemaphoreKeys, type PermitSemaphoreKeys } from './keys.js';
 import { PERMIT_KIND, type PermitStore } from './permit-store.js';
 import type { PermitHandle, PermitOptions, RPermitExpirableSemaphore } from './types.js';
+import { readPermitCounts } from '../messages.js';
 
 /** Each permit is a hold of its own, owned by its id. */
 const MODE = 'permit';
 
-/** `<came back>:<available>`: each process wakes as many one-permit waiters as came back and are available. */
-function wakePermits(payload: string, queue: WaitQueue): void {
-  const colon = payload.indexOf(':');
-  const wake = Math.min(Number(payload.slice(0, colon)), Number(payload.slice(colon + 1)), queue.waiters.length);
+/** `<came back>:<available>`: each process wakes as many one-permit waiters as came back and are available (they try). */
+function wakePermits(payload: string, queue: WaitQueue): boolean {
+  const counts = readPermitCounts(payload);
+  if (counts === undefined) return false;
+  const wake = Math.min(counts.cameBack, counts.available, queue.waiters.length);
   if (wake > 0) queue.wakeN(wake);
+  return true;
 }
 
 /** {@link RPermitExpirableSemaphore} on the engine: waiting, renewal, loss and release are the engine's; the protocol is {@link PermitStore}. */

@@ -162,9 +162,11 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return reply.released ? 'released' : 'gone';
   }
 
-  /** A writer leaving, or the last reader: every local waiter tries (readers may all enter). */
-  onMessage(_payload: string, queue: WaitQueue): void {
+  /** 'unlock' (a writer leaving, or the last reader) or 'force': every local waiter tries (readers may all enter); anything else is dropped. */
+  onMessage(payload: string, queue: WaitQueue): boolean {
+    if (payload !== 'unlock' && payload !== 'force') return false;
     queue.wakeAll('released');
+    return true;
   }
 
   leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {

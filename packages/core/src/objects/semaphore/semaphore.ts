@@ -11,6 +11,7 @@ import { NeedAnnouncer } from './need-announcer.js';
 import { NEED_PREFIX, type SemaphoreAcquireReply, type SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
 import { waiterId, wakeFitting, wantedBy } from './wake-fitting.js';
+import { CLIENT_ID, readPermitCounts } from '../messages.js';
 
 /** Bounds on a chain of local hand-offs: a count (older clients announce no need), and ms (a chain that never waits for I/O hears no need). */
 const MAX_LOCAL_STREAK = 255;
@@ -64,7 +65,7 @@ class SemaphoreClientState {
 export class RedisSemaphore implements RSemaphore {
   readonly keys: SemaphoreKeys;
   private readonly state: SemaphoreClientState;
-  private readonly onMessage: (payload: string, queue: WaitQueue) => void;
+  private readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
 
   constructor(
     readonly name: string,
@@ -226,30 +227,37 @@ export class RedisSemaphore implements RSemaphore {
     if (queue && reply.receivers > 1 && queue.waiters.length > 0) queue.yieldFor();
   }
 
-  /** A message on the channel: wake the local waiters it can serve, after this client's yield. */
-  private heard(payload: string, queue: WaitQueue): void {
+  /**
+   * A message on the channel: "need:<clientId>" or "<came back>:<available>" wakes the local waiters it can serve (they try),
+   * after this client's yield. False for anything else (dropped).
+   */
+  private heard(payload: string, queue: WaitQueue): boolean {
     const { handed } = this.state;
     const turns = this.state.turnsOf(queue);
     if (payload.startsWith(NEED_PREFIX)) {
-      if (payload.slice(NEED_PREFIX.length) !== this.ctx.clientId) turns.owed = true;
-      return;
+      const clientId = payload.slice(NEED_PREFIX.length);
+      if (!CLIENT_ID.test(clientId)) return false;
+      if (clientId !== this.ctx.clientId) turns.owed = true;
+      return true;
     }
+    const counts = readPermitCounts(payload);
+    if (counts === undefined) return false;
     this.state.needs.permitsMoved(this.keys);
     const served = (id: string): boolean => handed.has(id);
     const waitMs = queue.yieldLeftMs();
     if (waitMs <= 0 && !queue.wakeHeldBack) {
-      wakeFitting(payload, queue, served);
-      return;
+      wakeFitting(counts.cameBack, counts.available, queue, served);
+      return true;
     }
     // Yielding: what the messages gave back is woken for once the yield is over.
-    const colon = payload.indexOf(':');
-    turns.heldBack.cameBack += Number(payload.slice(0, colon));
-    turns.heldBack.available = Number(payload.slice(colon + 1));
+    turns.heldBack.cameBack += counts.cameBack;
+    turns.heldBack.available = counts.available;
     queue.wakeAfterYield(waitMs, () => {
       const { cameBack, available } = turns.heldBack;
       turns.heldBack = { cameBack: 0, available: 0 };
-      wakeFitting(`${cameBack}:${available}`, queue, served);
+      wakeFitting(cameBack, available, queue, served);
     });
+    return true;
   }
 
   private newMarker(): string {

@@ -10,13 +10,10 @@ export function wantedBy(id: string): number {
 }
 
 /**
- * Every process hears `<came back>:<available>`, so each wakes only the local waiters those permits can serve (a herd
+ * Every process hears `<came back>:<available>` (read by readPermitCounts), so each wakes only the local waiters those permits can serve (a herd
  * gains nothing), in arrival order, passing over one that wants more than is available.
  */
-export function wakeFitting(payload: string, queue: WaitQueue, served?: (id: string) => boolean): void {
-  const colon = payload.indexOf(':');
-  let cameBack = Number(payload.slice(0, colon));
-  let available = Number(payload.slice(colon + 1));
+export function wakeFitting(cameBack: number, available: number, queue: WaitQueue, served?: (id: string) => boolean): void {
   if (!(cameBack > 0 && available > 0)) return;
   const ids: string[] = [];
   for (const waiter of queue.waiters) {
