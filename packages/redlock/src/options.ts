@@ -5,6 +5,7 @@ import {
   checkDurationMs,
   describeValue,
   distinctEndpoints,
+  printRedacted,
   readCommonOptions,
   type ResolvedCommonOptions,
 } from '@org/rlock-core/internal';
@@ -98,7 +99,7 @@ export function resolveRedlockOptions(options: unknown, what = 'createRedlock'):
   const restartQuarantineMs = reader.read('restartQuarantineMs', quarantine, common.watchdogTimeoutMs);
   reader.done();
   const resolved = { masters: masters.map((m) => m.input), masterNames: masters.map((m) => m.name), driftFactor, perNodeTimeoutMs, retry, restartQuarantineMs };
-  return { ...common, ...resolved };
+  return printRedacted({ ...common, ...resolved });
 }
 
 function checkRetry(value: unknown): ResolvedRetryOptions {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
+import { redactUrls } from './redact.js';
 
 /** Largest duration Node timers accept (2^31 − 1 ms, about 24.8 days). */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
@@ -46,9 +47,9 @@ export function checkBoolean(value: unknown, what: string): boolean {
   return value;
 }
 
-/** A short, safe description of a bad value for an error message. */
+/** A short, safe description of a bad value for an error message: quoted and escaped, a URL without its password. */
 export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return redactUrls(JSON.stringify(value));
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';

@@ -7,6 +7,7 @@ import type { SyncReplicas } from '../connection/deployment.js';
 import type { ClusterInput } from '../connection/create-deployment.js';
 import { OptionReader } from '../checks/option-reader.js';
 import { InvalidArgumentError } from '../errors.js';
+import { printRedacted } from '../checks/redact.js';
 
 /** The options every client takes, on one Redis or across Redlock masters. */
 export interface CommonClientOptions {
@@ -174,5 +175,5 @@ export function resolveClientOptions(options: unknown): ResolvedClientOptions {
   );
   const unrefWhenIdle = reader.read('unrefWhenIdle', (value) => checkBoolean(value, 'unrefWhenIdle'), CLIENT_DEFAULTS.unrefWhenIdle);
   reader.done();
-  return { redis: reader.raw.redis, ...common, syncReplicas, unrefWhenIdle };
+  return printRedacted({ redis: reader.raw.redis, ...common, syncReplicas, unrefWhenIdle });
 }

@@ -14,6 +14,8 @@ import { closeOnSignals, type CloseOnSignalsOptions } from './close-on-signals.j
 import { ProcessRefs } from '../connection/process-refs.js';
 import { newClientId } from './client-id.js';
 import { hostname } from 'node:os';
+import { inspect, type InspectOptions } from 'node:util';
+import { redactedView } from '../checks/redact.js';
 import type { ClientIdentity } from '../connection/client-names.js';
 import { observedRenewals } from '../engine/observed.js';
 import { Telemetry } from '../observability/telemetry.js';
@@ -114,6 +116,15 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       renewed: (count) => this.emitSafely('lockRenewed', { count }),
       error: (error) => this.reportError(error),
     });
+  }
+
+  /** The options the client was created with, checked, with every default filled in. */
+  abstract readonly options: ResolvedCommonOptions;
+
+  /** What `util.inspect` and `console.log` show: who the client is and its options, with passwords and TLS keys as `***`. */
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    const view = { name: this.identity.name, clientId: this.clientId, closing: this.isClosing, options: redactedView(this.options) };
+    return `${this.constructor.name} ${inspect(view, options)}`;
   }
 
   /** True from the moment close() was called. */
