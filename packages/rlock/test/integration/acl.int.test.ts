@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, createRedlock, LockAcquireTimeoutError, LockLostError, type RLockClient } from '@org/rlock';
-import { eventually, RedisFleet, uniquePrefix } from '@org/rlock-testing';
-import type { Redis } from 'ioredis';
+import { eventually, RedisCluster, RedisFleet, uniquePrefix } from '@org/rlock-testing';
+import { Redis } from 'ioredis';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const BIN = join(root, 'packages/rlock', (JSON.parse(readFileSync(join(root, 'packages/rlock/package.json'), 'utf8')) as { bin: { rlock: string } }).bin.rlock);
@@ -21,6 +21,13 @@ function documentedUsers(): Map<string, string[]> {
     }
   }
   return users;
+}
+
+/** What the guide says to add to the library user on a Cluster (its deployments table's `Cluster` row). */
+function documentedClusterRules(): string[] {
+  const guide = readFileSync(join(root, 'docs/security.md'), 'utf8');
+  const row = /^\| Cluster \| `([^`]+)`/m.exec(guide);
+  return row ? (row[1] as string).replace(/\\\|/g, '|').split(/\s+/) : [];
 }
 
 /** `rules` for this test: its key prefix for the default one, its password for the documented placeholder. */
@@ -267,5 +274,69 @@ describe('the least-privilege ACL users of docs/security.md', () => {
     writeFileSync(file, url(0, 'rlock-app'));
     expect((await rlock(['unlock', 'order', '--yes', ...flags])).code).toBe(0);
     expect(await owner.getLock('order').isLocked()).toBe(false);
+  });
+
+  describe('on a Cluster', () => {
+    let cluster: RedisCluster;
+    beforeAll(async () => {
+      cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
+    });
+    afterAll(() => cluster.stop());
+
+    it('runs locks, a semaphore, a latch and list() under the library user with the Cluster additions', async () => {
+      const extra = documentedClusterRules();
+      expect(extra).toEqual(expect.arrayContaining(['+cluster|slots', '+spublish', '+ssubscribe']));
+      const rules = [...adapt(appRules ?? [], prefix, 'rlock-app-pw'), ...extra];
+      const admins = cluster.masters().map(({ host, port }) => new Redis({ host, port }));
+      try {
+        for (const admin of admins) {
+          await admin.call('ACL', 'LOG', 'RESET');
+          await admin.call('ACL', 'SETUSER', 'rlock-app', 'reset', ...rules);
+        }
+        const make = (): RLockClient => {
+          const client = createClient({
+            redis: {
+              cluster: cluster.startupNodes.map(({ host, port }) => `redis://${host}:${port}`),
+              redisOptions: { username: 'rlock-app', password: 'rlock-app-pw' },
+            },
+            keyPrefix: prefix,
+            watchdogTimeoutMs: 3_000,
+          });
+          client.on('error', () => undefined);
+          clients.push(client);
+          return client;
+        };
+        const a = make();
+        const b = make();
+        for (const name of ['c1', 'c2', 'c3', 'c4']) {
+          const held = await a.getFairLock(name).acquire();
+          const waiting = b.getFairLock(name).acquire({ waitMs: 10_000 });
+          expect(await eventually(async () => (await a.inspect(name))?.kind === 'fairLock', 10_000)).toBe(true);
+          await held.unlock();
+          await (await waiting).unlock();
+          await (await a.getLock(name).acquire()).unlock();
+        }
+        const semaphore = a.getSemaphore('quota');
+        expect(await semaphore.trySetPermits(1)).toBe(true);
+        await semaphore.acquire();
+        const permit = b.getSemaphore('quota').acquire(1, { waitMs: 10_000 });
+        await semaphore.release();
+        await permit;
+        const latch = a.getCountDownLatch('batch');
+        expect(await latch.trySetCount(1)).toBe(true);
+        const opened = b.getCountDownLatch('batch').await({ waitMs: 10_000 });
+        await latch.countDown();
+        expect(await opened).toBe(true);
+        await a.getLock('listed').acquire({ leaseMs: 60_000 });
+        const listed: string[] = [];
+        for await (const page of a.list({ match: 'listed' })) listed.push(...page.map((info) => info.name));
+        expect(listed).toEqual(['listed']);
+        for (const admin of admins) {
+          expect((await refusals(admin, 'rlock-app')).filter((refusal) => refusal !== 'command config|get (toplevel)')).toEqual([]);
+        }
+      } finally {
+        for (const admin of admins) admin.disconnect();
+      }
+    });
   });
 });
