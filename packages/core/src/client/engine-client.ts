@@ -322,6 +322,6 @@ function evictionMessage(server: string, { policy, maxmemoryBytes }: EvictionSet
   return (
     `rlock: Redis at ${server} runs maxmemory-policy ${policy}${limit}: under memory pressure ${which}, ` +
     `so a second client could take a lock that is still held. Only noeviction is safe: CONFIG SET maxmemory-policy noeviction ` +
-    `(and in redis.conf); see the security guide's eviction section.`
+    `(and in redis.conf); see docs/security.md#eviction.`
   );
 }
