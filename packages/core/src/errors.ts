@@ -1,3 +1,5 @@
+import { redactUrls } from './checks/redact.js';
+
 /** Stable codes of rlock's errors. */
 export type RLockErrorCode =
   | 'ERR_RLOCK_INVALID_ARGUMENT'
@@ -20,8 +22,9 @@ export abstract class RLockError extends Error {
   abstract readonly code: RLockErrorCode;
   /** @internal */
   readonly [BRAND] = true;
+  /** Any URL's password in `message` reads `***`: messages end up in logs. */
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(redactUrls(message), options);
   }
 
   /** `instanceof` across module copies: an instance, or a branded rlock error with this class's `code`. */

@@ -14,6 +14,8 @@ export type {
   LockLostEvent,
   HoldLeakedEvent,
   LockRenewedEvent,
+  ClientWarning,
+  EvictionPolicyWarning,
 } from './client/client-events.js';
 export type { RLock, RLockOf, LockHandle, LockHandleOf, LockScope } from './objects/lock/types.js';
 export type { RSemaphore } from './objects/semaphore/types.js';

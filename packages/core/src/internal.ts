@@ -3,6 +3,7 @@ export { EngineClient } from './client/engine-client.js';
 export { COMMON_OPTION_NAMES, readCommonOptions, resolveClientOptions, type ResolvedCommonOptions } from './client/client-options.js';
 export { OptionReader } from './checks/option-reader.js';
 export { checkBoolean, checkDurationMs, describeValue } from './checks/argument-checks.js';
+export { printRedacted, redactedView, redactUrls } from './checks/redact.js';
 export type { EmbeddedScript, ScriptArg } from './connection/scripts.js';
 export { Transport } from './connection/transport.js';
 export type { Deployment } from './connection/deployment.js';

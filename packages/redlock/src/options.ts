@@ -6,6 +6,7 @@ import {
   checkDurationMs,
   describeValue,
   distinctEndpoints,
+  printRedacted,
   readCommonOptions,
   type ResolvedCommonOptions,
 } from '@org/rlock-core/internal';
@@ -119,7 +120,7 @@ export function resolveRedlockOptions(options: unknown, what = 'createRedlock'):
     restartQuarantineMs,
     unrefWhenIdle,
   };
-  return { ...common, ...resolved };
+  return printRedacted({ ...common, ...resolved });
 }
 
 function checkRetry(value: unknown): ResolvedRetryOptions {

@@ -55,6 +55,7 @@ export class RedlockClient extends EngineClient {
     this.store = new QuorumLockStore(set, driftFactor, resolved.retry, commandTimeoutMs, Math.max(1, Math.floor(watchdogTimeoutMs / 3)));
     this.context.kinds.register(this.store.kind, this.store);
     this.context.holderOf = holderLookup(created, resolved.keyPrefix, commandTimeoutMs);
+    for (const master of created) this.watchEviction(master.deployment, commandTimeoutMs);
     // A master back after a disconnect may have lost its grants: check now.
     for (const master of created) {
       master.deployment.onReconnect(() => {

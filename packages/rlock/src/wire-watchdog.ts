@@ -13,9 +13,11 @@ export function wireWatchdog<O extends { readonly watchdog?: WatchdogOptions }, 
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidArgumentError(`${what}: options are required, got ${describeValue(options)}`);
   }
-  const { watchdog, ...rest } = options;
+  // Own properties only, as every option rlock reads: the rest spread copies only those.
+  const { watchdog: _own, ...rest } = options;
+  const watchdog = Object.hasOwn(options, 'watchdog') ? options.watchdog : undefined;
   const problems: string[] = [];
-  if ('renewer' in options) problems.push('unknown option "renewer" (the watchdog is wired in; tune it with "watchdog")');
+  if (Object.hasOwn(options, 'renewer')) problems.push('unknown option "renewer" (the watchdog is wired in; tune it with "watchdog")');
   let renewer: LeaseRenewerFactory | undefined;
   try {
     renewer = createWatchdog(watchdog);

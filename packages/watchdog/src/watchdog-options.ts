@@ -65,10 +65,12 @@ export function resolveWatchdogOptions(options: WatchdogOptions | undefined): Re
       throw new InvalidArgumentError(`watchdog options: unknown option "${key}" (known: ${KNOWN_KEYS.join(', ')})`);
     }
   }
+  // Own properties only: an inherited one (a polluted Object.prototype) is no option.
+  const own = (key: keyof WatchdogOptions): unknown => (Object.hasOwn(options, key) ? options[key] : undefined);
   const resolved = Object.freeze({
-    minRetryDelayMs: checkMs(options.minRetryDelayMs, 'minRetryDelayMs', 1),
-    maxRetryDelayMs: checkMs(options.maxRetryDelayMs, 'maxRetryDelayMs', 1),
-    coalesceWindowMs: checkMs(options.coalesceWindowMs, 'coalesceWindowMs', 0),
+    minRetryDelayMs: checkMs(own('minRetryDelayMs'), 'minRetryDelayMs', 1),
+    maxRetryDelayMs: checkMs(own('maxRetryDelayMs'), 'maxRetryDelayMs', 1),
+    coalesceWindowMs: checkMs(own('coalesceWindowMs'), 'coalesceWindowMs', 0),
   });
   if (resolved.minRetryDelayMs > resolved.maxRetryDelayMs) {
     throw new InvalidArgumentError(

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
+import { redactUrls } from './redact.js';
 
 /** Largest duration Node timers accept (2^31 − 1 ms, about 24.8 days). */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
@@ -20,12 +21,39 @@ export function checkSignal(value: unknown, what = 'signal'): AbortSignal | unde
   return value;
 }
 
+/**
+ * The options' own enumerable properties, copied once into an object without a prototype: an option inherited (from a polluted
+ * `Object.prototype`, or `{ __proto__: { leaseMs: 5 } }`) is not one, and a getter is read once.
+ */
 export function checkOptionsObject(value: unknown, what: string): Record<string, unknown> {
-  if (value === undefined) return {};
+  if (value === undefined) return Object.create(null) as Record<string, unknown>;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidArgumentError(`${what} must be an object, got ${describeValue(value)}`);
   }
-  return value as Record<string, unknown>;
+  return Object.assign(Object.create(null) as Record<string, unknown>, value);
+}
+
+/** Whether `text` has no lone surrogate (`String.prototype.isWellFormed`, Node ≥ 20; the ES2022 lib does not type it). */
+export function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/**
+ * A string rlock sends to Redis as a key part or an id: non-empty, well-formed Unicode (a lone surrogate goes out as U+FFFD, so
+ * `'\uD800'`, `'\uDC00'` and `'\uFFFD'` would be one key), at most `maxBytes` UTF-8 bytes.
+ * @throws InvalidArgumentError
+ */
+export function checkRedisString(value: unknown, what: string, maxBytes: number): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new InvalidArgumentError(`${what} must be a non-empty string, got ${describeValue(value)}`);
+  }
+  if (!isWellFormed(value)) {
+    throw new InvalidArgumentError(`${what} must be well-formed Unicode (a lone surrogate would reach Redis as U+FFFD), got ${describeValue(value)}`);
+  }
+  if (Buffer.byteLength(value, 'utf8') > maxBytes) {
+    throw new InvalidArgumentError(`${what} must be at most ${maxBytes} bytes in UTF-8`);
+  }
+  return value;
 }
 
 /** Refuses unknown option names, so a typo such as `leaseMS` fails instead of taking the default. */
@@ -46,9 +74,9 @@ export function checkBoolean(value: unknown, what: string): boolean {
   return value;
 }
 
-/** A short, safe description of a bad value for an error message. */
+/** A short, safe description of a bad value for an error message: quoted and escaped, a URL without its password. */
 export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return redactUrls(JSON.stringify(value));
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';

@@ -3,6 +3,7 @@ import { checkOptionsObject, describeValue } from './argument-checks.js';
 
 /** Collects every problem of an options object into one InvalidArgumentError; a failed read takes its fallback so dependent checks still run. */
 export class OptionReader {
+  /** The options' own properties (see checkOptionsObject): an inherited one is never read. */
   readonly raw: Record<string, unknown>;
   private readonly problems: string[] = [];
 

@@ -51,6 +51,23 @@ export interface HoldLeakedEvent extends HoldEvent {
   readonly stack: string | undefined;
 }
 
+/** Payload of `warning` (code `RLOCK_EVICTION_POLICY`): a server rlock uses may evict its keys, so two holders could hold one lock. */
+export interface EvictionPolicyWarning {
+  /** The warning's code, also the process warning's. */
+  readonly code: 'RLOCK_EVICTION_POLICY';
+  /** What is wrong and what to do, as the process warning says it. */
+  readonly message: string;
+  /** The server: `host:port`, a socket path, or `Sentinel master "<name>"`. */
+  readonly server: string;
+  /** Its `maxmemory-policy`. */
+  readonly policy: string;
+  /** Its `maxmemory` in bytes (0: no limit set yet), when it said. */
+  readonly maxmemoryBytes: number | undefined;
+}
+
+/** Payload of `warning`: something about the deployment that puts rlock's guarantees at risk, told once per client. */
+export type ClientWarning = EvictionPolicyWarning;
+
 /** Typed events of a client (eventemitter3: an `error` without listeners is dropped, never thrown). */
 export interface RLockClientEvents {
   /** An acquisition was granted (first or reentrant). */
@@ -65,4 +82,6 @@ export interface RLockClientEvents {
   holdLeaked: (event: HoldLeakedEvent) => void;
   /** A failure in the background (a renewal to retry, a best-effort cleanup). */
   error: (error: Error) => void;
+  /** A risk in the deployment (also a process warning with the same code), e.g. a `maxmemory-policy` that can evict lock keys. */
+  warning: (warning: ClientWarning) => void;
 }

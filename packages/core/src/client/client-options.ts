@@ -2,11 +2,12 @@ import { hostname } from 'node:os';
 import type { LeaseRenewerFactory } from '../engine/renewal.js';
 import { checkKeyPrefix } from '../objects/names.js';
 import type { RedisInput } from '../connection/endpoints.js';
-import { checkBoolean, checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue } from '../checks/argument-checks.js';
+import { checkBoolean, checkDurationMs, checkFunction, checkKnownKeys, checkOptionsObject, describeValue, isWellFormed } from '../checks/argument-checks.js';
 import type { SyncReplicas } from '../connection/deployment.js';
 import type { ClusterInput } from '../connection/create-deployment.js';
 import { OptionReader } from '../checks/option-reader.js';
 import { InvalidArgumentError } from '../errors.js';
+import { printRedacted } from '../checks/redact.js';
 
 /** The options every client takes, on one Redis or across Redlock masters. */
 export interface CommonClientOptions {
@@ -132,8 +133,8 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
   const name = reader.read(
     'name',
     (value) => {
-      if (typeof value !== 'string' || value.length === 0 || value.length > CLIENT_DEFAULTS.maxNameLength) {
-        throw new InvalidArgumentError(`name must be a string of 1 to ${CLIENT_DEFAULTS.maxNameLength} characters, got ${describeValue(value)}`);
+      if (typeof value !== 'string' || value.length === 0 || value.length > CLIENT_DEFAULTS.maxNameLength || !isWellFormed(value)) {
+        throw new InvalidArgumentError(`name must be a well-formed string of 1 to ${CLIENT_DEFAULTS.maxNameLength} characters, got ${describeValue(value)}`);
       }
       return value;
     },
@@ -174,5 +175,5 @@ export function resolveClientOptions(options: unknown): ResolvedClientOptions {
   );
   const unrefWhenIdle = reader.read('unrefWhenIdle', (value) => checkBoolean(value, 'unrefWhenIdle'), CLIENT_DEFAULTS.unrefWhenIdle);
   reader.done();
-  return { redis: reader.raw.redis, ...common, syncReplicas, unrefWhenIdle };
+  return printRedacted({ redis: reader.raw.redis, ...common, syncReplicas, unrefWhenIdle });
 }

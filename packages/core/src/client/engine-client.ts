@@ -14,9 +14,13 @@ import { closeOnSignals, type CloseOnSignalsOptions } from './close-on-signals.j
 import { ProcessRefs } from '../connection/process-refs.js';
 import { newClientId } from './client-id.js';
 import { hostname } from 'node:os';
+import { inspect, type InspectOptions } from 'node:util';
+import { redactedView } from '../checks/redact.js';
 import type { ClientIdentity } from '../connection/client-names.js';
 import { observedRenewals } from '../engine/observed.js';
 import { Telemetry } from '../observability/telemetry.js';
+import type { Deployment } from '../connection/deployment.js';
+import { mayEvictLockKeys, readEvictionSettings, type EvictionSettings } from '../connection/eviction-policy.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -26,10 +30,14 @@ export interface CloseReport {
   readonly failed: string[];
 }
 
-type HoldEventName = 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed' | 'holdLeaked';
+/** Events emitted where a throwing listener must not escape. */
+type SafeEventName = 'lockAcquired' | 'lockReleased' | 'lockLost' | 'lockRenewed' | 'holdLeaked' | 'warning';
 
 /** Code of the process warning for a hold that outlived its task. */
 export const HOLD_LEAKED_WARNING = 'RLOCK_HOLD_LEAKED';
+
+/** Code of the process warning (and `warning` event) for a server whose `maxmemory-policy` can evict lock keys. */
+export const EVICTION_POLICY_WARNING = 'RLOCK_EVICTION_POLICY';
 
 /**
  * What every client shares, on one deployment or across Redlock masters: one {@link EngineContext}, typed events a throwing listener
@@ -54,6 +62,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
   private readonly leakStacks: WeakMap<Hold, string> | undefined;
   private readonly stopHearingTaskEnds: () => void;
+  /** The eviction warning was given (once per client). */
+  private evictionWarned = false;
   /** Holds, waits and calls in progress: without any, `unrefWhenIdle` connections let the process exit. */
   protected readonly work = new ProcessRefs();
 
@@ -119,6 +129,36 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     this.context.renewer = options.renewer?.(observedRenewals(this.context.kinds, this.context), {
       renewed: (count) => this.emitSafely('lockRenewed', { count }),
       error: (error) => this.reportError(error),
+    });
+  }
+
+  /** The options the client was created with, checked, with every default filled in. */
+  abstract readonly options: ResolvedCommonOptions;
+
+  /** What `util.inspect` and `console.log` show: who the client is and its options, with passwords and TLS keys as `***`. */
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    const view = { name: this.identity.name, clientId: this.clientId, closing: this.isClosing, options: redactedView(this.options) };
+    return `${this.constructor.name} ${inspect(view, options)}`;
+  }
+
+  /**
+   * Reads each server's `maxmemory-policy` as it becomes ready (never delaying a call) and warns once, with a process warning and the
+   * `warning` event, if one can evict lock keys; a server that refuses both CONFIG and INFO is left alone, one that does not answer is
+   * asked again when ready again.
+   */
+  protected watchEviction(deployment: Pick<Deployment, 'onServerReady'>, timeoutMs: number): void {
+    const answered = new Set<string>();
+    deployment.onServerReady((node, server) => {
+      if (this.evictionWarned || this.closing || answered.has(server)) return;
+      void readEvictionSettings(node, timeoutMs).then((read) => {
+        if (read === 'unanswered') return;
+        answered.add(server);
+        if (read === 'refused' || !mayEvictLockKeys(read.policy) || this.evictionWarned || this.closing) return;
+        this.evictionWarned = true;
+        const message = evictionMessage(server, read);
+        process.emitWarning(message, { code: EVICTION_POLICY_WARNING });
+        this.emitSafely('warning', { code: EVICTION_POLICY_WARNING, message, server, policy: read.policy, maxmemoryBytes: read.maxmemoryBytes });
+      });
     });
   }
 
@@ -273,7 +313,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /** Emits where a throwing listener must not escape (timers, mid-bookkeeping): its error becomes an `error` event. */
-  protected emitSafely<E extends HoldEventName>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
+  protected emitSafely<E extends SafeEventName>(event: E, payload: Parameters<RLockClientEvents[E]>[0]): void {
     try {
       (this.emit as (event: E, payload: unknown) => boolean)(event, payload);
     } catch (listenerError) {
@@ -305,4 +345,17 @@ function untilDeadline<T>(work: Promise<T>, deadline: number): Promise<T | undef
   const remainingMs = deadline - monotonicNow();
   if (remainingMs <= 0) return Promise.resolve(undefined);
   return withinMs(work, Math.ceil(remainingMs), () => undefined).catch(() => undefined);
+}
+
+/** What the eviction warning says: the server, its policy, why it is unsafe, and the fix. */
+function evictionMessage(server: string, { policy, maxmemoryBytes }: EvictionSettings): string {
+  const which = policy.startsWith('volatile-')
+    ? 'volatile-* policies evict keys with a TTL, and every lock key and lease has one'
+    : 'it evicts any key: locks, fencing counters, semaphores and latches';
+  const limit = maxmemoryBytes === 0 ? ' (maxmemory is 0 now, so nothing is evicted until a limit is set)' : '';
+  return (
+    `rlock: Redis at ${server} runs maxmemory-policy ${policy}${limit}: under memory pressure ${which}, ` +
+    `so a second client could take a lock that is still held. Only noeviction is safe: CONFIG SET maxmemory-policy noeviction ` +
+    `(and in redis.conf); see docs/security.md#eviction.`
+  );
 }

@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { boundedCall, withinMs } from '../connection/bounded-call.js';
 import type { Transport } from '../connection/transport.js';
 import { InvalidArgumentError, RedisUnavailableError } from '../errors.js';
-import { checkKnownKeys, checkOptionsObject, checkSignal, describeValue } from '../checks/argument-checks.js';
+import { checkKnownKeys, checkOptionsObject, checkSignal, describeValue, isWellFormed } from '../checks/argument-checks.js';
 import { checkName, objectKey } from '../objects/names.js';
 import { KINDS } from '../objects/kinds.js';
 import type { ObjectKindSpec, Recognition } from '../objects/object-kind.js';
@@ -43,8 +43,15 @@ export class Inspector {
     const raw = checkOptionsObject(options, 'list() options');
     checkKnownKeys(raw, ['match', 'limit', 'entryLimit', 'signal'], 'list() options');
     const match = raw.match === undefined ? INSPECT_DEFAULTS.match : raw.match;
-    if (typeof match !== 'string' || match.length === 0 || match.includes('{') || match.includes('}') || Buffer.byteLength(match) > 1024) {
-      throw new InvalidArgumentError(`list(): match must be a non-empty glob of at most 1,024 bytes without braces, got ${describeValue(match)}`);
+    if (
+      typeof match !== 'string' ||
+      match.length === 0 ||
+      match.includes('{') ||
+      match.includes('}') ||
+      Buffer.byteLength(match) > 1024 ||
+      !isWellFormed(match)
+    ) {
+      throw new InvalidArgumentError(`list(): match must be a non-empty, well-formed glob of at most 1,024 bytes without braces, got ${describeValue(match)}`);
     }
     const pageSize = checkLimit(raw.limit, 'list(): limit', INSPECT_DEFAULTS.pageSize);
     const entryLimit = checkLimit(raw.entryLimit, 'list(): entryLimit', INSPECT_DEFAULTS.entryLimit);

@@ -79,6 +79,7 @@ export class RLockClient extends EngineClient {
     const site = { deployment: this.deployment, context: this.context, assertOpen: () => this.assertOpen() };
     for (const kind of KINDS) this.getters.set(kind.name, kind.getter(site));
     this.startRenewer(resolved);
+    this.watchEviction(this.deployment, commandTimeoutMs);
     // Back after a disconnect: the server may have lost holds (a restart without persistence), so check them now.
     this.deployment.onReconnect(() => {
       this.context.renewer?.renewNow?.();

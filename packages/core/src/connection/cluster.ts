@@ -4,6 +4,7 @@ import { boundedCall, quitBy } from './bounded-call.js';
 import { Transport } from './transport.js';
 import type { EmbeddedScript } from './scripts.js';
 import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
+import { serverName } from './standalone.js';
 
 /** A Redis Cluster (≥ 7.0): every script touches one slot, announcements use sharded pub/sub, renewals batch by slot. */
 export class ClusterDeployment implements Deployment {
@@ -106,6 +107,15 @@ export class ClusterDeployment implements Deployment {
     });
     // A failover or a resharding: holds on the moved slots may be gone.
     this.redis.on('-node', listener);
+  }
+
+  onServerReady(listener: (node: Redis, server: string) => void): void {
+    // `ready` follows the slots' refresh: the masters are known then, after a failover too.
+    const ready = (): void => {
+      for (const node of this.redis.nodes('master')) listener(node, serverName(node));
+    };
+    this.redis.on('ready', ready);
+    if (this.redis.status === 'ready') ready();
   }
 
   /** Not on a Cluster: its node connections and timers are ioredis's own and stay referenced. */

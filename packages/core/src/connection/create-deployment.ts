@@ -27,7 +27,12 @@ export function createDeployment(
     return new ClusterDeployment(cluster, false, commandTimeoutMs, scripts, syncReplicas);
   }
   // Plain options with `cluster` (a Redis instance has a cluster() method: not this).
-  if (input !== null && typeof input === 'object' && 'cluster' in input && typeof (input as { defineCommand?: unknown }).defineCommand !== 'function') {
+  if (
+    input !== null &&
+    typeof input === 'object' &&
+    Object.hasOwn(input, 'cluster') &&
+    typeof (input as { defineCommand?: unknown }).defineCommand !== 'function'
+  ) {
     const { cluster: nodes, ...options } = input as ClusterInput;
     if (!Array.isArray(nodes) || nodes.length === 0) {
       throw new InvalidArgumentError(`redis.cluster must list at least one node (a redis:// URL, host:port or { host, port }), got ${describeValue(nodes)}`);

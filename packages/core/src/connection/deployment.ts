@@ -43,6 +43,8 @@ export interface Deployment {
   serverOf(key: string): string;
   /** Calls `listener` each time the command connection is ready again after it was lost. */
   onReconnect(listener: () => void): void;
+  /** Calls `listener` with each server that holds keys (a Cluster's masters) and a printable address, when ready and after each reconnect. */
+  onServerReady(listener: (node: Redis, server: string) => void): void;
   /** Closes what rlock created (QUIT, bounded by `deadline` in monotonic ms), leaves the rest open. */
   close(deadline: number): Promise<void>;
   /** rlock's own connections keep the process alive only while `refs` counts work (command calls count). */

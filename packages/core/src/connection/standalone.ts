@@ -7,6 +7,15 @@ import { waitForReplicas, type Deployment, type SubscriberConnection, type Subsc
 import { openSubscriberConnection } from './subscriber-connection.js';
 import type { ProcessRefs } from './process-refs.js';
 
+/** `host:port` (or the socket path) of a connection, or its Sentinel master's name; never credentials. */
+export function serverName(redis: Redis): string {
+  const { host, port, path, sentinels, name } = redis.options;
+  if (Array.isArray(sentinels) && sentinels.length > 0 && typeof name === 'string') return `Sentinel master ${JSON.stringify(name)}`;
+  if (typeof path === 'string' && path !== '') return path;
+  const shown = host ?? 'localhost';
+  return `${shown.includes(':') ? `[${shown}]` : shown}:${port ?? 6379}`;
+}
+
 /** One Redis server (or a Sentinel-managed master): plain pub/sub, and every hold may share a renewal batch. */
 export class StandaloneDeployment implements Deployment {
   readonly redis: Redis;
@@ -59,6 +68,12 @@ export class StandaloneDeployment implements Deployment {
       if (wasReady) listener();
       wasReady = true;
     });
+  }
+
+  onServerReady(listener: (node: Redis, server: string) => void): void {
+    const ready = (): void => listener(this.redis, serverName(this.redis));
+    this.redis.on('ready', ready);
+    if (this.redis.status === 'ready') ready();
   }
 
   openSubscriber(handlers: SubscriberHandlers): SubscriberConnection {

@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { InvalidArgumentError } from '../errors.js';
-import { describeValue } from '../checks/argument-checks.js';
+import { checkRedisString, describeValue } from '../checks/argument-checks.js';
 import { fenceTagForSlot } from './fence-slot-tags.js';
 
 /** Longest object name accepted, in UTF-8 bytes. */
@@ -27,20 +27,15 @@ export function fenceKey(prefix: string, key: string): string {
 }
 
 /**
- * No braces: one would change the key's hash tag, and with it the Cluster slot.
+ * Well-formed Unicode, so two names never share a key; no braces: one would change the key's hash tag, and with it the Cluster slot.
  * @throws InvalidArgumentError
  */
 export function checkName(name: unknown, what = 'lock name'): string {
-  if (typeof name !== 'string' || name.length === 0) {
-    throw new InvalidArgumentError(`${what} must be a non-empty string, got ${describeValue(name)}`);
+  const checked = checkRedisString(name, what, MAX_NAME_BYTES);
+  if (checked.includes('{') || checked.includes('}')) {
+    throw new InvalidArgumentError(`${what} must not contain "{" or "}", got ${describeValue(checked)}`);
   }
-  if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) {
-    throw new InvalidArgumentError(`${what} must be at most ${MAX_NAME_BYTES} bytes in UTF-8`);
-  }
-  if (name.includes('{') || name.includes('}')) {
-    throw new InvalidArgumentError(`${what} must not contain "{" or "}", got ${describeValue(name)}`);
-  }
-  return name;
+  return checked;
 }
 
 /** @throws InvalidArgumentError */
@@ -48,6 +43,7 @@ export function checkKeyPrefix(prefix: unknown): string {
   if (typeof prefix !== 'string' || prefix.length === 0 || Buffer.byteLength(prefix, 'utf8') > 256) {
     throw new InvalidArgumentError(`keyPrefix must be a non-empty string of at most 256 bytes, got ${describeValue(prefix)}`);
   }
+  checkRedisString(prefix, 'keyPrefix', 256);
   if (prefix.includes('{') || prefix.includes('}')) {
     throw new InvalidArgumentError(`keyPrefix must not contain "{" or "}", got ${describeValue(prefix)}`);
   }

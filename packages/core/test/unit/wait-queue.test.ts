@@ -243,7 +243,7 @@ describe('WaitQueues', () => {
     beforeEach(() => jest.useFakeTimers());
     afterEach(() => jest.useRealTimers());
     const queuesOf = () => new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const spec = { channel: 'c', headOnly: false, onMessage: () => undefined };
+    const spec = { channel: 'c', headOnly: false, onMessage: () => true };
 
     it('wakes one sharing waiter, the longest asleep, whatever the number waiting', async () => {
       const queues = queuesOf();

@@ -18,11 +18,51 @@ function formatMs(ms: number): string {
   return minutes < 60 ? `${minutes}m${String(seconds).padStart(2, '0')}s` : `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
-/** Rows as columns padded to their widest cell (the last column is not padded). */
+/**
+ * What a terminal may act on or draw out of place, in text read from Redis (names, owners, client names): C0 controls (ESC, CR, LF),
+ * DEL, C1 controls (U+009B is a CSI), format characters (bidi overrides such as U+202E, zero-width ones), line and paragraph
+ * separators, and lone surrogates.
+ */
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+/** The same but a newline: for whole lines of output whose every cell was escaped. */
+const UNSAFE_BUT_NEWLINE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+/** What JSON.stringify leaves raw in a string: DEL, C1, format characters and separators (it escapes C0 and lone surrogates). */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+function escapeCode(char: string): string {
+  const code = char.codePointAt(0) as number;
+  if (code < 0x100) return `\\x${code.toString(16).padStart(2, '0')}`;
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** JSON's escape of each UTF-16 unit (a character past U+FFFF is a surrogate pair). */
+function jsonEscape(char: string): string {
+  let escaped = '';
+  for (let i = 0; i < char.length; i++) escaped += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  return escaped;
+}
+
+/** `text` with every character a terminal could act on written as `\xNN` or `\uNNNN`, newlines included: one cell, one line. */
+export function escapeText(text: string): string {
+  return text.replace(UNSAFE, escapeCode);
+}
+
+/** Lines of output (their cells escaped already) made safe for a terminal, keeping their newlines. */
+export function escapeLines(text: string): string {
+  return text.replace(UNSAFE_BUT_NEWLINE, escapeCode);
+}
+
+/** `JSON.stringify(value)` with the characters it leaves raw as `\uNNNN` escapes: the same JSON, parsed to the same strings. */
+export function safeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(UNSAFE_IN_JSON, jsonEscape);
+}
+
+/** Rows as columns padded to their widest cell (the last column is not padded); every cell escaped, so a row is one line. */
 export function table(rows: readonly (readonly string[])[]): string {
+  const escaped = rows.map((row) => row.map(escapeText));
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
+  for (const row of escaped) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return escaped.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
 }
 
 /** One line of `rlock ls`: name, kind, holders, waiters, lease left, and what else the kind has. */

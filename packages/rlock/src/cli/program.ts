@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError, InvalidArgumentError as CommanderArgumentError, Option } from 'commander';
 import { IllegalMonitorStateError, InvalidArgumentError, OBJECT_KINDS, RedisUnavailableError, type ObjectInfo, type ObjectKind } from '@org/rlock-core';
-import { KINDS } from '@org/rlock-core/internal';
-import { connect, DEFAULT_REDIS_URL, type CliConnection, type ConnectionFlags } from './connection.js';
+import { KINDS, redactUrls } from '@org/rlock-core/internal';
+import { connect, DEFAULT_REDIS_URL, REDIS_URL_VARIABLE, type CliConnection, type ConnectionFlags } from './connection.js';
 import { EXIT, UsageError } from './exit-codes.js';
-import { describeObject, LIST_HEADER, listRow, table } from './format.js';
+import { describeObject, escapeLines, escapeText, LIST_HEADER, listRow, safeJson, table } from './format.js';
 
 /** Where the CLI reads and writes: the process's streams, or a test's. */
 export interface CliIo {
@@ -31,7 +31,10 @@ Exit codes:
 Kinds (--kind, and the KIND column of ls):
 ${table(KINDS.map((kind) => ['', kind.name, `${kind.description} (${kind.method})`]))}
 
-Environment: RLOCK_REDIS_URL (default ${DEFAULT_REDIS_URL}), RLOCK_PREFIX (default rlock).`;
+Environment: ${REDIS_URL_VARIABLE} (default ${DEFAULT_REDIS_URL}; a URL with a password belongs here or in
+--redis-file, not in --redis, which ps shows), RLOCK_PREFIX (default rlock).
+Text read from Redis (names, owners, client names) is printed with control and bidi characters
+escaped (\\x1b, \\u202e); JSON output escapes them as \\uNNNN.`;
 
 /**
  * Runs the `rlock` CLI on `argv` (the arguments after the program name) and
@@ -40,11 +43,12 @@ Environment: RLOCK_REDIS_URL (default ${DEFAULT_REDIS_URL}), RLOCK_PREFIX (defau
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = EXIT.ok;
   let connection: CliConnection | undefined;
-  const out = (text: string): void => void io.stdout.write(`${text}\n`);
-  const err = (text: string): void => void io.stderr.write(`rlock: ${text}\n`);
+  // Names, owners and client names come from Redis, where anyone with write access may put an escape sequence: every line is escaped.
+  const out = (text: string): void => void io.stdout.write(`${escapeLines(text)}\n`);
+  const err = (text: string): void => void io.stderr.write(`rlock: ${escapeText(redactUrls(text))}\n`);
   const open = (command: Command): { flags: GlobalFlags; connection: CliConnection } => {
     const flags = command.optsWithGlobals<GlobalFlags>();
-    connection = connect(flags);
+    connection = connect(flags, err);
     return { flags, connection };
   };
   const kindOption = (): Option => new Option('--kind <kind>', 'read the object as this kind (a bare integer is a semaphore or a latch)').choices(OBJECT_KINDS);
@@ -53,7 +57,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (yes) return true;
     if (!io.stdin.isTTY) throw new UsageError(`${command} asks for confirmation: pass --yes when stdin is not a terminal`);
     const prompt = createInterface({ input: io.stdin, output: io.stderr });
-    const answer = await prompt.question(`${question} [y/N] `);
+    const answer = await prompt.question(`${escapeText(question)} [y/N] `);
     prompt.close();
     return /^y(es)?$/i.test(answer.trim());
   };
@@ -61,7 +65,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command('rlock')
     .description("Inspect and administer rlock's objects in Redis: locks, fair and read-write locks, semaphores, latches, leader elections.")
     .version(packageVersion(), '-V, --version')
-    .option('--redis <url>', `one Redis: redis://host:port or host:port (default: $RLOCK_REDIS_URL, else ${DEFAULT_REDIS_URL})`)
+    .option(
+      '--redis <url>',
+      `one Redis: redis://host:port or host:port (default: $${REDIS_URL_VARIABLE}, else ${DEFAULT_REDIS_URL}); ps shows it: no password here`,
+    )
+    .option('--redis-file <path>', 'one Redis: read its URL (or host:port) from this file, so a password stays out of ps')
+    .option('--tls-ca <path>', 'connect with TLS, trusting the CA certificate(s) in this PEM file (rediss:// URLs use the system CAs without it)')
     .option('--cluster <urls>', 'a Redis Cluster: startup nodes, comma-separated (redis://host:port or host:port)')
     .option('--sentinels <hosts>', 'a Sentinel group: sentinels, comma-separated (host:port or redis://host:port; with --name)')
     .option('--name <master>', 'the Sentinel master name (with --sentinels)')
@@ -69,7 +78,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--timeout <ms>', 'limit on each Redis call, in ms', parseMs, 5_000)
     .option('--json', 'print JSON (ls and show: one document; watch: one line per frame)')
     .exitOverride()
-    .configureOutput({ writeOut: (text) => void io.stdout.write(text), writeErr: (text) => void io.stderr.write(text) })
+    .configureOutput({ writeOut: (text) => void io.stdout.write(text), writeErr: (text) => void io.stderr.write(redactUrls(text)) })
     .addHelpText('after', EXIT_CODES_HELP);
 
   program
@@ -90,7 +99,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         }
       }
       const listed = found.slice(0, options.max);
-      if (flags.json) out(JSON.stringify(listed, null, 2));
+      if (flags.json) out(safeJson(listed, 2));
       else if (listed.length > 0) out(table([LIST_HEADER, ...listed.map(listRow)]));
       if (truncated) err(`stopped at --max ${options.max}: there may be more (narrow the pattern or raise --max)`);
       if (listed.length === 0) {
@@ -108,7 +117,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(async (name: string, options: { kind?: ObjectKind; limit: number }, command: Command) => {
       const { flags, connection } = open(command);
       const info = await connection.client.inspect(name, { kind: options.kind, limit: options.limit });
-      if (flags.json) out(JSON.stringify(info ?? null, null, 2));
+      if (flags.json) out(safeJson(info ?? null, 2));
       else if (info) out(describeObject(info));
       if (!info) {
         if (!flags.json) err(`no object named ${JSON.stringify(name)} under the prefix ${JSON.stringify(flags.prefix)} on ${connection.server}`);
@@ -127,7 +136,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const { client } = connection;
       const info = await client.inspect(name, { kind: options.kind, limit: 1 });
       const report = (released: boolean, kind: string | undefined, reason?: string): void => {
-        if (flags.json) out(JSON.stringify({ name, kind: kind ?? null, released, ...(reason ? { reason } : {}) }));
+        if (flags.json) out(safeJson({ name, kind: kind ?? null, released, ...(reason ? { reason } : {}) }));
         else if (released) out(`released ${kind} ${JSON.stringify(name)}`);
         else if (reason) err(reason);
         exitCode = released ? EXIT.ok : EXIT.notFound;
@@ -156,7 +165,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const { client } = connection;
       const info = await client.inspect(name, { limit: 1 });
       const report = (released: boolean, reason?: string): void => {
-        if (flags.json) out(JSON.stringify({ name, permit, released, ...(reason ? { reason } : {}) }));
+        if (flags.json) out(safeJson({ name, permit, released, ...(reason ? { reason } : {}) }));
         else if (released) out(`released permit ${JSON.stringify(permit)} of ${JSON.stringify(name)}`);
         else if (reason) err(reason);
         exitCode = released ? EXIT.ok : EXIT.notFound;
@@ -195,12 +204,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           if (frame > 0 && !(await pause(options.interval, stop.signal))) break;
           const info = await connection.client.inspect(name, { kind: options.kind, limit: options.limit });
           if (flags.json) {
-            out(JSON.stringify(info ?? null));
+            out(safeJson(info ?? null));
             continue;
           }
           const at = new Date(info?.serverTimeMs ?? Date.now()).toISOString();
           const body = info ? describeObject(info) : `no object named ${JSON.stringify(name)} on ${connection.server}`;
-          if (live) io.stdout.write(`\x1b[2J\x1b[H${name}  every ${options.interval} ms  ${at}  (Ctrl-C to stop)\n\n${body}\n`);
+          if (live) io.stdout.write(`\x1b[2J\x1b[H${escapeLines(`${escapeText(name)}  every ${options.interval} ms  ${at}  (Ctrl-C to stop)\n\n${body}`)}\n`);
           else out(`${frame > 0 ? '\n' : ''}--- ${at}\n${body}`);
         }
       } finally {

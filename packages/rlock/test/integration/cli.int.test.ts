@@ -1,8 +1,10 @@
-import { spawn } from 'node:child_process';
-import { hostname } from 'node:os';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { hostname, tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { createClient, type ObjectInfo, type RLockClient } from '@org/rlock';
 import { KINDS } from '@org/rlock-core/internal';
 import { RedisCluster, RedisFleet, RedisSentinelGroup, eventually, uniquePrefix } from '@org/rlock-testing';
@@ -51,6 +53,16 @@ function rlock(args: readonly string[], options: { input?: string; tty?: boolean
   );
 }
 
+/** Adds an ACL user with every right and `password` on the server at `port` (of this machine). */
+async function aclSetUser(port: number, user: string, password: string): Promise<void> {
+  const redis = new Redis({ port, lazyConnect: true });
+  try {
+    await redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** A port nothing listens on: one the system just handed out and took back. */
 function closedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -61,6 +73,20 @@ function closedPort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Characters a terminal may act on (C0 but newline, DEL, C1, format and bidi characters, separators, lone surrogates). */
+const UNSAFE_OUTPUT = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+
+/** A scratch directory for files the CLI reads (URL files, certificates), removed after the run. */
+const scratch = mkdtempSync(join(tmpdir(), 'rlock-cli-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Writes `text` to a new file in the scratch directory (owner-only, as a secret's file should be) and returns its path. */
+function scratchFile(name: string, text: string): string {
+  const path = join(scratch, name);
+  writeFileSync(path, text, { mode: 0o600 });
+  return path;
 }
 
 describe('rlock CLI', () => {
@@ -115,6 +141,119 @@ describe('rlock CLI', () => {
           expect(run.stderr).toBe('');
           expect(run.code).toBe(0);
           expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        }
+      });
+    });
+
+    describe('secrets', () => {
+      const password = 'cli-pa55-w0rd';
+      let user: string;
+      let url: string;
+
+      beforeEach(async () => {
+        user = `cli-${keyPrefix}`;
+        await client.redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all');
+        url = `redis://${user}:${password}@127.0.0.1:${fleet.port(0)}`;
+        await client.getLock('order:9').acquire({ leaseMs: 60_000 });
+      });
+      afterEach(() => client.redis.call('ACL', 'DELUSER', user));
+
+      it('reads the URL from RLOCK_REDIS_URL or --redis-file without a word, and warns once when --redis carries a password', async () => {
+        const show = ['show', 'order:9', '--json', '--prefix', keyPrefix];
+        const byEnv = await rlock(show, { env: { RLOCK_REDIS_URL: url } });
+        const byFile = await rlock([...show, '--redis-file', scratchFile(`${user}.url`, `${url}\n`)]);
+        const byArgv = await rlock([...show, '--redis', url]);
+        for (const run of [byEnv, byFile, byArgv]) {
+          expect(run.code).toBe(0);
+          expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        }
+        expect(byEnv.stderr).toBe('');
+        expect(byFile.stderr).toBe('');
+        const warnings = byArgv.stderr.split('\n').filter((line) => line.length > 0);
+        expect(warnings).toEqual([expect.stringMatching(/^rlock: warning: --redis carries a password, which every user of this machine can read \(ps/)]);
+        expect(byArgv.stderr).toContain('RLOCK_REDIS_URL');
+        expect(byArgv.stderr).not.toContain(password);
+        // The file wins over the environment, as a flag does.
+        const both = await rlock([...show, '--redis-file', scratchFile(`${user}-2.url`, url)], { env: { RLOCK_REDIS_URL: 'redis://127.0.0.1:1' } });
+        expect(both.code).toBe(0);
+      });
+
+      it('never prints the password: not for a bad URL, a bad file, a refused or a wrong one', async () => {
+        const port = await closedPort();
+        const runs = {
+          badUrl: await rlock(['show', 'x', '--redis', `redis://${user}:${password}@[bad`]),
+          badFile: await rlock(['show', 'x', '--redis-file', scratchFile(`${user}.bad`, `redis//${user}:${password}@127.0.0.1:1`)]),
+          tlsWithPlainUrl: await rlock(['show', 'x', '--redis', url, '--tls-ca', scratchFile(`${user}.pem`, 'not a pem')]),
+          refused: await rlock(['show', 'x', '--redis', `redis://${user}:${password}@127.0.0.1:${port}`]),
+          wrong: await rlock(['show', 'x', '--redis-file', scratchFile(`${user}.wrong`, url.replace(password, `${password}-not`))]),
+          badEnv: await rlock(['show', 'x'], { env: { RLOCK_REDIS_URL: `http://${user}:${password}@127.0.0.1:1` } }),
+        };
+        expect(runs.badUrl.code).toBe(2);
+        expect(runs.badUrl.stderr).toContain(`${user}:***@`);
+        expect(runs.badFile.code).toBe(2);
+        expect(runs.badFile.stderr).toMatch(/--redis-file: ".*\.bad" does not hold a redis:\/\/ or rediss:\/\/ URL or host:port/);
+        expect(runs.tlsWithPlainUrl.code).toBe(2);
+        expect(runs.tlsWithPlainUrl.stderr).toMatch(/--tls-ca connects with TLS: give a rediss:\/\/ URL or host:port/);
+        expect(runs.refused.code).toBe(3);
+        expect(runs.wrong.code).not.toBe(0);
+        expect(runs.badEnv.code).toBe(2);
+        expect(runs.badEnv.stderr).toContain(`RLOCK_REDIS_URL takes a redis:// or rediss:// URL or host:port, got "http://${user}:***@`);
+        for (const run of Object.values(runs)) {
+          expect(run.stderr).not.toContain(password);
+          expect(run.stdout).not.toContain(password);
+        }
+      });
+
+      it('exits 2 for a --redis-file it cannot read, or with another address flag', async () => {
+        const missing = await rlock(['show', 'x', '--redis-file', join(scratch, 'missing.url')]);
+        expect(missing.code).toBe(2);
+        expect(missing.stderr).toMatch(/--redis-file: cannot read ".*missing\.url" \(ENOENT\)/);
+        const empty = await rlock(['show', 'x', '--redis-file', scratchFile('empty.url', '\n')]);
+        expect(empty.code).toBe(2);
+        expect(empty.stderr).toMatch(/must hold one line/);
+        const twice = await rlock(['show', 'x', '--redis-file', scratchFile(`${user}-3.url`, url), '--redis', fleet.url(0)]);
+        expect(twice.code).toBe(2);
+        expect(twice.stderr).toMatch(/give one of --redis, --redis-file, --cluster and --sentinels/);
+      });
+    });
+
+    describe('what it prints from Redis', () => {
+      // Each could clear the screen, draw a fake row, reorder a line or hide text on a terminal.
+      const names = ['clear:\x1b[2J\x1b[H', 'row:\nNAME  lock  0  -  -  fake', 'bidi:\u202egnp.exe', 'csi:\x9b31m', 'sep:\u2028x', 'del:\x7f', 'tag:\u{e0041}'];
+
+      it('escapes control, bidi and format characters in names, owners and client names: table and JSON', async () => {
+        const hostile = createClient({ redis: fleet.url(0), keyPrefix, name: 'api\x1b]0;owned\x07\u202e' });
+        hostile.on('error', () => undefined);
+        try {
+          for (const name of names) await hostile.getLock(name).acquire({ leaseMs: 60_000 });
+          const table = await rlock(['ls', ...flags]);
+          expect(table.code).toBe(0);
+          expect(table.stdout).not.toMatch(UNSAFE_OUTPUT);
+          // One row per object: a newline in a name draws no row of its own.
+          expect(table.stdout.trim().split('\n')).toHaveLength(1 + names.length);
+          expect(table.stdout).toContain('clear:\\x1b[2J\\x1b[H');
+          expect(table.stdout).toContain('row:\\x0aNAME');
+          expect(table.stdout).toContain('bidi:\\u202egnp.exe');
+          expect(table.stdout).toContain('csi:\\x9b31m');
+          expect(table.stdout).toContain('tag:\\u{e0041}');
+          expect(table.stdout).toContain('api\\x1b]0;owned\\x07\\u202e');
+          const json = await rlock(['ls', '--json', ...flags]);
+          expect(json.stdout).not.toMatch(UNSAFE_OUTPUT);
+          const listed = JSON.parse(json.stdout) as ObjectInfo[];
+          expect(listed.map((info) => info.name).sort()).toEqual([...names].sort());
+          for (const name of names) {
+            const shown = await rlock(['show', name, ...flags]);
+            expect(shown.code).toBe(0);
+            expect(shown.stdout).not.toMatch(UNSAFE_OUTPUT);
+            const shownJson = await rlock(['show', name, '--json', ...flags]);
+            expect(shownJson.stdout).not.toMatch(UNSAFE_OUTPUT);
+            expect(JSON.parse(shownJson.stdout)).toMatchObject({ name, holders: [{ client: { name: 'api\x1b]0;owned\x07\u202e' } }] });
+          }
+          const missing = await rlock(['show', 'gone:\x1b[2J\u202e', ...flags]);
+          expect(missing.code).toBe(1);
+          expect(missing.stderr).not.toMatch(UNSAFE_OUTPUT);
+        } finally {
+          await hostile.close();
         }
       });
     });
@@ -408,6 +547,91 @@ describe('rlock CLI', () => {
         expect(JSON.parse(shown.stdout)).toMatchObject({ kind: 'lock', holderCount: 1, holders: [{ client: { name: 'cluster-worker', pid: process.pid } }] });
         expect((await rlock(['unlock', 'job:3', '--yes', ...flags])).code).toBe(0);
         expect(await client.getLock('job:3').isLocked()).toBe(false);
+        // A startup node's credentials are every node's, and a password on the command line is warned of.
+        const user = `cli-${keyPrefix}`;
+        await Promise.all(cluster.startupNodes.map((node) => aclSetUser(node.port, user, 'cluster-pa55')));
+        const withAuth = cluster.startupNodes.map(({ host, port }) => `redis://${user}:cluster-pa55@${host}:${port}`);
+        const authed = await rlock(['ls', 'job:*', '--json', '--cluster', withAuth.join(','), '--prefix', keyPrefix]);
+        expect(authed.code).toBe(0);
+        expect(JSON.parse(authed.stdout)).toHaveLength(names.length - 1);
+        expect(authed.stderr).toMatch(/^rlock: warning: --cluster carries a password/);
+        expect(authed.stderr).not.toContain('cluster-pa55');
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe('over TLS (--tls-ca, rediss://)', () => {
+    let fleet: RedisFleet;
+    let tlsPort: number;
+    let ca: string;
+
+    beforeAll(async () => {
+      // A CA and a certificate it signed for 127.0.0.1, made for this run.
+      const dir = mkdtempSync(join(scratch, 'tls-'));
+      const file = (name: string): string => join(dir, name);
+      const openssl = (...args: string[]): void => void execFileSync('openssl', args, { stdio: 'ignore' });
+      const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+      openssl('req', '-x509', ...ec, '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=rlock test CA');
+      openssl('req', ...ec, '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=127.0.0.1');
+      writeFileSync(file('ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        file('server.csr'),
+        '-CA',
+        file('ca.pem'),
+        '-CAkey',
+        file('ca.key'),
+        '-CAcreateserial',
+        '-out',
+        file('server.pem'),
+        '-days',
+        '2',
+        '-extfile',
+        file('ext.cnf'),
+      );
+      ca = file('ca.pem');
+      tlsPort = await closedPort();
+      fleet = await RedisFleet.start({
+        backend: 'process',
+        extraArgs: [
+          '--tls-port',
+          String(tlsPort),
+          '--tls-cert-file',
+          file('server.pem'),
+          '--tls-key-file',
+          file('server.key'),
+          '--tls-ca-cert-file',
+          ca,
+          '--tls-auth-clients',
+          'no',
+        ],
+      });
+    });
+    afterAll(() => fleet.stop());
+
+    it('connects with TLS trusting the CA it is given, and refuses a server it cannot verify', async () => {
+      const keyPrefix = uniquePrefix();
+      const client = createClient({ redis: fleet.url(0), keyPrefix });
+      client.on('error', () => undefined);
+      try {
+        await client.getLock('order:1').acquire({ leaseMs: 60_000 });
+        const show = ['show', 'order:1', '--json', '--prefix', keyPrefix];
+        for (const address of [`rediss://127.0.0.1:${tlsPort}`, `127.0.0.1:${tlsPort}`]) {
+          const run = await rlock([...show, '--redis', address, '--tls-ca', ca]);
+          expect(run.stderr).toBe('');
+          expect(run.code).toBe(0);
+          expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'lock', holderCount: 1 });
+        }
+        // rediss:// alone trusts the system's CAs, which did not sign this certificate.
+        const unverified = await rlock([...show, '--redis', `rediss://127.0.0.1:${tlsPort}`, '--timeout', '1000']);
+        expect(unverified.code).toBe(3);
+        const missing = await rlock([...show, '--redis', `rediss://127.0.0.1:${tlsPort}`, '--tls-ca', join(scratch, 'none.pem')]);
+        expect(missing.code).toBe(2);
+        expect(missing.stderr).toMatch(/--tls-ca: cannot read ".*none\.pem" \(ENOENT\)/);
       } finally {
         await client.close();
       }

@@ -67,7 +67,7 @@ export class MultiLock implements RLock<undefined> {
   async lock(options?: LockOptions): Promise<void> {
     requireTask(this.name, 'lock');
     const all = () => this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true));
-    if (!(await observeCall(this.telemetry, 'multi_lock', this.name, 'timeout', options?.signal, all, (taken) => taken))) {
+    if (!(await observeCall(this.telemetry, 'multi_lock', this.name, 'timeout', ownSignal(options), all, (taken) => taken))) {
       throw new LockAcquireTimeoutError(this.name, parseLockOptions(options, 'lock').waitMs ?? 0);
     }
   }
@@ -83,7 +83,7 @@ export class MultiLock implements RLock<undefined> {
         throw unansweredFailure(error);
       }
     };
-    return observeCall(this.telemetry, 'multi_lock', this.name, 'not_acquired', options?.signal, all, (taken) => taken);
+    return observeCall(this.telemetry, 'multi_lock', this.name, 'not_acquired', ownSignal(options), all, (taken) => taken);
   }
 
   async unlock(): Promise<void> {
@@ -231,6 +231,11 @@ function memberWaitMs(waitMs: number | undefined, deadline: number | undefined):
   if (waitMs === undefined || deadline === undefined) return undefined;
   if (waitMs === 0) return 0;
   return Math.max(1, Math.floor(deadline - monotonicNow()));
+}
+
+/** The `signal` option if the options have it as their own (an inherited one is no option; the parse refuses a bad one). */
+function ownSignal(options: LockOptions | undefined): AbortSignal | undefined {
+  return typeof options === 'object' && options !== null && Object.hasOwn(options, 'signal') ? options.signal : undefined;
 }
 
 function withoutWait(options: LockOptions | undefined): LockOptions {

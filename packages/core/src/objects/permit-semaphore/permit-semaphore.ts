@@ -7,11 +7,12 @@ import type { Hold, HoldTarget } from '../../engine/hold.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
-import { describeValue } from '../../checks/argument-checks.js';
+import { checkRedisString } from '../../checks/argument-checks.js';
 import { checkCount } from '../../checks/count-checks.js';
 import { checkLease, LOCK_DEFAULTS, parseLockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, type TaskContext } from '../../tasks/task-context.js';
 import { permitOpMarker, permitSemaphoreKeys, type PermitSemaphoreKeys } from './keys.js';
+import { MAX_NAME_BYTES } from '../names.js';
 import { PERMIT_KIND, type PermitStore } from './permit-store.js';
 import type { PermitHandle, PermitOptions, RPermitExpirableSemaphore } from './types.js';
 import { readPermitCounts } from '../messages.js';
@@ -73,9 +74,8 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
   }
 
   async release(id: string): Promise<void> {
-    if (typeof id !== 'string' || id.length === 0) {
-      throw new InvalidArgumentError(`release(id): id must be a non-empty string, got ${describeValue(id)}`);
-    }
+    // Capped like a name: the id travels as a script argument and a hash field.
+    checkRedisString(id, 'release(id): id', MAX_NAME_BYTES);
     const { ctx } = this;
     const own = ctx.holds.current(this.keys.permits, MODE, id);
     if (own) {
