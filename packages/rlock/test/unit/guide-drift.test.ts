@@ -167,7 +167,7 @@ describe('the guides beside the code', () => {
     const table = lines.slice(start).filter((line) => /^\| `\w+` \|/.test(line));
     const inClientGuide = table.map((line) => /^\| `(\w+)`/.exec(line)?.[1]);
     expect(inClientGuide.sort()).toEqual([...eventNames].sort());
-    expect(listedNames('docs/redlock.md', '- typed events (eventemitter3):', ' — ').sort()).toEqual([...eventNames].sort());
+    expect(listedNames('docs/redlock.md', '- typed events (eventemitter3):', ' —').sort()).toEqual([...eventNames].sort());
   });
 
   it('tell their tables from prose as the check expects (the parser itself)', () => {
