@@ -55,6 +55,7 @@ export class RedlockClient extends EngineClient {
     this.context.holderOf = holderLookup(created, resolved.keyPrefix, commandTimeoutMs);
     // A master back after a disconnect may have lost its grants: check now.
     for (const master of created) {
+      master.deployment.transport.publishRefused = (refusal, what, key) => this.reportPublishRefused(refusal, what, key);
       master.deployment.onReconnect(() => {
         this.context.renewer?.renewNow?.();
         this.context.background.retryNow();
