@@ -31,7 +31,7 @@ import { join, relative } from 'node:path';
 import { createHash } from 'node:crypto';
 
 /** Version of the scripts' contract and of the public data layout (core README): raise it when either changes. */
-const LAYOUT_VERSION = 5;
+const LAYOUT_VERSION = 6;
 
 /** First element of a reply that carries a refused publish (core's connection/scripts.ts has the same). */
 const PUBLISH_REFUSED = 'rlock:publish-refused';

@@ -29,7 +29,15 @@ describe('scripts under a user without channel rights', () => {
 
   it('semaphore release-2: counts the permits once and reports the refusal beside its reply; a replay publishes nothing', async () => {
     const permits = `${uniquePrefix()}:{quota}`;
-    const args = { permits, marker: `${permits}:op:client:r1`, count: 3, replayWindowMs: 2_000, sharded: '0', channel: `${permits}:permits` };
+    const args = {
+      permits,
+      marker: `${permits}:op:client:r1`,
+      kind: `${permits}:kind`,
+      count: 3,
+      replayWindowMs: 2_000,
+      sharded: '0',
+      channel: `${permits}:permits`,
+    };
     expect(await run(SCRIPTS.semaphoreRelease, args)).toEqual(refused([3, 0]));
     expect(await run(SCRIPTS.semaphoreRelease, args)).toEqual([3, 0]);
     expect(await admin.get(permits)).toBe('3');
@@ -38,7 +46,7 @@ describe('scripts under a user without channel rights', () => {
   it('latch countDown-2: deletes the latch at zero and reports the refusal', async () => {
     const count = `${uniquePrefix()}:{batch}`;
     await admin.set(count, '1');
-    const args = { count, marker: `${count}:op:client:c1`, replayWindowMs: 2_000, sharded: '0', channel: `${count}:zero` };
+    const args = { count, marker: `${count}:op:client:c1`, kind: `${count}:kind`, replayWindowMs: 2_000, sharded: '0', channel: `${count}:zero` };
     expect(await run(SCRIPTS.latchCountDown, args)).toEqual(refused(0));
     expect(await admin.exists(count)).toBe(0);
     expect(await run(SCRIPTS.latchCountDown, args)).toBe(0);
