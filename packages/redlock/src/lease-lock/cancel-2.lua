@@ -26,5 +26,5 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
-publish('PUBLISH', ARGV[3], 'unlock')
+announce(ARGV[3], 'unlock', '0')
 return 1

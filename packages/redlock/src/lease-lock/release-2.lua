@@ -34,4 +34,4 @@ if not mine then
 end
 redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[2], prefix .. ARGV[3], 'PX', ARGV[4])
-return publish('PUBLISH', ARGV[5], 'unlock')
+return announce(ARGV[5], 'unlock', '0')

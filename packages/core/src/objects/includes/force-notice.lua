@@ -10,5 +10,5 @@ local function noticeForced(notices, key, owner, token)
   if not clientId then
     return 0
   end
-  return publish('PUBLISH', notices .. clientId, 'forced ' .. owner .. ' ' .. token .. ' ' .. key)
+  return announce(notices .. clientId, 'forced ' .. owner .. ' ' .. token .. ' ' .. key, '0')
 end
