@@ -122,9 +122,11 @@ describe('inspect', () => {
       expect(await client.inspect('quota')).toMatchObject({ kind: 'semaphore', permits: 3, holders: [], holderCount: 0 });
       // The marker wins over a kind asked for.
       expect(await client.inspect('quota', { kind: 'countDownLatch' })).toMatchObject({ kind: 'semaphore', permits: 3 });
-      // A semaphore never set, made by a release, is marked too.
-      await client.getSemaphore('spare').release(2);
+      // A semaphore given its permits by addPermits is marked too; one made by release() alone is not (a release stays one write).
+      await client.getSemaphore('spare').addPermits(2);
       expect(await client.inspect('spare')).toMatchObject({ kind: 'semaphore', permits: 2 });
+      await client.getSemaphore('released').release(2);
+      expect(await client.inspect('released')).toMatchObject({ kind: 'semaphoreOrLatch', value: 2 });
 
       const latch = client.getCountDownLatch('batch');
       await latch.trySetCount(3);

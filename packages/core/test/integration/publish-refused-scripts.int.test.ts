@@ -32,7 +32,6 @@ describe('scripts under a user without channel rights', () => {
     const args = {
       permits,
       marker: `${permits}:op:client:r1`,
-      kind: `${permits}:kind`,
       count: 3,
       replayWindowMs: 2_000,
       sharded: '0',

@@ -4,7 +4,7 @@ import { objectKey } from '../names.js';
 export interface SemaphoreKeys {
   /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
   readonly permits: string;
-  /** String `<prefix>:{<name>}:kind`: 'semaphore', so `inspect` tells the permits from a latch's count (set when the permits key is created). */
+  /** String `<prefix>:{<name>}:kind`: 'semaphore', so `inspect` tells the permits from a latch's count (set by trySetPermits, addPermits and a cancel; a release stays one write). */
   readonly kind: string;
   /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` after permits came back; `need:<clientId>` from a client whose waiter waited long. */
   readonly channel: string;

@@ -50,7 +50,6 @@ export class SemaphoreStore extends ObjectStore {
     const args = {
       permits: keys.permits,
       marker,
-      kind: keys.kind,
       replayWindowMs: this.replayWindowMs,
       sharded: this.sharded,
       channel: keys.channel,

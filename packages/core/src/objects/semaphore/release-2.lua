@@ -1,11 +1,9 @@
 --[[
-release-3: give `count` permits back (anyone may: permits are not owned).
+release-2: give `count` permits back (anyone may: permits are not owned).
 
 KEYS[1]  permits: <prefix>:{<name>} (string; created when absent)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string 'released'),
          so a replay of the same op does not count twice
-KEYS[3]  kind: kind marker <prefix>:{<name>}:kind (string 'semaphore'), set when the
-         permits key is created, so inspect names the kind
 ARGV[1]  count: how many to give back, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
@@ -24,10 +22,6 @@ if redis.call('GET', KEYS[2]) then
 end
 local available = redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], 'released', 'PX', ARGV[2])
--- Created (or at 0) before: mark it (again); a release on a counted semaphore writes nothing more.
-if available == tonumber(ARGV[1]) then
-  redis.call('SET', KEYS[3], 'semaphore')
-end
 local receivers = 0
 if available > 0 then
   receivers = announce(ARGV[4], ARGV[1] .. ':' .. available, ARGV[3])
