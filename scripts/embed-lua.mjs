@@ -13,7 +13,15 @@
 //   versions sharing one Redis never run each other's script;
 // - `--- @include "<name>"` is replaced by core's objects/includes/<name>.lua:
 //   a Lua function shared by several objects, taking what it needs as
-//   parameters.
+//   parameters;
+// - every PUBLISH/SPUBLISH goes through the "announce" include, by redis.pcall:
+//   an ACL may refuse a channel after the script wrote, and Redis keeps those
+//   writes, so the refusal is reported in the reply, {PUBLISH_REFUSED, <error>,
+//   <the script's reply>}, which the transport unwraps
+//   (packages/core/src/connection/transport.ts). A script that calls a
+//   publishing function runs inside a function for that; one that only
+//   includes it (lock acquire: wake-client's registerClient) does not pay for
+//   the wrapper.
 //
 // It fails, naming file and line, when a header and its script disagree: a
 // KEYS or ARGV index the code reads that the header does not declare or the
@@ -27,6 +35,9 @@ import { createHash } from 'node:crypto';
 
 /** Version of the scripts' contract and of the public data layout (core README): raise it when either changes. */
 const LAYOUT_VERSION = 6;
+
+/** First element of a reply that carries a refused publish (core's connection/scripts.ts has the same). */
+const PUBLISH_REFUSED = 'rlock:publish-refused';
 
 const root = new URL('..', import.meta.url).pathname;
 const includesDir = join(root, 'packages/core/src/objects/includes');
@@ -219,6 +230,18 @@ for (const name of readdirSync(includesDir).filter((f) => f.endsWith('.lua'))) {
   });
 }
 
+/** The includes' functions that publish (through "announce"): a script whose own code calls one reports a refusal. */
+const PUBLISHING = /\b(?:announce|wakeClient|noticeForced|grantHead|grantNext)\(/;
+const announces = (source) => codeLines(source).some((line) => PUBLISHING.test(line) && !/^\s*local function /.test(line));
+
+/** A script that includes "announce" but never calls it: `publishRefused` declared, so the include compiles as everywhere. */
+const declaringRefusal = (lua) => `local publishRefused\n${lua}`;
+
+/** `lua` run as a function, so whatever it returns carries the refusal `announce` noted in `publishRefused` (a local of this wrapper). */
+const reportingRefusedPublish = (lua) =>
+  `local publishRefused\nlocal reply = (function()\n${lua}\nend)()\n` +
+  `if publishRefused then\n  return {'${PUBLISH_REFUSED}', publishRefused, reply}\nend\nreturn reply`;
+
 const fields = (list, type) => list.map((d) => `${d.name}: ${type}`);
 
 /**
@@ -265,7 +288,9 @@ function generate(target) {
           const numberOfKeys = keys === 'n' ? null : Number(keys);
           const source = readFileSync(path, 'utf8');
           const declared = readScript(path, source, numberOfKeys);
-          const lua = resolveIncludes(source, path);
+          const included = new Set();
+          const resolved = resolveIncludes(source, path, new Set(), included);
+          const lua = !included.has('announce') ? resolved : announces(source) ? reportingRefusedPublish(resolved) : declaringRefusal(resolved);
           return declared && { id: `${camel(kind)}${capital(name)}`, source: `${kind}/${file}`, numberOfKeys, declared, lua };
         }),
     )

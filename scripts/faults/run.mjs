@@ -362,7 +362,9 @@ async function scanKeys(/** @type {Topology} */ topology) {
           if (key.endsWith(':fence')) continue;
           const match = /\{([^}]*)\}/.exec(key);
           const owner = match ? names.get(match[1]) : undefined;
-          if (owner && (owner.kind === 'sem' || owner.kind === 'psem') && key === `${keyPrefix}:{${match?.[1]}}`) continue;
+          // A semaphore's count and its kind marker are its state, kept for good.
+          const main = `${keyPrefix}:{${match?.[1]}}`;
+          if (owner && (owner.kind === 'sem' || owner.kind === 'psem') && (key === main || key === `${main}:kind`)) continue;
           // A permit pool's held permits are pool state, as its count is: an entry whose holder never released stays until
           // the next call on the name gives its permit back (docs/permit-expirable-semaphore.md: Data layout). Never more
           // entries than permits, or they leak.

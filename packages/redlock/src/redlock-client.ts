@@ -58,6 +58,7 @@ export class RedlockClient extends EngineClient {
     for (const master of created) this.watchEviction(master.deployment, commandTimeoutMs);
     // A master back after a disconnect may have lost its grants: check now.
     for (const master of created) {
+      master.deployment.transport.publishRefused = (refusal, what, key) => this.reportPublishRefused(refusal, what, key);
       master.deployment.onReconnect(() => {
         this.context.renewer?.renewNow?.();
         this.context.background.retryNow();

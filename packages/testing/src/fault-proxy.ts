@@ -11,7 +11,13 @@ export type LinkFault =
    */
   | { readonly kind: 'blackhole' }
   /** Every chunk passes `ms` later, in order, both ways: a slow link. */
-  | { readonly kind: 'delay'; readonly ms: number };
+  | { readonly kind: 'delay'; readonly ms: number }
+  /**
+   * Commands reach the server, its replies are held until the link heals: the
+   * server ran what the client sent and the client heard nothing (a reply lost
+   * with a connection that then closes, see {@link FaultProxy.reset}).
+   */
+  | { readonly kind: 'mute' };
 
 /** One proxied connection: the client's socket and the server's. */
 interface Link {
@@ -66,6 +72,11 @@ export class FaultProxy {
   /** Cuts every link, open and new, until {@link heal}. */
   blackhole(): void {
     this.fault = { kind: 'blackhole' };
+  }
+
+  /** Holds every reply back (commands still pass), open and new links, until {@link heal}. */
+  mute(): void {
+    this.fault = { kind: 'mute' };
   }
 
   /** Delays every chunk by `ms`, both ways, until {@link heal}. */
@@ -128,7 +139,7 @@ export class FaultProxy {
 
   private forward(link: Link, direction: 'up' | 'down', chunk: Buffer): void {
     const fault = this.fault;
-    if (fault.kind === 'blackhole') {
+    if (fault.kind === 'blackhole' || (fault.kind === 'mute' && direction === 'down')) {
       link.held[direction].push(chunk);
       return;
     }

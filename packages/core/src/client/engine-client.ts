@@ -1,5 +1,5 @@
 import { EventEmitter } from 'eventemitter3';
-import { ClientClosedError } from '../errors.js';
+import { ClientClosedError, RedisCommandError } from '../errors.js';
 import { checkFunction } from '../checks/argument-checks.js';
 import type { ResolvedCommonOptions } from './client-options.js';
 import type { TaskContext } from '../tasks/task-context.js';
@@ -38,6 +38,8 @@ export const HOLD_LEAKED_WARNING = 'RLOCK_HOLD_LEAKED';
 
 /** Code of the process warning (and `warning` event) for a server whose `maxmemory-policy` can evict lock keys. */
 export const EVICTION_POLICY_WARNING = 'RLOCK_EVICTION_POLICY';
+/** Code of the process warning for an announcement Redis refused (an ACL without channel rights). */
+export const PUBLISH_REFUSED_WARNING = 'RLOCK_PUBLISH_REFUSED';
 
 /**
  * What every client shares, on one deployment or across Redlock masters: one {@link EngineContext}, typed events a throwing listener
@@ -66,6 +68,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   private evictionWarned = false;
   /** Holds, waits and calls in progress: without any, `unrefWhenIdle` connections let the process exit. */
   protected readonly work = new ProcessRefs();
+  /** A refused announcement was reported (once per client: every later one is refused alike). */
+  private publishRefusalReported = false;
 
   protected constructor(options: ResolvedCommonOptions) {
     super();
@@ -198,6 +202,23 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     if (this.listenerCount('holdLeaked') > 0) {
       this.emitSafely('holdLeaked', { name: hold.name, owner: hold.owner, token: hold.token, count, taskId, source, stack });
     }
+  }
+
+  /**
+   * A script's PUBLISH/SPUBLISH was refused (an ACL without channel rights) after it changed what it came to change: the call succeeds, and
+   * waiters in other clients find out by their timed retry instead of at once. Said once per client: a `RLOCK_PUBLISH_REFUSED` warning and `error`.
+   */
+  protected reportPublishRefused(refusal: string, what: string, key: string): void {
+    if (this.publishRefusalReported) return;
+    this.publishRefusalReported = true;
+    // Redis's own text, but from the network: printable characters only, and short.
+    const reason = refusal.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+    const message =
+      `rlock: Redis refused the announcement of ${what} on "${key}" (${reason}); the change itself was made. ` +
+      `Waiters in other clients are not woken by it and try again on their own timer instead (up to a third of watchdogTimeoutMs later). ` +
+      `Give this Redis user the channels of its key prefix (ACL SETUSER <user> &<keyPrefix>:*). Said once per client.`;
+    process.emitWarning(message, { code: PUBLISH_REFUSED_WARNING });
+    this.reportError(new RedisCommandError(message, key));
   }
 
   /**

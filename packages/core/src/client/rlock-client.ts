@@ -70,6 +70,7 @@ export class RLockClient extends EngineClient {
         () => undefined,
       ).catch(() => undefined);
     this.context.holdInRedis = (hold) => this.holdInRedis(hold);
+    this.deployment.transport.publishRefused = (refusal, what, key) => this.reportPublishRefused(refusal, what, key);
     if (resolved.unrefWhenIdle) this.deployment.unrefWhenIdle(this.work);
     const { commandTimeoutMs } = resolved;
     this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {

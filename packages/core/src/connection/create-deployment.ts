@@ -6,6 +6,7 @@ import { redisUrlOf } from './endpoints.js';
 import type { Deployment, SyncReplicas } from './deployment.js';
 import type { EmbeddedScript } from './scripts.js';
 import { StandaloneDeployment } from './standalone.js';
+import { ownedClusterOptions } from './endpoints.js';
 
 /** Cluster options as `createClient` takes them: the nodes to start from, and ioredis's Cluster options. */
 export interface ClusterInput extends ClusterOptions {
@@ -46,8 +47,7 @@ export function createDeployment(
       const url = new URL(href);
       return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) };
     });
-    const redisOptions = connectionName === undefined ? options.redisOptions : { connectionName, ...options.redisOptions };
-    return new ClusterDeployment(new Cluster(startup, { ...options, redisOptions }), true, commandTimeoutMs, scripts, syncReplicas);
+    return new ClusterDeployment(new Cluster(startup, ownedClusterOptions(options, connectionName)), true, commandTimeoutMs, scripts, syncReplicas);
   }
   return new StandaloneDeployment(input, commandTimeoutMs, scripts, syncReplicas, true, connectionName);
 }

@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
 import { describeValue } from '../checks/argument-checks.js';
 
@@ -11,6 +11,18 @@ const OWNED_CONNECTION_DEFAULTS = Object.freeze({
   autoResendUnfulfilledCommands: false,
   retryStrategy: (times: number): number => Math.min(50 * 2 ** (times - 1), 1_000) + Math.floor(Math.random() * 100),
 });
+
+/**
+ * A Cluster's options (the user's win) with those settings for its node connections (`redisOptions`), the same reconnect pacing, and no
+ * retry of a command whose node connection closed (`retryDelayOnFailover: 0`): it may have run, and ioredis would send it again, after a
+ * failover too, when its op marker may be gone. MOVED, ASK, TRYAGAIN and CLUSTERDOWN come before a command runs, and are still followed.
+ */
+export function ownedClusterOptions(options: ClusterOptions, connectionName?: string): ClusterOptions {
+  // A node's own retryStrategy is ioredis's (none: a lost node is found again through the slots); the Cluster's reconnects are paced.
+  const { retryStrategy, ...nodeDefaults } = OWNED_CONNECTION_DEFAULTS;
+  const named = connectionName === undefined ? nodeDefaults : { ...nodeDefaults, connectionName };
+  return { retryDelayOnFailover: 0, clusterRetryStrategy: retryStrategy, ...options, redisOptions: { ...named, ...options.redisOptions } };
+}
 
 /** What `redis` may be: a URL or `host:port`, ioredis options, or an ioredis instance. */
 export type RedisInput = string | RedisOptions | Redis;

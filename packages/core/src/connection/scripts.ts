@@ -11,3 +11,12 @@ export interface EmbeddedScript<A = never> {
   /** KEYS then ARGV, in the header's order (a `-n` script: the key count first). */
   readonly args: (named: A) => ScriptArg[];
 }
+
+/**
+ * First element of the reply of a script whose PUBLISH/SPUBLISH Redis refused (an ACL without channel rights): `[PUBLISH_REFUSED, error, reply]`,
+ * written by scripts/embed-lua.mjs around every script that includes objects/includes/announce.lua. The script's writes stand.
+ */
+export const PUBLISH_REFUSED = 'rlock:publish-refused';
+
+/** Told of a script whose announcement Redis refused (`refusal`: Redis's error text); its writes were kept. */
+export type PublishRefusedListener = (refusal: string, what: string, key: string) => void;

@@ -1,7 +1,7 @@
 import { Command, type Cluster, type Redis } from 'ioredis';
 import { RedisUnavailableError } from '../errors.js';
 import { DownTracker, unavailableError } from './down-tracker.js';
-import type { EmbeddedScript, ScriptArg } from './scripts.js';
+import { PUBLISH_REFUSED, type EmbeddedScript, type PublishRefusedListener, type ScriptArg } from './scripts.js';
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
 import type { WorkCounter } from './process-refs.js';
@@ -61,6 +61,8 @@ export class Transport {
   private readonly down: DownTracker;
   /** Told when the first call goes out and when the last is answered (not per call). */
   calls: WorkCounter | undefined;
+  /** Told when a script's announcement was refused (the script went on: its reply and writes stand). */
+  publishRefused: PublishRefusedListener | undefined;
 
   constructor(
     /** One connection, or a Cluster (each command routed to its slot's node): corked per batch either way. */
@@ -105,11 +107,22 @@ export class Transport {
   /** Runs `script` with `keysAndArgs` positionally (KEYS first; a `-n` script takes the key count first). */
   script<T>(script: EmbeddedScript, keysAndArgs: ScriptArg[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
     const head = script.numberOfKeys === undefined ? [script.sha] : [script.sha, script.numberOfKeys];
-    return this.answer(this.send('evalsha', head.concat(keysAndArgs), what, key), parse, () => {
+    const parseReply = (reply: unknown): T => parse(this.unwrapRefusal(reply, what, key));
+    return this.answer(this.send('evalsha', head.concat(keysAndArgs), what, key), parseReply, () => {
       // EVAL loads the script into the server's cache for the next EVALSHA.
       const lua = script.numberOfKeys === undefined ? [script.lua] : [script.lua, script.numberOfKeys];
-      return this.call('eval', lua.concat(keysAndArgs), what, key, parse);
+      return this.call('eval', lua.concat(keysAndArgs), what, key, parseReply);
     });
+  }
+
+  /** The script's own reply; a refused announcement in it is reported, not thrown: the script's writes stand. */
+  private unwrapRefusal(reply: unknown, what: string, key: string): unknown {
+    if (!Array.isArray(reply) || reply[0] !== PUBLISH_REFUSED) return reply;
+    this.publishRefused?.(String(reply[1]), what, key);
+    // A nil reply ends the table in Lua: a reply of 2 elements had none.
+    const inner: unknown = reply.length > 2 ? reply[2] : null;
+    if (inner instanceof Error) throw toRLockError(inner, what, key);
+    return inner;
   }
 
   /** `entry`'s reply parsed, or its typed error; a NOSCRIPT error goes to `onNoScript` when given. */

@@ -43,21 +43,42 @@ describe('coordination scripts', () => {
   describe('semaphore', () => {
     const fresh = () => {
       const permits = `${uniquePrefix()}:{quota}`;
-      return { permits, channel: `${permits}:permits`, op: (op: string) => `${permits}:op:client:${op}` };
+      return { permits, kind: `${permits}:kind`, channel: `${permits}:permits`, op: (op: string) => `${permits}:op:client:${op}` };
     };
     type Keys = ReturnType<typeof fresh>;
     const acquire = (k: Keys, op: string, n: number) =>
       run(SCRIPTS.semaphoreAcquire, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW }) as Promise<number[]>;
     const release = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreRelease, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel }) as Promise<
-        number[]
-      >;
+      run(SCRIPTS.semaphoreRelease, {
+        permits: k.permits,
+        marker: k.op(op),
+        count: n,
+        replayWindowMs: WINDOW,
+        sharded: '0',
+        channel: k.channel,
+      }) as Promise<number[]>;
     const cancel = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreCancel, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
+      run(SCRIPTS.semaphoreCancel, { permits: k.permits, marker: k.op(op), kind: k.kind, count: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
     const trySet = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreTrySetPermits, { permits: k.permits, marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
+      run(SCRIPTS.semaphoreTrySetPermits, {
+        permits: k.permits,
+        marker: k.op(op),
+        kind: k.kind,
+        count: n,
+        replayWindowMs: WINDOW,
+        sharded: '0',
+        channel: k.channel,
+      });
     const add = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.semaphoreAddPermits, { permits: k.permits, marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
+      run(SCRIPTS.semaphoreAddPermits, {
+        permits: k.permits,
+        marker: k.op(op),
+        kind: k.kind,
+        delta: n,
+        replayWindowMs: WINDOW,
+        sharded: '0',
+        channel: k.channel,
+      });
     const drain = (k: Keys, op: string) => run(SCRIPTS.semaphoreDrainPermits, { permits: k.permits, marker: k.op(op), replayWindowMs: WINDOW });
 
     describe('acquire-2', () => {
@@ -104,7 +125,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('cancel-2', () => {
+    describe('cancel-3', () => {
       it("gives a granted acquire's permits back once, announces the available count, and leaves a tombstone", async () => {
         const k = fresh();
         const listener = await listen(k.channel);
@@ -112,6 +133,7 @@ describe('coordination scripts', () => {
         await acquire(k, 'a', 2);
         expect(await cancel(k, 'a', 2)).toBe(1);
         expect(await redis.get(k.permits)).toBe('3');
+        expect(await redis.get(k.kind)).toBe('semaphore');
         expect(await cancel(k, 'a', 2)).toBe(0);
         expect(await redis.get(k.permits)).toBe('3');
         expect(await acquire(k, 'a', 2)).toEqual([-1]);
@@ -121,10 +143,11 @@ describe('coordination scripts', () => {
     });
 
     describe('release-2', () => {
-      it('adds the permits (creating the key), announces the available count, and counts a replay once', async () => {
+      it('adds the permits (creating the key, with no kind marker: a release stays one write), announces the available count, and counts a replay once', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
         expect(await release(k, 'r', 2)).toEqual([2, 1]);
+        expect(await redis.exists(k.kind)).toBe(0);
         expect(await release(k, 'r', 2)).toEqual([2, 0]);
         expect(await redis.get(k.permits)).toBe('2');
         expect(await release(k, 'r2', 1)).toEqual([3, 1]);
@@ -142,14 +165,15 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('trySetPermits-2', () => {
-      it('sets only an unset semaphore and announces it; a replay answers its first outcome', async () => {
+    describe('trySetPermits-3', () => {
+      it('sets only an unset semaphore, marks its kind and announces it; a replay answers its first outcome', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
         expect(await trySet(k, 's1', 4)).toBe(1);
         expect(await trySet(k, 's1', 4)).toBe(1);
         expect(await trySet(k, 's2', 9)).toBe(0);
         expect(await redis.get(k.permits)).toBe('4');
+        expect(await redis.get(k.kind)).toBe('semaphore');
         await listener.flush();
         expect(listener.messages).toEqual(['4:4']);
       });
@@ -161,11 +185,12 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('addPermits-2', () => {
+    describe('addPermits-3', () => {
       it('adds and removes permits (below zero too), a replay counting once, and announces only additions', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
         expect(await add(k, 'a1', 3)).toBe(3);
+        expect(await redis.get(k.kind)).toBe('semaphore');
         expect(await add(k, 'a1', 3)).toBe(3);
         expect(await add(k, 'a2', -5)).toBe(-2);
         expect(await add(k, 'a2', -5)).toBe(-2);
@@ -207,6 +232,7 @@ describe('coordination scripts', () => {
         permits,
         leases: `${permits}:leases`,
         holders: `${permits}:holders`,
+        kind: `${permits}:kind`,
         fence: fenceKey(prefix, permits),
         channel: `${permits}:permits`,
         marker: (id: string) => `${permits}:permit:${id}`,
@@ -226,9 +252,9 @@ describe('coordination scripts', () => {
         items: items.map((i) => ({ ...three(i.k), id: i.id, token: i.token, leaseMs: i.leaseMs })),
       }) as Promise<number[]>;
     const trySet = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.permitSemaphoreTrySetPermits, { ...three(k), marker: k.op(op), count: n, replayWindowMs: WINDOW, sharded: '0' });
+      run(SCRIPTS.permitSemaphoreTrySetPermits, { ...three(k), marker: k.op(op), kind: k.kind, count: n, replayWindowMs: WINDOW, sharded: '0' });
     const add = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.permitSemaphoreAddPermits, { ...three(k), marker: k.op(op), delta: n, replayWindowMs: WINDOW, sharded: '0' });
+      run(SCRIPTS.permitSemaphoreAddPermits, { ...three(k), marker: k.op(op), kind: k.kind, delta: n, replayWindowMs: WINDOW, sharded: '0' });
     const available = (k: Keys) => run(SCRIPTS.permitSemaphoreAvailable, { ...three(k), sharded: '0' });
     const serverMs = async () => {
       const [seconds, micros] = await redis.time();
@@ -383,13 +409,14 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('trySetPermits-4, addPermits-4, available-3', () => {
-      it('sets only an unset semaphore; a replay answers its first outcome', async () => {
+    describe('trySetPermits-5, addPermits-5, available-3', () => {
+      it('sets only an unset semaphore and marks its kind; a replay answers its first outcome', async () => {
         const k = fresh();
         expect(await trySet(k, 's1', 3)).toBe(1);
         expect(await trySet(k, 's1', 3)).toBe(1);
         expect(await trySet(k, 's2', 3)).toBe(0);
         expect(await redis.get(k.permits)).toBe('3');
+        expect(await redis.get(k.kind)).toBe('permitExpirableSemaphore');
       });
 
       it('adds and removes permits after reclaiming lapsed ones; a replay counts once', async () => {
@@ -401,6 +428,7 @@ describe('coordination scripts', () => {
         expect(await add(k, 'a1', 2)).toBe(3);
         expect(await add(k, 'a2', -4)).toBe(-1);
         expect(await redis.hexists(k.holders, 'p')).toBe(0);
+        expect(await redis.get(k.kind)).toBe('permitExpirableSemaphore');
       });
 
       it('counts lapsed permits as available (reclaiming them), and announces them', async () => {
@@ -421,23 +449,24 @@ describe('coordination scripts', () => {
   describe('count-down latch', () => {
     const fresh = () => {
       const count = `${uniquePrefix()}:{batch}`;
-      return { count, channel: `${count}:zero`, op: (op: string) => `${count}:op:client:${op}` };
+      return { count, kind: `${count}:kind`, channel: `${count}:zero`, op: (op: string) => `${count}:op:client:${op}` };
     };
     type Keys = ReturnType<typeof fresh>;
     const trySet = (k: Keys, op: string, n: number) =>
-      run(SCRIPTS.latchTrySetCount, { count: k.count, marker: k.op(op), initialCount: n, replayWindowMs: WINDOW });
+      run(SCRIPTS.latchTrySetCount, { count: k.count, marker: k.op(op), kind: k.kind, initialCount: n, replayWindowMs: WINDOW });
     const countDown = (k: Keys, op: string) =>
-      run(SCRIPTS.latchCountDown, { count: k.count, marker: k.op(op), replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
+      run(SCRIPTS.latchCountDown, { count: k.count, marker: k.op(op), kind: k.kind, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
 
-    it('trySetCount-2 sets the count only when zero or absent; a replay answers its first outcome', async () => {
+    it('trySetCount-3 sets the count (and its kind marker) only when zero or absent; a replay answers its first outcome', async () => {
       const k = fresh();
       expect(await trySet(k, 's1', 2)).toBe(1);
       expect(await trySet(k, 's1', 2)).toBe(1);
       expect(await trySet(k, 's2', 5)).toBe(0);
       expect(await redis.get(k.count)).toBe('2');
+      expect(await redis.get(k.kind)).toBe('countDownLatch');
     });
 
-    it('countDown-2 counts down, deletes the key at zero and announces "zero" once; a replay never counts twice', async () => {
+    it('countDown-3 counts down, deletes the key and its kind marker at zero and announces "zero" once; a replay never counts twice', async () => {
       const k = fresh();
       const listener = await listen(k.channel);
       await trySet(k, 's', 2);
@@ -445,7 +474,7 @@ describe('coordination scripts', () => {
       expect(await countDown(k, 'c1')).toBe(1);
       expect(await redis.get(k.count)).toBe('1');
       expect(await countDown(k, 'c2')).toBe(0);
-      expect(await redis.exists(k.count)).toBe(0);
+      expect(await redis.exists(k.count, k.kind)).toBe(0);
       expect(await countDown(k, 'c2')).toBe(0);
       expect(await countDown(k, 'c3')).toBe(0);
       expect(await redis.exists(k.count)).toBe(0);

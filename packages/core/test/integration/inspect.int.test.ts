@@ -115,30 +115,46 @@ describe('inspect', () => {
       expect(written?.holders[0]).toMatchObject({ mode: 'write', count: 1, token: writer.token });
     });
 
-    it('reads a semaphore, a latch and a permit pool, which the layout stores alike, by the kind asked for', async () => {
+    it('names a semaphore, a latch and a permit pool with no permit leased, all a bare integer, by their kind markers', async () => {
       const client = pool.make(fleet.url(0));
       const semaphore = client.getSemaphore('quota');
       await semaphore.trySetPermits(5);
       await semaphore.acquire(2);
-      expect(await client.inspect('quota')).toMatchObject({ kind: 'semaphoreOrLatch', value: 3, holders: [], holderCount: 0 });
-      expect(await client.inspect('quota', { kind: 'semaphore' })).toMatchObject({ kind: 'semaphore', permits: 3 });
+      expect(await client.inspect('quota')).toMatchObject({ kind: 'semaphore', permits: 3, holders: [], holderCount: 0 });
+      // The marker wins over a kind asked for.
+      expect(await client.inspect('quota', { kind: 'countDownLatch' })).toMatchObject({ kind: 'semaphore', permits: 3 });
+      // A semaphore given its permits by addPermits is marked too; one made by release() alone is not (a release stays one write).
+      await client.getSemaphore('spare').addPermits(2);
+      expect(await client.inspect('spare')).toMatchObject({ kind: 'semaphore', permits: 2 });
+      await client.getSemaphore('released').release(2);
+      expect(await client.inspect('released')).toMatchObject({ kind: 'semaphoreOrLatch', value: 2 });
 
       const latch = client.getCountDownLatch('batch');
       await latch.trySetCount(3);
       await latch.countDown();
-      expect(await client.inspect('batch', { kind: 'countDownLatch' })).toMatchObject({ kind: 'countDownLatch', count: 2 });
+      expect(await client.inspect('batch')).toMatchObject({ kind: 'countDownLatch', count: 2 });
       await latch.countDown();
       await latch.countDown();
-      expect(await client.inspect('batch', { kind: 'countDownLatch' })).toBeUndefined();
+      expect(await client.inspect('batch')).toBeUndefined();
+      // Zero deletes the marker with the count: nothing is left behind.
+      expect(await fleet.client(0).exists(`${client.options.keyPrefix}:{batch}:kind`)).toBe(0);
 
-      // So does a permit-expirable semaphore with no permit leased: three kinds, one bare integer.
-      await client.getPermitExpirableSemaphore('pool').trySetPermits(4);
-      expect(await client.inspect('pool')).toMatchObject({ kind: 'semaphoreOrLatch', value: 4 });
-      expect(await client.inspect('pool', { kind: 'permitExpirableSemaphore' })).toMatchObject({
-        kind: 'permitExpirableSemaphore',
-        permits: 4,
-        holderCount: 0,
-      });
+      const permits = client.getPermitExpirableSemaphore('pool');
+      await permits.trySetPermits(4);
+      expect(await client.inspect('pool')).toMatchObject({ kind: 'permitExpirableSemaphore', permits: 4, holderCount: 0 });
+      await (await permits.acquire({ leaseMs: 10_000 })).release();
+      expect(await client.inspect('pool')).toMatchObject({ kind: 'permitExpirableSemaphore', permits: 4, holderCount: 0 });
+      await client.getPermitExpirableSemaphore('grown').addPermits(1);
+      expect(await client.inspect('grown')).toMatchObject({ kind: 'permitExpirableSemaphore', permits: 1 });
+    });
+
+    it('reads a bare integer without a kind marker (written by hand) as semaphoreOrLatch, or by the kind asked for', async () => {
+      const client = pool.make(fleet.url(0));
+      await fleet.client(0).set(`${client.options.keyPrefix}:{counter}`, '3');
+      expect(await client.inspect('counter')).toMatchObject({ kind: 'semaphoreOrLatch', value: 3, holders: [], holderCount: 0 });
+      expect(await client.inspect('counter', { kind: 'semaphore' })).toMatchObject({ kind: 'semaphore', permits: 3 });
+      expect(await client.inspect('counter', { kind: 'countDownLatch' })).toMatchObject({ kind: 'countDownLatch', count: 3 });
+      expect(await client.inspect('counter', { kind: 'permitExpirableSemaphore' })).toMatchObject({ kind: 'permitExpirableSemaphore', permits: 3 });
     });
 
     it('reads a permit-expirable semaphore: available permits and each leased permit with its id and token', async () => {
@@ -234,7 +250,7 @@ describe('inspect', () => {
       expect(new Set(names)).toEqual(new Set(['order:1', 'order:2', 'order:3', 'order:4', 'order:5', 'order:quota']));
       for (const page of pages) expect(page.length).toBeLessThanOrEqual(2);
       expect(pages.flat().find((info) => info.name === 'order:3')).toMatchObject({ kind: 'lock', holderCount: 1 });
-      expect(pages.flat().find((info) => info.name === 'order:quota')).toMatchObject({ kind: 'semaphoreOrLatch', value: 2 });
+      expect(pages.flat().find((info) => info.name === 'order:quota')).toMatchObject({ kind: 'semaphore', permits: 2 });
       expect(await commandCalls(redis, 'keys')).toBe(keysBefore);
       expect(await commandCalls(redis, 'scan')).toBeGreaterThan(scansBefore);
     });

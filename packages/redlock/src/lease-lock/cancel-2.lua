@@ -18,11 +18,13 @@ Returns
 
 Publishes 'unlock' on `channel` when the undo frees the lock.
 ]]
+--- @include "announce"
+
 redis.call('HSET', KEYS[2], ARGV[1], '1')
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[3], 'unlock')
+announce(ARGV[3], 'unlock', '0')
 return 1

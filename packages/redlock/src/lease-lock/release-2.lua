@@ -21,6 +21,8 @@ Returns
 Publishes 'unlock' on `channel` when it deletes the key. A
 Redlock master is one standalone server, so this is always PUBLISH.
 ]]
+--- @include "announce"
+
 local held = redis.call('GET', KEYS[1])
 local prefix = ARGV[1] .. '|'
 local mine = held ~= false and (held == prefix .. ARGV[2] or (ARGV[2] == '' and string.sub(held, 1, #prefix) == prefix))
@@ -32,4 +34,4 @@ if not mine then
 end
 redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[2], prefix .. ARGV[3], 'PX', ARGV[4])
-return redis.call('PUBLISH', ARGV[5], 'unlock')
+return announce(ARGV[5], 'unlock', '0')

@@ -261,13 +261,19 @@ describe('rlock CLI', () => {
     describe('ls', () => {
       it('lists every object with its kind, as a table and as JSON', async () => {
         await setUp();
+        await client.getPermitExpirableSemaphore('spare').trySetPermits(4);
         const human = await rlock(['ls', ...flags]);
         expect(human.code).toBe(0);
         const rows = human.stdout.trim().split('\n');
         expect(rows[0]).toMatch(/^NAME\s+KIND\s+HOLDERS\s+WAITERS\s+TTL\s+DETAIL$/);
-        expect(rows).toHaveLength(7);
+        expect(rows).toHaveLength(8);
         expect(human.stdout).toMatch(/order:1\s+lock\s+1\s+-\s+\d+\.\ds\s+owner \S+ count 2/);
         expect(human.stdout).toMatch(/gpu\s+permitExpirableSemaphore\s+1\s+-\s+-\s+permits 1/);
+        // Bare integers all three, named by their kind markers.
+        expect(human.stdout).toMatch(/quota\s+semaphore\s+0\s+-\s+-\s+permits 3/);
+        expect(human.stdout).toMatch(/batch\s+countDownLatch\s+0\s+-\s+-\s+count 2/);
+        expect(human.stdout).toMatch(/spare\s+permitExpirableSemaphore\s+0\s+-\s+-\s+permits 4/);
+        expect(human.stdout).not.toMatch(/semaphoreOrLatch/);
 
         const json = await rlock(['ls', 'order:*', '--json', ...flags]);
         expect(json.code).toBe(0);
@@ -446,7 +452,7 @@ describe('rlock CLI', () => {
         expect(await permits.availablePermits()).toBe(0);
         const notPermits = await rlock(['release', 'quota', 'any-id', '--yes', ...flags]);
         expect(notPermits.code).toBe(1);
-        expect(notPermits.stderr).toMatch(/"quota" is a semaphoreOrLatch, not a permit-expirable semaphore: nothing released/);
+        expect(notPermits.stderr).toMatch(/"quota" is a semaphore, not a permit-expirable semaphore: nothing released/);
         expect(await client.getSemaphore('quota').availablePermits()).toBe(3);
       });
     });

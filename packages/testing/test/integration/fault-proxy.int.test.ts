@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { FaultProxy, RedisFleet } from '../../src/index.js';
+import { FaultProxy, RedisFleet, eventually } from '../../src/index.js';
 
 describe('FaultProxy', () => {
   let fleet: RedisFleet;
@@ -41,6 +41,20 @@ describe('FaultProxy', () => {
     proxy.heal();
     await expect(writes).resolves.toEqual(['OK', 'OK']);
     expect(await direct.get('fp:cut')).toBe('2');
+  });
+
+  it('mutes the server: commands run, their replies are held until heal, then arrive in order', async () => {
+    proxy.mute();
+    let answered = false;
+    const writes = Promise.all([proxied.incr('fp:mute'), proxied.incr('fp:mute')]).then((replies) => {
+      answered = true;
+      return replies;
+    });
+    // Both ran: the server counted them while the client heard nothing.
+    expect(await eventually(async () => (await direct.get('fp:mute')) === '2', 5_000)).toBe(true);
+    expect(answered).toBe(false);
+    proxy.heal();
+    await expect(writes).resolves.toEqual([1, 2]);
   });
 
   it('delays every chunk both ways, in order', async () => {

@@ -16,6 +16,7 @@ end
 
 -- Pops clients, longest registered first, publishing 'unlock' on `wakePrefix` .. <client id> until
 -- one listens (a dead or idle one is dropped). Returns how many heard it (0: nobody is waiting).
+-- A refused publish stops it: every channel would be refused, and the rest keep their places.
 local function wakeClient(clients, wakePrefix, sharded)
   while true do
     local first = redis.call('ZPOPMIN', clients)
@@ -23,7 +24,7 @@ local function wakeClient(clients, wakePrefix, sharded)
       return 0
     end
     local heard = announce(wakePrefix .. first[1], 'unlock', sharded)
-    if heard > 0 then
+    if heard > 0 or publishRefused then
       return heard
     end
   end

@@ -42,7 +42,7 @@ export interface ObjectInfoBase {
   readonly holderCount: number;
 }
 
-/** A bare integer at the main key (a semaphore, a latch, or an unleased permit-expirable pool); pass `{ kind }` to `inspect` to read it as one. */
+/** A bare integer at the main key with no kind marker beside it (written by hand, or by rlock before layout 6); pass `{ kind }` to `inspect` to read it as one. */
 export interface SemaphoreOrLatchInfo extends ObjectInfoBase {
   /** The kind: a bare integer. */
   readonly kind: 'semaphoreOrLatch';

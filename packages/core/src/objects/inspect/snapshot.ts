@@ -82,8 +82,15 @@ export function integerValue(read: KeyRead): number | undefined {
   return read.value !== null && Number.isSafeInteger(value) ? value : undefined;
 }
 
-/** How a kind that keeps a bare integer at `read` recognises it: one of several (a semaphore's permits, a latch's count, a pool). */
-export const fitsBareInteger = (read: KeyRead): 'fits' | undefined => (integerValue(read) === undefined ? undefined : 'fits');
+/**
+ * How kind `kind`, which keeps a bare integer at `read` and its name at `marker` (`<prefix>:{<name>}:kind`), recognises it: shown by the
+ * marker; not it when the marker names another kind; one of several (a semaphore's permits, a latch's count, a pool) with no marker.
+ */
+export function markedBareInteger(read: KeyRead, marker: KeyRead, kind: string): 'shown' | 'fits' | undefined {
+  if (integerValue(read) === undefined) return undefined;
+  if (marker.type === 'none') return 'fits';
+  return marker.value === kind ? 'shown' : undefined;
+}
 
 export function holder(
   owner: string,

@@ -1,4 +1,4 @@
-import { fitsBareInteger, integerValue } from '../inspect/snapshot.js';
+import { integerValue, markedBareInteger } from '../inspect/snapshot.js';
 import { byName, defineKind } from '../object-kind.js';
 import { CountDownLatch } from './count-down-latch.js';
 import type { CountDownLatchInfo } from './info.js';
@@ -6,7 +6,7 @@ import { latchKeys } from './keys.js';
 import { LatchStore } from './latch-store.js';
 import type { RCountDownLatch } from './types.js';
 
-/** The count-down latch (`getCountDownLatch`): a bare integer, as a semaphore's permits (see SemaphoreOrLatchInfo). */
+/** The count-down latch (`getCountDownLatch`): a bare integer, as a semaphore's permits, told apart by its kind marker. */
 export const COUNT_DOWN_LATCH = defineKind({
   name: 'countDownLatch',
   description: 'count that opens at zero',
@@ -15,8 +15,11 @@ export const COUNT_DOWN_LATCH = defineKind({
     const { deployment, context } = site;
     return byName(site, 'latch name', (name): RCountDownLatch => new CountDownLatch(name, context, new LatchStore(deployment, context.commandTimeoutMs)));
   },
-  keeps: (prefix, name) => ({ count: { key: latchKeys(prefix, name).count, type: 'string' } }),
-  recognise: ({ keys: { count } }) => fitsBareInteger(count),
+  keeps: (prefix, name) => {
+    const keys = latchKeys(prefix, name);
+    return { count: { key: keys.count, type: 'string' }, marker: { key: keys.kind, type: 'string' } };
+  },
+  recognise: ({ keys: { count, marker } }) => markedBareInteger(count, marker, 'countDownLatch'),
   describe: ({ keys: { count } }, base): CountDownLatchInfo => ({
     ...base,
     kind: 'countDownLatch',

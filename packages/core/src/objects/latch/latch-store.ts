@@ -8,12 +8,12 @@ const always = (): boolean => true;
 
 export class LatchStore extends ObjectStore {
   trySetCount(keys: LatchKeys, marker: string, count: number): Promise<boolean> {
-    const args = { count: keys.count, marker, initialCount: count, replayWindowMs: this.replayWindowMs };
+    const args = { count: keys.count, marker, kind: keys.kind, initialCount: count, replayWindowMs: this.replayWindowMs };
     return this.write(SCRIPTS.latchTrySetCount, args, 'trySetCount', keys.count, isOne, always);
   }
 
   countDown(keys: LatchKeys, marker: string): Promise<number> {
-    const args = { count: keys.count, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
+    const args = { count: keys.count, marker, kind: keys.kind, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
     return this.write(SCRIPTS.latchCountDown, args, 'countDown', keys.count, asNumber, always);
   }
 

@@ -8,6 +8,8 @@ export interface PermitSemaphoreKeys {
   readonly leases: string;
   /** Hash `<prefix>:{<name>}:holders`: permit id → fencing token. */
   readonly holders: string;
+  /** String `<prefix>:{<name>}:kind`: 'permitExpirableSemaphore', so `inspect` names the kind with no permit leased (set with the permits). */
+  readonly kind: string;
   /** String `<prefix>:{<slot tag>}:fence`: last fencing token of the slot. */
   readonly fence: string;
   /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` when permits came back and some are available. */
@@ -24,6 +26,7 @@ export function keysOfMain(permits: string, prefix = ''): PermitSemaphoreKeys {
     permits,
     leases: `${permits}:leases`,
     holders: `${permits}:holders`,
+    kind: `${permits}:kind`,
     fence: prefix === '' ? '' : fenceKey(prefix, permits),
     channel: `${permits}:permits`,
   };

@@ -1,4 +1,4 @@
-import { fitsBareInteger, holder, integerValue } from '../inspect/snapshot.js';
+import { holder, integerValue, markedBareInteger } from '../inspect/snapshot.js';
 import { byName, defineKind } from '../object-kind.js';
 import type { PermitExpirableSemaphoreInfo } from './info.js';
 import { permitSemaphoreKeys } from './keys.js';
@@ -17,14 +17,19 @@ export const PERMIT_EXPIRABLE_SEMAPHORE = defineKind({
     return byName(site, 'semaphore name', (name): RPermitExpirableSemaphore => new PermitExpirableSemaphore(name, context, store));
   },
   keeps: (prefix, name) => {
-    const { permits, leases, holders } = permitSemaphoreKeys(prefix, name);
-    return { permits: { key: permits, type: 'string' }, leases: { key: leases, type: 'zset' }, holders: { key: holders, type: 'hash', by: leases } };
+    const { permits, leases, holders, kind } = permitSemaphoreKeys(prefix, name);
+    return {
+      permits: { key: permits, type: 'string' },
+      leases: { key: leases, type: 'zset' },
+      holders: { key: holders, type: 'hash', by: leases },
+      marker: { key: kind, type: 'string' },
+    };
   },
-  // Leases show it (even without a pool: permits leased from a count never set); a bare pool is a bare integer.
-  recognise: ({ keys: { permits, leases, holders } }) => {
+  // Leases show it (even without a pool: permits leased from a count never set); a pool alone, its kind marker.
+  recognise: ({ keys: { permits, leases, holders, marker } }) => {
     const leased = leases.type === 'zset' || holders.type === 'hash';
     if (leased && (permits.type === 'none' || integerValue(permits) !== undefined)) return 'shown';
-    return fitsBareInteger(permits);
+    return markedBareInteger(permits, marker, 'permitExpirableSemaphore');
   },
   describe: ({ now, keys: { permits, leases, holders } }, base): PermitExpirableSemaphoreInfo => ({
     ...base,

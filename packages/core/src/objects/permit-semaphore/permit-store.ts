@@ -89,11 +89,23 @@ export class PermitStore extends ObjectStore implements HoldKind {
   }
 
   trySetPermits(keys: PermitSemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(SCRIPTS.permitSemaphoreTrySetPermits, { ...this.marked(keys, marker), count: permits }, 'trySetPermits', keys.permits, isOne);
+    return this.transport.run(
+      SCRIPTS.permitSemaphoreTrySetPermits,
+      { ...this.marked(keys, marker), kind: keys.kind, count: permits },
+      'trySetPermits',
+      keys.permits,
+      isOne,
+    );
   }
 
   addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.run(SCRIPTS.permitSemaphoreAddPermits, { ...this.marked(keys, marker), delta }, 'addPermits', keys.permits, asNumber);
+    return this.transport.run(
+      SCRIPTS.permitSemaphoreAddPermits,
+      { ...this.marked(keys, marker), kind: keys.kind, delta },
+      'addPermits',
+      keys.permits,
+      asNumber,
+    );
   }
 
   available(keys: PermitSemaphoreKeys): Promise<number> {

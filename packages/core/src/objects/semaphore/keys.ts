@@ -4,6 +4,8 @@ import { objectKey } from '../names.js';
 export interface SemaphoreKeys {
   /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
   readonly permits: string;
+  /** String `<prefix>:{<name>}:kind`: 'semaphore', so `inspect` tells the permits from a latch's count (set by trySetPermits, addPermits and a cancel; a release stays one write). */
+  readonly kind: string;
   /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` after permits came back; `need:<clientId>` from a client whose waiter waited long. */
   readonly channel: string;
   /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (TTL commandTimeoutMs; an acquire's and its cancel's 3 × commandTimeoutMs). */
@@ -12,7 +14,7 @@ export interface SemaphoreKeys {
 
 export function semaphoreKeys(prefix: string, name: string): SemaphoreKeys {
   const permits = objectKey(prefix, name);
-  return { permits, channel: `${permits}:permits`, opPrefix: `${permits}:op:` };
+  return { permits, kind: `${permits}:kind`, channel: `${permits}:permits`, opPrefix: `${permits}:op:` };
 }
 
 export function opMarker(keys: SemaphoreKeys, clientId: string, op: string): string {

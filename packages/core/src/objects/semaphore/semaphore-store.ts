@@ -36,7 +36,7 @@ export class SemaphoreStore extends ObjectStore {
   }
 
   private announcing(keys: SemaphoreKeys, marker: string) {
-    return { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
+    return { permits: keys.permits, marker, kind: keys.kind, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
   }
 
   /** Undoes the acquire whose marker is `marker`: true when it had run and its permits are back. */
@@ -47,7 +47,14 @@ export class SemaphoreStore extends ObjectStore {
 
   release(keys: SemaphoreKeys, marker: string, permits: number): Promise<SemaphoreReleaseReply> {
     // One literal, not a spread of announcing(): on this hot path a spread costs more client CPU than the call's own work.
-    const args = { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel, count: permits };
+    const args = {
+      permits: keys.permits,
+      marker,
+      replayWindowMs: this.replayWindowMs,
+      sharded: this.sharded,
+      channel: keys.channel,
+      count: permits,
+    };
     return this.transport.run(SCRIPTS.semaphoreRelease, args, 'release', keys.permits, parseRelease);
   }
 

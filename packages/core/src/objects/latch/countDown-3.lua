@@ -1,9 +1,11 @@
 --[[
-countDown-2: count the latch down by one; at zero delete it and announce it once.
+countDown-3: count the latch down by one; at zero delete it and announce it once.
 
 KEYS[1]  count: <prefix>:{<name>} (string: the remaining count; absent: zero)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: the count this
          op left), so a replay does not count down twice
+KEYS[3]  kind: kind marker <prefix>:{<name>}:kind (string 'countDownLatch'), set with the
+         count and deleted with it, so inspect names the kind
 ARGV[1]  replayWindowMs: how long the marker lives, integer ms
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
 ARGV[3]  channel: the latch's channel <prefix>:{<name>}:zero (keys.ts)
@@ -25,7 +27,7 @@ if current <= 0 then
 end
 local left = current - 1
 if left == 0 then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[3])
   announce(ARGV[3], 'zero', ARGV[2])
 else
   redis.call('SET', KEYS[1], left)

@@ -1,9 +1,11 @@
 --[[
-trySetPermits-2: set the available permits, only when the key is absent.
+trySetPermits-3: set the available permits, only when the key is absent.
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
 KEYS[2]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0',
          this op's outcome), so a replay answers its first outcome
+KEYS[3]  kind: kind marker <prefix>:{<name>}:kind (string 'semaphore'), set when the
+         permits key is created, so inspect names the kind
 ARGV[1]  count: the permits to set, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
@@ -23,6 +25,7 @@ if done then
 end
 local set = setOnce(KEYS[1], ARGV[1], KEYS[2], ARGV[2])
 if set == 1 then
+  redis.call('SET', KEYS[3], 'semaphore')
   announce(ARGV[4], ARGV[1] .. ':' .. ARGV[1], ARGV[3])
 end
 return set

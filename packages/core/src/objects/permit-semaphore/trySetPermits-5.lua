@@ -1,5 +1,5 @@
 --[[
-trySetPermits-4: set the available permits, only when the permits key is
+trySetPermits-5: set the available permits, only when the permits key is
 absent. Lapsed permits are reclaimed first.
 
 KEYS[1]  permits: <prefix>:{<name>} (string)
@@ -7,6 +7,8 @@ KEYS[2]  leases: <prefix>:{<name>}:leases (sorted set: id -> lease end, ms)
 KEYS[3]  holders: <prefix>:{<name>}:holders (hash: id -> token)
 KEYS[4]  marker: op marker <prefix>:{<name>}:op:<clientId>:<op> (string: '1' or '0'),
          so a replay answers its first outcome
+KEYS[5]  kind: kind marker <prefix>:{<name>}:kind (string 'permitExpirableSemaphore'),
+         set when the permits key is created, so inspect names the kind with no permit leased
 ARGV[1]  count: the permits to set, integer from 1 to 2^31-1
 ARGV[2]  replayWindowMs: how long the marker lives, integer ms
 ARGV[3]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
@@ -27,6 +29,7 @@ end
 reclaimPermits(KEYS[1], KEYS[2], KEYS[3])
 local set = setOnce(KEYS[1], ARGV[1], KEYS[4], ARGV[2])
 if set == 1 then
+  redis.call('SET', KEYS[5], 'permitExpirableSemaphore')
   announce(ARGV[4], ARGV[1] .. ':' .. ARGV[1], ARGV[3])
 end
 return set
