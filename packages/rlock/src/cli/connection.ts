@@ -71,6 +71,8 @@ export function connect(flags: ConnectionFlags, warn: (text: string) => void = (
     // ioredis waits this long for a socket that never connected to close
     // (2 s by default), which held a run against a refused port open for it.
     disconnectTimeout: 100,
+    // A command written to a connection that then closed may have run: `unlock` and `release` are not sent twice.
+    autoResendUnfulfilledCommands: false,
   };
   let redis: Redis | Cluster;
   let server: string;
@@ -79,7 +81,12 @@ export function connect(flags: ConnectionFlags, warn: (text: string) => void = (
     // The nodes the Cluster finds share the startup nodes' credentials and TLS: ioredis takes both from redisOptions.
     const auth = nodes.find((node) => node.credentials !== undefined)?.credentials;
     const tls = ca !== undefined ? { ca } : nodes.some((node) => node.tls) ? {} : undefined;
-    const options: ClusterOptions = { redisOptions: { ...common, ...auth, ...(tls ? { tls } : {}) }, clusterRetryStrategy: giveUp };
+    // retryDelayOnFailover 0: ioredis would resend a command whose node connection closed (it may have run).
+    const options: ClusterOptions = {
+      redisOptions: { ...common, ...auth, ...(tls ? { tls } : {}) },
+      clusterRetryStrategy: giveUp,
+      retryDelayOnFailover: 0,
+    };
     redis = new Cluster(
       nodes.map(({ host, port }) => ({ host, port })),
       options,
