@@ -48,11 +48,11 @@ describe('RPermitExpirableSemaphore across a Redis crash and an AOF restart', ()
     expect(await later.getPermitExpirableSemaphore('pool').availablePermits()).toBe(2);
     await pool.closeAll();
 
-    // Once reclaimed, only the count is left without a TTL (besides the slot's fence counter).
+    // Once reclaimed, only the count and its kind marker are left without a TTL (besides the slot's fence counter).
     expect(await redis.exists(leases, holders)).toBe(0);
     const keys = await redis.keys(`${prefix}:*`);
     const withoutTtl = [];
     for (const key of keys) if ((await redis.pttl(key)) === -1) withoutTtl.push(key);
-    expect(withoutTtl.filter((key) => !key.endsWith(':fence')).sort()).toEqual([count]);
+    expect(withoutTtl.filter((key) => !key.endsWith(':fence')).sort()).toEqual([count, `${count}:kind`]);
   }, 30_000);
 });
