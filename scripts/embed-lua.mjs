@@ -2,8 +2,12 @@
 // and CJS) carry them without reading files at run time, and a new script is
 // one file:
 //
-// - the file name gives the entry: objects/lock/acquire-3.lua is `lockAcquire`
-//   with 3 keys (`-n`: a batch, the key count goes first);
+// - the file name says what the script does and gives the entry:
+//   objects/lock/acquire.lua is `lockAcquire`; the name never carries the key
+//   count, so adding a key renames nothing;
+// - the header gives the key count: its `KEYS[i]` lines (`KEYS[1]` … `KEYS[4]`:
+//   a script of 4 keys; per-item keys, `KEYS[i]`: a batch, whose key count the
+//   caller sends first);
 // - the header gives its arguments: each `KEYS[i]  name: …` and `ARGV[i]  name: …`
 //   line (`KEYS[2i-1]`, `ARGV[3i+1]`: one per item of a batch) becomes a field
 //   of the entry's `args`, which takes them by name and puts them in that
@@ -25,9 +29,11 @@
 //
 // It fails, naming file and line, when a header and its script disagree: a
 // KEYS or ARGV index the code reads that the header does not declare or the
-// reverse, a gap in the indices, a key count other than the file name's, a
-// local named otherwise than the header names what it holds, or an include
-// that reads KEYS or ARGV itself. `--check` also fails when a committed module
+// reverse, a gap in the indices, fixed and per-item keys mixed, per-item ARGV
+// in a script of fixed keys, a header whose first line does not name the file
+// (`<name>: <what it does>`), a file name with a key count in it, a local named
+// otherwise than the header names what it holds, or an include that reads KEYS
+// or ARGV itself. `--check` also fails when a committed module
 // is stale (CI runs it).
 import { readdirSync, readFileSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -103,13 +109,14 @@ function splitTopLevel(text) {
 }
 
 /** The `--[[ … ]]` header's KEYS and ARGV declarations, checked against the script's code. */
-function readScript(file, source, numberOfKeys) {
+function readScript(file, name, source) {
   if (!source.startsWith('--[[')) {
     fail(file, 1, 'expected a `--[[ … ]]` header listing every KEYS[i] and ARGV[i]');
     return undefined;
   }
   const headerEnd = source.indexOf(']]');
   const header = source.slice(0, headerEnd).split('\n');
+  if (!header[1]?.startsWith(`${name}: `)) fail(file, 2, `expected the header's first line to name the script: \`${name}: <what it does>\``);
   const bodyStart = header.length; // the body's first line is the header's last (after `]]`)
   const declared = { KEYS: [], ARGV: [] };
   let last;
@@ -131,6 +138,8 @@ function readScript(file, source, numberOfKeys) {
     last = { table, index, name: named[1], doc: [named[2]], line: n + 1 };
     declared[table].push(last);
   });
+  // The key count is the header's: per-item keys make a batch (null: the caller sends the count).
+  const numberOfKeys = declared.KEYS.some((d) => typeof d.index !== 'number') ? null : declared.KEYS.length;
 
   const all = [...declared.KEYS, ...declared.ARGV];
   const byName = new Map();
@@ -178,7 +187,7 @@ function readScript(file, source, numberOfKeys) {
     if (!used.has(key(d.table, d.index))) fail(file, d.line, `${key(d.table, d.index)} "${d.name}" is declared but the script never reads it`);
   }
 
-  // The indices: 1..n without gaps, the key count the file name's; a batch's
+  // The indices: 1..n without gaps; a batch's
   // per-item indices one block per item, after its fixed ARGV.
   for (const table of ['KEYS', 'ARGV']) {
     const list = declared[table];
@@ -199,15 +208,14 @@ function readScript(file, source, numberOfKeys) {
       }
     });
     if (numberOfKeys === null) {
-      if (perItem.length === 0) fail(file, 1, `a -n script declares its ${table === 'KEYS' ? 'keys' : 'per-item arguments'} per item (${table}[<s>i±<c>])`);
-      if (table === 'KEYS' && fixed.length > 0) fail(file, fixed[0].line, 'a -n script has no fixed keys: every key is per item');
+      if (perItem.length === 0)
+        fail(file, 1, `a batch (per-item KEYS[<s>i±<c>]) declares its ${table === 'KEYS' ? 'keys' : 'per-item arguments'} per item (${table}[<s>i±<c>])`);
+      if (table === 'KEYS' && fixed.length > 0) fail(file, fixed[0].line, 'a batch has no fixed keys: every key is per item (KEYS[<s>i±<c>])');
     } else if (perItem.length > 0) {
-      fail(file, perItem[0].line, `per-item ${table} in a script of ${numberOfKeys} keys: name it -n`);
-    } else if (table === 'KEYS' && fixed.length !== numberOfKeys) {
-      fail(file, fixed[0]?.line ?? 1, `declares ${fixed.length} KEYS but its name says ${numberOfKeys}`);
+      fail(file, perItem[0].line, `per-item ${table} in a script of ${numberOfKeys} fixed keys: declare its keys per item (KEYS[<s>i±<c>]) to make it a batch`);
     }
   }
-  return declared;
+  return { declared, numberOfKeys };
 }
 
 // Each include goes in once per script: two includes may both include a third (now-ms).
@@ -279,19 +287,18 @@ function generate(target) {
         .sort()
         .map((file) => {
           const path = join(target.dir, kind, file);
-          const match = /^([a-z][A-Za-z]*)-(\d+|n)\.lua$/.exec(file);
+          const match = /^([a-z][A-Za-z]*)\.lua$/.exec(file);
           if (!match) {
-            fail(path, 1, 'expected <camelName>-<numKeys|n>.lua');
+            fail(path, 1, 'expected <camelName>.lua, named by what the script does (its header gives the keys, not the name)');
             return undefined;
           }
-          const [, name, keys] = match;
-          const numberOfKeys = keys === 'n' ? null : Number(keys);
+          const [, name] = match;
           const source = readFileSync(path, 'utf8');
-          const declared = readScript(path, source, numberOfKeys);
+          const read = readScript(path, name, source);
           const included = new Set();
           const resolved = resolveIncludes(source, path, new Set(), included);
           const lua = !included.has('announce') ? resolved : announces(source) ? reportingRefusedPublish(resolved) : declaringRefusal(resolved);
-          return declared && { id: `${camel(kind)}${capital(name)}`, source: `${kind}/${file}`, numberOfKeys, declared, lua };
+          return read && { id: `${camel(kind)}${capital(name)}`, source: `${kind}/${file}`, numberOfKeys: read.numberOfKeys, declared: read.declared, lua };
         }),
     )
     .filter(Boolean);

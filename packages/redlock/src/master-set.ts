@@ -332,7 +332,7 @@ export class MasterSet {
   }
 
   /**
-   * Renews the batch with one renew-n call per master where a hold has a token;
+   * Renews the batch with one renew.lua call per master where a hold has a token;
    * each decided by decideRenewal, `renewed` only within validity. A renewed
    * hold forgets grants found gone and spreads to voting masters where it has none,
    * also where the answer came after the verdict (forgetGone).

@@ -264,7 +264,7 @@ export class QuorumLockStore implements LockStore {
     return 'masters'; // every hold lives on the same masters
   }
 
-  /** A watchdog batch, one renew-n per master; an undecided hold rejects (QuorumError): the watchdog retries until its deadline. */
+  /** A watchdog batch, one renew.lua call per master; an undecided hold rejects (QuorumError): the watchdog retries until its deadline. */
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const results = await this.masters.renew(holds.map((hold) => ({ grants: (hold as Hold).grant as Grants, leaseMs: hold.leaseMs })));
     return results.map((result, index) => {

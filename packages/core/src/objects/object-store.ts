@@ -7,7 +7,7 @@ export const isOne = (reply: unknown): boolean => reply === 1;
 
 const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
 
-/** renew-n's code for one hold; none: taken. */
+/** A renew.lua script's code for one hold; none: taken. */
 export function renewOutcome(code: number | undefined): RenewOutcome {
   return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
 }

@@ -81,7 +81,7 @@ describe('coordination scripts', () => {
       });
     const drain = (k: Keys, op: string) => run(SCRIPTS.semaphoreDrainPermits, { permits: k.permits, marker: k.op(op), replayWindowMs: WINDOW });
 
-    describe('acquire-2', () => {
+    describe('acquire', () => {
       it('refuses on an unset semaphore and creates nothing', async () => {
         const k = fresh();
         expect(await acquire(k, 'a', 1)).toEqual([0, 0]);
@@ -125,7 +125,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('cancel-3', () => {
+    describe('cancel', () => {
       it("gives a granted acquire's permits back once, announces the available count, and leaves a tombstone", async () => {
         const k = fresh();
         const listener = await listen(k.channel);
@@ -142,7 +142,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('release-2', () => {
+    describe('release', () => {
       it('adds the permits (creating the key, with no kind marker: a release stays one write), announces the available count, and counts a replay once', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
@@ -165,7 +165,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('trySetPermits-3', () => {
+    describe('trySetPermits', () => {
       it('sets only an unset semaphore, marks its kind and announces it; a replay answers its first outcome', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
@@ -185,7 +185,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('addPermits-3', () => {
+    describe('addPermits', () => {
       it('adds and removes permits (below zero too), a replay counting once, and announces only additions', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
@@ -202,7 +202,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('drainPermits-2', () => {
+    describe('drainPermits', () => {
       it('takes every available permit, a replay answering the same count', async () => {
         const k = fresh();
         await redis.set(k.permits, '7');
@@ -263,7 +263,7 @@ describe('coordination scripts', () => {
     /** Makes permit `id`'s lease lapse now, as the server's clock would. */
     const lapse = async (k: Keys, id: string) => void (await redis.zadd(k.leases, 'XX', (await serverMs()) - 1, id));
 
-    describe('acquire-5', () => {
+    describe('acquire', () => {
       it('grants a permit with a token from the slot counter, a lease on the server clock and its holder entry', async () => {
         const k = fresh();
         await redis.set(k.permits, '2');
@@ -329,7 +329,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('release-4', () => {
+    describe('release', () => {
       it('gives the permit back and announces the available count; a replay of the op never counts twice', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
@@ -366,7 +366,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('cancel-4', () => {
+    describe('cancel', () => {
       it('undoes a granted id once, announces it, and refuses the id afterwards', async () => {
         const k = fresh();
         const listener = await listen(k.channel);
@@ -382,7 +382,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('renew-n', () => {
+    describe('renew', () => {
       it('renews a batch across semaphores, never shortens a lease, and reports gone and taken permits', async () => {
         const a = fresh();
         const b = fresh();
@@ -409,7 +409,7 @@ describe('coordination scripts', () => {
       });
     });
 
-    describe('trySetPermits-5, addPermits-5, available-3', () => {
+    describe('trySetPermits, addPermits, available', () => {
       it('sets only an unset semaphore and marks its kind; a replay answers its first outcome', async () => {
         const k = fresh();
         expect(await trySet(k, 's1', 3)).toBe(1);
@@ -457,7 +457,7 @@ describe('coordination scripts', () => {
     const countDown = (k: Keys, op: string) =>
       run(SCRIPTS.latchCountDown, { count: k.count, marker: k.op(op), kind: k.kind, replayWindowMs: WINDOW, sharded: '0', channel: k.channel });
 
-    it('trySetCount-3 sets the count (and its kind marker) only when zero or absent; a replay answers its first outcome', async () => {
+    it('trySetCount sets the count (and its kind marker) only when zero or absent; a replay answers its first outcome', async () => {
       const k = fresh();
       expect(await trySet(k, 's1', 2)).toBe(1);
       expect(await trySet(k, 's1', 2)).toBe(1);
@@ -466,7 +466,7 @@ describe('coordination scripts', () => {
       expect(await redis.get(k.kind)).toBe('countDownLatch');
     });
 
-    it('countDown-3 counts down, deletes the key and its kind marker at zero and announces "zero" once; a replay never counts twice', async () => {
+    it('countDown counts down, deletes the key and its kind marker at zero and announces "zero" once; a replay never counts twice', async () => {
       const k = fresh();
       const listener = await listen(k.channel);
       await trySet(k, 's', 2);
@@ -549,7 +549,7 @@ describe('coordination scripts', () => {
       return { heard, flush: async () => void (await listener.ping()) };
     }
 
-    it('acquire-6 grants a free lock with nobody queued, queues a refused owner once (its ticket the latest try), and grants a free lock to the head only', async () => {
+    it('acquire grants a free lock with nobody queued, queues a refused owner once (its ticket the latest try), and grants a free lock to the head only', async () => {
       const k = fresh();
       const [granted, token, count] = await acquire(k, 'cA:t1', 'a1');
       expect([granted, count]).toEqual([1, 1]);
@@ -577,7 +577,7 @@ describe('coordination scripts', () => {
       expect((await hold(k))?.count).toBe(1);
     });
 
-    it('acquire-6 drops a waiter whose lease lapsed: the one behind it becomes the head', async () => {
+    it('acquire drops a waiter whose lease lapsed: the one behind it becomes the head', async () => {
       const k = fresh();
       await acquire(k, 'cA:t1', 'a1');
       expect((await acquire(k, 'cB:t1', 'b1', '1', 50))[0]).toBe(0);
@@ -589,7 +589,7 @@ describe('coordination scripts', () => {
       expect(await redis.exists(k.queue, k.waiters, k.tickets)).toBe(0);
     });
 
-    it('acquire-6 queues an owner whose place lapsed behind the head again at the back', async () => {
+    it('acquire queues an owner whose place lapsed behind the head again at the back', async () => {
       const k = fresh();
       await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cC:t1', 'c1');
@@ -604,7 +604,7 @@ describe('coordination scripts', () => {
       expect(await redis.hget(k.tickets, 'cB:t1')).toBe('b2 30000');
     });
 
-    it('release-6 hands the lock to the head (count 0, a fresh token, TTL its lease cut to its waiter lease) and tells its client alone, with the ticket; a claim counts it, a release frees it', async () => {
+    it('release hands the lock to the head (count 0, a fresh token, TTL its lease cut to its waiter lease) and tells its client alone, with the ticket; a claim counts it, a release frees it', async () => {
       const k = fresh();
       const listener = await heads(k);
       const [, tokenA] = await acquire(k, 'cA:t1', 'a1');
@@ -642,7 +642,7 @@ describe('coordination scripts', () => {
       expect(token(listener.heard[0]?.message ?? '')).toBe(handedToken);
     });
 
-    it('release-6 hands a lock to a head whose process died no longer than its waiter lease: then the next head takes it', async () => {
+    it('release hands a lock to a head whose process died no longer than its waiter lease: then the next head takes it', async () => {
       const k = fresh();
       await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cB:t1', 'b1', '1', 150);
@@ -655,7 +655,7 @@ describe('coordination scripts', () => {
       expect(await acquire(k, 'cC:t1', 'c2')).toEqual([1, expect.any(String), 1]);
     });
 
-    it('cancel-7 undoes a grant and hands the lock to the head as a release does; its tombstone refuses the acquire arriving late', async () => {
+    it('cancel undoes a grant and hands the lock to the head as a release does; its tombstone refuses the acquire arriving late', async () => {
       const k = fresh();
       const listener = await heads(k);
       await acquire(k, 'cA:t1', 'a1');
@@ -665,7 +665,7 @@ describe('coordination scripts', () => {
       // An acquire cancelled before it arrived: refused when it comes, nothing queued for it.
       expect(await cancel(k, 'cD:t1', 'x2', 'd1')).toBe(0);
       expect(await acquire(k, 'cD:t1', 'd1')).toEqual([-1]);
-      // A reentry cancelled before it arrived is refused too, counting nothing (as the lock's acquire-3).
+      // A reentry cancelled before it arrived is refused too, counting nothing (as the lock's acquire).
       expect(await cancel(k, 'cB:t1', 'x4', 'b9')).toBe(0);
       expect(await acquire(k, 'cB:t1', 'b9')).toEqual([-1]);
       expect(await holder(k)).toEqual(['cB:t1', '0']);
@@ -678,7 +678,7 @@ describe('coordination scripts', () => {
       expect(listener.heard.map((m) => m.channel)).toEqual([`${k.lock}:release:cB`, `${k.lock}:release:cE`]);
     });
 
-    it('acquire-6 counts a claim ("claim/<token>") only on the hold handed to that owner with that token: else it changes nothing', async () => {
+    it('acquire counts a claim ("claim/<token>") only on the hold handed to that owner with that token: else it changes nothing', async () => {
       const k = fresh();
       // Free lock, nobody queued: a claim takes nothing and does not queue.
       expect(await acquire(k, 'cB:t1', 'claim/123')).toEqual([0, -2, '']);
@@ -697,7 +697,7 @@ describe('coordination scripts', () => {
       expect(await acquire(k, 'cB:t1', `claim/${handed}`)).toEqual([1, handed, 1]);
     });
 
-    it('release-6 and acquire-6 drop a queue entry without a waiter lease (the keys diverged): never handed the lock, never in the way', async () => {
+    it('release and acquire drop a queue entry without a waiter lease (the keys diverged): never handed the lock, never in the way', async () => {
       const k = fresh();
       await acquire(k, 'cA:t1', 'a1');
       await acquire(k, 'cB:t1', 'b1');
@@ -715,7 +715,7 @@ describe('coordination scripts', () => {
       expect(await redis.exists(j.queue)).toBe(0);
     });
 
-    it("forceUnlock-5 tells the holder on its client's notice channel, naming owner, token and key", async () => {
+    it("forceUnlock tells the holder on its client's notice channel, naming owner, token and key", async () => {
       const k = fresh();
       const notices = await listen(`${k.notices}cA`);
       const [, token] = await acquire(k, 'cA:t1', 'a1');
@@ -725,7 +725,7 @@ describe('coordination scripts', () => {
       expect(notices.messages).toEqual([`forced cA:t1 ${String(token)} ${k.lock}`]);
     });
 
-    it('leaveQueue-5 gives back a hand-off not yet claimed (to the next head), and by the head of a free lock hands it on; forceUnlock-5 hands a held lock to the head', async () => {
+    it('leaveQueue gives back a hand-off not yet claimed (to the next head), and by the head of a free lock hands it on; forceUnlock hands a held lock to the head', async () => {
       const k = fresh();
       const listener = await heads(k);
       expect(await forceUnlock(k)).toBe(0);

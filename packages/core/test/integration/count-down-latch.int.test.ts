@@ -102,7 +102,7 @@ describe('RCountDownLatch', () => {
       expect(await eventually(async () => (await commandCalls(redis, 'get')) - start >= 20, 2_000)).toBe(true);
       const readsBefore = await commandCalls(redis, 'get');
       expect(readsBefore - start).toBe(20);
-      // INFO commandstats counts the GETs inside scripts too: countDown-2 reads
+      // INFO commandstats counts the GETs inside scripts too: countDown reads
       // its marker and the count (2). A count down that does not reach zero wakes nobody.
       await counter.getCountDownLatch('local').countDown();
       expect(await commandCalls(redis, 'get')).toBe(readsBefore + 2);
@@ -143,7 +143,7 @@ describe('RCountDownLatch', () => {
       expect(codes).toEqual(Array(processes).fill(0));
       expect(children.map((child) => child.stdout.trim())).toEqual(Array(processes).fill('woke 4'));
       // One read per awaiter after the wake-up, none more (and the two GETs
-      // inside each countDown-2, which INFO commandstats counts too).
+      // inside each countDown, which INFO commandstats counts too).
       expect((await commandCalls(redis, 'get')) - readsBefore).toBe(3 * 2 + processes * 4);
     });
   });

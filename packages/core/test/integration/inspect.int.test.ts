@@ -195,7 +195,7 @@ describe('inspect', () => {
     });
   });
 
-  describe('read-n.lua', () => {
+  describe('read.lua', () => {
     it('reads each key by its type, and a key read by another only at the members that one listed, bounded by the limit', async () => {
       const redis = fleet.client(0);
       const main = `${uniquePrefix()}:{x}`;

@@ -94,7 +94,7 @@ describe('NonReentrantLock', () => {
     });
   });
 
-  describe('acquire-4 with kind nonReentrantLock', () => {
+  describe('acquire with kind nonReentrantLock', () => {
     const acquire = (keys: PlainLockKeys, owner: string, op: string, kind: string) =>
       evalScript(fleet.client(0), SCRIPTS.lockAcquire, {
         lock: keys.lock,

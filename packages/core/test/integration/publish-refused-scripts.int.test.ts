@@ -27,7 +27,7 @@ describe('scripts under a user without channel rights', () => {
   const run = <A>(script: EmbeddedScript<A>, args: NoInfer<A>) => evalScript(restricted, script, args);
   const refused = (reply: unknown): unknown[] => ['rlock:publish-refused', expect.stringMatching(/can't publish to the channel/) as unknown, reply];
 
-  it('semaphore release-2: counts the permits once and reports the refusal beside its reply; a replay publishes nothing', async () => {
+  it('semaphore release: counts the permits once and reports the refusal beside its reply; a replay publishes nothing', async () => {
     const permits = `${uniquePrefix()}:{quota}`;
     const args = {
       permits,
@@ -42,7 +42,7 @@ describe('scripts under a user without channel rights', () => {
     expect(await admin.get(permits)).toBe('3');
   });
 
-  it('latch countDown-2: deletes the latch at zero and reports the refusal', async () => {
+  it('latch countDown: deletes the latch at zero and reports the refusal', async () => {
     const count = `${uniquePrefix()}:{batch}`;
     await admin.set(count, '1');
     const args = { count, marker: `${count}:op:client:c1`, kind: `${count}:kind`, replayWindowMs: 2_000, sharded: '0', channel: `${count}:zero` };
@@ -51,7 +51,7 @@ describe('scripts under a user without channel rights', () => {
     expect(await run(SCRIPTS.latchCountDown, args)).toBe(0);
   });
 
-  it('lock wake-2: stops at the first refused wake, so the clients behind keep their places', async () => {
+  it('lock wake: stops at the first refused wake, so the clients behind keep their places', async () => {
     const keys = plainLockKeys(uniquePrefix(), 'job', 'me');
     await admin.zadd(keys.clients, '1', 'b', '2', 'c');
     expect(await run(SCRIPTS.lockWake, { lock: keys.lock, clients: keys.clients, clientId: 'me', sharded: '0', wakePrefix: keys.wakePrefix })).toEqual(

@@ -75,7 +75,7 @@ describe('read-write lock', () => {
       expect(await acquire(k, 'a', 'read', 'o5')).toEqual([1, t1, 2]);
     });
 
-    it("acquire-5 refuses a hash without its mode (a lock's hold, also a hash) with WRONGTYPE, and writes nothing", async () => {
+    it("acquire refuses a hash without its mode (a lock's hold, also a hash) with WRONGTYPE, and writes nothing", async () => {
       const k = keysOf(uniquePrefix());
       const redis = fleet.client(0);
       await redis.hset(k.hash, { 'c:t1': '1', t: '17', o: 'a' });
@@ -84,7 +84,7 @@ describe('read-write lock', () => {
       expect(await redis.exists(k.fence, k.readers, k.writers, k.cancelled)).toBe(0);
     });
 
-    it("forceUnlock-2 releases every holder, announces 'force' and tells each holder on its client's notice channel", async () => {
+    it("forceUnlock releases every holder, announces 'force' and tells each holder on its client's notice channel", async () => {
       const prefix = uniquePrefix();
       const k = keysOf(prefix);
       const listener = fleet.client(0);

@@ -76,7 +76,7 @@ describe('lock scripts', () => {
     return { heard, settle: () => listener.ping() };
   };
 
-  describe('acquire-4', () => {
+  describe('acquire', () => {
     it('grants a free lock with count 1, the lease as TTL and a token, and reenters for the same owner', async () => {
       const keys = fresh();
       const [granted, token, count] = await acquire(keys, 'c:t1', 10_000, 'op1');
@@ -216,7 +216,7 @@ describe('lock scripts', () => {
     });
   });
 
-  describe('release-3', () => {
+  describe('release', () => {
     it('decrements, then deletes and wakes the client a refused try registered, counting the receivers', async () => {
       const keys = fresh();
       const { heard, settle } = await listenAs(keys, 'w');
@@ -330,7 +330,7 @@ describe('lock scripts', () => {
     });
   });
 
-  describe('wake-2', () => {
+  describe('wake', () => {
     it('passes a wake on to the next waiting client while the lock is free, never back to the caller', async () => {
       const keys = fresh();
       const { heard, settle } = await listenAs(keys, 'me', 'b');
@@ -348,7 +348,7 @@ describe('lock scripts', () => {
     });
   });
 
-  describe('cancel-4', () => {
+  describe('cancel', () => {
     it("undoes the hold's last acquire by its op, one count or all, and leaves a tombstone", async () => {
       const keys = fresh();
       await acquire(keys, 'o:t0', 10_000, 'a1');
@@ -385,7 +385,7 @@ describe('lock scripts', () => {
     });
   });
 
-  describe('renew-n', () => {
+  describe('renew', () => {
     it('renews held leases, reports gone and taken ones, and never recreates a key', async () => {
       const held = fresh();
       const gone = fresh();
@@ -431,7 +431,7 @@ describe('lock scripts', () => {
     });
   });
 
-  describe('forceUnlock-1', () => {
+  describe('forceUnlock', () => {
     it('deletes a held lock and announces "force"; a free lock gives 0', async () => {
       const keys = fresh();
       const listener = fleet.client(0);

@@ -86,7 +86,7 @@ export class LeaseLockStore {
     );
   }
 
-  /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */
+  /** One renew.lua call; one code per item: 1 renewed, 0 gone, −1 taken. */
   renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
     const holds = items.map(({ key, owner, token, leaseMs }) => ({ lock: key, holder: holderValue(owner, token), leaseMs }));
     return this.transport.run(SCRIPTS.leaseLockRenew, { items: holds }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);

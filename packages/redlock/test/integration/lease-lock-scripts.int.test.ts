@@ -30,7 +30,7 @@ describe('lease lock scripts', () => {
     }
   });
 
-  describe('acquire-2, release-2, cancel-2, renew-n', () => {
+  describe('acquire, release, cancel, renew', () => {
     const take = (keys: LockKeys, holder: string, leaseMs: number) =>
       run(SCRIPTS.leaseLockAcquire, { lock: keys.lock, cancelled: keys.cancelled, holder, leaseMs });
     const give = (keys: LockKeys, owner: string, token: string, op: string) =>

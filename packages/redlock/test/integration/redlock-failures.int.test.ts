@@ -315,7 +315,7 @@ describe('Redlock', () => {
         await lock.unlock(); // released by those three
       });
       // Each sleeper runs the acquire, the release behind it, then the retry sent when that release timed out: named
-      // by the round's op like a token (never owner-wide), so it cannot delete a newer hold of the task (release-2's
+      // by the round's op like a token (never owner-wide), so it cannot delete a newer hold of the task (release's
       // script tests show a release by token leaves another op's grant).
       const retried = async () => (await Promise.all(admins.map((admin) => commandCalls(admin, 'evalsha')))).every((calls) => calls >= 3);
       expect(await eventually(retried, 5_000)).toBe(true);

@@ -18,7 +18,7 @@ export interface ZsetEntry {
   readonly score: number;
 }
 
-/** One key as read-n.lua read it: what its type holds, the others empty. */
+/** One key as read.lua read it: what its type holds, the others empty. */
 export interface KeyRead {
   /** TYPE: 'none' when absent. */
   readonly type: string;

@@ -63,7 +63,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   constructor(
     deployment: Deployment,
     replayWindowMs: number,
-    /** acquire-4's kind: '' counts an owner's acquisitions; 'nonReentrantLock' refuses its second. */
+    /** lock/acquire.lua's kind: '' counts an owner's acquisitions; 'nonReentrantLock' refuses its second. */
     private readonly lockKind: '' | 'nonReentrantLock' = '',
     /** The client whose locks these are (absent where a subclass wakes its own way: the fair lock). */
     private readonly waits?: ClientWaits,
@@ -208,7 +208,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     return renewOutcome(code);
   }
 
-  /** One renew-n call; one code per item: 1 renewed, 0 gone, −1 taken. */
+  /** One renew.lua call; one code per item: 1 renewed, 0 gone, −1 taken. */
   renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
     return this.transport.run(SCRIPTS.lockRenew, { items }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }

@@ -9,7 +9,7 @@ import type { NonReentrantLockInfo } from './info.js';
 
 const NAME = 'nonReentrantLock';
 
-/** The lock's keys and engine; acquire-4 refuses an owner's second acquisition in Redis. */
+/** The lock's keys and engine; lock/acquire.lua refuses an owner's second acquisition in Redis. */
 export const NON_REENTRANT_LOCK = defineKind({
   name: NAME,
   description: 'lock a task cannot take twice',
@@ -22,7 +22,7 @@ export const NON_REENTRANT_LOCK = defineKind({
     const { lock, clients } = plainLockKeys(prefix, name, '');
     return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
   },
-  // acquire-4 marks the hold with field n (hold-record).
+  // lock/acquire.lua marks the hold with field n (hold-record).
   recognise: ({ keys: { lock } }) => (parseHold(lock.fields)?.once ? 'shown' : undefined),
   describe: ({ now, keys: { lock } }, base): NonReentrantLockInfo => {
     const hold = parseHold(lock.fields);

@@ -185,7 +185,7 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return this.deployment.batchKey(hold.key);
   }
 
-  /** Renews holds of either mode (the store of one mode is the kind of both): one renew-n call. */
+  /** Renews holds of either mode (the store of one mode is the kind of both): one renew.lua call. */
   renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     return this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token, leaseMs: hold.leaseMs, mode: (hold as Hold).mode })));
   }
