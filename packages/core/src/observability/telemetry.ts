@@ -1,5 +1,5 @@
 // Metrics and traces through the optional `@opentelemetry/api`, recorded only while something listens.
-// Names and attributes: DESIGN.md, "Observability (v4)".
+// Names and attributes: docs/observability.md ("Metrics" and "Traces"), which users build dashboards on.
 import { LockAcquireTimeoutError } from '../errors.js';
 import { activeCount, observeActive, type ActiveCount } from './active.js';
 import { acquireChannel, leaseLostChannel, renewalChannel, type LockChannelContext } from './channels.js';
