@@ -191,7 +191,7 @@ const OUTCOMES = [
   ['FAIL', '#d62728'],
 ];
 
-/** @param {string} verdict the runner's verdict text (check.mjs) @returns {string} its class (OUTCOMES) */
+/** @param {string} verdict the runner's verdict text (scripts/faults/check.mjs) @returns {string} its class (OUTCOMES) */
 function outcomeOf(verdict) {
   if (verdict.startsWith('FAIL')) return 'FAIL';
   if (verdict.startsWith('KNOWN DEFECT')) return 'known defect';

@@ -23,7 +23,7 @@ import { labelOf, versionOf } from './libraries.mjs';
  */
 
 /**
- * Every round's figures of this run, in order, for `run.mjs --json` (and the
+ * Every round's figures of this run, in order, for `scripts/bench/run.mjs --json` (and the
  * charts drawn from it): scenario tag, library, round, figures.
  * @type {{ tag: string, library: string, label: string, kind: string, round: number, figures: Figures }[]}
  */

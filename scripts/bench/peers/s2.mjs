@@ -159,7 +159,7 @@ export async function run(ctx) {
           p50: percentile(waits, 50),
           p99: percentile(waits, 99),
           max: waits.length ? /** @type {number} */ (waits[waits.length - 1]) : Number.NaN,
-          // The distribution for the charts (run.mjs --json): p1 … p99, then p99.9 and the max.
+          // The distribution for the charts (scripts/bench/run.mjs --json): p1 … p99, then p99.9 and the max.
           waitQuantiles: JSON.stringify(
             waits.length ? [...Array.from({ length: 99 }, (_, i) => percentile(waits, i + 1)), percentile(waits, 99.9), waits[waits.length - 1]] : [],
           ),
