@@ -47,6 +47,7 @@ describe('scripts/check-file-refs.mjs', () => {
         "import { x } from './app.ts';",
         '```',
       ].join('\n'),
+      'docs/api/media/CHANGELOG.md': 'A copy the API site build made: `gone.lua`.\n',
       'packages/core/src/objects/lock/store.ts': '// Runs acquire.lua (../includes/mint-token.lua).\nconst lua = script.lua; /* keys: lock/acquire.lua */\n',
     });
     expect(run).toMatchObject({ status: 0 });
