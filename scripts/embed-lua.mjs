@@ -18,14 +18,9 @@
 // - `--- @include "<name>"` is replaced by core's objects/includes/<name>.lua:
 //   a Lua function shared by several objects, taking what it needs as
 //   parameters;
-// - every PUBLISH/SPUBLISH goes through the "announce" include, by redis.pcall:
-//   an ACL may refuse a channel after the script wrote, and Redis keeps those
-//   writes, so the refusal is reported in the reply, {PUBLISH_REFUSED, <error>,
-//   <the script's reply>}, which the transport unwraps
-//   (packages/core/src/connection/transport.ts). A script that calls a
-//   publishing function runs inside a function for that; one that only
-//   includes it (lock acquire: wake-client's registerClient) does not pay for
-//   the wrapper.
+// - a script that calls a publishing function is wrapped so that a refused
+//   PUBLISH (an ACL; Redis keeps the writes before it) comes back as
+//   {PUBLISH_REFUSED, <error>, <reply>}, which the transport unwraps.
 //
 // It fails, naming file and line, when a header and its script disagree: a
 // KEYS or ARGV index the code reads that the header does not declare or the

@@ -1,15 +1,7 @@
 // @ts-check
 /**
- * Redis instructions per S1 pair, counted under callgrind: a count that does not move with the
- * machine's load, unlike CPU time. redis-server runs under `valgrind --tool=callgrind` on a free
- * port; 64 tasks on 64 keys run a warm-up, the counters are zeroed, `PAIRS` pairs run, and the
- * counters dumped: instructions ÷ pairs is the figure. Connecting, loading scripts
- * and the first calls fall outside the window.
- *
- *   node scripts/bench/redis-instructions.mjs                 # raw and rlock of this checkout
- *   BENCH_RLOCK_BASELINE=/path/to/built/checkout node scripts/bench/redis-instructions.mjs
- *
- * Needs valgrind (Debian: `apt-get install valgrind`). Takes about a minute per row.
+ * Redis instructions per S1 pair (64 tasks, 64 keys) under callgrind: a figure the machine's load does not move.
+ * Usage in scripts/bench/README.md; needs valgrind.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
