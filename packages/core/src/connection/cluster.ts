@@ -42,6 +42,8 @@ export class ClusterDeployment implements Deployment {
   }
 
   openSubscriber(handlers: SubscriberHandlers): SubscriberConnection {
+    // Unlike a standalone subscriber (subscriber-connection.ts), nothing here needs its resubscribe promises handled: ioredis's
+    // Cluster subscribers never reconnect a connection (retryStrategy null; a new one replaces it) and catch their own resubscribes.
     const subscriber = this.redis.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false });
     let ready = false;
     subscriber.on('smessage', (channel: string, payload: string) => handlers.message(channel, payload));
