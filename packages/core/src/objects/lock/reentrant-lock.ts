@@ -10,7 +10,7 @@ import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError
 import { checkFunction } from '../../checks/argument-checks.js';
 import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, ownerId, runInCurrentTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
-import { ORDER_KEY } from '../multi-lock/multi-lock.js';
+import { ORDER_KEY } from './order-key.js';
 import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandleOf, LockScope, RLockOf } from './types.js';
