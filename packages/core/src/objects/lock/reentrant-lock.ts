@@ -61,11 +61,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.core.keysOf(this.name);
   }
 
-  /** The same lock, measured as `object` (a leader election's: `leader`). */
-  labelled(object: string): ReentrantLock<Token> {
-    return new ReentrantLock<Token>(this.name, this.ctx, this.store, object);
-  }
-
   /** Where this lock sorts in a multi-lock's global order: its full key. */
   get [ORDER_KEY](): string {
     return this.keys.lock;
