@@ -102,6 +102,8 @@ module.exports = {
     {
       name: 'kind-imports-no-other-kind',
       severity: 'error',
+      // What several kinds share (a lock variant such as fair or non-reentrant, its scripts, a report shape) lives
+      // in objects/lock/ or a shared objects/* file, not in the folder of the kind that had it first.
       comment:
         "A kind's folder builds on the lock (objects/lock/) and shared objects/* files, never on another kind's folder: each kind can be read, changed or removed alone.",
       from: { path: `${objects}([^/]+)/`, pathNot: `${objects}${anyOf(['lock', ...SHARED_OBJECT_FOLDERS])}/` },
