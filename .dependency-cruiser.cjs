@@ -1,13 +1,13 @@
 // What may import what, in every package. `npm test` runs this (npm run check:layers).
 //
-// Between packages: each package imports only the packages its package.json lists, and only through
-// their entry points (what `exports` publishes); testing (real Redis fleets) is for tests, never for
-// the src of a published package. Inside @org/rlock-core, the layers bottom to top: base (errors,
-// argument checks, tasks, observability) ← connection (transport, bounded calls, deployments) ← engine
-// (attempts, waiting, holds, renewal) ← objects (one folder per kind) ← client (clients, their options,
-// inspect, shutdown). An import may only point down. Inside objects, the lock (objects/lock/) is the
-// base the other kinds build on: a kind's folder imports the lock, shared objects/* files and its own
-// folder, never another kind's.
+// Between packages: each package's source imports only the packages (workspace or npm) its package.json
+// lists, a workspace package only through its entry points (what `exports` publishes); testing (real Redis
+// fleets) is for tests, never for the src of a published package. Inside @org/rlock-core, the layers bottom
+// to top: base (errors, argument checks, tasks, observability) ← connection (transport, bounded calls,
+// deployments) ← engine (attempts, waiting, holds, renewal) ← objects (one folder per kind) ← client
+// (clients, their options, inspect, shutdown). An import may only point down. Inside objects, the lock
+// (objects/lock/) is the base the other kinds build on: a kind's folder imports the lock, shared objects/*
+// files and its own folder, never another kind's.
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -64,6 +64,15 @@ module.exports = {
       from: { path: '^packages/[^/]+/', pathNot: `^packages/${pkg.folder}/` },
       to: { path: `^packages/${pkg.folder}/`, pathNot: `^packages/${pkg.folder}/src/${anyOf(entryPoints(pkg))}\\.ts$` },
     })),
+    {
+      name: 'src-imports-declared-npm-packages',
+      severity: 'error',
+      comment:
+        "A package's source imports only npm packages its own package.json lists (dependencies or peerDependencies): one hoisted from another package's works here and breaks when published.",
+      from: { path: '^packages/[^/]+/src/' },
+      // A listed dependency may carry npm-no-pkg too (seen for an optional peer loaded by import()): listed wins.
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown', 'npm-dev'], dependencyTypesNot: ['npm', 'npm-peer', 'npm-optional'] },
+    },
     {
       name: 'published-src-uses-no-test-fleet',
       severity: 'error',
@@ -133,7 +142,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(dist|node_modules)/' },
+    exclude: { path: '(^|/)dist/' },
     tsConfig: { fileName: 'tsconfig.test.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs'] },
