@@ -1,15 +1,15 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { Cluster, type ClusterOptions } from 'ioredis';
 import { createCluster } from './cluster-create.js';
 import { parseClusterNodes, slotInRanges, type ClusterNodesEntry, type ClusterRole } from './cluster-nodes.js';
 import { resolveClusterOptions, type RedisClusterOptions, type ResolvedClusterOptions } from './cluster-options.js';
-import type { KillSignal } from './fleet-server.js';
+import { FailoverFleet, type FleetWaitOptions } from './failover-fleet.js';
 import { CLUSTER_SLOTS, keySlot } from './key-slot.js';
 import { infoField, QUERY_TIMEOUT_MS, queryText } from './node-query.js';
 import type { ProcessServer, ProcessServerConfig } from './process-server.js';
 import { probeRedisServer } from './redis-server-binary.js';
 import { RespErrorReply, sendCommands } from './resp-connection.js';
 import { ServerGroup } from './server-group.js';
+import { pollUntilSettled } from './settle-poll.js';
 
 /** One node of a {@link RedisCluster}, as the cluster last agreed on it. */
 export interface ClusterNode {
@@ -34,11 +34,8 @@ export interface ClusterNode {
   readonly running: boolean;
 }
 
-/** Per-call bound of {@link RedisCluster.waitForFailover} and {@link RedisCluster.restart}. */
-export interface ClusterWaitOptions {
-  /** @default the cluster's `waitTimeoutMs` (30000 unless set at start) */
-  timeoutMs?: number;
-}
+/** Per-call bound of {@link RedisCluster.waitForFailover} and {@link RedisCluster.restart}: `timeoutMs`, by default the cluster's `waitTimeoutMs`. */
+export type ClusterWaitOptions = FleetWaitOptions;
 
 /** What the fleet knows of a node besides its process: the last agreed view. */
 interface NodeState {
@@ -50,9 +47,6 @@ interface NodeState {
 
 /** The configuration every answering node agreed on, by port. */
 type Topology = ReadonlyMap<number, NodeState>;
-
-/** Pause between two polls of the nodes while waiting for the cluster to settle. */
-const POLL_INTERVAL_MS = 50;
 
 /**
  * A real Redis Cluster of local `redis-server` processes for tests, examples
@@ -72,18 +66,15 @@ const POLL_INTERVAL_MS = 50;
  * await cluster.restart(old);                          // rejoins as a replica of `promoted`
  * ```
  */
-export class RedisCluster implements AsyncDisposable {
+export class RedisCluster extends FailoverFleet<ClusterNode> {
   /** Number of nodes: masters × (1 + replicasPerMaster). */
   readonly size: number;
   /** Every node's address, for `new Cluster(startupNodes)` of ioredis. */
   readonly startupNodes: readonly { readonly host: string; readonly port: number }[];
   private states: readonly NodeState[];
 
-  private constructor(
-    private readonly group: ServerGroup,
-    private readonly options: ResolvedClusterOptions,
-    topology: Topology,
-  ) {
+  private constructor(group: ServerGroup, options: ResolvedClusterOptions, topology: Topology) {
+    super(group, 'cluster', options.waitTimeoutMs);
     this.size = group.servers.length;
     this.startupNodes = Object.freeze(group.servers.map(({ host, port }) => Object.freeze({ host, port })));
     this.states = this.statesFrom(topology);
@@ -144,13 +135,8 @@ export class RedisCluster implements AsyncDisposable {
     }
   }
 
-  /** Every node in index order, with roles and slots from the last topology read. */
-  nodes(): ClusterNode[] {
-    return this.group.servers.map((_, i) => this.node(i));
-  }
-
   /**
-   * Node `i` (start order).
+   * Node `i` (start order), with its role and slots from the last topology read.
    * @throws RangeError for an index outside 0 … size − 1.
    */
   node(i: number): ClusterNode {
@@ -308,67 +294,6 @@ export class RedisCluster implements AsyncDisposable {
     return this.nodes();
   }
 
-  /**
-   * Kills a node (any role) with `signal` and resolves once it has exited;
-   * at once when it is not running. Roles are not re-read: see
-   * {@link RedisCluster.refresh} and {@link RedisCluster.waitForFailover}.
-   * @throws RangeError for a bad index or signal; Error once stopped.
-   */
-  async kill(node: number | ClusterNode, signal: KillSignal = 'SIGKILL'): Promise<void> {
-    await this.group.kill(this.indexOf(node), signal);
-  }
-
-  /**
-   * Freezes a node (SIGSTOP) until {@link RedisCluster.resume}. Paused longer
-   * than `nodeTimeoutMs`, a master is failed over like a dead one.
-   * @throws Error when the node is not running or the cluster is stopped.
-   */
-  async pause(node: number | ClusterNode): Promise<void> {
-    await this.group.pause(this.indexOf(node));
-  }
-
-  /** Continues a paused node (SIGCONT); no-op when it is not paused. */
-  async resume(node: number | ClusterNode): Promise<void> {
-    await this.group.resume(this.indexOf(node));
-  }
-
-  /** Whether the node's process runs (a paused node runs). */
-  isRunning(node: number | ClusterNode): boolean {
-    return this.group.server(this.indexOf(node)).isRunning();
-  }
-
-  /**
-   * Disconnects the clients made by {@link RedisCluster.client}, kills every
-   * node (SIGKILL) and removes their data directories. Idempotent.
-   * @throws AggregateError when some node could not be torn down.
-   */
-  stop(): Promise<void> {
-    return this.group.stop();
-  }
-
-  /** Same as {@link RedisCluster.stop}, for `await using`. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
-  }
-
-  private indexOf(node: number | ClusterNode): number {
-    if (typeof node === 'number') {
-      this.group.server(node);
-      return node;
-    }
-    const server = this.group.servers[node.index];
-    if (server === undefined || server.port !== node.port) {
-      throw new RangeError(`node on port ${node.port} is not part of this cluster`);
-    }
-    return node.index;
-  }
-
-  private timeout(options: ClusterWaitOptions): number {
-    const timeoutMs = options.timeoutMs ?? this.options.waitTimeoutMs;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 0) throw new RangeError(`timeoutMs must be an integer ≥ 0, got ${String(timeoutMs)}`);
-    return timeoutMs;
-  }
-
   private statesFrom(topology: Topology): NodeState[] {
     return this.group.servers.map((server, i) => topology.get(server.port) ?? (this.states[i] as NodeState));
   }
@@ -406,20 +331,14 @@ function configurationKey(entries: readonly ClusterNodesEntry[]): string {
  * linked and synced; paused nodes left out) and `accept` holds for it; returns it.
  * @throws Error saying what was last missing when `timeoutMs` passes.
  */
-async function settle(group: ServerGroup, what: string, timeoutMs: number, accept: (topology: Topology) => boolean): Promise<Topology> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    group.assertNotStopped('wait');
-    const seen = await observe(group);
-    let problem: string;
-    if (typeof seen === 'string') problem = seen;
-    else if (accept(seen)) return seen;
-    else problem = 'the agreed configuration does not show it yet';
-    if (performance.now() >= deadline) {
-      throw new Error(`RedisCluster: timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${problem}`);
-    }
-    await delay(POLL_INTERVAL_MS);
-  }
+function settle(group: ServerGroup, what: string, timeoutMs: number, accept: (topology: Topology) => boolean): Promise<Topology> {
+  return pollUntilSettled(
+    group,
+    what,
+    timeoutMs,
+    () => observe(group),
+    (seen) => (accept(seen) ? undefined : 'the agreed configuration does not show it yet'),
+  );
 }
 
 /** The configuration all running nodes agree on, or what keeps them from agreeing. */

@@ -1,12 +1,12 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { KillSignal } from './fleet-server.js';
+import { FailoverFleet, type FleetWaitOptions } from './failover-fleet.js';
 import { infoField, queryNode, QUERY_TIMEOUT_MS } from './node-query.js';
 import type { ProcessServer, ProcessServerConfig } from './process-server.js';
 import { probeRedisServer } from './redis-server-binary.js';
 import { RespErrorReply, sendCommands, type RespReply } from './resp-connection.js';
 import { resolveSentinelGroupOptions, type RedisSentinelGroupOptions, type ResolvedSentinelGroupOptions } from './sentinel-options.js';
 import { ServerGroup } from './server-group.js';
+import { pollUntilSettled } from './settle-poll.js';
 
 /** What a node of a {@link RedisSentinelGroup} is. */
 export type SentinelGroupRole = 'master' | 'replica' | 'sentinel';
@@ -32,14 +32,8 @@ export interface SentinelGroupNode {
   readonly running: boolean;
 }
 
-/** Per-call bound of {@link RedisSentinelGroup.waitForFailover} and {@link RedisSentinelGroup.restart}. */
-export interface SentinelWaitOptions {
-  /** @default the group's `waitTimeoutMs` (30000 unless set at start) */
-  timeoutMs?: number;
-}
-
-/** Pause between two polls of the group while waiting for it to settle. */
-const POLL_INTERVAL_MS = 50;
+/** Per-call bound of {@link RedisSentinelGroup.waitForFailover} and {@link RedisSentinelGroup.restart}: `timeoutMs`, by default the group's `waitTimeoutMs`. */
+export type SentinelWaitOptions = FleetWaitOptions;
 
 /**
  * Sentinel timers lowered with `SENTINEL DEBUG` (Redis ≥ 7.0; not saved, so set
@@ -67,7 +61,7 @@ const SENTINEL_DEBUG_TIMERS = ['info-period', 1_000, 'publish-period', 250] as c
  * await group.restart(old);                    // comes back as a replica of `promoted`
  * ```
  */
-export class RedisSentinelGroup implements AsyncDisposable {
+export class RedisSentinelGroup extends FailoverFleet<SentinelGroupNode> {
   /** Name the Sentinels monitor the master under (ioredis' `name`). */
   readonly masterName: string;
   /** The Sentinels' addresses (ioredis' `sentinels`). */
@@ -78,10 +72,8 @@ export class RedisSentinelGroup implements AsyncDisposable {
   /** Index of the data node the Sentinels last named master. */
   private masterIndex = 0;
 
-  private constructor(
-    private readonly group: ServerGroup,
-    private readonly options: ResolvedSentinelGroupOptions,
-  ) {
+  private constructor(group: ServerGroup, options: ResolvedSentinelGroupOptions) {
+    super(group, 'group', options.waitTimeoutMs);
     this.masterName = options.masterName;
     this.dataNodeCount = 1 + options.replicas;
     this.size = group.servers.length;
@@ -142,13 +134,8 @@ export class RedisSentinelGroup implements AsyncDisposable {
     }
   }
 
-  /** Every process in index order: the data nodes, then the Sentinels. */
-  nodes(): SentinelGroupNode[] {
-    return this.group.servers.map((_, i) => this.node(i));
-  }
-
   /**
-   * Process `i`.
+   * Process `i`: the data nodes come first (0 is the initial master, then the replicas), then the Sentinels.
    * @throws RangeError for an index outside 0 … size − 1.
    */
   node(i: number): SentinelGroupNode {
@@ -261,48 +248,6 @@ export class RedisSentinelGroup implements AsyncDisposable {
     return this.nodes();
   }
 
-  /**
-   * Kills a process (any role) with `signal` and resolves once it has
-   * exited; at once when it is not running.
-   * @throws RangeError for a bad index or signal; Error once stopped.
-   */
-  async kill(node: number | SentinelGroupNode, signal: KillSignal = 'SIGKILL'): Promise<void> {
-    await this.group.kill(this.indexOf(node), signal);
-  }
-
-  /**
-   * Freezes a process (SIGSTOP) until {@link RedisSentinelGroup.resume}. A
-   * master paused longer than `downAfterMs` is failed over like a dead one.
-   * @throws Error when it is not running or the group is stopped.
-   */
-  async pause(node: number | SentinelGroupNode): Promise<void> {
-    await this.group.pause(this.indexOf(node));
-  }
-
-  /** Continues a paused process (SIGCONT); no-op when it is not paused. */
-  async resume(node: number | SentinelGroupNode): Promise<void> {
-    await this.group.resume(this.indexOf(node));
-  }
-
-  /** Whether the process runs (a paused one runs). */
-  isRunning(node: number | SentinelGroupNode): boolean {
-    return this.group.server(this.indexOf(node)).isRunning();
-  }
-
-  /**
-   * Disconnects the clients made by {@link RedisSentinelGroup.client}, kills
-   * every process (SIGKILL) and removes their data directories. Idempotent.
-   * @throws AggregateError when some process could not be torn down.
-   */
-  stop(): Promise<void> {
-    return this.group.stop();
-  }
-
-  /** Same as {@link RedisSentinelGroup.stop}, for `await using`. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
-  }
-
   private sentinelServers(): readonly ProcessServer[] {
     return this.group.servers.slice(this.dataNodeCount);
   }
@@ -313,24 +258,6 @@ export class RedisSentinelGroup implements AsyncDisposable {
     return index;
   }
 
-  private indexOf(node: number | SentinelGroupNode): number {
-    if (typeof node === 'number') {
-      this.group.server(node);
-      return node;
-    }
-    const server = this.group.servers[node.index];
-    if (server === undefined || server.port !== node.port) {
-      throw new RangeError(`node on port ${node.port} is not part of this group`);
-    }
-    return node.index;
-  }
-
-  private timeout(options: SentinelWaitOptions): number {
-    const timeoutMs = options.timeoutMs ?? this.options.waitTimeoutMs;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 0) throw new RangeError(`timeoutMs must be an integer ≥ 0, got ${String(timeoutMs)}`);
-    return timeoutMs;
-  }
-
   /**
    * Polls until the group settled (every running Sentinel names the same
    * healthy master, knows the others and sees every other data node as a
@@ -339,21 +266,13 @@ export class RedisSentinelGroup implements AsyncDisposable {
    * @throws Error saying what was last missing when `timeoutMs` passes.
    */
   private async settle(what: string, timeoutMs: number, accept: (masterIndex: number) => boolean): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      this.group.assertNotStopped('wait');
-      const seen = await this.observe();
-      let problem: string;
-      if (typeof seen === 'string') problem = seen;
-      else if (accept(seen)) {
-        this.masterIndex = seen;
-        return;
-      } else problem = `the Sentinels still name the master on port ${this.group.server(seen).port}`;
-      if (performance.now() >= deadline) {
-        throw new Error(`RedisSentinelGroup: timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${problem}`);
-      }
-      await delay(POLL_INTERVAL_MS);
-    }
+    this.masterIndex = await pollUntilSettled(
+      this.group,
+      what,
+      timeoutMs,
+      () => this.observe(),
+      (seen) => (accept(seen) ? undefined : `the Sentinels still name the master on port ${this.group.server(seen).port}`),
+    );
   }
 
   /** The index of the master everything agrees on, or what keeps the group from agreeing. */

@@ -21,7 +21,7 @@ export class ServerGroup<Config = ProcessServerConfig, Server extends FleetServe
    * @param launch starts one server from its config and resolves once it answers PING.
    */
   constructor(
-    private readonly owner: string,
+    readonly owner: string,
     private readonly launch: (config: Config) => Promise<Server>,
   ) {}
 

@@ -1,4 +1,3 @@
-import { ReentrantLock } from '../objects/lock/reentrant-lock.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { Deployment } from '../connection/deployment.js';
 import { createDeployment } from '../connection/create-deployment.js';
@@ -6,10 +5,10 @@ import { ChannelHub } from '../engine/channel-hub.js';
 import { EngineClient } from './engine-client.js';
 import type { QueueSubscription, WaitQueue } from '../engine/wait-queue.js';
 import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptions } from './client-options.js';
-import { MultiLock } from '../objects/multi-lock/multi-lock.js';
+import type { MultiLock } from '../objects/multi-lock/multi-lock.js';
 import type { RReadWriteLock } from '../objects/rw-lock/read-write-lock.js';
 import type { RLock } from '../objects/lock/types.js';
-import { checkName, clientNoticeChannel } from '../objects/names.js';
+import { clientNoticeChannel } from '../objects/names.js';
 import { readForcedNotice } from '../objects/messages.js';
 import type { Hold } from '../engine/hold.js';
 import type { HolderInfo } from '../objects/inspect/info.js';
@@ -18,9 +17,10 @@ import { SCRIPTS } from '../objects/scripts.generated.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
 import type { RPermitExpirableSemaphore } from '../objects/permit-semaphore/types.js';
 import type { RCountDownLatch } from '../objects/latch/types.js';
-import { KINDS, type KindGetter, type KindName } from '../objects/kinds.js';
+import { COMPOSITE_KINDS, KINDS, type CompositeGetter, type CompositeName, type KindGetter, type KindName } from '../objects/kinds.js';
 import { Inspector } from './inspector.js';
-import { LeaderElection } from '../objects/leader/leader-election.js';
+import type { LeaderElection } from '../objects/leader/leader-election.js';
+import type { CompositeSite } from '../objects/object-kind.js';
 import type { InspectOptions, ListOptions, ObjectInfo } from './inspect-types.js';
 import { ClientDirectory, connectionNameOf, HOLDER_LOOKUP_MS } from '../connection/client-names.js';
 import { withinMs } from '../connection/bounded-call.js';
@@ -39,6 +39,8 @@ export class RLockClient extends EngineClient {
   private readonly hub: ChannelHub;
   /** Each registered kind's getter, made once with the kind's per-client state. */
   private readonly getters = new Map<KindName, unknown>();
+  /** Each composite kind's getter, made once after the registered kinds'. */
+  private readonly composites = new Map<CompositeName, unknown>();
   private inspectorCache: Inspector | undefined;
   /** Finds holders' clients by the names of their connections. */
   private readonly directory: ClientDirectory;
@@ -77,8 +79,16 @@ export class RLockClient extends EngineClient {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),
       error: (error) => this.reportError(error),
     });
-    const site = { deployment: this.deployment, context: this.context, assertOpen: () => this.assertOpen() };
+    const site: CompositeSite = {
+      deployment: this.deployment,
+      context: this.context,
+      assertOpen: () => this.assertOpen(),
+      getterOf: (kind) => this.registeredGetter(kind),
+      // A composite names a registered kind; inspect() refuses any other.
+      inspect: (name, options) => this.inspect(name, options as InspectOptions),
+    };
     for (const kind of KINDS) this.getters.set(kind.name, kind.getter(site));
+    for (const kind of COMPOSITE_KINDS) this.composites.set(kind.name, kind.getter(site));
     this.startRenewer(resolved);
     this.watchEviction(this.deployment, commandTimeoutMs);
     // Back after a disconnect: the server may have lost holds (a restart without persistence), so check them now.
@@ -122,7 +132,7 @@ export class RLockClient extends EngineClient {
    * @throws InvalidArgumentError (synchronously) for an empty list or a member that is not a lock.
    */
   getMultiLock(locks: readonly RLock<string | undefined>[]): MultiLock {
-    return new MultiLock(locks, this.context.telemetry);
+    return this.composite('multiLock')(locks);
   }
 
   /**
@@ -179,15 +189,7 @@ export class RLockClient extends EngineClient {
    * leader.signal.addEventListener('abort', stopScheduling);
    */
   getLeaderElection(name: string): LeaderElection {
-    checkName(name, 'election name');
-    this.assertOpen();
-    const lock = this.getLock(name);
-    // Measured as `leader` (rlock.object), not as a plain lock.
-    return new LeaderElection(name, this.clientId, lock instanceof ReentrantLock ? lock.labelled('leader') : lock, async () => {
-      const info = await this.inspect(name, { kind: 'lock', limit: 1 });
-      const holder = info?.kind === 'lock' || info?.kind === 'fairLock' ? info.holders[0] : undefined;
-      return holder?.token === undefined ? undefined : { owner: holder.owner, epoch: holder.token, ttlMs: holder.ttlMs };
-    });
+    return this.composite('leaderElection')(name);
   }
 
   /**
@@ -202,6 +204,18 @@ export class RLockClient extends EngineClient {
   /** The getter of kind `name`; public getters are written out for their docs (a mapped type would show none). */
   private getter<Name extends KindName>(name: Name): KindGetter<Name> {
     return this.getters.get(name) as KindGetter<Name>;
+  }
+
+  /** The getter of composite kind `name`, written out like the registered kinds'. */
+  private composite<Name extends CompositeName>(name: Name): CompositeGetter<Name> {
+    return this.composites.get(name) as CompositeGetter<Name>;
+  }
+
+  /** For a composite kind: the getter registered kind `kind` made. @throws Error when `kind` is not registered. */
+  private registeredGetter<Getter>(kind: { readonly name: string }): Getter {
+    const getter = this.getters.get(kind.name as KindName);
+    if (getter === undefined) throw new Error(`a composite kind uses kind ${kind.name}, which is not registered`);
+    return getter as Getter;
   }
 
   private get inspector(): Inspector {

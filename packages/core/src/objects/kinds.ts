@@ -1,6 +1,8 @@
 import { FAIR_LOCK } from './fair-lock/kind.js';
 import { COUNT_DOWN_LATCH } from './latch/kind.js';
+import { LEADER_ELECTION } from './leader/kind.js';
 import { LOCK } from './lock/kind.js';
+import { MULTI_LOCK } from './multi-lock/kind.js';
 import { NON_REENTRANT_LOCK } from './non-reentrant-lock/kind.js';
 import { PERMIT_EXPIRABLE_SEMAPHORE } from './permit-semaphore/kind.js';
 import { READ_WRITE_LOCK } from './rw-lock/kind.js';
@@ -18,3 +20,13 @@ export type KindInfo = ReturnType<AnyKind['describe']>;
 
 /** The getter kind `Name` adds to a client. */
 export type KindGetter<Name extends KindName> = ReturnType<Extract<AnyKind, { name: Name }>['getter']>;
+
+/** Every composite kind: built from registered kinds' objects, with no keys of its own (a new one: its folder plus an entry). */
+export const COMPOSITE_KINDS = Object.freeze([LEADER_ELECTION, MULTI_LOCK] as const);
+
+export type AnyComposite = (typeof COMPOSITE_KINDS)[number];
+
+export type CompositeName = AnyComposite['name'];
+
+/** The getter composite kind `Name` adds to a client. */
+export type CompositeGetter<Name extends CompositeName> = ReturnType<Extract<AnyComposite, { name: Name }>['getter']>;

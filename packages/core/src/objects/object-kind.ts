@@ -54,11 +54,47 @@ export function defineKind<
   return Object.freeze(spec);
 }
 
-/** Checks the name and that the client is open, synchronously, before making the object. */
-export function byName<T>(site: KindSite, what: string, make: (name: string) => T): (name: string) => T {
-  return (name) => {
+/** Checks the name and that the client is open, synchronously, before making the object (from the name and any further arguments). */
+export function byName<T, Rest extends unknown[] = []>(
+  site: KindSite,
+  what: string,
+  make: (name: string, ...rest: Rest) => T,
+): (name: string, ...rest: Rest) => T {
+  return (name, ...rest) => {
     checkName(name, what);
     site.assertOpen();
-    return make(name);
+    return make(name, ...rest);
   };
+}
+
+/** What a composite kind is built from on one client: the site of every kind, the registered kinds' getters, and `inspect`. */
+export interface CompositeSite extends KindSite {
+  /**
+   * The getter a registered kind made on this client (the same the client's own method uses).
+   * @throws Error when that kind is not registered (a composite is made after every registered kind).
+   */
+  getterOf<Getter>(kind: { readonly name: string; getter(site: KindSite): Getter }): Getter;
+  /** `client.inspect(name, options)`; `kind` names a registered kind. */
+  inspect(name: string, options: { readonly kind: string; readonly limit: number }): Promise<(ObjectInfoBase & { readonly kind: string }) | undefined>;
+}
+
+/**
+ * A kind built from registered kinds' objects (a leader election on a lock, a multi-lock over locks): it keeps no keys of
+ * its own, so `inspect` and the CLI see its parts, never it; the client makes its getter after every registered kind's.
+ */
+export interface CompositeKindSpec<Name extends string, Getter extends (...args: never[]) => unknown, Method extends `get${string}` = `get${string}`> {
+  readonly name: Name;
+  /** A few words, as a registered kind's. */
+  readonly description: string;
+  /** The client's getter: a method of its own, for its API docs. */
+  readonly method: Method;
+  /** Runs once, in the client's constructor, after every registered kind's getter. */
+  getter(site: CompositeSite): Getter;
+}
+
+/** Frozen, with its name, getter and method types inferred. */
+export function defineComposite<Name extends string, Getter extends (...args: never[]) => unknown, Method extends `get${string}`>(
+  spec: CompositeKindSpec<Name, Getter, Method>,
+): CompositeKindSpec<Name, Getter, Method> {
+  return Object.freeze(spec);
 }

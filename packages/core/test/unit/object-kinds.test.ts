@@ -1,7 +1,7 @@
 import { kindOf, type KindReading } from '../../src/client/inspector.js';
 import { RLockClient } from '../../src/client/rlock-client.js';
 import { OBJECT_KINDS, type ObjectKind } from '../../src/client/inspect-types.js';
-import { KINDS, type AnyKind } from '../../src/objects/kinds.js';
+import { COMPOSITE_KINDS, KINDS, type AnyComposite, type AnyKind } from '../../src/objects/kinds.js';
 import type { KeyRead, KeyType } from '../../src/objects/inspect/snapshot.js';
 
 const absent: KeyRead = { type: 'none', pttl: -2, value: null, fields: {}, items: [], live: 0, lapsed: 0, entries: [] };
@@ -36,6 +36,20 @@ describe('the kinds registry', () => {
     type KindMethods = { [Kind in AnyKind as Kind['method']]: ReturnType<Kind['getter']> };
     const methods = RLockClient.prototype satisfies KindMethods;
     for (const kind of KINDS) expect(typeof methods[kind.method]).toBe('function');
+  });
+
+  it('lists every composite kind once, apart from the registered kinds, each with a client method that makes its objects', () => {
+    const names = [...KINDS, ...COMPOSITE_KINDS].map((kind) => kind.name);
+    expect(new Set(names).size).toBe(names.length);
+    // The type check, as for the registered kinds.
+    type CompositeMethods = { [Kind in AnyComposite as Kind['method']]: ReturnType<Kind['getter']> };
+    const methods = RLockClient.prototype satisfies CompositeMethods;
+    for (const kind of COMPOSITE_KINDS) {
+      expect(kind.description).toMatch(/\S/);
+      expect(typeof methods[kind.method]).toBe('function');
+      // No keys of its own: inspect tells only registered kinds apart.
+      expect(OBJECT_KINDS).not.toContain(kind.name);
+    }
   });
 
   it('keeps every key of an object under its hash tag, and reads a key by another only by one it reads whole', () => {

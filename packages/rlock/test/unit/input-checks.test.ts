@@ -1,9 +1,5 @@
 import { createClient, createRedlock, InvalidArgumentError, RedisUnavailableError, type RLockClient } from '@org/rlock';
 import { resolveClientOptions } from '@org/rlock-core/internal';
-import { resolveWatchdogOptions } from '../../../watchdog/src/watchdog-options.js';
-import { parseLockOptions } from '../../../core/src/objects/lock-options.js';
-import { parseWaitOptions } from '../../../core/src/objects/wait-options.js';
-import { checkName } from '../../../core/src/objects/names.js';
 
 /** Lone surrogates: each reaches Redis as U+FFFD, so all would name one key. */
 const LONE_SURROGATES = ['\uD800', '\uDC00', 'order:\uD800', '\uDC00\uD800', 'a\uDBFFb'];
@@ -57,47 +53,30 @@ describe('input checks', () => {
     });
 
     it('names the escaped surrogate in the message', () => {
-      expect(() => checkName('a\uD800')).toThrow('lock name must be well-formed Unicode (a lone surrogate would reach Redis as U+FFFD), got "a\\ud800"');
+      expect(() => client.getLock('a\uD800')).toThrow('lock name must be well-formed Unicode (a lone surrogate would reach Redis as U+FFFD), got "a\\ud800"');
     });
   });
 
+  // The option parsers' own-property tests live with them (core's own-options, the watchdog's options).
   describe('options are own properties', () => {
-    it('does not honour an option inherited through the prototype', () => {
-      expect(parseLockOptions({ __proto__: { leaseMs: 5 } }, 'lock').leaseMs).toBeUndefined();
-      expect(parseLockOptions({ __proto__: { waitMs: 0 }, leaseMs: 10 }, 'lock')).toMatchObject({ leaseMs: 10, waitMs: undefined });
-      expect(parseWaitOptions({ __proto__: { waitMs: 0 } }, 'acquire').waitMs).toBeUndefined();
+    it('does not honour a client option inherited through the prototype', () => {
       expect(resolveClientOptions({ redis: 'redis://127.0.0.1:1', __proto__: { keyPrefix: 'inherited', watchdogTimeoutMs: 90 } })).toMatchObject({
         keyPrefix: 'rlock',
         watchdogTimeoutMs: 30_000,
       });
       expect(() => resolveClientOptions({ __proto__: { redis: 'redis://127.0.0.1:1' } })).toThrow(/redis is required/);
-      expect(resolveWatchdogOptions({ __proto__: { coalesceWindowMs: 77 } } as never).coalesceWindowMs).not.toBe(77);
     });
 
     it('does not honour an option a polluted Object.prototype carries', () => {
       const polluted = Object.prototype as Record<string, unknown>;
-      polluted.leaseMs = 5;
-      polluted.waitMs = 0;
       polluted.watchdog = { minRetryDelayMs: -1 };
       try {
-        expect(parseLockOptions({}, 'lock')).toMatchObject({ leaseMs: undefined, waitMs: undefined });
-        expect(parseLockOptions(undefined, 'lock')).toMatchObject({ leaseMs: undefined, waitMs: undefined });
-        expect(parseWaitOptions({}, 'acquire').waitMs).toBeUndefined();
         // createClient reads `watchdog` too: an inherited bad one would have been refused.
         const created = createClient({ redis: 'redis://127.0.0.1:1' });
         void created.close();
       } finally {
-        delete polluted.leaseMs;
-        delete polluted.waitMs;
         delete polluted.watchdog;
       }
-    });
-
-    it('still reads own options, and refuses unknown own ones', () => {
-      expect(parseLockOptions({ leaseMs: 5, waitMs: 0 }, 'lock')).toMatchObject({ leaseMs: 5, waitMs: 0 });
-      expect(() => parseLockOptions({ leaseMS: 5 }, 'lock')).toThrow(/unknown option "leaseMS"/);
-      // JSON.parse makes "__proto__" an own key: an unknown option, not a prototype.
-      expect(() => parseLockOptions(JSON.parse('{"__proto__": {"leaseMs": 5}}'), 'lock')).toThrow(/unknown option "__proto__"/);
     });
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgumentError } from '@org/rlock-core';
 import { WATCHDOG_DEFAULTS, Watchdog, createWatchdog, type WatchdogOptions } from '@org/rlock-watchdog';
+import { resolveWatchdogOptions } from '../../src/watchdog-options.js';
 import { FakeBackend, FakeHold, FakeReporter } from './renewal-fakes.js';
 
 describe('Watchdog', () => {
@@ -35,6 +36,10 @@ describe('Watchdog', () => {
 
     it('names the offending option in the message', () => {
       expect(() => createWatchdog({ maxRetryDelayMs: -5 })).toThrow(/maxRetryDelayMs .* got -5/);
+    });
+
+    it('does not honour an option inherited through the prototype', () => {
+      expect(resolveWatchdogOptions({ __proto__: { coalesceWindowMs: 77 } } as never).coalesceWindowMs).not.toBe(77);
     });
 
     it.each([0, -1, 1.5, Number.NaN, '100'])('rejects a backend whose maxBatch is %p', (maxBatch) => {

@@ -19,7 +19,8 @@ export const LOCK = defineKind({
     const { deployment, context } = site;
     const store = new ServerLockStore(deployment, context.commandTimeoutMs, '', lockWaits(context));
     context.kinds.register(store.kind, store);
-    return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, context, store));
+    // `object`: its rlock.object when another kind uses the lock (a leader election's: `leader`).
+    return byName(site, 'lock name', (name, object?: string): RLock<string> => new ReentrantLock<string>(name, context, store, object));
   },
   keeps: (prefix, name) => {
     const { lock, clients } = plainLockKeys(prefix, name, '');

@@ -10,7 +10,7 @@ import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError
 import { checkFunction } from '../../checks/argument-checks.js';
 import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, ownerId, runInCurrentTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
-import { ORDER_KEY } from '../multi-lock/multi-lock.js';
+import { ORDER_KEY } from './order-key.js';
 import { LockKeyCache, type LockKeys } from './keys.js';
 import type { LockStore } from './lock-store.js';
 import type { LockHandleOf, LockScope, RLockOf } from './types.js';
@@ -59,11 +59,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   /** From the client's bounded cache, not kept here: a lock object kept alive does not keep its names too. */
   get keys(): LockKeys {
     return this.core.keysOf(this.name);
-  }
-
-  /** The same lock, measured as `object` (a leader election's: `leader`). */
-  labelled(object: string): ReentrantLock<Token> {
-    return new ReentrantLock<Token>(this.name, this.ctx, this.store, object);
   }
 
   /** Where this lock sorts in a multi-lock's global order: its full key. */

@@ -5,6 +5,7 @@ import { currentTask, newTaskContext, runInTask, runInCurrentTaskOrNew, type Tas
 import { monotonicNow } from '../../connection/time.js';
 import { unansweredFailure } from '../../engine/acquire.js';
 import { observeCall, Telemetry } from '../../observability/telemetry.js';
+import { ORDER_KEY } from '../lock/order-key.js';
 import type { LockHandle, LockScope, RLock } from '../lock/types.js';
 
 /** What a multi-lock's `withLock` hands to its function. */
@@ -20,9 +21,6 @@ export interface MultiLockHandle extends LockHandle<undefined> {
   /** Each member's fencing token, in the order the locks were given. */
   readonly tokens: readonly (string | undefined)[];
 }
-
-/** Where a lock sorts in the multi-locks' global order: its full Redis key, the same in every process. */
-export const ORDER_KEY: unique symbol = Symbol.for('@org/rlock/order-key');
 
 /** A member: a lock of either client (a Redlock lock's token is undefined). */
 type AnyLock = RLock<string | undefined>;
