@@ -137,8 +137,20 @@ export class FairLockStore extends ServerLockStore {
       },
       'release',
       fair.lock,
-      (reply) => parseFairRelease(reply, sentAt),
+      (reply) => this.readRelease(reply, sentAt, fair, owner),
     );
+  }
+
+  /**
+   * A hand-off in the reply is given to its waiter once the caller settled the release ({@link handedOver}). A release
+   * whose hold was lost meanwhile, or finished in the background, is not settled so: its head is woken here, and claims.
+   */
+  private readRelease(reply: unknown, sentAt: number, fair: FairLockKeys, owner: string): FairReleaseReply {
+    const parsed = parseFairRelease(reply, sentAt);
+    if (parsed.handOff === undefined || this.ctx.holds.current(fair.lock, '', owner)?.active === true) return parsed;
+    this.ctx.queues.get(fair.channel)?.wakeId(parsed.handOff.owner);
+    const { handOff: _woken, ...released } = parsed;
+    return released;
   }
 
   /** Wakes the head the release handed the lock to, when it is this client's, with the grant (never with syncReplicas: a claim waits for replicas). */
