@@ -245,6 +245,8 @@ export interface WaitSpec<G> {
   readonly signal: AbortSignal | undefined;
   /** One try (usually an {@link attempt}) under `signal`: the caller's, aborted also when `waitMs` runs out. */
   tryOnce(signal: AbortSignal | undefined): Promise<TryOutcome<G>>;
+  /** A grant a script's reply handed the waiter (a fair lock's release to a head of its client), recorded; undefined: its next try claims it. */
+  takeHandOff?(handOff: unknown): G | undefined;
   /** Gives back a grant its caller aborted before seeing; absent where a grant binds nobody (a latch's "open"). */
   giveBack?(grant: G): Promise<unknown>;
   /** Set by the observed engine on the caller's literal, which starts with it undefined so setting it keeps the object's shape. */
@@ -610,6 +612,16 @@ async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall
           : Math.min(retryDelay(retryInMs), remaining);
       await waiter.sleep(sleepMs, call.signal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
+      const handOff = waiter.handOff;
+      if (handOff !== undefined) {
+        waiter.handOff = undefined;
+        const grant = spec.takeHandOff?.(handOff);
+        if (grant !== undefined) {
+          acquired = true;
+          ctx.queues.wakeSiblings(waiter);
+          return grant;
+        }
+      }
       tryNow = true;
     }
   } finally {

@@ -15,6 +15,8 @@ export class Waiter {
   timed = false;
   /** Observability's view of the call waiting here (waiters.active, whether an acquisition waited). */
   watch: WaitWatch | undefined;
+  /** A grant a script's reply handed this waiter as it slept (see {@link WaitQueue.handTo}): its loop takes it instead of trying. */
+  handOff: unknown = undefined;
   private wake: ((reason: WakeReason) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
 
@@ -178,6 +180,20 @@ export class WaitQueue {
     if (!waiter) return;
     if (waiter.sleeping) waiter.fire('released');
     else this.pendingIds.add(id);
+  }
+
+  /**
+   * Wakes the waiter `id` with a grant a script's reply told this client (the grant is Redis's, so no message carries it);
+   * one busy trying gets only a wake: what it tried may predate the grant, and its next try claims it.
+   */
+  handTo(id: string, handOff: unknown): void {
+    const sleeper = this.waiters.find((candidate) => candidate.id === id && candidate.sleeping);
+    if (!sleeper) {
+      this.wakeId(id);
+      return;
+    }
+    sleeper.handOff = handOff;
+    sleeper.fire('released');
   }
 
   /** A wake kept for `id` is nobody's once no waiter with that id is left. */

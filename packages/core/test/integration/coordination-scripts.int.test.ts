@@ -504,8 +504,10 @@ describe('coordination scripts', () => {
     /** The keys every fair lock script but cancel and release takes as they are (those add released, cancelled). */
     const queueOf = (k: Keys) => ({ lock: k.lock, fence: k.fence, queue: k.queue, waiters: k.waiters, tickets: k.tickets });
     const WAITER_LEASE = 5_000;
-    const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000) =>
-      run(SCRIPTS.fairLockAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join }) as Promise<[number, ...unknown[]]>;
+    const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000, handed = '') =>
+      run(SCRIPTS.fairLockAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join, handed }) as Promise<
+        [number, ...unknown[]]
+      >;
     const release = (k: Keys, owner: string, op: string) =>
       run(SCRIPTS.fairLockRelease, {
         ...queueOf(k),
@@ -548,6 +550,39 @@ describe('coordination scripts', () => {
       await listener.psubscribe(`${k.lock}:release*`);
       return { heard, flush: async () => void (await listener.ping()) };
     }
+
+    it("release hands the lock to a head of the releaser's client by its reply (no message, the head's own lease), and a reentry naming that hand-off counts it too", async () => {
+      const k = fresh();
+      const listener = await heads(k);
+      const { heard } = listener;
+      await acquire(k, 'cA:t1', 'a1');
+      // cA:t2 queues with a 10 s lease, then cB:t1.
+      expect((await acquire(k, 'cA:t2', 'a2', '1', WAITER_LEASE, 10_000))[0]).toBe(0);
+      expect((await acquire(k, 'cB:t1', 'b1'))[0]).toBe(0);
+      const reply = (await release(k, 'cA:t1', 'r1')) as unknown[];
+      const held = await hold(k);
+      expect(reply).toEqual([1, 0, 0, 'cA:t2', held?.token, 10_000]);
+      expect([held?.owner, held?.count]).toEqual(['cA:t2', 0]);
+      // Its own lease, not cut to its waiter lease (5 s).
+      expect(await redis.pttl(k.lock)).toBeGreaterThan(WAITER_LEASE);
+      await listener.flush();
+      expect(heard).toEqual([]);
+      // A try naming another token counts one (0 -> 1); naming the hand-off, it counts the hand-off too (0 -> 2).
+      const other = fresh();
+      await acquire(other, 'cA:t1', 'o1');
+      await acquire(other, 'cA:t2', 'o2', '1', WAITER_LEASE, 10_000);
+      await release(other, 'cA:t1', 'o3');
+      expect((await acquire(other, 'cA:t2', 'o4', '1', WAITER_LEASE, 10_000, '999'))[2]).toBe(1);
+      expect((await acquire(k, 'cA:t2', 'a3', '1', WAITER_LEASE, 10_000, held?.token))[2]).toBe(2);
+      // Replayed, it answers the same and counts once.
+      expect((await acquire(k, 'cA:t2', 'a3', '1', WAITER_LEASE, 10_000, held?.token))[2]).toBe(2);
+      expect((await hold(k))?.count).toBe(2);
+      // A head of another client still hears a message, and its try claims the hold.
+      expect(await release(k, 'cA:t2', 'a4')).toEqual([1, 1, 0]);
+      expect(await release(k, 'cA:t2', 'a5')).toEqual([1, 0, 1]);
+      await listener.flush();
+      expect(heard.map(({ channel }) => channel)).toEqual([`${k.wakePrefix}cB`]);
+    });
 
     it('acquire grants a free lock with nobody queued, queues a refused owner once (its ticket the latest try), and grants a free lock to the head only', async () => {
       const k = fresh();

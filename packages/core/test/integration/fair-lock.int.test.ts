@@ -221,6 +221,110 @@ describe('fair lock', () => {
     });
   });
 
+  it("hands the lock to a waiter of the releasing client by the release's reply: no message, no claim", async () => {
+    const client = pool.make(fleet.url(0));
+    const prefix = client.options.keyPrefix;
+    const redis = fleet.client(0);
+    const key = `${prefix}:{own}`;
+    const listener = redis.duplicate();
+    const heard: string[] = [];
+    listener.on('pmessage', (_pattern: string, channel: string) => heard.push(channel));
+    await listener.psubscribe(`${prefix}:{own}:release*`);
+    try {
+      const held = await client.getFairLock('own').acquire({ leaseMs: 30_000 });
+      const waiting = client.getFairLock('own').acquire({ leaseMs: 10_000 });
+      expect(await eventually(async () => (await queueLength(prefix, 'own')) === 1, 5_000)).toBe(true);
+      const [queued] = await redis.lrange(`${key}:queue`, 0, 0);
+      const evalsBefore = await commandCalls(redis, 'evalsha');
+      await held.unlock();
+      const handle = await waiting;
+      // One script: the release, whose reply grants the head; the head sends no claim.
+      expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBe(1);
+      const handed = await holdAt(redis, key);
+      expect(handed?.owner).toBe(queued);
+      expect(handle.token).toBe(handed?.token);
+      // Not yet counted in Redis (count 0: one hold), living the head's own lease (10 s).
+      expect(handed?.count).toBe(0);
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(5_000);
+      expect(ttl).toBeLessThanOrEqual(10_000);
+      // No message went out for this hand-off.
+      expect(heard).toHaveLength(0);
+      await handle.unlock();
+      expect(await redis.exists(key)).toBe(0);
+    } finally {
+      await listener.quit();
+    }
+  });
+
+  it('counts a reentry on a hand-off from a release reply as two, and frees it after two unlocks', async () => {
+    const client = pool.make(fleet.url(0));
+    const prefix = client.options.keyPrefix;
+    const redis = fleet.client(0);
+    const key = `${prefix}:{nested}`;
+    const held = await client.getFairLock('nested').acquire({ leaseMs: 30_000 });
+    const waiting = client.task(async () => {
+      const lock = client.getFairLock('nested');
+      await lock.lock({ leaseMs: 10_000 });
+      expect((await holdAt(redis, key))?.count).toBe(0);
+      expect(await lock.getHoldCount()).toBe(1);
+      expect(await lock.isHeldByCurrentTask()).toBe(true);
+      await lock.lock({ leaseMs: 10_000 });
+      expect((await holdAt(redis, key))?.count).toBe(2);
+      expect(await lock.getHoldCount()).toBe(2);
+      await lock.unlock();
+      expect((await holdAt(redis, key))?.count).toBe(1);
+      await lock.unlock();
+      expect(await redis.exists(key)).toBe(0);
+    });
+    expect(await eventually(async () => (await queueLength(prefix, 'nested')) === 1, 5_000)).toBe(true);
+    await held.unlock();
+    await waiting;
+  });
+
+  it('serves 8 tasks of one client in arrival order, one at a time, over many rounds of hand-offs by reply', async () => {
+    const client = pool.make(fleet.url(0));
+    const prefix = client.options.keyPrefix;
+    const redis = fleet.client(0);
+    const rounds = 40;
+    let inside = 0;
+    let overlaps = 0;
+    let sections = 0;
+    const order: number[] = [];
+    const evalsBefore = await commandCalls(redis, 'evalsha');
+    await Promise.all(
+      Array.from({ length: 8 }, (_, task) =>
+        client.task(async () => {
+          const lock = client.getFairLock('many');
+          for (let round = 0; round < rounds; round++) {
+            await lock.lock({ leaseMs: 10_000 });
+            if (++inside > 1) overlaps++;
+            order.push(task);
+            await redis.incr(`${prefix}:data:counter`);
+            sections++;
+            inside--;
+            await lock.unlock();
+          }
+        }),
+      ),
+    );
+    expect(overlaps).toBe(0);
+    expect(sections).toBe(8 * rounds);
+    // Per section: the try that queues and the release, whose reply grants the next head (no claim); a first try
+    // before and after the subscription for each task, and two spare.
+    expect((await commandCalls(redis, 'evalsha')) - evalsBefore).toBeLessThanOrEqual(8 * rounds * 2 + 8 * 2 + 2);
+    expect(Number(await redis.get(`${prefix}:data:counter`))).toBe(8 * rounds);
+    // Arrival order: once all 8 queue, each task's next turn comes after the other 7 (a task that re-locks joins at the back).
+    // (Checked while all 8 still loop: the last 8 turns are each task's final one.)
+    const steady = order.slice(16, order.length - 8);
+    const tooSoon = steady.filter((task, i) => {
+      const last = steady.lastIndexOf(task, i - 1);
+      return i > 0 && last !== -1 && i - last < 8;
+    }).length;
+    expect(tooSoon).toBe(0);
+    expect(await redis.exists(`${prefix}:{many}`)).toBe(0);
+  });
+
   it('claims a hand-off with a try however old the last try is: the lease then runs whole from the claim', async () => {
     const holder = pool.make(fleet.url(0));
     const prefix = holder.options.keyPrefix;

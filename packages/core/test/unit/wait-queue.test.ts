@@ -148,6 +148,21 @@ describe('WaitQueue', () => {
       expect([first.woke(), second.woke()]).toEqual([undefined, 'released']);
     });
 
+    it('handTo wakes the sleeper it names with the grant; one busy trying gets only a wake, and no grant', async () => {
+      const queue = queueOf();
+      const other = sleeper(queue, 'a');
+      const named = sleeper(queue, 'b');
+      queue.handTo('b', 'grant');
+      await Promise.resolve();
+      expect([other.woke(), named.woke()]).toEqual([undefined, 'released']);
+      expect([other.waiter.handOff, named.waiter.handOff]).toEqual([undefined, 'grant']);
+      const busy = new Waiter(queue, 'c');
+      queue.waiters.push(busy);
+      queue.handTo('c', 'grant');
+      expect(busy.handOff).toBeUndefined();
+      await expect(busy.sleep(60_000, undefined)).resolves.toBe('released');
+    });
+
     it('wakeAll wakes every sleeper with the reason given', async () => {
       const queue = queueOf();
       const sleepers = [sleeper(queue), sleeper(queue)];

@@ -13,6 +13,8 @@ ARGV[3]  op: operation id of this call, unique per owner; "claim/<token>" counts
          handed to this owner with that token
 ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying again, ms
 ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
+ARGV[6]  handed: token of a hold handed to this owner that its client counts as one without a claim
+         (told by a release's reply), or '': a reentry on it counts that one too (count 0 -> 2)
 
 Returns
   {1, token, count}  granted: free and this owner's turn, a reentry (never queues), or a claim
@@ -47,6 +49,9 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}
 end
 if mine then
+  if held.count == 0 and held.token == ARGV[6] then
+    redis.call('HINCRBY', lock, owner, 1)
+  end
   return reenterCount(lock, held, ARGV[2], ARGV[3])
 end
 

@@ -1,5 +1,8 @@
 import type { Deployment } from '../../connection/deployment.js';
-import type { AcquireReply } from '../../engine/acquire.js';
+import { leaseDeadline, monotonicNow } from '../../connection/time.js';
+import { recordGrant, type AcquireReply } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
@@ -10,10 +13,26 @@ import { isToken } from '../messages.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
 
+/** A hold handed over in Redis and not yet counted there (count 0), which its owner counts as one: a reentry counts both. */
+const HANDED_OVER = Symbol('handed over, not yet counted in Redis');
+
+/** A release's reply that handed the lock to a head of this client: the grant, and when the release was sent. */
+interface HandOff {
+  readonly owner: string;
+  readonly token: string;
+  /** The hold's TTL from the release script's run, ms: the head's own lease. */
+  readonly leaseMs: number;
+  /** Monotonic ms before the release was sent: the script, and so the TTL's start, came after. */
+  readonly sentAt: number;
+}
+
+type FairReleaseReply = ReleaseReply & { readonly handOff?: HandOff };
+
 /**
  * The reentrant lock's protocol plus a waiter queue in Redis: a refused try joins or renews its place, only
- * the head gets a free lock. A release hands it to the head in the same script and tells only the head's
- * client: one release wakes one waiter, whose next try claims it (the grant and token come from that reply).
+ * the head gets a free lock. A release hands it to the head in the same script. A head of another client is
+ * told by a message, a hint that wakes it, whose next try claims the lock (grant and token come from that
+ * reply). A head of the releasing client is told by the release's own reply, and holds without a claim.
  */
 export class FairLockStore extends ServerLockStore {
   /** Newcomers try at once: their first try is their place in the queue. */
@@ -28,6 +47,7 @@ export class FairLockStore extends ServerLockStore {
     /** How long a queued owner keeps its place without trying again, ms. */
     private readonly waiterLeaseMs: number,
     private readonly clientId: string,
+    private readonly ctx: EngineContext,
   ) {
     super(deployment, replayWindowMs);
   }
@@ -80,6 +100,7 @@ export class FairLockStore extends ServerLockStore {
         op,
         waiterLeaseMs: this.waiterLeaseMs,
         join,
+        handed: this.handedToken(fair.lock, owner),
       },
       'acquire',
       fair.lock,
@@ -88,8 +109,15 @@ export class FairLockStore extends ServerLockStore {
     return this.replicated(reply, fair.lock);
   }
 
+  /** The token of the owner's hold when it is a hand-off not yet counted in Redis (a reentry counts it too), else ''. */
+  private handedToken(lock: string, owner: string): string {
+    const hold = this.ctx.holds.current(lock, '', owner);
+    return hold?.active && hold.grant === HANDED_OVER ? (hold.token ?? '') : '';
+  }
+
   override releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     const fair = keys as FairLockKeys;
+    const sentAt = monotonicNow();
     return this.transport.run(
       SCRIPTS.fairLockRelease,
       {
@@ -109,8 +137,45 @@ export class FairLockStore extends ServerLockStore {
       },
       'release',
       fair.lock,
-      parseRelease,
+      (reply) => this.readRelease(reply, sentAt, fair, owner),
     );
+  }
+
+  /**
+   * A hand-off in the reply is given to its waiter once the caller settled the release ({@link handedOver}). A release
+   * whose hold was lost meanwhile, or finished in the background, is not settled so: its head is woken here, and claims.
+   */
+  private readRelease(reply: unknown, sentAt: number, fair: FairLockKeys, owner: string): FairReleaseReply {
+    const parsed = parseFairRelease(reply, sentAt);
+    if (parsed.handOff === undefined || this.ctx.holds.current(fair.lock, '', owner)?.active === true) return parsed;
+    this.ctx.queues.get(fair.channel)?.wakeId(parsed.handOff.owner);
+    const { handOff: _woken, ...released } = parsed;
+    return released;
+  }
+
+  /** Wakes the head the release handed the lock to, when it is this client's, with the grant (never with syncReplicas: a claim waits for replicas). */
+  handedOver(keys: LockKeys, reply: FairReleaseReply): void {
+    const handOff = reply.handOff;
+    if (handOff === undefined) return;
+    const queue = this.ctx.queues.get(keys.channel);
+    if (this.deployment.syncsReplicas) queue?.wakeId(handOff.owner);
+    else queue?.handTo(handOff.owner, handOff);
+  }
+
+  /**
+   * A hand-off of this client's release, recorded as the waiter's hold when it is the lease the call asked for, still in time,
+   * and nothing of the owner is out (a try in flight may claim it, or predate it). The hold stays count 0 in Redis: a
+   * reentry counts it too (see {@link handedToken}), a release reads it as one.
+   */
+  takeHandOff(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined {
+    const { ctx } = this;
+    const handed = handOff as HandOff;
+    const leaseMs = request.leaseMs ?? ctx.watchdogTimeoutMs;
+    if (handed.owner !== target.owner || handed.leaseMs !== leaseMs || ctx.chains.busy(target.key, target.owner)) return undefined;
+    if (ctx.holds.current(target.key, target.mode, target.owner)?.active) return undefined;
+    if (monotonicNow() >= leaseDeadline(handed.sentAt, leaseMs, target.driftFactor)) return undefined;
+    const reply = { granted: true, token: handed.token, count: 1, grant: HANDED_OVER } as const;
+    return recordGrant(ctx, target, reply, handed.sentAt, request.leaseMs, request.maxLeaseMs);
   }
 
   leaveQueue(keys: LockKeys, owner: string, keptToken = ''): Promise<boolean> {
@@ -134,6 +199,14 @@ export class FairLockStore extends ServerLockStore {
     queue.wakeId(owner);
     return true;
   }
+}
+
+/** release.lua's reply; {1, 0, 0, head, token, leaseMs} handed the lock to a head of this client. */
+function parseFairRelease(reply: unknown, sentAt: number): FairReleaseReply {
+  const parsed = parseRelease(reply);
+  const [, , , owner, token, leaseMs] = reply as [number, number, number?, string?, (string | number)?, number?];
+  if (!parsed.released || typeof owner !== 'string' || token === undefined || !isToken(String(token))) return parsed;
+  return { ...parsed, handOff: { owner, token: String(token), leaseMs: Number(leaseMs), sentAt } };
 }
 
 /** A hand-off's owner, when `payload` reads "<clientId>:<taskId> <token> <op>" with this client's id and a decimal token; else undefined. */

@@ -14,7 +14,7 @@ export const FAIR_LOCK = defineKind({
   getter: (site) => {
     const { deployment, context } = site;
     // A waiter keeps its place for a watchdog lease, renewed by its tries (at least every third of it).
-    const store = new FairLockStore(deployment, context.commandTimeoutMs, context.watchdogTimeoutMs, context.clientId);
+    const store = new FairLockStore(deployment, context.commandTimeoutMs, context.watchdogTimeoutMs, context.clientId, context);
     return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, context, store));
   },
   keeps: (prefix, name) => {

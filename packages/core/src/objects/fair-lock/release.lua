@@ -18,10 +18,14 @@ ARGV[7]  wakePrefix: <prefix>:{<name>}:release: (plus the head's clientId: its w
 Returns (as the lock's release.lua)
   {1, remaining, receivers}  released; at 0 the lock went to the live head, if any, and
                              receivers heard it (0 with nobody queued or on a replay)
+  {1, 0, 0, head, token, leaseMs}
+                             released, and the lock went to a head of this owner's client:
+                             a hold of count 0 with that token, living the head's leaseMs
   {-1, exists}               not held by this owner (with that token): nothing changed
 
-Publishes "<head> <token> <ticket op>" to the head's client at count 0 when someone is queued:
-only that waiter wakes, already holding the lock.
+Publishes "<head> <token> <ticket op>" to the head's client at count 0 when someone is queued
+and the head is another client's: only that waiter wakes, already holding the lock. A head of
+this owner's client is told by the reply (grant-head).
 ]]
 --- @include "mint-token"
 --- @include "fair-queue"
@@ -35,4 +39,8 @@ local stays = releaseCount(lock, released, owner, op, all, token, replayWindowMs
 if stays then
   return stays
 end
-return {1, 0, grantNext(lock, fence, queue, waiters, tickets, sharded, wakePrefix)}
+local receivers, handOff = grantNext(lock, fence, queue, waiters, tickets, sharded, wakePrefix, string.match(owner, '^[^:]*'))
+if handOff then
+  return {1, 0, 0, handOff[1], handOff[2], handOff[3]}
+end
+return {1, 0, receivers}

@@ -1,5 +1,5 @@
 import type { AcquireReply } from '../../engine/acquire.js';
-import type { Hold } from '../../engine/hold.js';
+import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
@@ -58,6 +58,10 @@ export interface LockStore extends HoldKind {
   finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'>;
   /** The lock's channel wakes one waiter per release. */
   onMessage(payload: string, queue: WaitQueue): boolean;
+  /** A release's reply handed the lock to a waiter of this client (a fair lock's head): that waiter is woken with it. */
+  handedOver?(keys: LockKeys, reply: ReleaseReply): void;
+  /** A hand-off {@link handedOver} gave a waiter, recorded as `target`'s hold for `request`; undefined where it does not count (the waiter tries). */
+  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
   isLocked(keys: LockKeys, name: string): Promise<boolean>;
   ownerHold(keys: LockKeys, name: string, owner: string): Promise<OwnerHoldRead>;
   /** Remaining lease in ms (−2 free, −1 no TTL), as PTTL. */

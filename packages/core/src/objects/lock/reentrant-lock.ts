@@ -255,6 +255,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         waitMs: request.waitMs,
         signal: request.signal,
         tryOnce,
+        takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, request, handOff)),
         giveBack: (hold) => this.releaseFor(owner, hold),
         watch: undefined,
         ended: held || !this.core.sharesBranches ? undefined : this.core.firstAcquisition(this.name, keys.lock, owner),
@@ -453,6 +454,8 @@ class LockCore {
           // Other clients' waiters heard it too (ours count one): let them try first.
           ctx.queues.get(keys.channel)?.yieldFor();
         }
+        // Once the released hold is gone here: the waiter's grant excludes every other hold of this client.
+        store.handedOver?.(keys, reply);
       },
     });
   }
