@@ -335,8 +335,11 @@ class LockCore {
 
   /** Branches of one task would share a hold: the lock is reentrant and exclusive (readers share anyway). */
   readonly sharesBranches: boolean;
-  /** First acquisitions under way (the owner had no hold when each began), by lock key and owner: how many. */
-  private readonly firstPending = new Map<string, number>();
+  /**
+   * First acquisitions under way (the owner had no hold when each began), by lock key then owner: how many. Keyed by the
+   * key's and the owner's own strings (cached, their hashes with them), not a string made of both per call.
+   */
+  private readonly firstPending = new Map<string, FirstPending | Map<string, FirstPending>>();
 
   constructor(
     readonly ctx: EngineContext,
@@ -369,26 +372,44 @@ class LockCore {
    * which shares the task's ownership, so the two do not exclude each other. Warned once per client.
    */
   firstAcquisition(name: string, key: string, owner: string): () => void {
-    // An owner id has no NUL, so the pair is unambiguous whatever the name.
-    const id = `${key}\0${owner}`;
-    const pending = this.firstPending.get(id) ?? 0;
-    this.firstPending.set(id, pending + 1);
-    if (pending > 0 && !this.cores.branchesWarned) {
-      this.cores.branchesWarned = true;
-      process.emitWarning(
-        `rlock: lock "${name}" was acquired by one task (${owner.slice(owner.lastIndexOf(':') + 1)}) while that task's first acquisition ` +
-          'of it was still under way: concurrent branches of one task (a Promise.all) share its ownership, so they do not ' +
-          'exclude each other. Run each branch that must be exclusive in its own client.task(fn).',
-        { code: TASK_BRANCHES_WARNING },
-      );
+    const slot = this.firstPending.get(key);
+    let pending = slot instanceof Map ? slot.get(owner) : slot?.owner === owner ? slot : undefined;
+    if (pending === undefined) {
+      pending = { owner, count: 1 };
+      if (slot === undefined) this.firstPending.set(key, pending);
+      else if (slot instanceof Map) slot.set(owner, pending);
+      else
+        this.firstPending.set(
+          key,
+          new Map([
+            [slot.owner, slot],
+            [owner, pending],
+          ]),
+        );
+    } else {
+      pending.count++;
+      if (!this.cores.branchesWarned) {
+        this.cores.branchesWarned = true;
+        process.emitWarning(
+          `rlock: lock "${name}" was acquired by one task (${owner.slice(owner.lastIndexOf(':') + 1)}) while that task's first acquisition ` +
+            'of it was still under way: concurrent branches of one task (a Promise.all) share its ownership, so they do not ' +
+            'exclude each other. Run each branch that must be exclusive in its own client.task(fn).',
+          { code: TASK_BRANCHES_WARNING },
+        );
+      }
     }
+    const counted = pending;
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
-      const left = (this.firstPending.get(id) ?? 1) - 1;
-      if (left > 0) this.firstPending.set(id, left);
-      else this.firstPending.delete(id);
+      if (--counted.count > 0) return;
+      const current = this.firstPending.get(key);
+      if (current === counted) this.firstPending.delete(key);
+      else if (current instanceof Map) {
+        current.delete(owner);
+        if (current.size === 0) this.firstPending.delete(key);
+      }
     };
   }
 
@@ -461,6 +482,12 @@ class LockCore {
       },
     });
   }
+}
+
+/** One owner's first acquisitions of one lock under way. */
+interface FirstPending {
+  readonly owner: string;
+  count: number;
 }
 
 class LockCores {
