@@ -3,6 +3,7 @@ import { acquireObserved, releaseTraced, type AcquireLabel } from '../../engine/
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
+import type { ReleaseReply, ReleaseSpec } from '../../engine/release.js';
 import { extendHold } from '../../engine/extend.js';
 import { HANDLE_OWN_BIT, HoldHandle } from '../../engine/handle.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
@@ -467,20 +468,42 @@ class LockCore {
         ),
       );
     }
-    return releaseTraced(ctx, this.object, hold, name, {
-      send: (op) =>
-        // Where the client counts, a nested release never reaches the store.
-        store.counting === 'client' && (hold as Hold).count > 1
-          ? Promise.resolve({ released: true, remaining: (hold as Hold).count - 1 })
-          : store.release(keys, hold as Hold, op),
-      finish: (op) => store.finishRelease(keys, hold as Hold, op),
-      released: (reply) => {
-        if (reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
-          // Other clients' waiters heard it too (ours count one): let them try first.
-          ctx.queues.get(keys.channel)?.yieldFor();
-        }
-      },
-    });
+    return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold));
+  }
+}
+
+/**
+ * One release of a lock's hold, its calls as methods rather than three closures per release. The engine uses it only once
+ * the hold is known (it refuses a release of nothing first). Where the client counts, a nested release never reaches the store.
+ */
+class LockRelease implements ReleaseSpec {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly store: LockStore,
+    private readonly keys: LockKeys,
+    private readonly held: Hold | undefined,
+  ) {}
+
+  private get hold(): Hold {
+    return this.held as Hold;
+  }
+
+  send(op: string): Promise<ReleaseReply> {
+    const { hold } = this;
+    return this.store.counting === 'client' && hold.count > 1
+      ? Promise.resolve({ released: true, remaining: hold.count - 1 })
+      : this.store.release(this.keys, hold, op);
+  }
+
+  finish(op: string): Promise<'released' | 'gone'> {
+    return this.store.finishRelease(this.keys, this.hold, op);
+  }
+
+  released(reply: ReleaseReply & { readonly released: true }): void {
+    if (reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
+      // Other clients' waiters heard it too (ours count one): let them try first.
+      this.ctx.queues.get(this.keys.channel)?.yieldFor();
+    }
   }
 }
 
