@@ -96,7 +96,7 @@ export class Transport {
 
   /** Sends one command; rejects with RedisCommandError (error reply) or RedisUnavailableError. */
   call<T>(name: string, args: (string | number)[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
-    return this.answer(this.send(name, args, what, key), parse);
+    return this.answer(this.send(name, args, what, key), parse, undefined, undefined);
   }
 
   /** Runs `script` with its KEYS and ARGV by name: its `args` puts them in its header's order. */
@@ -106,13 +106,8 @@ export class Transport {
 
   /** Runs `script` with `keysAndArgs` positionally (KEYS first; a `-n` script takes the key count first). */
   script<T>(script: EmbeddedScript, keysAndArgs: ScriptArg[], what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
-    const head = script.numberOfKeys === undefined ? [script.sha] : [script.sha, script.numberOfKeys];
-    const parseReply = (reply: unknown): T => parse(this.unwrapRefusal(reply, what, key));
-    return this.answer(this.send('evalsha', head.concat(keysAndArgs), what, key), parseReply, () => {
-      // EVAL loads the script into the server's cache for the next EVALSHA.
-      const lua = script.numberOfKeys === undefined ? [script.lua] : [script.lua, script.numberOfKeys];
-      return this.call('eval', lua.concat(keysAndArgs), what, key, parseReply);
-    });
+    // The reply's reading and the EVAL after a NOSCRIPT are the answer's, from these: no closure of their own per call.
+    return this.answer(this.send('evalsha', scriptArgs(script.sha, script, keysAndArgs), what, key), parse, script, keysAndArgs);
   }
 
   /** The script's own reply; a refused announcement in it is reported, not thrown: the script's writes stand. */
@@ -125,16 +120,21 @@ export class Transport {
     return inner;
   }
 
-  /** `entry`'s reply parsed, or its typed error; a NOSCRIPT error goes to `onNoScript` when given. */
-  private answer<T>(entry: Pending, parse: (reply: unknown) => T, onNoScript?: () => Promise<T>): Promise<T> {
+  /**
+   * `entry`'s reply parsed (a script's unwrapped first), or its typed error. A NOSCRIPT error of an EVALSHA (`keysAndArgs`
+   * given) is answered by EVAL, which loads the script into the server's cache for the next EVALSHA.
+   */
+  private answer<T>(entry: Pending, parse: (reply: unknown) => T, script: EmbeddedScript | undefined, keysAndArgs: ScriptArg[] | undefined): Promise<T> {
     return entry.command.promise.then(
       (reply) => {
         this.settled(entry);
-        return parse(reply);
+        return parse(script === undefined ? reply : this.unwrapRefusal(reply, entry.what, entry.key));
       },
       (error: unknown) => {
         this.settled(entry);
-        if (onNoScript && error instanceof Error && error.message.startsWith('NOSCRIPT')) return onNoScript();
+        if (script !== undefined && keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+          return this.answer(this.send('eval', scriptArgs(script.lua, script, keysAndArgs), entry.what, entry.key), parse, script, undefined);
+        }
         throw toRLockError(error, entry.what, entry.key);
       },
     );
@@ -237,6 +237,17 @@ export class Transport {
       entry.command.reject(new RedisUnavailableError(`Redis did not answer ${entry.what} on "${entry.key}" within ${this.timeoutMs} ms`));
     }
   };
+}
+
+/** EVALSHA's or EVAL's arguments: `first` (the sha or the source), the key count unless the script takes it first, then `keysAndArgs` as strings, in one new array. */
+function scriptArgs(first: string, script: EmbeddedScript, keysAndArgs: readonly ScriptArg[]): string[] {
+  const args = [first];
+  if (script.numberOfKeys !== undefined) args.push(String(script.numberOfKeys));
+  for (let index = 0; index < keysAndArgs.length; index++) {
+    const arg = keysAndArgs[index] as ScriptArg;
+    args.push(typeof arg === 'string' ? arg : String(arg));
+  }
+  return args;
 }
 
 /** Marks, on the error itself, the failure of a call that never reached ioredis. */

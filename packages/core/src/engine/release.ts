@@ -18,7 +18,7 @@ export type ReleaseReply =
       readonly reason: 'taken' | 'expired';
     };
 
-/** One release: the object's call, and how a failed final one is finished in the background. */
+/** One release: the object's call, and how a failed final one is finished in the background. Called as methods of the spec (a class may implement it). */
 export interface ReleaseSpec {
   send(op: string): Promise<ReleaseReply>;
   /** Retries a final release of unknown outcome with the same `op` (one that ran answers as it did); rejects to be tried again. */

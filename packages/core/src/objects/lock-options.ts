@@ -53,17 +53,31 @@ const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal', 'maxLeaseMs'] as const;
 
 /** @throws InvalidArgumentError naming the call and the option */
 export function parseLockOptions(options: unknown, call: string): LockRequest {
-  const raw = checkOptionsObject(options, `${call}() options`);
-  checkKnownKeys(raw, OPTION_NAMES, `${call}() options`);
-  const leaseMs =
-    raw.leaseMs === undefined
-      ? LOCK_DEFAULTS.leaseMs
-      : checkDurationMs(raw.leaseMs, `${call}(): leaseMs`, MIN_LEASE_MS, 'the lease minus its drift allowance must be positive');
+  // Every lock() with options comes here: its own enumerable keys are read in place, each once (an inherited option is not
+  // one, as checkOptionsObject says), rather than copied into a dictionary object first.
+  let leaseMs: unknown;
+  let waitMs: unknown;
+  let signal: unknown;
+  let maxLeaseMs: unknown;
+  if (options !== undefined) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) checkOptionsObject(options, `${call}() options`);
+    const given = options as Record<string, unknown>;
+    for (const key of Object.keys(given)) {
+      if (key === 'leaseMs') leaseMs = given.leaseMs;
+      else if (key === 'waitMs') waitMs = given.waitMs;
+      else if (key === 'signal') signal = given.signal;
+      else if (key === 'maxLeaseMs') maxLeaseMs = given.maxLeaseMs;
+      else checkKnownKeys(given, OPTION_NAMES, `${call}() options`);
+    }
+  }
   return {
-    leaseMs,
-    waitMs: raw.waitMs === undefined ? LOCK_DEFAULTS.waitMs : checkDurationMs(raw.waitMs, `${call}(): waitMs`, 0),
-    signal: checkSignal(raw.signal, `${call}(): signal`),
-    maxLeaseMs: raw.maxLeaseMs === undefined ? LOCK_DEFAULTS.maxLeaseMs : checkDurationMs(raw.maxLeaseMs, `${call}(): maxLeaseMs`),
+    leaseMs:
+      leaseMs === undefined
+        ? LOCK_DEFAULTS.leaseMs
+        : checkDurationMs(leaseMs, `${call}(): leaseMs`, MIN_LEASE_MS, 'the lease minus its drift allowance must be positive'),
+    waitMs: waitMs === undefined ? LOCK_DEFAULTS.waitMs : checkDurationMs(waitMs, `${call}(): waitMs`, 0),
+    signal: checkSignal(signal, `${call}(): signal`),
+    maxLeaseMs: maxLeaseMs === undefined ? LOCK_DEFAULTS.maxLeaseMs : checkDurationMs(maxLeaseMs, `${call}(): maxLeaseMs`),
   };
 }
 

@@ -49,6 +49,34 @@ describe('OwnerChains', () => {
     await expect(chains.idle()).resolves.toBeUndefined();
   });
 
+  it('keeps an owner’s line in order when other owners join the key, and forms a line among several owners', async () => {
+    const chains = new OwnerChains();
+    const order: string[] = [];
+    // a's line forms while a is alone on the key, then b arrives: a's line stays a's.
+    expect(chains.enter('k', 'a')).toBeUndefined();
+    void chains.enter('k', 'a')?.then(() => order.push('a2'));
+    expect(chains.enter('k', 'b')).toBeUndefined();
+    // b's line forms among several owners.
+    void chains.enter('k', 'b')?.then(() => order.push('b2'));
+    void chains.enter('k', 'b')?.then(() => order.push('b3'));
+    await flush();
+    expect(order).toEqual([]);
+    chains.leave('k', 'b');
+    await flush();
+    expect(order).toEqual(['b2']);
+    chains.leave('k', 'a');
+    await flush();
+    expect(order).toEqual(['b2', 'a2']);
+    chains.leave('k', 'a');
+    expect(chains.busy('k', 'a')).toBe(false);
+    chains.leave('k', 'b');
+    await flush();
+    expect(order).toEqual(['b2', 'a2', 'b3']);
+    chains.leave('k', 'b');
+    expect(chains.busy('k', 'b')).toBe(false);
+    await expect(chains.idle()).resolves.toBeUndefined();
+  });
+
   it('ignores a leave without a turn, and resolves idle() once the last turn ends', async () => {
     const chains = new OwnerChains();
     chains.leave('k', 'a');

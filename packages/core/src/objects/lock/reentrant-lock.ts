@@ -3,6 +3,7 @@ import { acquireObserved, releaseTraced, type AcquireLabel } from '../../engine/
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
+import type { ReleaseReply, ReleaseSpec } from '../../engine/release.js';
 import { extendHold } from '../../engine/extend.js';
 import { HANDLE_OWN_BIT, HoldHandle } from '../../engine/handle.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
@@ -331,8 +332,11 @@ class LockCore {
 
   /** Branches of one task would share a hold: the lock is reentrant and exclusive (readers share anyway). */
   readonly sharesBranches: boolean;
-  /** First acquisitions under way (the owner had no hold when each began), by lock key and owner: how many. */
-  private readonly firstPending = new Map<string, number>();
+  /**
+   * First acquisitions under way (the owner had no hold when each began), by lock key then owner: how many. Keyed by the
+   * key's and the owner's own strings (cached, their hashes with them), not a string made of both per call.
+   */
+  private readonly firstPending = new Map<string, FirstPending | Map<string, FirstPending>>();
 
   constructor(
     readonly ctx: EngineContext,
@@ -365,26 +369,44 @@ class LockCore {
    * which shares the task's ownership, so the two do not exclude each other. Warned once per client.
    */
   firstAcquisition(name: string, key: string, owner: string): () => void {
-    // An owner id has no NUL, so the pair is unambiguous whatever the name.
-    const id = `${key}\0${owner}`;
-    const pending = this.firstPending.get(id) ?? 0;
-    this.firstPending.set(id, pending + 1);
-    if (pending > 0 && !this.cores.branchesWarned) {
-      this.cores.branchesWarned = true;
-      process.emitWarning(
-        `rlock: lock "${name}" was acquired by one task (${owner.slice(owner.lastIndexOf(':') + 1)}) while that task's first acquisition ` +
-          'of it was still under way: concurrent branches of one task (a Promise.all) share its ownership, so they do not ' +
-          'exclude each other. Run each branch that must be exclusive in its own client.task(fn).',
-        { code: TASK_BRANCHES_WARNING },
-      );
+    const slot = this.firstPending.get(key);
+    let pending = slot instanceof Map ? slot.get(owner) : slot?.owner === owner ? slot : undefined;
+    if (pending === undefined) {
+      pending = { owner, count: 1 };
+      if (slot === undefined) this.firstPending.set(key, pending);
+      else if (slot instanceof Map) slot.set(owner, pending);
+      else
+        this.firstPending.set(
+          key,
+          new Map([
+            [slot.owner, slot],
+            [owner, pending],
+          ]),
+        );
+    } else {
+      pending.count++;
+      if (!this.cores.branchesWarned) {
+        this.cores.branchesWarned = true;
+        process.emitWarning(
+          `rlock: lock "${name}" was acquired by one task (${owner.slice(owner.lastIndexOf(':') + 1)}) while that task's first acquisition ` +
+            'of it was still under way: concurrent branches of one task (a Promise.all) share its ownership, so they do not ' +
+            'exclude each other. Run each branch that must be exclusive in its own client.task(fn).',
+          { code: TASK_BRANCHES_WARNING },
+        );
+      }
     }
+    const counted = pending;
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
-      const left = (this.firstPending.get(id) ?? 1) - 1;
-      if (left > 0) this.firstPending.set(id, left);
-      else this.firstPending.delete(id);
+      if (--counted.count > 0) return;
+      const current = this.firstPending.get(key);
+      if (current === counted) this.firstPending.delete(key);
+      else if (current instanceof Map) {
+        current.delete(owner);
+        if (current.size === 0) this.firstPending.delete(key);
+      }
     };
   }
 
@@ -442,23 +464,51 @@ class LockCore {
         ),
       );
     }
-    return releaseTraced(ctx, this.object, hold, name, {
-      send: (op) =>
-        // Where the client counts, a nested release never reaches the store.
-        store.counting === 'client' && (hold as Hold).count > 1
-          ? Promise.resolve({ released: true, remaining: (hold as Hold).count - 1 })
-          : store.release(keys, hold as Hold, op),
-      finish: (op) => store.finishRelease(keys, hold as Hold, op),
-      released: (reply) => {
-        if (reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
-          // Other clients' waiters heard it too (ours count one): let them try first.
-          ctx.queues.get(keys.channel)?.yieldFor();
-        }
-        // Once the released hold is gone here: the waiter's grant excludes every other hold of this client.
-        store.handedOver?.(keys, reply);
-      },
-    });
+    return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold));
   }
+}
+
+/**
+ * One release of a lock's hold, its calls as methods rather than three closures per release. The engine uses it only once
+ * the hold is known (it refuses a release of nothing first). Where the client counts, a nested release never reaches the store.
+ */
+class LockRelease implements ReleaseSpec {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly store: LockStore,
+    private readonly keys: LockKeys,
+    private readonly held: Hold | undefined,
+  ) {}
+
+  private get hold(): Hold {
+    return this.held as Hold;
+  }
+
+  send(op: string): Promise<ReleaseReply> {
+    const { hold } = this;
+    return this.store.counting === 'client' && hold.count > 1
+      ? Promise.resolve({ released: true, remaining: hold.count - 1 })
+      : this.store.release(this.keys, hold, op);
+  }
+
+  finish(op: string): Promise<'released' | 'gone'> {
+    return this.store.finishRelease(this.keys, this.hold, op);
+  }
+
+  released(reply: ReleaseReply & { readonly released: true }): void {
+    if (reply.remaining === 0 && (reply.receivers ?? 0) > 1) {
+      // Other clients' waiters heard it too (ours count one): let them try first.
+      this.ctx.queues.get(this.keys.channel)?.yieldFor();
+    }
+    // Once the released hold is gone here: the waiter's grant excludes every other hold of this client.
+    this.store.handedOver?.(this.keys, reply);
+  }
+}
+
+/** One owner's first acquisitions of one lock under way. */
+interface FirstPending {
+  readonly owner: string;
+  count: number;
 }
 
 class LockCores {
