@@ -4,7 +4,10 @@
 -- SET ... GET writes the clock and reads the old counter in one command. The token's digits are
 -- seconds .. microseconds padded to 6, the digits of '%.0f' of nowUs; tokens are digits without
 -- leading zeros, so the longer is the larger and equal lengths compare as strings: no number
--- conversion, no format on the common path. Returns the token's decimal digits.
+-- conversion, no format on the common path. (Lua compares strings with strcoll, and Redis takes
+-- LC_COLLATE from its environment; digits collate in their numeric order in the C locale and in
+-- glibc's others alike, and a counter found ahead is compared again as a number before it is
+-- used.) Returns the token's decimal digits.
 local function mintToken(fenceKey)
   local now = redis.call('TIME')
   local us = now[2]
