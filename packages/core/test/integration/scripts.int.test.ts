@@ -23,7 +23,9 @@ describe('lock scripts', () => {
   const fresh = (): PlainLockKeys => plainLockKeys(uniquePrefix(), 'job', 'o');
   const WINDOW = 2_000;
   const CLIENTS_TTL = 30_000;
-  const acquire = (keys: PlainLockKeys, owner: string, leaseMs: number, op: string, waits = '1') =>
+  // A grant of count 1 comes as the bare token and a full release as the bare receiver count; `raw*` see the
+  // replies as they come, the helpers below as the triples of the other answers.
+  const rawAcquire = (keys: PlainLockKeys, owner: string, leaseMs: number, op: string, waits = true) =>
     run(SCRIPTS.lockAcquire, {
       lock: keys.lock,
       fence: keys.fence,
@@ -32,11 +34,15 @@ describe('lock scripts', () => {
       owner,
       leaseMs,
       op,
-      kind: '',
-      clientsTtlMs: CLIENTS_TTL,
-      waits,
-    }) as Promise<unknown[]>;
-  const release = (keys: PlainLockKeys, owner: string, op: string, options: { all?: boolean; token?: string; waiting?: boolean; sharded?: boolean } = {}) =>
+      once: '0',
+      waitTtlMs: waits ? CLIENTS_TTL : '0',
+    });
+  const acquire = async (keys: PlainLockKeys, owner: string, leaseMs: number, op: string, waits = true): Promise<unknown[]> => {
+    const reply = await rawAcquire(keys, owner, leaseMs, op, waits);
+    return typeof reply === 'string' ? [1, reply, 1] : (reply as unknown[]);
+  };
+  type ReleaseOptions = { all?: boolean; token?: string; waiting?: boolean; sharded?: boolean };
+  const rawRelease = (keys: PlainLockKeys, owner: string, op: string, options: ReleaseOptions = {}) =>
     run(SCRIPTS.lockRelease, {
       lock: keys.lock,
       released: keys.released,
@@ -47,10 +53,12 @@ describe('lock scripts', () => {
       token: options.token ?? '',
       replayWindowMs: WINDOW,
       sharded: options.sharded ? '1' : '0',
-      wakePrefix: keys.wakePrefix,
-      waiting: options.waiting ? '1' : '0',
-      clientsTtlMs: CLIENTS_TTL,
-    }) as Promise<unknown[]>;
+      requeueTtlMs: options.waiting ? CLIENTS_TTL : '0',
+    });
+  const release = async (keys: PlainLockKeys, owner: string, op: string, options: ReleaseOptions = {}): Promise<unknown[]> => {
+    const reply = await rawRelease(keys, owner, op, options);
+    return typeof reply === 'number' ? [1, 0, reply] : (reply as unknown[]);
+  };
   const cancel = (keys: PlainLockKeys, owner: string, op: string, acquireOp: string, all = false) =>
     run(SCRIPTS.lockCancel, {
       lock: keys.lock,
@@ -63,10 +71,8 @@ describe('lock scripts', () => {
       all: all ? '1' : '0',
       replayWindowMs: WINDOW,
       sharded: '0',
-      wakePrefix: keys.wakePrefix,
     });
-  const wake = (keys: PlainLockKeys, clientId: string) =>
-    run(SCRIPTS.lockWake, { lock: keys.lock, clients: keys.clients, clientId, sharded: '0', wakePrefix: keys.wakePrefix });
+  const wake = (keys: PlainLockKeys, clientId: string) => run(SCRIPTS.lockWake, { lock: keys.lock, clients: keys.clients, clientId, sharded: '0' });
   /** A connection listening on the wake channels of `clientIds`, and what each heard. */
   const listenAs = async (keys: PlainLockKeys, ...clientIds: string[]) => {
     const listener = fleet.client(0);
@@ -75,6 +81,22 @@ describe('lock scripts', () => {
     await listener.subscribe(...clientIds.map((id) => keys.wakePrefix + id));
     return { heard, settle: () => listener.ping() };
   };
+
+  describe('replies', () => {
+    it('answers a grant of count 1 with the bare token, and a full release with the bare receiver count', async () => {
+      const keys = fresh();
+      const token = await rawAcquire(keys, 'c:t1', 10_000, 'op1');
+      expect(token).toMatch(/^\d+$/);
+      // A replay of that grant answers as it did.
+      expect(await rawAcquire(keys, 'c:t1', 10_000, 'op1')).toBe(token);
+      expect(await rawAcquire(keys, 'c:t1', 10_000, 'op2')).toEqual([1, token, 2]);
+      expect(await rawRelease(keys, 'c:t1', 'r1')).toEqual([1, 1, 0]);
+      expect(await rawRelease(keys, 'c:t1', 'r2')).toBe(0);
+      // A replay of the full release answers as it did.
+      expect(await rawRelease(keys, 'c:t1', 'r2')).toBe(0);
+      expect(await rawRelease(keys, 'c:t1', 'r3')).toEqual([-1, 0]);
+    });
+  });
 
   describe('acquire', () => {
     it('grants a free lock with count 1, the lease as TTL and a token, and reenters for the same owner', async () => {
@@ -238,7 +260,7 @@ describe('lock scripts', () => {
       const keys = fresh();
       const { heard, settle } = await listenAs(keys, 'w');
       await acquire(keys, 'o:t0', 10_000, 'a');
-      expect((await acquire(keys, 'w:t1', 10_000, 'b', '0'))[0]).toBe(0);
+      expect((await acquire(keys, 'w:t1', 10_000, 'b', false))[0]).toBe(0);
       expect(await redis.exists(keys.clients)).toBe(0);
       expect(await release(keys, 'o:t0', 'r')).toEqual([1, 0, 0]);
       await settle();

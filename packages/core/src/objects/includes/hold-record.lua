@@ -14,26 +14,28 @@ local function readHold(lock)
   if #fields == 0 then
     return nil
   end
-  local held = {once = false}
+  -- Locals, then one table: a table filled field by field grows its hash part three times.
+  local owner, count, token, op
+  local once = false
   for i = 1, #fields, 2 do
     local field, value = fields[i], fields[i + 1]
-    if field == 't' and string.match(value, '^%d+$') then
-      held.token = value
+    if field == 't' and string.find(value, '^%d+$') then
+      token = value
     elseif field == 'o' then
-      held.op = value
+      op = value
     elseif field == 'n' and value == '1' then
-      held.once = true
-    elseif not held.owner and string.find(field, ':', 1, true) and string.match(value, '^%d+$') then
-      held.owner, held.count = field, tonumber(value)
+      once = true
+    elseif not owner and string.find(field, ':', 1, true) and string.find(value, '^%d+$') then
+      owner, count = field, tonumber(value)
     else
-      held.owner = nil
+      owner = nil
       break
     end
   end
-  if not held.owner or not held.token then
+  if not owner or not token then
     error({err = 'WRONGTYPE the lock key holds no lock hold'})
   end
-  return held
+  return {owner = owner, count = count, token = token, op = op, once = once}
 end
 
 -- A new hold at the free `lock`, living leaseMs: count 1, or 0 for a fair lock's hand-off (op nil: it has

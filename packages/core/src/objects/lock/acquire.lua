@@ -5,61 +5,68 @@ KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t token, o last op
 KEYS[2]  fence: fencing counter of the lock's hash slot <prefix>:{<slot tag>}:fence (string)
 KEYS[3]  cancelled: tombstones <prefix>:{<name>}:cancelled (hash; field <owner>:<op>) of cancel.lua
 KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> registered at, us;
-         wake-client)
+         register-client)
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
-ARGV[4]  kind: '' the reentrant lock; 'nonReentrantLock' refuses the owner's second acquisition
-         and marks the hold (field n)
-ARGV[5]  clientsTtlMs: how long `clients` lives after a registration, ms
-ARGV[6]  waits: '1' when the caller waits if refused (registers its client), '0' not
+ARGV[4]  once: '1' refuses the owner's second acquisition and marks the hold (field n); '0' counts it
+ARGV[5]  waitTtlMs: '0' when the caller does not wait if refused; else it waits, its client is
+         registered in `clients`, and the zset lives this long after it, ms
 
 Returns
-  {1, token, count}  granted: the fencing token (decimal) and the owner's count. A replay of the
-                     hold's last op answers the same without counting twice (one owner has at
-                     most one op in flight per lock, so the last op is enough).
-  {0, pttl, holder}  held by another: its TTL in ms (-1: none) and owner. With `waits` the
+  token              granted a free lock: the fencing token (decimal string), count 1. A bulk
+                     string, not an array: Redis converts a Lua table reply at several times the
+                     cost, and this is the reply of every uncontended acquire.
+  {1, token, count}  granted a reentry: the token and the owner's count. A replay of the hold's
+                     last op answers as its first run did (count 1: the token), without counting
+                     twice (one owner has at most one op in flight per lock, so the last op is
+                     enough).
+  {0, pttl, holder}  held by another: its TTL in ms (-1: none) and owner. With `waitTtlMs` the
                      client is registered in `clients` (keeping its place), woken in its turn.
   {-1}               this op was cancelled before it arrived: nothing changed.
 
 Publishes nothing.
 ]]
---- @include "announce"
---- @include "wake-client"
+--- @include "register-client"
 --- @include "mint-token"
 --- @include "hold-record"
 --- @include "reenter-count"
 
-local lock, clients = KEYS[1], KEYS[4]
-local held = readHold(lock)
-local owner = held and held.owner
+local lock, cancelled, owner, op = KEYS[1], KEYS[3], ARGV[1], ARGV[3]
+-- One EXISTS for the hold and the tombstones: the common acquire finds neither, and a free key needs no
+-- hash read or parse (readHold's HGETALL and field checks cost several times as much).
+local present = redis.call('EXISTS', lock, cancelled)
+local held = present > 0 and readHold(lock)
+local once = ARGV[4] == '1'
 
--- A refusal: the caller's client waits, and hears of the release in its turn.
-local function refuse()
-  if ARGV[6] == '1' then
-    registerClient(clients, clientOf(ARGV[1]), ARGV[5], '0')
+if not held or held.owner == owner then
+  if held and held.op == op then
+    if held.count == 1 then
+      return held.token
+    end
+    return {1, held.token, held.count}
   end
-  return {0, redis.call('PTTL', lock), owner}
+  -- An acquire can arrive after its cancel: sent on a connection that broke (its bytes may still reach
+  -- Redis after the cancel on a new one) or redirected in a Cluster. The tombstone refuses it. The
+  -- tombstones' hash exists only within a replay window after a cancel (the EXISTS above counted it).
+  if present > (held and 1 or 0) and redis.call('HEXISTS', cancelled, owner .. ':' .. op) == 1 then
+    return {-1}
+  end
+  if not held then
+    local token = mintToken(KEYS[2])
+    grantHold(lock, owner, 1, token, op, once, ARGV[2])
+    return token
+  end
+  -- Decided here: only Redis sees two branches of one task one after the other.
+  if not once then
+    return reenterCount(lock, held, ARGV[2], op)
+  end
 end
 
-if owner and owner ~= ARGV[1] then
-  return refuse()
+-- Refused (held by another, or a second acquisition of a `once` hold): the caller's client waits, and
+-- hears of the release in its turn.
+local waitTtlMs = ARGV[5]
+if waitTtlMs ~= '0' then
+  registerClient(KEYS[4], owner, waitTtlMs, '0')
 end
-if owner and held.op == ARGV[3] then
-  return {1, held.token, held.count}
-end
-if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
-  return {-1}
-end
-
-if not owner then
-  local token = mintToken(KEYS[2])
-  grantHold(lock, ARGV[1], 1, token, ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
-  return {1, token, 1}
-end
--- Decided here: only Redis sees two branches of one task one after the other.
-if ARGV[4] == 'nonReentrantLock' then
-  return refuse()
-end
-
-return reenterCount(lock, held, ARGV[2], ARGV[3])
+return {0, redis.call('PTTL', lock), held.owner}

@@ -25,7 +25,10 @@ const isGranted = (reply: { readonly granted: boolean }): boolean => reply.grant
 export const LOCK_KIND = 'lock';
 
 // Made once, not a closure per call. The fair lock's scripts answer alike (a queued refusal names no holder: '').
+// A grant of count 1 may come as the bare token, a full release as the bare receiver count (lock/acquire.lua,
+// lock/release.lua: a Lua table reply costs Redis several times a scalar).
 export function parseAcquire(reply: unknown): AcquireReply {
+  if (typeof reply === 'string') return { granted: true, token: reply, count: 1 };
   const [code, second, third] = reply as [number, string | number | undefined, number | string | undefined];
   if (code === 1) return { granted: true, token: String(second), count: Number(third) };
   // A cancelled op was refused: try again at once (with a new op).
@@ -34,6 +37,7 @@ export function parseAcquire(reply: unknown): AcquireReply {
 }
 
 export function parseRelease(reply: unknown): ReleaseReply {
+  if (typeof reply === 'number') return { released: true, remaining: 0, receivers: reply };
   const [code, second, third] = reply as [number, number, number?];
   if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
   return { released: false, reason: second === 1 ? 'taken' : 'expired' };
@@ -93,10 +97,9 @@ export class ServerLockStore extends ObjectStore implements LockStore {
         owner,
         leaseMs,
         op,
-        kind: this.lockKind,
-        clientsTtlMs: this.waits?.ttlMs ?? 0,
+        once: this.reentrant ? '0' : '1',
         // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
-        waits: request?.waitMs === 0 ? '0' : '1',
+        waitTtlMs: request?.waitMs === 0 ? '0' : (this.waits?.ttlMs ?? 0),
       },
       'acquire',
       keys.lock,
@@ -124,7 +127,6 @@ export class ServerLockStore extends ObjectStore implements LockStore {
         released: plain.released,
         cancelled: plain.cancelled,
         clients: plain.clients,
-        wakePrefix: plain.wakePrefix,
         ...this.cancelArgs(owner, op, all),
       },
       'cancel',
@@ -141,7 +143,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     const plain = keys as PlainLockKeys;
     // The releasing task has left the queue: whoever is in it waits still.
-    const waiting = this.waits?.queues.hasWaiters(plain.channel) === true ? '1' : '0';
+    const requeueTtlMs = this.waits?.queues.hasWaiters(plain.channel) === true ? this.waits.ttlMs : '0';
     return this.transport.run(
       SCRIPTS.lockRelease,
       {
@@ -154,9 +156,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
         token: token ?? '',
         replayWindowMs: this.replayWindowMs,
         sharded: this.sharded,
-        wakePrefix: plain.wakePrefix,
-        waiting,
-        clientsTtlMs: this.waits?.ttlMs ?? 0,
+        requeueTtlMs,
       },
       'release',
       keys.lock,
@@ -184,13 +184,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
     const keys = plainKeysOfLock(lock, this.waitingClientId);
     // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).
     return this.transport
-      .run(
-        SCRIPTS.lockWake,
-        { lock, clients: keys.clients, clientId: this.waitingClientId, sharded: this.sharded, wakePrefix: keys.wakePrefix },
-        'wake',
-        lock,
-        Number,
-      )
+      .run(SCRIPTS.lockWake, { lock, clients: keys.clients, clientId: this.waitingClientId, sharded: this.sharded }, 'wake', lock, Number)
       .catch(() => undefined);
   }
 
@@ -244,13 +238,7 @@ export class ServerLockStore extends ObjectStore implements LockStore {
       isOne,
     );
     if (released) {
-      await this.transport.run(
-        SCRIPTS.lockWake,
-        { lock: plain.lock, clients: plain.clients, clientId: '', sharded: this.sharded, wakePrefix: plain.wakePrefix },
-        'wake',
-        plain.lock,
-        Number,
-      );
+      await this.transport.run(SCRIPTS.lockWake, { lock: plain.lock, clients: plain.clients, clientId: '', sharded: this.sharded }, 'wake', plain.lock, Number);
     }
     return released;
   }

@@ -6,19 +6,18 @@ KEYS[1]  lock: hold <prefix>:{<name>} (hash <owner> -> count, t, o, n; hold-reco
 KEYS[2]  clients: waiting clients <prefix>:{<name>}:clients (zset; wake-client)
 ARGV[1]  clientId: the client passing the wake on (taken out of `clients`)
 ARGV[2]  sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
-ARGV[3]  wakePrefix: <prefix>:{<name>}:release: (plus a client id: its wake channel)
 
 Returns how many subscribers heard the wake (0: the lock is held, or nobody else waits).
 
-Publishes 'unlock' to the client it wakes.
+Publishes 'unlock' to the client it wakes, on <prefix>:{<name>}:release: followed by its client id.
 ]]
 --- @include "announce"
 --- @include "wake-client"
 
 local lock, clients = KEYS[1], KEYS[2]
-local clientId, sharded, wakePrefix = ARGV[1], ARGV[2], ARGV[3]
+local clientId, sharded = ARGV[1], ARGV[2]
 redis.call('ZREM', clients, clientId)
 if redis.call('EXISTS', lock) == 1 then
   return 0
 end
-return wakeClient(clients, wakePrefix, sharded)
+return wakeClient(clients, lock, sharded)
