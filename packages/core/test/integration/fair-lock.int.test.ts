@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
+import type { LockReleasedEvent } from '@org/rlock-core';
 import { ClientPool, commandCalls, eventually, holdAt, uniquePrefix } from './support.js';
 
 const WAITER = fileURLToPath(new URL('./fixtures/fair-waiter.mjs', import.meta.url));
@@ -434,6 +435,22 @@ describe('fair lock', () => {
     const handle = await waiting;
     expect(performance.now() - forcedAt).toBeLessThan(2_000);
     await handle.unlock();
+  });
+
+  it('finishes a release whose reply came after its timeout as released: the replay is answered by the marker, not read as a hand-off', async () => {
+    // Writes paused for longer than commandTimeoutMs: the release runs after its caller gave up, and the background
+    // finish sends the same op again, which the replay marker answers with a bare 0.
+    const holder = pool.make(fleet.url(0), { commandTimeoutMs: 300 });
+    const errors: unknown[] = [];
+    holder.on('error', (error) => errors.push(error));
+    const released = new Promise<LockReleasedEvent>((resolve) => holder.once('lockReleased', resolve));
+    const handle = await holder.task(() => holder.getFairLock('late-release').acquire({ leaseMs: 30_000 }));
+    await fleet.client(0).call('CLIENT', 'PAUSE', '800', 'WRITE');
+    await expect(handle.unlock()).rejects.toThrow();
+    expect((await released).via).toBe('retry');
+    expect(await holder.getFairLock('late-release').isLocked()).toBe(false);
+    expect(errors).toEqual([]);
+    takeHoldLeakWarnings();
   });
 
   it('never lets holders of 4 processes overlap', async () => {

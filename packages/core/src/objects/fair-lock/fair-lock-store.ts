@@ -204,6 +204,8 @@ export class FairLockStore extends ServerLockStore {
 /** release.lua's reply; {1, 0, 0, head, token, leaseMs} handed the lock to a head of this client. */
 function parseFairRelease(reply: unknown, sentAt: number): FairReleaseReply {
   const parsed = parseRelease(reply);
+  // A replayed full release answers a bare 0 (release-count): no hand-off in it.
+  if (!Array.isArray(reply)) return parsed;
   const [, , , owner, token, leaseMs] = reply as [number, number, number?, string?, (string | number)?, number?];
   if (!parsed.released || typeof owner !== 'string' || token === undefined || !isToken(String(token))) return parsed;
   return { ...parsed, handOff: { owner, token: String(token), leaseMs: Number(leaseMs), sentAt } };
