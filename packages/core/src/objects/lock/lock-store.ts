@@ -1,4 +1,4 @@
-import type { AcquireReply } from '../../engine/acquire.js';
+import type { AcquireReply } from '../../engine/attempt.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
