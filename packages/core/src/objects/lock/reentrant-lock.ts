@@ -241,6 +241,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       {
         name: this.name,
         channel: keys.channel,
+        strategy: store.waitStrategy,
         id: owner,
         headOnly: store.headOnly,
         keepsPlace: store.waitersKeepPlace === true,

@@ -1,0 +1,30 @@
+import type { Deployment } from '../../connection/deployment.js';
+import type { AcquireReply } from '../../engine/attempt.js';
+import type { BackoffWait } from '../../engine/wait-strategy.js';
+import type { LockRequest } from '../lock-options.js';
+import type { LockKeys } from '../lock/keys.js';
+import { ServerLockStore, type ClientWaits } from '../lock/server-lock-store.js';
+
+/** A try that registers no waiting client: a spin lock hears no release, so a release must not wake its client for nothing. */
+const HEARS_NO_RELEASE: LockRequest = Object.freeze({ leaseMs: undefined, waitMs: 0, signal: undefined });
+
+/**
+ * The plain lock's protocol (its keys, scripts and holds: a spin lock and a lock of one name are one lock), waited for by
+ * back-off: its waiters subscribe to nothing, and its refused tries leave no trace in Redis.
+ */
+export class SpinLockStore extends ServerLockStore {
+  override readonly object = 'spin_lock';
+
+  constructor(
+    deployment: Deployment,
+    replayWindowMs: number,
+    waits: ClientWaits,
+    readonly waitStrategy: BackoffWait,
+  ) {
+    super(deployment, replayWindowMs, '', waits);
+  }
+
+  override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
+    return super.acquire(keys, owner, leaseMs, op, HEARS_NO_RELEASE);
+  }
+}
