@@ -5,9 +5,6 @@ import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from '../lock/keys.js';
 import { ServerLockStore, type ClientWaits } from '../lock/server-lock-store.js';
 
-/** A try that registers no waiting client: a spin lock hears no release, so a release must not wake its client for nothing. */
-const HEARS_NO_RELEASE: LockRequest = Object.freeze({ leaseMs: undefined, waitMs: 0, signal: undefined });
-
 /**
  * The plain lock's protocol (its keys, scripts and holds: a spin lock and a lock of one name are one lock), waited for by
  * back-off: its waiters subscribe to nothing, and its refused tries leave no trace in Redis.
@@ -24,7 +21,11 @@ export class SpinLockStore extends ServerLockStore {
     super(deployment, replayWindowMs, '', waits);
   }
 
-  override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string): Promise<AcquireReply> {
-    return super.acquire(keys, owner, leaseMs, op, HEARS_NO_RELEASE);
+  /**
+   * The lock's try, told that its caller does not wait (`waitMs` 0: a refusal registers no waiting client). A spin lock hears
+   * no release, so a release must not wake its client for nothing; the rest of the request goes through as it came.
+   */
+  override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+    return super.acquire(keys, owner, leaseMs, op, { leaseMs: undefined, signal: undefined, ...request, waitMs: 0 });
   }
 }
