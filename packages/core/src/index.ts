@@ -78,3 +78,5 @@ export type { SemaphoreInfo } from './objects/semaphore/info.js';
 export type { PermitExpirableSemaphoreInfo } from './objects/permit-semaphore/info.js';
 export type { CountDownLatchInfo } from './objects/latch/info.js';
 export type { NonReentrantLockInfo } from './objects/non-reentrant-lock/info.js';
+export type { SpinLockInfo } from './objects/spin-lock/info.js';
+export { SPIN_LOCK_DEFAULTS, type SpinLockOptions } from './objects/spin-lock/options.js';

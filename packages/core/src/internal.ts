@@ -12,7 +12,7 @@ export { distinctEndpoints } from './connection/endpoints.js';
 export { boundedCall, toRLockError, withinMs } from './connection/bounded-call.js';
 export { ClientDirectory, connectionNameOf, HOLDER_LOOKUP_MS } from './connection/client-names.js';
 export { driftMs, leaseDeadline, monotonicNow } from './connection/time.js';
-export type { AcquireReply } from './engine/acquire.js';
+export type { AcquireReply } from './engine/attempt.js';
 export type { ReleaseReply } from './engine/release.js';
 export type { Hold } from './engine/hold.js';
 export type { BackgroundWork } from './engine/background-work.js';

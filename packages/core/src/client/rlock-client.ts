@@ -8,6 +8,7 @@ import { resolveClientOptions, type RLockClientOptions, type ResolvedClientOptio
 import type { MultiLock } from '../objects/multi-lock/multi-lock.js';
 import type { RReadWriteLock } from '../objects/rw-lock/read-write-lock.js';
 import type { RLock } from '../objects/lock/types.js';
+import type { SpinLockOptions } from '../objects/spin-lock/options.js';
 import { clientNoticeChannel } from '../objects/names.js';
 import { readForcedNotice } from '../objects/messages.js';
 import type { Hold } from '../engine/hold.js';
@@ -199,6 +200,18 @@ export class RLockClient extends EngineClient {
    */
   getNonReentrantLock(name: string): RLock<string> {
     return this.getter('nonReentrantLock')(name);
+  }
+
+  /**
+   * The spin lock `name` (Redisson's `RSpinLock`): the lock, whose waiters never subscribe but try again after jittered,
+   * exponentially growing delays (`options`). It is `getLock(name)`'s lock: same keys, holds and tokens.
+   * @throws InvalidArgumentError (synchronously) for a bad name or option; ClientClosedError once closed.
+   * @example
+   * const lock = client.getSpinLock('report:7', { maxDelayMs: 64 });
+   * await lock.withLock(() => buildReport());
+   */
+  getSpinLock(name: string, options?: SpinLockOptions): RLock<string> {
+    return this.getter('spinLock')(name, options);
   }
 
   /** The getter of kind `name`; public getters are written out for their docs (a mapped type would show none). */

@@ -1,6 +1,7 @@
 // The engine's acquire, release and renewal, observed: every object kind is instrumented here once.
 import { acquireChannel, releaseChannel, type LockChannelContext } from '../observability/channels.js';
-import { acquireOrWait, type WaitSpec } from './acquire.js';
+import { acquireOrWait } from './acquire.js';
+import type { WaitSpec } from './wait-spec.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold } from './hold.js';
 import { releaseHold, type ReleaseSpec } from './release.js';

@@ -293,6 +293,8 @@ export class WaitQueues {
   /** First tries out now, by channel, that later arrivals queue behind (WaitSpec.queuesOthers). */
   private readonly arrivals = new Map<string, number>();
   private closedError: Error | undefined;
+  /** How to end each sleep outside any queue (a back-off waiter's) when the client closes. */
+  private readonly apart = new Set<(error: Error) => void>();
   /** Messages on the queues' channels that were dropped as malformed or unknown. */
   readonly drops: MessageDrops = { count: 0 };
 
@@ -407,9 +409,46 @@ export class WaitQueues {
     for (const queue of this.queues.values()) queue.wakeAll(reason);
   }
 
-  /** Rejects every waiter with `error`, and every later join. */
+  /**
+   * Sleeps `ms` outside any queue (a waiter that subscribes to nothing): rejects when `signal` aborts, and with the close's
+   * error when the client closes, as a queued waiter is.
+   */
+  sleepApart(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const end = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.apart.delete(onClose);
+      };
+      const onAbort = (): void => {
+        end();
+        reject(signal?.reason);
+      };
+      const onClose = (error: Error): void => {
+        end();
+        reject(error);
+      };
+      const timer = setTimeout(
+        () => {
+          end();
+          resolve();
+        },
+        Math.max(1, Math.ceil(ms)),
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.apart.add(onClose);
+    });
+  }
+
+  /** Rejects every waiter with `error` (those sleeping apart too), and every later join. */
   close(error: Error = new ClientClosedError()): void {
     this.closedError = error;
+    for (const end of [...this.apart]) end(error);
     for (const queue of this.queues.values()) {
       queue.closedError = error;
       queue.stopRetry();

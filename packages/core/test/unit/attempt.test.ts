@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { attempt, type AttemptSpec } from '../../src/engine/acquire.js';
+import { attempt, type AttemptSpec } from '../../src/engine/attempt.js';
 import { EngineContext } from '../../src/engine/engine-context.js';
 import { WaitQueues } from '../../src/engine/wait-queue.js';
 import { RedisUnavailableError } from '../../src/errors.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
-import { CLIENT_DEFAULTS, LOCK_DEFAULTS, REDLOCK_DEFAULTS, WATCHDOG_DEFAULTS } from '@org/rlock';
+import { CLIENT_DEFAULTS, LOCK_DEFAULTS, REDLOCK_DEFAULTS, SPIN_LOCK_DEFAULTS, WATCHDOG_DEFAULTS } from '@org/rlock';
 
 /**
  * The guides' option tables and event lists say what the code has: every option of the options interface (read
@@ -159,6 +159,10 @@ describe('the guides beside the code', () => {
       ...drift('docs/semaphore.md', optionTable('docs/semaphore.md'), codeOptions('WaitOptions'), {}),
       ...drift('docs/permit-expirable-semaphore.md', optionTable('docs/permit-expirable-semaphore.md'), codeOptions('PermitOptions'), LOCK_DEFAULTS),
     ]).toEqual([]);
+  });
+
+  it('list every spin lock option, with its defaults (docs/spin-lock.md)', () => {
+    expect(drift('docs/spin-lock.md', optionTable('docs/spin-lock.md'), codeOptions('SpinLockOptions'), SPIN_LOCK_DEFAULTS)).toEqual([]);
   });
 
   it('name every client event, and no other (docs/client.md, docs/redlock.md)', () => {

@@ -1,6 +1,7 @@
 import type { Deployment } from '../../connection/deployment.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
-import { recordGrant, type AcquireReply } from '../../engine/acquire.js';
+import type { AcquireReply } from '../../engine/attempt.js';
+import { recordGrant } from '../../engine/hold-attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';

@@ -1,4 +1,4 @@
-import type { TryOutcome } from '../../engine/acquire.js';
+import type { TryOutcome } from '../../engine/attempt.js';
 import { acquireObserved } from '../../engine/observed.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';

@@ -1,9 +1,10 @@
-import type { AcquireReply } from '../../engine/acquire.js';
+import type { AcquireReply } from '../../engine/attempt.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
+import type { WaitStrategy } from '../../engine/wait-strategy.js';
 import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from './keys.js';
 
@@ -28,6 +29,8 @@ export interface LockStore extends HoldKind {
   readonly queueLocally?: boolean;
   /** A waiter's refused tries renew its place in Redis (a waiter lease), so each keeps a timed try of its own. @default false */
   readonly waitersKeepPlace?: boolean;
+  /** How its waiters learn they may try again. @default on the lock's channel */
+  readonly waitStrategy?: WaitStrategy;
   /** Absent: the reentrant lock's names (lockKeys). */
   keysOf?(prefix: string, name: string): LockKeys;
   /** Leaves a queue kept in Redis when a call ends without the lock; a hold with `keptToken` stays, other hand-offs are given back. */

@@ -1,4 +1,6 @@
-import { attempt, unansweredFailure, HoldAttempt, type TryOutcome } from '../../engine/acquire.js';
+import { unansweredFailure } from '../../engine/acquire.js';
+import { attempt, type TryOutcome } from '../../engine/attempt.js';
+import { HoldAttempt } from '../../engine/hold-attempt.js';
 import { acquireObserved, releaseTraced, type AcquireLabel } from '../../engine/observed.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
@@ -235,6 +237,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       {
         name: this.name,
         channel: keys.channel,
+        strategy: store.waitStrategy,
         id: owner,
         headOnly: store.headOnly,
         keepsPlace: store.waitersKeepPlace === true,

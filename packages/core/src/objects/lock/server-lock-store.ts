@@ -1,5 +1,5 @@
 import { replicated, type Deployment } from '../../connection/deployment.js';
-import type { AcquireReply } from '../../engine/acquire.js';
+import type { AcquireReply } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';

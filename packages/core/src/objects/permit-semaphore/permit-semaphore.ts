@@ -1,4 +1,6 @@
-import { attempt, unansweredFailure, HoldAttempt } from '../../engine/acquire.js';
+import { unansweredFailure } from '../../engine/acquire.js';
+import { attempt } from '../../engine/attempt.js';
+import { HoldAttempt } from '../../engine/hold-attempt.js';
 import { acquireObserved, releaseTraced } from '../../engine/observed.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';

@@ -1,6 +1,6 @@
 import type { Deployment } from '../../connection/deployment.js';
 import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
-import type { AcquireReply } from '../../engine/acquire.js';
+import type { AcquireReply } from '../../engine/attempt.js';
 import type { Hold } from '../../engine/hold.js';
 import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { ReleaseReply } from '../../engine/release.js';

@@ -1,5 +1,6 @@
 import { acquireObserved } from '../../engine/observed.js';
-import { attempt, unansweredFailure, type AttemptSpec, type TryOutcome } from '../../engine/acquire.js';
+import { unansweredFailure } from '../../engine/acquire.js';
+import { attempt, type AttemptSpec, type TryOutcome } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { monotonicNow } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';

@@ -1,0 +1,131 @@
+import { RedisUnavailableError } from '../errors.js';
+import { monotonicNow } from '../connection/time.js';
+import { withinMs } from '../connection/bounded-call.js';
+import type { EngineContext } from './engine-context.js';
+import type { TryOutcome } from './attempt.js';
+import type { WaitSpec } from './wait-spec.js';
+
+/** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
+const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
+
+/** A try or subscription out this long (ms) when `waitMs` runs out means Redis did not answer; shorter is a round trip in flight: tryLock gives false. */
+const UNANSWERED_MS = 100;
+
+/** One waiting call; its signal is the caller's, also aborted at `waitMs`, so it settles by then whatever Redis does. */
+export class WaitCall<G> {
+  readonly signal: AbortSignal | undefined;
+  /** Monotonic time at which `waitMs` runs out (infinite without one). */
+  readonly deadline: number;
+  /** The Redis failure of the latest try or subscription (or the one a refusal reported), until one succeeds: a timeout's cause. */
+  failure: Error | undefined;
+  /** Since when (monotonic ms) a try or subscription has been out; undefined while none is. */
+  private outSince: number | undefined;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly forward: (() => void) | undefined;
+
+  constructor(private readonly spec: WaitSpec<G>) {
+    const { waitMs, signal } = spec;
+    this.deadline = waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + waitMs;
+    if (waitMs === undefined || waitMs === 0) {
+      // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
+      this.signal = signal;
+      return;
+    }
+    const expiry = new AbortController();
+    this.signal = expiry.signal;
+    // Cuts off whatever is out at waitMs: a try, a subscription, a sleep. A
+    // grant that still comes is undone by its attempt (the signal is aborted).
+    this.timer = setTimeout(() => expiry.abort(WAIT_EXPIRED), waitMs);
+    this.timer.unref();
+    if (signal?.aborted) expiry.abort(signal.reason);
+    else if (signal) {
+      this.forward = () => expiry.abort(signal.reason);
+      signal.addEventListener('abort', this.forward, { once: true });
+    }
+  }
+
+  get expired(): boolean {
+    return this.signal?.reason === WAIT_EXPIRED;
+  }
+
+  /** Why the call timed out, if Redis is why: a try or subscription out UNANSWERED_MS or more, else the latest failure. */
+  timeoutCause(): Error | undefined {
+    if (this.outSince !== undefined && monotonicNow() - this.outSince >= UNANSWERED_MS) {
+      const outMs = Math.round(monotonicNow() - this.outSince);
+      return new RedisUnavailableError(
+        `Redis did not answer for "${this.spec.name}": a try or its SUBSCRIBE had been out ${outMs} ms when waitMs (${this.spec.waitMs} ms) ran out`,
+        { cause: this.failure },
+      );
+    }
+    return this.failure;
+  }
+
+  /** Settles like `work`, or rejects when the signal aborts (`work` goes on, and undoes a late grant); meanwhile the call waits on Redis. */
+  race<T>(work: Promise<T>): Promise<T> {
+    const signal = this.signal;
+    if (!signal) return work;
+    if (signal.aborted) {
+      work.catch(() => undefined);
+      return Promise.reject(signal.reason);
+    }
+    const since = monotonicNow();
+    this.outSince = since;
+    return new Promise<T>((resolve, reject) => {
+      // Deferred a turn: a try that already answered settles the call first,
+      // so its grant is given back by the caller rather than leaked.
+      const onAbort = (): void => {
+        setImmediate(() => reject(signal.reason));
+      };
+      const answered = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        if (this.outSince === since) this.outSince = undefined;
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (value) => {
+          answered();
+          resolve(value);
+        },
+        (error: unknown) => {
+          answered();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  tryOnce(ctx: EngineContext): Promise<TryOutcome<G>> {
+    // Without a signal nothing can cut a try off: it is the call's own promise, with no layer around it.
+    return this.signal ? this.tryRacing(ctx) : this.spec.tryOnce(undefined);
+  }
+
+  private async tryRacing(ctx: EngineContext): Promise<TryOutcome<G>> {
+    const work = this.spec.tryOnce(this.signal);
+    try {
+      return await this.race(work);
+    } catch (error) {
+      // A grant this try still records belongs to nobody: give it back.
+      work.then(
+        (outcome) => {
+          if ('grant' in outcome) void this.spec.giveBack?.(outcome.grant).catch((giveBackError: unknown) => ctx.backgroundError(giveBackError));
+        },
+        () => undefined,
+      );
+      throw error;
+    }
+  }
+
+  /** Waits for `work` (leaving a queue kept in Redis) no later than the deadline; it goes on after. */
+  async until(work: Promise<unknown>): Promise<void> {
+    if (!Number.isFinite(this.deadline)) {
+      await work;
+      return;
+    }
+    await withinMs(work, Math.max(0, this.deadline - monotonicNow()), () => undefined).catch(() => undefined);
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.forward) this.spec.signal?.removeEventListener('abort', this.forward);
+  }
+}

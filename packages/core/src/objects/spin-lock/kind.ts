@@ -1,0 +1,56 @@
+import { holder } from '../inspect/snapshot.js';
+import { parseHold } from '../lock/hold-record.js';
+import { plainLockKeys } from '../lock/keys.js';
+import { ReentrantLock } from '../lock/reentrant-lock.js';
+import { lockWaits } from '../lock/server-lock-store.js';
+import type { RLock } from '../lock/types.js';
+import { checkName } from '../names.js';
+import { defineKind } from '../object-kind.js';
+import type { SpinLockInfo } from './info.js';
+import { spinBackoff, type SpinLockOptions } from './options.js';
+import { SpinLockStore } from './spin-lock-store.js';
+
+const NAME = 'spinLock';
+
+/** Redisson's RSpinLock: the lock, waited for by back-off instead of pub/sub. */
+export const SPIN_LOCK = defineKind({
+  name: NAME,
+  description: 'lock whose waiters back off instead of subscribing',
+  method: 'getSpinLock',
+  getter: (site) => {
+    const { deployment, context } = site;
+    // One store per back-off plan: lock objects of one plan share their state, as a kind's objects do.
+    const stores = new Map<string, SpinLockStore>();
+    const storeOf = (options: SpinLockOptions | undefined): SpinLockStore => {
+      const plan = spinBackoff(options);
+      const id = `${plan.initialDelayMs}/${plan.maxDelayMs}/${plan.multiplier}`;
+      let store = stores.get(id);
+      if (store === undefined) {
+        store = new SpinLockStore(deployment, context.commandTimeoutMs, lockWaits(context), plan);
+        stores.set(id, store);
+      }
+      return store;
+    };
+    return (name: string, options?: SpinLockOptions): RLock<string> => {
+      checkName(name, 'lock name');
+      site.assertOpen();
+      return new ReentrantLock<string>(name, context, storeOf(options));
+    };
+  },
+  keeps: (prefix, name) => {
+    const { lock, clients } = plainLockKeys(prefix, name, '');
+    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
+  },
+  // The lock's keys: read as a lock unless asked for `{ kind: 'spinLock' }`.
+  recognise: ({ keys: { lock } }) => {
+    const hold = parseHold(lock.fields);
+    return hold && !hold.once ? 'fits' : undefined;
+  },
+  describe: ({ now, keys: { lock } }, base): SpinLockInfo => {
+    const hold = parseHold(lock.fields);
+    const holders = hold ? [holder(hold.owner, hold.count, hold.token, lock.pttl, now)] : [];
+    return { ...base, kind: NAME, ttlMs: lock.pttl, holders, holderCount: holders.length };
+  },
+  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  forceUnlock: (lock) => lock.forceUnlock(),
+});
