@@ -94,8 +94,8 @@ describe('NonReentrantLock', () => {
     });
   });
 
-  describe('acquire with kind nonReentrantLock', () => {
-    const acquire = (keys: PlainLockKeys, owner: string, op: string, kind: string) =>
+  describe('acquire with the once flag', () => {
+    const acquire = (keys: PlainLockKeys, owner: string, op: string, once: string) =>
       evalScript(fleet.client(0), SCRIPTS.lockAcquire, {
         lock: keys.lock,
         fence: keys.fence,
@@ -104,7 +104,7 @@ describe('NonReentrantLock', () => {
         owner,
         leaseMs: 10_000,
         op,
-        kind,
+        once,
         clientsTtlMs: 30_000,
         waits: '1',
       }) as Promise<unknown[]>;
@@ -112,22 +112,22 @@ describe('NonReentrantLock', () => {
     it('marks the hold, refuses the owner a second op, and answers a replay of its op as granted', async () => {
       const redis = fleet.client(0);
       const keys = plainLockKeys(uniquePrefix(), 'job', 'c');
-      const first = await acquire(keys, 'c:t1', 'op1', 'nonReentrantLock');
+      const first = await acquire(keys, 'c:t1', 'op1', '1');
       expect(first).toEqual([1, expect.any(String), 1]);
       expect((await holdAt(redis, keys.lock))?.once).toBe(true);
       expect(await redis.hgetall(keys.lock)).toEqual({ 'c:t1': '1', t: first[1], o: 'op1', n: '1' });
-      const [code, ttl, holder] = await acquire(keys, 'c:t1', 'op2', 'nonReentrantLock');
+      const [code, ttl, holder] = await acquire(keys, 'c:t1', 'op2', '1');
       expect([code, holder]).toEqual([0, 'c:t1']);
       expect(ttl).toBeGreaterThan(9_000);
-      expect(await acquire(keys, 'c:t1', 'op1', 'nonReentrantLock')).toEqual(first);
+      expect(await acquire(keys, 'c:t1', 'op1', '1')).toEqual(first);
       expect((await holdAt(redis, keys.lock))?.count).toBe(1);
     });
 
-    it('leaves the reentrant lock as it was: no mark, and an empty kind counts', async () => {
+    it('leaves the reentrant lock as it was: no mark, and once 0 counts', async () => {
       const redis = fleet.client(0);
       const keys = plainLockKeys(uniquePrefix(), 'job', 'c');
-      await acquire(keys, 'c:t1', 'op1', '');
-      expect(await acquire(keys, 'c:t1', 'op2', '')).toEqual([1, expect.any(String), 2]);
+      await acquire(keys, 'c:t1', 'op1', '0');
+      expect(await acquire(keys, 'c:t1', 'op2', '0')).toEqual([1, expect.any(String), 2]);
       expect((await holdAt(redis, keys.lock))?.once).toBe(false);
       expect(await redis.hexists(keys.lock, 'n')).toBe(0);
     });

@@ -32,7 +32,7 @@ describe('lock scripts', () => {
       owner,
       leaseMs,
       op,
-      kind: '',
+      once: '0',
       clientsTtlMs: CLIENTS_TTL,
       waits,
     }) as Promise<unknown[]>;

@@ -13,6 +13,8 @@ ARGV[3]  op: operation id of this call, unique per owner; "claim/<token>" counts
          handed to this owner with that token
 ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying again, ms
 ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
+ARGV[6]  once: '1' refuses the owner's second acquisition (it queues like another's) and marks
+         the hold (field n), a hand-off's at its claim; '0' counts it (reentrant)
 
 Returns
   {1, token, count}  granted: free and this owner's turn, a reentry (never queues), or a claim
@@ -46,7 +48,11 @@ end
 if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}
 end
-if mine then
+-- With once, only the claim of a hand-off (count 0) counts: a second acquisition waits in the queue.
+if mine and (ARGV[6] ~= '1' or held.count == 0) then
+  if ARGV[6] == '1' then
+    redis.call('HSET', lock, 'n', '1')
+  end
   return reenterCount(lock, held, ARGV[2], ARGV[3])
 end
 
@@ -61,7 +67,7 @@ if not owner then
       dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
     end
     local token = mintToken(KEYS[2])
-    grantHold(lock, ARGV[1], 1, token, ARGV[3], false, ARGV[2])
+    grantHold(lock, ARGV[1], 1, token, ARGV[3], ARGV[6] == '1', ARGV[2])
     return {1, token, 1}
   end
 end

@@ -9,8 +9,8 @@ KEYS[4]  clients: waiting clients <prefix>:{<name>}:clients (zset client id -> r
 ARGV[1]  owner: <clientId>:<taskId>
 ARGV[2]  leaseMs: TTL to set, integer ms; the TTL becomes max(current, leaseMs)
 ARGV[3]  op: operation id of this call, unique per owner
-ARGV[4]  kind: '' the reentrant lock; 'nonReentrantLock' refuses the owner's second acquisition
-         and marks the hold (field n)
+ARGV[4]  once: '1' refuses the owner's second acquisition and marks the hold (field n); '0'
+         counts it (reentrant)
 ARGV[5]  clientsTtlMs: how long `clients` lives after a registration, ms
 ARGV[6]  waits: '1' when the caller waits if refused (registers its client), '0' not
 
@@ -54,11 +54,11 @@ end
 
 if not owner then
   local token = mintToken(KEYS[2])
-  grantHold(lock, ARGV[1], 1, token, ARGV[3], ARGV[4] == 'nonReentrantLock', ARGV[2])
+  grantHold(lock, ARGV[1], 1, token, ARGV[3], ARGV[4] == '1', ARGV[2])
   return {1, token, 1}
 end
 -- Decided here: only Redis sees two branches of one task one after the other.
-if ARGV[4] == 'nonReentrantLock' then
+if ARGV[4] == '1' then
   return refuse()
 end
 

@@ -3,25 +3,19 @@ import type { AcquireReply } from '../../engine/acquire.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
-import type { LockKeys } from '../lock/keys.js';
-import { parseAcquire, parseRelease, ServerLockStore } from '../lock/server-lock-store.js';
-import { isOne } from '../object-store.js';
+import { parseAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
+import { isOne, ObjectStore } from '../object-store.js';
 import { isToken } from '../messages.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
 
 /**
- * The reentrant lock's protocol plus a waiter queue in Redis: a refused try joins or renews its place, only
- * the head gets a free lock. A release hands it to the head in the same script and tells only the head's
+ * The fair lock's scripts (fair-lock/*.lua): a waiter queue in Redis; a refused try joins or renews its place,
+ * only the head gets a free lock. A release hands it to the head in the same script and tells only the head's
  * client: one release wakes one waiter, whose next try claims it (the grant and token come from that reply).
+ * Newcomers try at once (their first try is their place), and a queued waiter's tries renew its waiter lease.
  */
-export class FairLockStore extends ServerLockStore {
-  /** Newcomers try at once: their first try is their place in the queue. */
-  readonly queueLocally = false;
-  /** A queued waiter's tries renew its waiter lease. */
-  readonly waitersKeepPlace = true;
-  override readonly object = 'fair_lock';
-
+export class FairLockScripts extends ObjectStore implements LockScripts<FairLockKeys> {
   constructor(
     deployment: Deployment,
     replayWindowMs: number,
@@ -32,74 +26,80 @@ export class FairLockStore extends ServerLockStore {
     super(deployment, replayWindowMs);
   }
 
-  override keysOf(prefix: string, name: string): FairLockKeys {
+  keysOf(prefix: string, name: string): FairLockKeys {
     return fairLockKeys(prefix, name, this.clientId);
   }
 
-  private queueKeys(fair: FairLockKeys) {
-    return { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets };
+  private queueKeys(keys: FairLockKeys) {
+    return { lock: keys.lock, fence: keys.fence, queue: keys.queue, waiters: keys.waiters, tickets: keys.tickets };
   }
 
-  override cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
-    const fair = keys as FairLockKeys;
+  cancel(keys: FairLockKeys, owner: string, op: string): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.fairLockCancel,
-      { ...this.queueKeys(fair), released: fair.released, cancelled: fair.cancelled, wakePrefix: fair.wakePrefix, ...this.cancelArgs(owner, op, all) },
+      {
+        ...this.queueKeys(keys),
+        released: keys.released,
+        cancelled: keys.cancelled,
+        wakePrefix: keys.wakePrefix,
+        owner,
+        op: `${op}/cancel`,
+        acquireOp: op,
+        all: '0',
+        replayWindowMs: this.replayWindowMs,
+        sharded: this.sharded,
+      },
       'cancel',
-      fair.lock,
+      keys.lock,
       isOne,
     );
   }
 
-  override forceUnlock(keys: LockKeys): Promise<boolean> {
-    const fair = keys as FairLockKeys;
+  forceUnlock(keys: FairLockKeys): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.fairLockForceUnlock,
-      { ...this.queueKeys(fair), sharded: this.sharded, notices: fair.notices, wakePrefix: fair.wakePrefix },
+      { ...this.queueKeys(keys), sharded: this.sharded, notices: keys.notices, wakePrefix: keys.wakePrefix },
       'forceUnlock',
-      fair.lock,
+      keys.lock,
       isOne,
     );
   }
 
-  override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
-    const fair = keys as FairLockKeys;
-    // tryLock({ waitMs: 0 }) never queues.
-    const join = request?.waitMs === 0 ? '0' : '1';
-    const reply = this.transport.run(
+  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
+    return this.transport.run(
       SCRIPTS.fairLockAcquire,
       {
-        lock: fair.lock,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        cancelled: fair.cancelled,
+        lock: keys.lock,
+        fence: keys.fence,
+        queue: keys.queue,
+        waiters: keys.waiters,
+        tickets: keys.tickets,
+        cancelled: keys.cancelled,
         owner,
         leaseMs,
         op,
         waiterLeaseMs: this.waiterLeaseMs,
-        join,
+        // tryLock({ waitMs: 0 }) never queues.
+        join: request?.waitMs === 0 ? '0' : '1',
+        once: once ? '1' : '0',
       },
       'acquire',
-      fair.lock,
+      keys.lock,
       parseAcquire,
     );
-    return this.replicated(reply, fair.lock);
   }
 
-  override releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    const fair = keys as FairLockKeys;
+  release(keys: FairLockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     return this.transport.run(
       SCRIPTS.fairLockRelease,
       {
-        lock: fair.lock,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        released: fair.released,
-        wakePrefix: fair.wakePrefix,
+        lock: keys.lock,
+        fence: keys.fence,
+        queue: keys.queue,
+        waiters: keys.waiters,
+        tickets: keys.tickets,
+        released: keys.released,
+        wakePrefix: keys.wakePrefix,
         owner,
         op,
         all: all ? '1' : '0',
@@ -108,18 +108,17 @@ export class FairLockStore extends ServerLockStore {
         sharded: this.sharded,
       },
       'release',
-      fair.lock,
+      keys.lock,
       parseRelease,
     );
   }
 
-  leaveQueue(keys: LockKeys, owner: string, keptToken = ''): Promise<boolean> {
-    const fair = keys as FairLockKeys;
+  leaveQueue(keys: FairLockKeys, owner: string, keptToken = ''): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.fairLockLeaveQueue,
-      { ...this.queueKeys(fair), owner, sharded: this.sharded, kept: keptToken, wakePrefix: fair.wakePrefix },
+      { ...this.queueKeys(keys), owner, sharded: this.sharded, kept: keptToken, wakePrefix: keys.wakePrefix },
       'leaveQueue',
-      fair.lock,
+      keys.lock,
       isOne,
     );
   }
@@ -128,7 +127,7 @@ export class FairLockStore extends ServerLockStore {
    * "<owner> <token> <ticket op>" on this client's channel (grant-head.lua) wakes that owner's waiter, which tries: the
    * message is a hint anyone who may PUBLISH can forge, so nothing in it is taken as a grant. False: not such a message.
    */
-  override onMessage(payload: string, queue: WaitQueue): boolean {
+  onMessage(payload: string, queue: WaitQueue): boolean {
     const owner = handOffOwner(payload, this.clientId);
     if (owner === undefined) return false;
     queue.wakeId(owner);
