@@ -78,3 +78,4 @@ export type { SemaphoreInfo } from './objects/semaphore/info.js';
 export type { PermitExpirableSemaphoreInfo } from './objects/permit-semaphore/info.js';
 export type { CountDownLatchInfo } from './objects/latch/info.js';
 export type { NonReentrantLockInfo } from './objects/non-reentrant-lock/info.js';
+export type { NonReentrantFairLockInfo } from './objects/non-reentrant-fair-lock/info.js';

@@ -1,13 +1,23 @@
 import { FAIR_LOCK } from './fair-lock/kind.js';
 import { COUNT_DOWN_LATCH } from './latch/kind.js';
 import { LOCK } from './lock/kind.js';
+import { NON_REENTRANT_FAIR_LOCK } from './non-reentrant-fair-lock/kind.js';
 import { NON_REENTRANT_LOCK } from './non-reentrant-lock/kind.js';
 import { PERMIT_EXPIRABLE_SEMAPHORE } from './permit-semaphore/kind.js';
 import { READ_WRITE_LOCK } from './rw-lock/kind.js';
 import { SEMAPHORE } from './semaphore/kind.js';
 
 /** Every kind a client makes and `inspect` tells apart (a new kind: its folder plus an entry); the first listed wins. */
-export const KINDS = Object.freeze([LOCK, READ_WRITE_LOCK, FAIR_LOCK, SEMAPHORE, PERMIT_EXPIRABLE_SEMAPHORE, COUNT_DOWN_LATCH, NON_REENTRANT_LOCK] as const);
+export const KINDS = Object.freeze([
+  LOCK,
+  READ_WRITE_LOCK,
+  FAIR_LOCK,
+  SEMAPHORE,
+  PERMIT_EXPIRABLE_SEMAPHORE,
+  COUNT_DOWN_LATCH,
+  NON_REENTRANT_LOCK,
+  NON_REENTRANT_FAIR_LOCK,
+] as const);
 
 export type AnyKind = (typeof KINDS)[number];
 

@@ -28,6 +28,7 @@ describe('input checks', () => {
       ['getFairLock', (name) => client.getFairLock(name)],
       ['getReadWriteLock', (name) => client.getReadWriteLock(name)],
       ['getNonReentrantLock', (name) => client.getNonReentrantLock(name)],
+      ['getNonReentrantFairLock', (name) => client.getNonReentrantFairLock(name)],
       ['getSemaphore', (name) => client.getSemaphore(name)],
       ['getPermitExpirableSemaphore', (name) => client.getPermitExpirableSemaphore(name)],
       ['getCountDownLatch', (name) => client.getCountDownLatch(name)],
