@@ -190,7 +190,7 @@ describe('observability', () => {
       expect(await valueOf('rlock.holds.active', kind)).toBe(0);
     });
 
-    it('labels each object kind: fair lock, read and write lock, semaphore, permit semaphore, latch, non-reentrant lock', async () => {
+    it('labels each object kind: fair lock, read and write lock, semaphore, permit semaphore, latch, non-reentrant lock, non-reentrant fair lock', async () => {
       const rlock = client();
       const count = (object: string) => valueOf('rlock.acquire.duration', { 'rlock.object': object, 'rlock.outcome': 'acquired' });
       const kinds = ['fair_lock', 'read_lock', 'write_lock', 'semaphore', 'permit_semaphore', 'latch', 'non_reentrant_lock', 'non_reentrant_fair_lock'];

@@ -1,5 +1,6 @@
 import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/acquire.js';
+import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
@@ -16,111 +17,51 @@ import { fairLockKeys, type FairLockKeys } from './keys.js';
  * Newcomers try at once (their first try is their place), and a queued waiter's tries renew its waiter lease.
  */
 export class FairLockScripts extends ObjectStore implements LockScripts<FairLockKeys> {
-  constructor(
-    deployment: Deployment,
-    replayWindowMs: number,
-    /** How long a queued owner keeps its place without trying again, ms. */
-    private readonly waiterLeaseMs: number,
-    private readonly clientId: string,
-  ) {
-    super(deployment, replayWindowMs);
+  /** How long a queued owner keeps its place without trying again: a watchdog lease, renewed by its tries (at least every third of it). */
+  private readonly waiterLeaseMs: number;
+  private readonly clientId: string;
+
+  constructor(deployment: Deployment, context: EngineContext) {
+    super(deployment, context.commandTimeoutMs);
+    this.waiterLeaseMs = context.watchdogTimeoutMs;
+    this.clientId = context.clientId;
   }
 
   keysOf(prefix: string, name: string): FairLockKeys {
     return fairLockKeys(prefix, name, this.clientId);
   }
 
-  private queueKeys(keys: FairLockKeys) {
-    return { lock: keys.lock, fence: keys.fence, queue: keys.queue, waiters: keys.waiters, tickets: keys.tickets };
+  cancel(keys: FairLockKeys, owner: string, acquireOp: string): Promise<boolean> {
+    const { lock, released, cancelled, fence, queue, waiters, tickets, wakePrefix } = keys;
+    const { replayWindowMs, sharded } = this;
+    const op = `${acquireOp}/cancel`;
+    const args = { lock, released, cancelled, fence, queue, waiters, tickets, owner, op, acquireOp, all: '0', replayWindowMs, sharded, wakePrefix };
+    return this.transport.run(SCRIPTS.fairLockCancel, args, 'cancel', lock, isOne);
   }
 
-  cancel(keys: FairLockKeys, owner: string, op: string): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.fairLockCancel,
-      {
-        ...this.queueKeys(keys),
-        released: keys.released,
-        cancelled: keys.cancelled,
-        wakePrefix: keys.wakePrefix,
-        owner,
-        op: `${op}/cancel`,
-        acquireOp: op,
-        all: '0',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
-      'cancel',
-      keys.lock,
-      isOne,
-    );
-  }
-
-  forceUnlock(keys: FairLockKeys): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.fairLockForceUnlock,
-      { ...this.queueKeys(keys), sharded: this.sharded, notices: keys.notices, wakePrefix: keys.wakePrefix },
-      'forceUnlock',
-      keys.lock,
-      isOne,
-    );
+  forceUnlock({ lock, fence, queue, waiters, tickets, notices, wakePrefix }: FairLockKeys): Promise<boolean> {
+    const args = { lock, fence, queue, waiters, tickets, sharded: this.sharded, notices, wakePrefix };
+    return this.transport.run(SCRIPTS.fairLockForceUnlock, args, 'forceUnlock', lock, isOne);
   }
 
   acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
-    return this.transport.run(
-      SCRIPTS.fairLockAcquire,
-      {
-        lock: keys.lock,
-        fence: keys.fence,
-        queue: keys.queue,
-        waiters: keys.waiters,
-        tickets: keys.tickets,
-        cancelled: keys.cancelled,
-        owner,
-        leaseMs,
-        op,
-        waiterLeaseMs: this.waiterLeaseMs,
-        // tryLock({ waitMs: 0 }) never queues.
-        join: request?.waitMs === 0 ? '0' : '1',
-        once: once ? '1' : '0',
-      },
-      'acquire',
-      keys.lock,
-      parseAcquire,
-    );
+    const { lock, fence, cancelled, queue, waiters, tickets } = keys;
+    // tryLock({ waitMs: 0 }) never queues.
+    const join = request?.waitMs === 0 ? '0' : '1';
+    const args = { lock, fence, cancelled, queue, waiters, tickets, owner, leaseMs, op, waiterLeaseMs: this.waiterLeaseMs, join, once: once ? '1' : '0' };
+    return this.transport.run(SCRIPTS.fairLockAcquire, args, 'acquire', lock, parseAcquire);
   }
 
   release(keys: FairLockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    return this.transport.run(
-      SCRIPTS.fairLockRelease,
-      {
-        lock: keys.lock,
-        fence: keys.fence,
-        queue: keys.queue,
-        waiters: keys.waiters,
-        tickets: keys.tickets,
-        released: keys.released,
-        wakePrefix: keys.wakePrefix,
-        owner,
-        op,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
-      'release',
-      keys.lock,
-      parseRelease,
-    );
+    const { lock, released, fence, queue, waiters, tickets, wakePrefix } = keys;
+    const { replayWindowMs, sharded } = this;
+    const args = { lock, released, fence, queue, waiters, tickets, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, wakePrefix };
+    return this.transport.run(SCRIPTS.fairLockRelease, args, 'release', lock, parseRelease);
   }
 
-  leaveQueue(keys: FairLockKeys, owner: string, keptToken = ''): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.fairLockLeaveQueue,
-      { ...this.queueKeys(keys), owner, sharded: this.sharded, kept: keptToken, wakePrefix: keys.wakePrefix },
-      'leaveQueue',
-      keys.lock,
-      isOne,
-    );
+  leaveQueue({ lock, fence, queue, waiters, tickets, wakePrefix }: FairLockKeys, owner: string, keptToken = ''): Promise<boolean> {
+    const args = { lock, fence, queue, waiters, tickets, owner, sharded: this.sharded, kept: keptToken, wakePrefix };
+    return this.transport.run(SCRIPTS.fairLockLeaveQueue, args, 'leaveQueue', lock, isOne);
   }
 
   /**

@@ -2,7 +2,7 @@ import { holder, waiterList } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
 import { EXCLUSIVE_LOCK, type LockVariant } from '../lock/lock-store.js';
 import { serverLockGetter } from '../lock/server-lock-getter.js';
-import { defineKind, type KindSite } from '../object-kind.js';
+import { defineKind } from '../object-kind.js';
 import { FairLockScripts } from './fair-lock-scripts.js';
 import type { FairLockInfo } from './info.js';
 import { fairLockKeys } from './keys.js';
@@ -14,7 +14,7 @@ export const FAIR_LOCK = defineKind({
   name: 'fairLock',
   description: 'lock that serves its waiters in arrival order',
   method: 'getFairLock',
-  getter: (site) => serverLockGetter(site, FAIR, fairLockScripts(site)),
+  getter: (site) => serverLockGetter(site, FAIR, FairLockScripts),
   keeps: (prefix, name) => {
     const { lock, queue, waiters } = fairLockKeys(prefix, name, '');
     return { lock: { key: lock, type: 'hash' }, queue: { key: queue, type: 'list' }, waiters: { key: waiters, type: 'zset', by: queue } };
@@ -43,8 +43,3 @@ export const FAIR_LOCK = defineKind({
   detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
   forceUnlock: (lock) => lock.forceUnlock(),
 });
-
-/** A waiter keeps its place for a watchdog lease, renewed by its tries (at least every third of it). */
-export function fairLockScripts({ deployment, context }: KindSite): FairLockScripts {
-  return new FairLockScripts(deployment, context.commandTimeoutMs, context.watchdogTimeoutMs, context.clientId);
-}

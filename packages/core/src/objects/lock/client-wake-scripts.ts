@@ -9,20 +9,6 @@ import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
 import { parseAcquire, parseRelease, type LockScripts } from './server-lock-store.js';
 
-/** What the scripts need to wake one waiting client per release (wake-client.lua). */
-export interface ClientWaits {
-  readonly clientId: string;
-  /** A release registers the client when other tasks of it still wait. */
-  readonly queues: WaitQueues;
-  /** How long the waiting-clients zset lives after a registration, ms. */
-  readonly ttlMs: number;
-}
-
-/** The zset lives a watchdog lease: waiters try again at least every third of it. */
-export function lockWaits(ctx: EngineContext): ClientWaits {
-  return { clientId: ctx.clientId, queues: ctx.queues, ttlMs: ctx.watchdogTimeoutMs };
-}
-
 /** Between a lock key and a client id in a wake channel (keys.ts). */
 const WAKE_INFIX = ':release:';
 
@@ -31,85 +17,45 @@ const WAKE_INFIX = ':release:';
  * waiting client, which hands the wake to its longest local waiter (or on to the next client).
  */
 export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainLockKeys> {
-  constructor(
-    deployment: Deployment,
-    replayWindowMs: number,
-    private readonly waits: ClientWaits,
-  ) {
-    super(deployment, replayWindowMs);
+  private readonly clientId: string;
+  /** A release registers the client when other tasks of it still wait. */
+  private readonly queues: WaitQueues;
+  /** How long the waiting-clients zset lives after a registration: a watchdog lease, as waiters try again at least every third of it. */
+  private readonly clientsTtlMs: number;
+
+  constructor(deployment: Deployment, context: EngineContext) {
+    super(deployment, context.commandTimeoutMs);
+    this.clientId = context.clientId;
+    this.queues = context.queues;
+    this.clientsTtlMs = context.watchdogTimeoutMs;
   }
 
   keysOf(prefix: string, name: string): PlainLockKeys {
-    return plainLockKeys(prefix, name, this.waits.clientId);
+    return plainLockKeys(prefix, name, this.clientId);
   }
 
   acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
-    return this.transport.run(
-      SCRIPTS.lockAcquire,
-      {
-        lock: keys.lock,
-        fence: keys.fence,
-        cancelled: keys.cancelled,
-        clients: keys.clients,
-        owner,
-        leaseMs,
-        op,
-        once: once ? '1' : '0',
-        clientsTtlMs: this.waits.ttlMs,
-        // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
-        waits: request?.waitMs === 0 ? '0' : '1',
-      },
-      'acquire',
-      keys.lock,
-      parseAcquire,
-    );
+    const { lock, fence, cancelled, clients } = keys;
+    // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
+    const waits = request?.waitMs === 0 ? '0' : '1';
+    const args = { lock, fence, cancelled, clients, owner, leaseMs, op, once: once ? '1' : '0', clientsTtlMs: this.clientsTtlMs, waits };
+    return this.transport.run(SCRIPTS.lockAcquire, args, 'acquire', lock, parseAcquire);
   }
 
   cancel(keys: PlainLockKeys, owner: string, op: string): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.lockCancel,
-      {
-        lock: keys.lock,
-        released: keys.released,
-        cancelled: keys.cancelled,
-        clients: keys.clients,
-        wakePrefix: keys.wakePrefix,
-        owner,
-        op: `${op}/cancel`,
-        acquireOp: op,
-        all: '0',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
-      'cancel',
-      keys.lock,
-      isOne,
-    );
+    const { lock, released, cancelled, clients, wakePrefix } = keys;
+    const { replayWindowMs, sharded } = this;
+    const args = { lock, released, cancelled, clients, wakePrefix, owner, op: `${op}/cancel`, acquireOp: op, all: '0', replayWindowMs, sharded };
+    return this.transport.run(SCRIPTS.lockCancel, args, 'cancel', lock, isOne);
   }
 
   release(keys: PlainLockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    const { lock, released, clients, wakePrefix } = keys;
+    const { replayWindowMs, sharded, clientsTtlMs } = this;
     // The releasing task has left the queue: whoever is in it waits still.
-    const waiting = this.waits.queues.hasWaiters(keys.channel) ? '1' : '0';
-    return this.transport.run(
-      SCRIPTS.lockRelease,
-      {
-        lock: keys.lock,
-        released: keys.released,
-        clients: keys.clients,
-        owner,
-        op,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-        wakePrefix: keys.wakePrefix,
-        waiting,
-        clientsTtlMs: this.waits.ttlMs,
-      },
-      'release',
-      keys.lock,
-      parseRelease,
-    );
+    const waiting = this.queues.hasWaiters(keys.channel) ? '1' : '0';
+    const args = { lock, released, clients, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, wakePrefix, waiting, clientsTtlMs };
+    return this.transport.run(SCRIPTS.lockRelease, args, 'release', lock, parseRelease);
   }
 
   /** 'unlock' (wake-client.lua): a release woke this client alone; anything else is dropped. */
@@ -123,7 +69,7 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
 
   /** Hands an unusable wake to the next waiting client, if the lock is still free. */
   private passOn(channel: string): Promise<unknown> {
-    const { clientId } = this.waits;
+    const { clientId } = this;
     const lock = channel.slice(0, channel.length - WAKE_INFIX.length - clientId.length);
     const keys = plainKeysOfLock(lock, clientId);
     // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).
@@ -132,24 +78,11 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
       .catch(() => undefined);
   }
 
-  async forceUnlock(keys: PlainLockKeys): Promise<boolean> {
+  async forceUnlock({ lock, clients, notices, wakePrefix }: PlainLockKeys): Promise<boolean> {
+    const { sharded } = this;
     // 'force' on the lock's shared channel, where no waiter of this layout listens; the wake follows.
-    const released = await this.transport.run(
-      SCRIPTS.lockForceUnlock,
-      { lock: keys.lock, sharded: this.sharded, channel: `${keys.lock}:release`, notices: keys.notices },
-      'forceUnlock',
-      keys.lock,
-      isOne,
-    );
-    if (released) {
-      await this.transport.run(
-        SCRIPTS.lockWake,
-        { lock: keys.lock, clients: keys.clients, clientId: '', sharded: this.sharded, wakePrefix: keys.wakePrefix },
-        'wake',
-        keys.lock,
-        Number,
-      );
-    }
+    const released = await this.transport.run(SCRIPTS.lockForceUnlock, { lock, sharded, channel: `${lock}:release`, notices }, 'forceUnlock', lock, isOne);
+    if (released) await this.transport.run(SCRIPTS.lockWake, { lock, clients, clientId: '', sharded, wakePrefix }, 'wake', lock, Number);
     return released;
   }
 }

@@ -3,7 +3,7 @@ import { holder } from '../inspect/snapshot.js';
 import { parseHold } from './hold-record.js';
 import { defineKind } from '../object-kind.js';
 import type { LockInfo } from './info.js';
-import { ClientWakeScripts, lockWaits } from './client-wake-scripts.js';
+import { ClientWakeScripts } from './client-wake-scripts.js';
 import { plainLockKeys } from './keys.js';
 import { EXCLUSIVE_LOCK } from './lock-store.js';
 import { serverLockGetter } from './server-lock-getter.js';
@@ -15,7 +15,7 @@ export const LOCK = defineKind({
   name: 'lock',
   description: 'reentrant lock',
   method: 'getLock',
-  getter: (site) => serverLockGetter(site, EXCLUSIVE_LOCK, new ClientWakeScripts(site.deployment, site.context.commandTimeoutMs, lockWaits(site.context))),
+  getter: (site) => serverLockGetter(site, EXCLUSIVE_LOCK, ClientWakeScripts),
   keeps: (prefix, name) => {
     const { lock, clients } = plainLockKeys(prefix, name, '');
     return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };

@@ -46,15 +46,6 @@ export interface LockScripts<K extends LockKeys> {
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
 }
 
-/** A store's parts: the deployment, the client's key prefix and replay window, the variant's data and its scripts. */
-export interface ServerLockParts<K extends LockKeys> {
-  readonly deployment: Deployment;
-  readonly keyPrefix: string;
-  readonly replayWindowMs: number;
-  readonly variant: LockVariant;
-  readonly scripts: LockScripts<K>;
-}
-
 /**
  * A lock of the family on one deployment, composed of its variant (data) and its scripts: one script per state
  * change, and the reads and renewals every hold record shares. Its holds renew and clear under `variant.object`.
@@ -64,21 +55,21 @@ export class ServerLockStore<K extends LockKeys> extends ObjectStore implements 
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind: string;
-  readonly variant: LockVariant;
   /** The scripts' own, where their waiters keep a place in Redis (a method: the engine takes a store of any names). */
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
-  private readonly scripts: LockScripts<K>;
-  private readonly keyPrefix: string;
   private readonly once: boolean;
   private clears = 0;
 
-  constructor(parts: ServerLockParts<K>) {
-    super(parts.deployment, parts.replayWindowMs);
-    const { scripts, variant } = parts;
-    this.scripts = scripts;
-    this.variant = variant;
+  constructor(
+    deployment: Deployment,
+    replayWindowMs: number,
+    /** The client's: a hold to clear is named by its name. */
+    private readonly keyPrefix: string,
+    readonly variant: LockVariant,
+    private readonly scripts: LockScripts<K>,
+  ) {
+    super(deployment, replayWindowMs);
     this.kind = variant.object;
-    this.keyPrefix = parts.keyPrefix;
     this.once = !variant.reentrant;
     if (scripts.leaveQueue) this.leaveQueue = scripts.leaveQueue.bind(scripts);
   }

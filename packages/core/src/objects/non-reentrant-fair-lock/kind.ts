@@ -1,4 +1,5 @@
-import { FAIR, FAIR_LOCK, fairLockScripts } from '../fair-lock/kind.js';
+import { FairLockScripts } from '../fair-lock/fair-lock-scripts.js';
+import { FAIR, FAIR_LOCK } from '../fair-lock/kind.js';
 import { parseHold } from '../lock/hold-record.js';
 import type { LockVariant } from '../lock/lock-store.js';
 import { serverLockGetter } from '../lock/server-lock-getter.js';
@@ -16,7 +17,7 @@ export const NON_REENTRANT_FAIR_LOCK = defineKind({
   name: NAME,
   description: 'fair lock a task cannot take twice',
   method: 'getNonReentrantFairLock',
-  getter: (site) => serverLockGetter(site, NON_REENTRANT_FAIR, fairLockScripts(site)),
+  getter: (site) => serverLockGetter(site, NON_REENTRANT_FAIR, FairLockScripts),
   keeps: (prefix, name) => FAIR_LOCK.keeps(prefix, name),
   // Its hold is marked (field n) once claimed; a free one with waiters, or a hand-off not yet claimed, looks like a fair lock's.
   recognise: ({ keys: { lock, queue, waiters } }) => {

@@ -10,7 +10,7 @@ import { IllegalMonitorStateError } from '../../errors.js';
 import type { LockRequest } from '../lock-options.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { EXCLUSIVE_LOCK, type LockStore, type LockVariant, type OwnerHoldRead } from '../lock/lock-store.js';
-import { parseRelease } from '../lock/server-lock-store.js';
+import { parseAcquire as parseHoldAcquire, parseRelease } from '../lock/server-lock-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfRwLock, rwLockKeys, type RwLockKeys } from './keys.js';
 
@@ -19,12 +19,11 @@ export const RW_KIND = 'rw-lock';
 
 export type RwMode = 'read' | 'write';
 
+/** The lock's replies, and −3: the write lock asked by a task that holds only the read lock. */
 function parseAcquire(reply: unknown): AcquireReply {
-  const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
-  if (code === 1) return { granted: true, token: String(second), count: Number(third) };
-  if (code === -3) throw new IllegalMonitorStateError('the write lock was asked by a task that holds only the read lock (it would wait for itself)');
-  if (code === -1) return { granted: false, retryInMs: 0 };
-  return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
+  if ((reply as number[])[0] === -3)
+    throw new IllegalMonitorStateError('the write lock was asked by a task that holds only the read lock (it would wait for itself)');
+  return parseHoldAcquire(reply);
 }
 
 interface RenewItem {
@@ -72,46 +71,19 @@ export class RwLockStore extends ObjectStore implements LockStore<RwLockKeys> {
   }
 
   acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+    const { lock: hash, readers, writers, fence, cancelled } = keys;
     const join = request?.waitMs === 0 ? '0' : '1';
     // One literal, no spread: on this hot path a spread costs more client CPU than the rest of the call.
-    const args = {
-      hash: keys.lock,
-      readers: keys.readers,
-      writers: keys.writers,
-      fence: keys.fence,
-      cancelled: keys.cancelled,
-      owner,
-      leaseMs,
-      op,
-      mode: this.mode,
-      waiterLeaseMs: this.waiterLeaseMs,
-      join,
-    };
+    const args = { hash, readers, writers, fence, cancelled, owner, leaseMs, op, mode: this.mode, waiterLeaseMs: this.waiterLeaseMs, join };
     // With syncReplicas a grant counts once replicas have it (else the engine undoes it).
-    return this.write(SCRIPTS.rwLockAcquire, args, 'acquire', keys.lock, parseAcquire, (value) => value.granted);
+    return this.write(SCRIPTS.rwLockAcquire, args, 'acquire', hash, parseAcquire, (value) => value.granted);
   }
 
   cancel(keys: RwLockKeys, owner: string, op: string): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.rwLockCancel,
-      {
-        hash: keys.lock,
-        readers: keys.readers,
-        writers: keys.writers,
-        released: keys.released,
-        cancelled: keys.cancelled,
-        owner,
-        op: `${op}/cancel`,
-        acquireOp: op,
-        mode: this.mode,
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-        channel: keys.channel,
-      },
-      'cancel',
-      keys.lock,
-      isOne,
-    );
+    const { lock: hash, readers, writers, released, cancelled, channel } = keys;
+    const { mode, replayWindowMs, sharded } = this;
+    const args = { hash, readers, writers, released, cancelled, owner, op: `${op}/cancel`, acquireOp: op, mode, replayWindowMs, sharded, channel };
+    return this.transport.run(SCRIPTS.rwLockCancel, args, 'cancel', hash, isOne);
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
@@ -120,39 +92,19 @@ export class RwLockStore extends ObjectStore implements LockStore<RwLockKeys> {
   }
 
   release(keys: RwLockKeys, hold: Hold, op: string): Promise<ReleaseReply> {
-    return this.releaseAs(keys, hold.owner, hold.token, op, false);
-  }
-
-  releaseAs(keys: RwLockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    return this.releaseIn(keys, this.mode, owner, token, op, all);
+    return this.releaseIn(keys, this.mode, hold.owner, hold.token, op, false);
   }
 
   /** One release in `mode`: this store's, or a hold's of either mode (clear). */
   private releaseIn(keys: RwLockKeys, mode: string, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    return this.transport.run(
-      SCRIPTS.rwLockRelease,
-      {
-        hash: keys.lock,
-        readers: keys.readers,
-        writers: keys.writers,
-        released: keys.released,
-        owner,
-        op,
-        mode,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-        channel: keys.channel,
-      },
-      'release',
-      keys.lock,
-      parseRelease,
-    );
+    const { lock: hash, readers, writers, released, channel } = keys;
+    const { replayWindowMs, sharded } = this;
+    const args = { hash, readers, writers, released, owner, op, mode, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, channel };
+    return this.transport.run(SCRIPTS.rwLockRelease, args, 'release', hash, parseRelease);
   }
 
   async finishRelease(keys: RwLockKeys, hold: Hold, op: string): Promise<'released' | 'gone'> {
-    const reply = await this.releaseAs(keys, hold.owner, hold.token, op, true);
+    const reply = await this.releaseIn(keys, this.mode, hold.owner, hold.token, op, true);
     return reply.released ? 'released' : 'gone';
   }
 
