@@ -40,6 +40,8 @@ const under = (...names) => `${core}(${names.join('|')})`;
 const objects = `${core}objects/`;
 /** Folders of objects/ that are no kind: shared by every kind (inspect's reads, the Lua includes). */
 const SHARED_OBJECT_FOLDERS = ['inspect', 'includes'];
+/** Kinds composed from another kind's scripts and report, with the kinds they are made of: the only imports across kinds. */
+const COMPOSED_FROM = { 'non-reentrant-fair-lock': ['fair-lock'] };
 
 module.exports = {
   forbidden: [
@@ -115,9 +117,16 @@ module.exports = {
       // in objects/lock/ or a shared objects/* file, not in the folder of the kind that had it first.
       comment:
         "A kind's folder builds on the lock (objects/lock/) and shared objects/* files, never on another kind's folder: each kind can be read, changed or removed alone.",
-      from: { path: `${objects}([^/]+)/`, pathNot: `${objects}${anyOf(['lock', ...SHARED_OBJECT_FOLDERS])}/` },
+      from: { path: `${objects}([^/]+)/`, pathNot: `${objects}${anyOf(['lock', ...SHARED_OBJECT_FOLDERS, ...Object.keys(COMPOSED_FROM)])}/` },
       to: { path: `${objects}[^/]+/`, pathNot: `${objects}($1|${['lock', ...SHARED_OBJECT_FOLDERS].join('|')})/` },
     },
+    ...Object.entries(COMPOSED_FROM).map(([kind, parts]) => ({
+      name: 'composed-kind-imports-its-parts-only',
+      severity: 'error',
+      comment: `${kind} is composed from ${parts.join(', ')}: besides the lock and shared files it imports those kinds' folders, no other.`,
+      from: { path: `${objects}${kind}/` },
+      to: { path: `${objects}[^/]+/`, pathNot: `${objects}${anyOf([kind, 'lock', ...SHARED_OBJECT_FOLDERS, ...parts])}/` },
+    })),
     {
       name: 'lock-imports-no-kind',
       severity: 'error',

@@ -80,3 +80,4 @@ export type { CountDownLatchInfo } from './objects/latch/info.js';
 export type { NonReentrantLockInfo } from './objects/non-reentrant-lock/info.js';
 export type { SpinLockInfo } from './objects/spin-lock/info.js';
 export { SPIN_LOCK_DEFAULTS, type SpinLockOptions } from './objects/spin-lock/options.js';
+export type { NonReentrantFairLockInfo } from './objects/non-reentrant-fair-lock/info.js';

@@ -1,4 +1,5 @@
 import {
+  EXCLUSIVE_LOCK,
   backoffDelayMs,
   driftMs,
   leaseDeadline,
@@ -38,7 +39,7 @@ export class QuorumLockStore implements LockStore {
   readonly counting = 'client';
   readonly headOnly = true;
   readonly kind = REDLOCK_KIND;
-  readonly object = 'redlock';
+  readonly variant = Object.freeze({ ...EXCLUSIVE_LOCK, object: 'redlock' });
   readonly keysOf = leaseLockKeys; // a master holds a lease lock
   private readonly calls = new WeakMap<LockRequest, CallState>();
   private readonly wakes = new Map<string, QuorumWake>();

@@ -214,6 +214,15 @@ export class RLockClient extends EngineClient {
     return this.getter('spinLock')(name, options);
   }
 
+  /**
+   * The non-reentrant fair lock `name`: the fair lock's order across every client, and its holder's task asking again waits in that order like another task.
+   * It shares `getFairLock(name)`'s keys: use one kind per name.
+   * @throws InvalidArgumentError (synchronously) for a bad name; ClientClosedError once closed.
+   */
+  getNonReentrantFairLock(name: string): RLock<string> {
+    return this.getter('nonReentrantFairLock')(name);
+  }
+
   /** The getter of kind `name`; public getters are written out for their docs (a mapped type would show none). */
   private getter<Name extends KindName>(name: Name): KindGetter<Name> {
     return this.getters.get(name) as KindGetter<Name>;

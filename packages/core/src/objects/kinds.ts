@@ -3,6 +3,7 @@ import { COUNT_DOWN_LATCH } from './latch/kind.js';
 import { LEADER_ELECTION } from './leader/kind.js';
 import { LOCK } from './lock/kind.js';
 import { MULTI_LOCK } from './multi-lock/kind.js';
+import { NON_REENTRANT_FAIR_LOCK } from './non-reentrant-fair-lock/kind.js';
 import { NON_REENTRANT_LOCK } from './non-reentrant-lock/kind.js';
 import { PERMIT_EXPIRABLE_SEMAPHORE } from './permit-semaphore/kind.js';
 import { READ_WRITE_LOCK } from './rw-lock/kind.js';
@@ -19,6 +20,7 @@ export const KINDS = Object.freeze([
   COUNT_DOWN_LATCH,
   NON_REENTRANT_LOCK,
   SPIN_LOCK,
+  NON_REENTRANT_FAIR_LOCK,
 ] as const);
 
 export type AnyKind = (typeof KINDS)[number];

@@ -504,8 +504,8 @@ describe('coordination scripts', () => {
     /** The keys every fair lock script but cancel and release takes as they are (those add released, cancelled). */
     const queueOf = (k: Keys) => ({ lock: k.lock, fence: k.fence, queue: k.queue, waiters: k.waiters, tickets: k.tickets });
     const WAITER_LEASE = 5_000;
-    const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000, handed = '') =>
-      run(SCRIPTS.fairLockAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join, handed }) as Promise<
+    const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000, handed = '', once = '0') =>
+      run(SCRIPTS.fairLockAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join, handed, once }) as Promise<
         [number, ...unknown[]]
       >;
     const release = (k: Keys, owner: string, op: string) =>

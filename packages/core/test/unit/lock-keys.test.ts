@@ -24,7 +24,7 @@ describe('lockKeys', () => {
 describe('LockKeyCache', () => {
   it('returns the same names for a name while cached, and keeps at most KEY_CACHE_LIMIT per source', () => {
     const cache = new LockKeyCache('p');
-    const plain = {};
+    const plain = { keysOf: lockKeys };
     const own = { keysOf: (prefix: string, name: string) => ({ ...lockKeys(prefix, name), lock: `${prefix}:own:{${name}}` }) };
     const first = cache.keysOf(plain, 'n0');
     expect(first).toEqual(lockKeys('p', 'n0'));

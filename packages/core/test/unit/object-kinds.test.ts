@@ -65,6 +65,17 @@ describe('the kinds registry', () => {
   describe('kindOf', () => {
     const lockHold = { '': { type: 'hash' as const, fields: { 'c:t': '1', t: '7', o: '1' } } };
 
+    it('reads a marked hold as a non-reentrant lock, or as a non-reentrant fair lock when told so', () => {
+      const onceHold = { '': { type: 'hash' as const, fields: { 'c:t': '1', t: '7', o: '1', n: '1' } } };
+      expect(read(onceHold)).toBe('nonReentrantLock');
+      expect(read(onceHold, 'nonReentrantFairLock')).toBe('nonReentrantFairLock');
+      expect(read(onceHold, 'fairLock')).toBe('nonReentrantLock');
+      // Free with waiters queued: a fair lock's queue, unless told which fair lock.
+      const queued = { ':queue': { type: 'list' as const }, ':waiters': { type: 'zset' as const } };
+      expect(read(queued)).toBe('fairLock');
+      expect(read(queued, 'nonReentrantFairLock')).toBe('nonReentrantFairLock');
+    });
+
     it('reads a hold as a lock, or as a fair lock when told so, but never as a kind whose keys it lacks', () => {
       expect(read(lockHold)).toBe('lock');
       expect(read(lockHold, 'fairLock')).toBe('fairLock');
@@ -74,6 +85,8 @@ describe('the kinds registry', () => {
     it('lets a layout that shows its kind win over the hint', () => {
       expect(read({ '': { type: 'hash', fields: { 'c:t': '1', t: '7', o: '1', n: '1' } } }, 'lock')).toBe('nonReentrantLock');
       expect(read({ ...lockHold, ':queue': { type: 'list' }, ':waiters': { type: 'zset' } }, 'lock')).toBe('fairLock');
+      const onceHold = { '': { type: 'hash' as const, fields: { 'c:t': '1', t: '7', o: '1', n: '1' } } };
+      expect(read({ ...onceHold, ':queue': { type: 'list' }, ':waiters': { type: 'zset' } }, 'nonReentrantLock')).toBe('nonReentrantFairLock');
       expect(read({ '': { type: 'hash', fields: { mode: 'read' } } }, 'lock')).toBe('readWriteLock');
       expect(read({ '': { type: 'string', value: '2' }, ':leases': { type: 'zset' } }, 'semaphore')).toBe('permitExpirableSemaphore');
       expect(read({ '': { type: 'string', value: 'c:t|op' } })).toBe('lock');

@@ -292,6 +292,19 @@ describe('rlock CLI', () => {
         expect(await client.getNonReentrantLock('job:5').isLocked()).toBe(false);
       });
 
+      it('lists a non-reentrant fair lock with a waiter as its kind, and unlocks it, handing it to the waiter', async () => {
+        await client.getNonReentrantFairLock('job:6').acquire({ leaseMs: 60_000 });
+        const waiter = client.getNonReentrantFairLock('job:6').acquire({ leaseMs: 60_000, waitMs: 20_000 });
+        expect(await eventually(async () => (await client.inspect('job:6'))?.kind === 'nonReentrantFairLock', 10_000)).toBe(true);
+        const listed = await rlock(['ls', 'job:*', ...flags]);
+        expect(listed.code).toBe(0);
+        expect(listed.stdout).toMatch(/job:6\s+nonReentrantFairLock\s+1\s+1\s+\d+\.\ds\s+owner \S+ count 1/);
+        const unlocked = await rlock(['unlock', 'job:6', '--yes', ...flags]);
+        expect(unlocked.stdout).toMatch(/released nonReentrantFairLock "job:6"/);
+        await (await waiter).unlock();
+        expect(await client.getNonReentrantFairLock('job:6').isLocked()).toBe(false);
+      });
+
       it('stops at --max, and exits 1 when nothing matches', async () => {
         await setUp();
         const bounded = await rlock(['ls', '--max', '2', '--json', ...flags]);

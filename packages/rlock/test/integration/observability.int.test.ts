@@ -190,10 +190,10 @@ describe('observability', () => {
       expect(await valueOf('rlock.holds.active', kind)).toBe(0);
     });
 
-    it('labels each object kind: fair lock, read and write lock, semaphore, permit semaphore, latch, non-reentrant lock, spin lock', async () => {
+    it('labels each object kind: fair lock, read and write lock, semaphore, permit semaphore, latch, non-reentrant lock, spin lock, non-reentrant fair lock', async () => {
       const rlock = client();
       const count = (object: string) => valueOf('rlock.acquire.duration', { 'rlock.object': object, 'rlock.outcome': 'acquired' });
-      const kinds = ['fair_lock', 'read_lock', 'write_lock', 'semaphore', 'permit_semaphore', 'latch', 'non_reentrant_lock', 'spin_lock'];
+      const kinds = ['fair_lock', 'read_lock', 'write_lock', 'semaphore', 'permit_semaphore', 'latch', 'non_reentrant_lock', 'spin_lock', 'non_reentrant_fair_lock'];
       const before = new Map<string, number>();
       for (const kind of kinds) before.set(kind, await count(kind));
 
@@ -213,6 +213,7 @@ describe('observability', () => {
       await rlock.getCountDownLatch('latch').await({ waitMs: 0 });
       await rlock.getNonReentrantLock('once').withLock(() => undefined);
       await rlock.getSpinLock('spin').withLock(() => undefined);
+      await rlock.getNonReentrantFairLock('once-fair').withLock(() => undefined);
 
       for (const kind of kinds) expect([kind, await count(kind)]).toEqual([kind, (before.get(kind) ?? 0) + 1]);
       expect(await valueOf('rlock.holds.active', { 'rlock.object': 'permit_semaphore' })).toBe(0);

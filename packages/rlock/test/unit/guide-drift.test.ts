@@ -153,9 +153,10 @@ describe('the guides beside the code', () => {
     expect(drift('docs/redlock.md', optionTable('docs/redlock.md'), options, REDLOCK_DEFAULTS)).toEqual([]);
   });
 
-  it('list every option of the waiting calls, with their defaults (lock, semaphore and permit semaphore guides)', () => {
+  it('list every option of the waiting calls, with their defaults (lock, non-reentrant fair lock, semaphore and permit semaphore guides)', () => {
     expect([
       ...drift('docs/lock.md', optionTable('docs/lock.md'), codeOptions('LockOptions'), LOCK_DEFAULTS),
+      ...drift('docs/non-reentrant-fair-lock.md', optionTable('docs/non-reentrant-fair-lock.md'), codeOptions('LockOptions'), LOCK_DEFAULTS),
       ...drift('docs/semaphore.md', optionTable('docs/semaphore.md'), codeOptions('WaitOptions'), {}),
       ...drift('docs/permit-expirable-semaphore.md', optionTable('docs/permit-expirable-semaphore.md'), codeOptions('PermitOptions'), LOCK_DEFAULTS),
     ]).toEqual([]);

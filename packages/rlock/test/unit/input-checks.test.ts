@@ -25,6 +25,7 @@ describe('input checks', () => {
       ['getReadWriteLock', (name) => client.getReadWriteLock(name)],
       ['getNonReentrantLock', (name) => client.getNonReentrantLock(name)],
       ['getSpinLock', (name) => client.getSpinLock(name)],
+      ['getNonReentrantFairLock', (name) => client.getNonReentrantFairLock(name)],
       ['getSemaphore', (name) => client.getSemaphore(name)],
       ['getPermitExpirableSemaphore', (name) => client.getPermitExpirableSemaphore(name)],
       ['getCountDownLatch', (name) => client.getCountDownLatch(name)],

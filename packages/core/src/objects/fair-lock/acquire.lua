@@ -15,6 +15,8 @@ ARGV[4]  waiterLeaseMs: how long a queued owner keeps its place without trying a
 ARGV[5]  join: '1' joins (or stays in) the queue when refused; '0' never queues (tryLock)
 ARGV[6]  handed: token of a hold handed to this owner that its client counts as one without a claim
          (told by a release's reply), or '': a reentry on it counts that one too (count 0 -> 2)
+ARGV[7]  once: '1' refuses the owner's second acquisition (it queues like another's) and marks
+         the hold (field n), a hand-off's at its claim; '0' counts it (reentrant)
 
 Returns
   {1, token, count}  granted: free and this owner's turn, a reentry (never queues), or a claim
@@ -49,10 +51,18 @@ if redis.call('HEXISTS', KEYS[3], ARGV[1] .. ':' .. ARGV[3]) == 1 then
   return {-1}
 end
 if mine then
-  if held.count == 0 and held.token == ARGV[6] then
-    redis.call('HINCRBY', lock, owner, 1)
+  -- A hand-off told by a release's reply is held already: with once it is no claim but a second acquisition.
+  local handed = held.count == 0 and held.token == ARGV[6]
+  -- With once, only the claim of a hand-off (count 0) counts: a second acquisition waits in the queue.
+  if ARGV[7] ~= '1' or (held.count == 0 and not handed) then
+    if handed then
+      redis.call('HINCRBY', lock, owner, 1)
+    end
+    if ARGV[7] == '1' then
+      redis.call('HSET', lock, 'n', '1')
+    end
+    return reenterCount(lock, held, ARGV[2], ARGV[3])
   end
-  return reenterCount(lock, held, ARGV[2], ARGV[3])
 end
 
 local now = nowMs()
@@ -66,7 +76,7 @@ if not owner then
       dequeue(KEYS[4], KEYS[5], KEYS[6], ARGV[1])
     end
     local token = mintToken(KEYS[2])
-    grantHold(lock, ARGV[1], 1, token, ARGV[3], false, ARGV[2])
+    grantHold(lock, ARGV[1], 1, token, ARGV[3], ARGV[7] == '1', ARGV[2])
     return {1, token, 1}
   end
 end

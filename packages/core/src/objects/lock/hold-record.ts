@@ -1,16 +1,16 @@
 /**
  * A hold as its key stores it (includes/hold-record.lua): a hash, field `<owner>` → hold count, `t` the
- * fencing token, `o` the last op, `n` `'1'` on a non-reentrant lock's hold.
+ * fencing token, `o` the last op, `n` `'1'` on the hold of a variant that is not reentrant.
  */
 export interface HoldRecord {
   readonly owner: string;
-  /** 0: a fair lock's hold handed over, not yet counted by its owner's script. */
+  /** 0: a hold handed over to a queued owner, not yet counted by its owner's script. */
   readonly count: number;
   /** Decimal. */
   readonly token: string;
   /** Absent on a hold handed over and not yet claimed. */
   readonly op?: string;
-  /** A non-reentrant lock's hold. */
+  /** The hold of a variant that is not reentrant: its owner's second acquisition is refused. */
   readonly once: boolean;
 }
 

@@ -2,7 +2,7 @@ import { clientNoticePrefix, fenceKey, objectKey } from '../names.js';
 
 /** The Redis names of one reentrant lock (public layout, see the core README). */
 export interface LockKeys {
-  /** Hash `<prefix>:{<name>}`: the hold, `<owner>` → count, `t` token, `o` last op, `n` non-reentrant (includes/hold-record.lua). */
+  /** Hash `<prefix>:{<name>}`: the hold, `<owner>` → count, `t` token, `o` last op, `n` once (includes/hold-record.lua). */
   readonly lock: string;
   /** String `<prefix>:{<name>}:released`: op id of the last full release (replay window). */
   readonly released: string;
@@ -19,9 +19,9 @@ export interface LockKeys {
 /** Names kept per store: enough for a busy client's working set, few enough that touching many names does not keep them. */
 export const KEY_CACHE_LIMIT = 1_024;
 
-/** Where a lock's names come from: a store's own layout (`keysOf`), else the reentrant lock's. */
+/** Where a lock's names come from: its store's layout. */
 export interface KeySource {
-  keysOf?(prefix: string, name: string): LockKeys;
+  keysOf(prefix: string, name: string): LockKeys;
 }
 
 export function lockKeys(prefix: string, name: string): LockKeys {
@@ -47,7 +47,7 @@ export class LockKeyCache {
     const cached = cache.get(name);
     if (cached) return cached;
     if (cache.size >= KEY_CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
-    const keys = source.keysOf?.(this.prefix, name) ?? lockKeys(this.prefix, name);
+    const keys = source.keysOf(this.prefix, name);
     cache.set(name, keys);
     return keys;
   }

@@ -1,12 +1,12 @@
 import type { KeyRead } from '../inspect/snapshot.js';
 import { holder } from '../inspect/snapshot.js';
 import { parseHold } from './hold-record.js';
-import { byName, defineKind } from '../object-kind.js';
+import { defineKind } from '../object-kind.js';
 import type { LockInfo } from './info.js';
+import { ClientWakeScripts } from './client-wake-scripts.js';
 import { plainLockKeys } from './keys.js';
-import { ReentrantLock } from './reentrant-lock.js';
-import { lockWaits, ServerLockStore } from './server-lock-store.js';
-import type { RLock } from './types.js';
+import { EXCLUSIVE_LOCK } from './lock-store.js';
+import { serverLockGetter } from './server-lock-getter.js';
 
 /** A Redlock master's lease lock, `<clientId>:<taskId>|<op>`: its owner. */
 const leaseOwner = (read: KeyRead): string | undefined => /^([^|:]+:[^|:]+)\|./.exec(read.value ?? '')?.[1];
@@ -15,18 +15,12 @@ export const LOCK = defineKind({
   name: 'lock',
   description: 'reentrant lock',
   method: 'getLock',
-  getter: (site) => {
-    const { deployment, context } = site;
-    const store = new ServerLockStore(deployment, context.commandTimeoutMs, '', lockWaits(context));
-    context.kinds.register(store.kind, store);
-    // `object`: its rlock.object when another kind uses the lock (a leader election's: `leader`).
-    return byName(site, 'lock name', (name, object?: string): RLock<string> => new ReentrantLock<string>(name, context, store, object));
-  },
+  getter: (site) => serverLockGetter(site, EXCLUSIVE_LOCK, ClientWakeScripts),
   keeps: (prefix, name) => {
     const { lock, clients } = plainLockKeys(prefix, name, '');
     return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
   },
-  // A fair lock with nobody queued looks the same (`{ kind: 'fairLock' }` says so).
+  // A variant that keeps other keys beside this hash, with none of them there, looks the same (its `{ kind }` says so).
   recognise: ({ keys: { lock } }) => {
     if (leaseOwner(lock)) return 'shown';
     const hold = parseHold(lock.fields);

@@ -15,60 +15,78 @@ export interface OwnerHoldRead {
 }
 
 /**
- * A reentrant lock's state and protocol: one Redis (`ServerLockStore`) or a quorum of masters (Redlock).
- * Every mutation is one atomic script per server.
+ * What sets one lock of the family apart, as data: exclusive or shared, reentrant or once per owner, and where
+ * its waiters keep their order. The store and its scripts take it; the engine reads nothing else of a variant.
  */
-export interface LockStore extends HoldKind {
+export interface LockVariant {
+  /** `rlock.object` of its locks' metrics and channels. */
+  readonly object: string;
+  /** The registry mode of its holds ('' where a lock has one mode). */
+  readonly mode: string;
+  /** One owner at a time in its mode (false: owners share it). */
+  readonly exclusive: boolean;
+  /** An owner may acquire again while holding (false: its second acquisition waits, decided by the scripts). */
+  readonly reentrant: boolean;
+  /** Newcomers queue behind this process's waiters before trying (false where Redis keeps the order). */
+  readonly queueLocally: boolean;
+  /** A waiter's refused tries renew its place in Redis (a waiter lease), so each keeps a timed try of its own. */
+  readonly waitersKeepPlace: boolean;
+}
+
+/** The exclusive reentrant lock, each process ordering its own waiters: the family's base, which variants change in part. */
+export const EXCLUSIVE_LOCK: LockVariant = Object.freeze({
+  object: 'lock',
+  mode: '',
+  exclusive: true,
+  reentrant: true,
+  queueLocally: true,
+  waitersKeepPlace: false,
+});
+
+/**
+ * A lock's state and protocol over its names `K`: one Redis (`ServerLockStore`) or a quorum of masters (Redlock).
+ * Every mutation is one atomic script per server. The engine hands a store only the names its own `keysOf` made.
+ */
+export interface LockStore<K extends LockKeys = LockKeys> extends HoldKind {
+  readonly variant: LockVariant;
   /** Where nested acquisitions are counted: `server` (in the hold record) or `client` (only the first and last reach Redis). */
   readonly counting: 'server' | 'client';
   /** Drift allowed per ms of lease. */
   readonly driftFactor: number;
   /** Only the head of a lock's local queue tries (Redlock: a process's own tasks would split the votes). */
   readonly headOnly: boolean;
-  /** Newcomers queue behind this process's waiters before trying (false where Redis keeps the order). @default true */
-  readonly queueLocally?: boolean;
-  /** A waiter's refused tries renew its place in Redis (a waiter lease), so each keeps a timed try of its own. @default false */
-  readonly waitersKeepPlace?: boolean;
+  /** Its holds' kind in the client's renewal registry. */
+  readonly kind: string;
   /** How its waiters learn they may try again. @default on the lock's channel */
   readonly waitStrategy?: WaitStrategy;
-  /** Absent: the reentrant lock's names (lockKeys). */
-  keysOf?(prefix: string, name: string): LockKeys;
+  keysOf(prefix: string, name: string): K;
   /** Leaves a queue kept in Redis when a call ends without the lock; a hold with `keptToken` stays, other hand-offs are given back. */
-  leaveQueue?(keys: LockKeys, owner: string, keptToken?: string): Promise<unknown>;
-  readonly kind: string;
-  /** `rlock.object` of its locks' metrics and channels (`lock`, `fair_lock`, `read_lock`…). @default 'lock' */
-  readonly object?: string;
-  /** The registry mode of its holds ('' for a lock; 'read', 'write'). @default '' */
-  readonly mode?: string;
-  /** One owner at a time in its mode. @default true */
-  readonly exclusive?: boolean;
-  /** An owner may acquire again while holding (false: its second acquisition waits). @default true */
-  readonly reentrant?: boolean;
-  /** Refuses an acquisition before anything is sent (a reader asking for the write lock). */
-  beforeAcquire?(holds: HoldRegistry, keys: LockKeys, owner: string): void;
+  leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
+  /** Refuses an acquisition before anything is sent (a mode that would wait for the owner's own hold). */
+  beforeAcquire?(holds: HoldRegistry, keys: K, owner: string): void;
   /** One try; a store may answer a failure it expects to pass with a refusal to retry. */
-  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply>;
+  acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply>;
   /** Cancels the acquire `op`: whether it ran, will run late, or never arrives, it leaves no hold. */
-  cancel(keys: LockKeys, owner: string, op: string): Promise<unknown>;
+  cancel(keys: K, owner: string, op: string): Promise<unknown>;
   /**
    * Extends a held lease to max(current, `leaseMs`); 'renewed' only within the new lease's validity.
    * @throws QuorumError (Redlock) when failures leave it undecided (the hold stands as it was)
    */
   extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'>;
   /** One release of `hold` (all of it where the client counts). */
-  release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply>;
+  release(keys: K, hold: Hold, op: string): Promise<ReleaseReply>;
   /** One more try of a final release that failed (the same op): see ReleaseSpec.finish. */
-  finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'>;
-  /** The lock's channel wakes one waiter per release. */
+  finishRelease(keys: K, hold: Hold, op: string): Promise<'released' | 'gone'>;
+  /** What the lock's channel says to its waiters; false: not such a message. */
   onMessage(payload: string, queue: WaitQueue): boolean;
   /** A release's reply handed the lock to a waiter of this client (a fair lock's head): that waiter is woken with it. */
-  handedOver?(keys: LockKeys, reply: ReleaseReply): void;
+  handedOver?(keys: K, reply: ReleaseReply): void;
   /** A hand-off {@link handedOver} gave a waiter, recorded as `target`'s hold for `request`; undefined where it does not count (the waiter tries). */
   takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
-  isLocked(keys: LockKeys, name: string): Promise<boolean>;
-  ownerHold(keys: LockKeys, name: string, owner: string): Promise<OwnerHoldRead>;
+  isLocked(keys: K, name: string): Promise<boolean>;
+  ownerHold(keys: K, name: string, owner: string): Promise<OwnerHoldRead>;
   /** Remaining lease in ms (−2 free, −1 no TTL), as PTTL. */
-  pttl(keys: LockKeys, name: string): Promise<number>;
+  pttl(keys: K, name: string): Promise<number>;
   /** True if it released a holder. */
-  forceUnlock(keys: LockKeys, name: string): Promise<boolean>;
+  forceUnlock(keys: K, name: string): Promise<boolean>;
 }

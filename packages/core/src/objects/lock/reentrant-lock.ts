@@ -40,7 +40,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     /** `rlock.object` when not the store's (a leader election's lock: `leader`). */
     object?: string,
   ) {
-    this.core = ctx.stateOf(LockCores, () => new LockCores(ctx)).of(store, object ?? store.object ?? 'lock');
+    this.core = ctx.stateOf(LockCores, () => new LockCores(ctx)).of(store, object ?? store.variant.object);
   }
 
   private get ctx(): EngineContext {
@@ -208,13 +208,14 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     }
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, keys, owner);
+    const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
     const target: HoldTarget = {
       name: this.name,
       key: keys.lock,
       mode: this.mode,
       kind: store.kind,
       owner,
-      exclusive: store.exclusive ?? true,
+      exclusive,
       driftFactor: store.driftFactor,
     };
     const tries = new HoldAttempt(
@@ -240,11 +241,11 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         strategy: store.waitStrategy,
         id: owner,
         headOnly: store.headOnly,
-        keepsPlace: store.waitersKeepPlace === true,
-        exclusive: store.exclusive ?? true,
+        keepsPlace: waitersKeepPlace,
+        exclusive,
         onMessage: this.core.onMessage,
-        arrival: held ? 'try' : (store.queueLocally ?? true) ? 'queue' : 'join',
-        queuesOthers: store.exclusive ?? true,
+        arrival: held ? 'try' : queueLocally ? 'queue' : 'join',
+        queuesOthers: exclusive,
         // The owner's place stays while a branch of the task still waits here; a hold a branch counts on
         // stays by its token (a hand-off nobody claimed goes to the next). Run in the owner's turn: after a
         // try cut off at waitMs that is still out, before the owner's next operation.
@@ -325,7 +326,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
  * not their lock object: a caller making a lock object per acquisition does not keep one per held lock.
  */
 class LockCore {
-  /** The registry mode of its holds ('' for a plain lock; a read-write lock's 'read' or 'write'). */
+  /** The registry mode of its holds (the variant's). */
   readonly mode: string;
   private readonly keyCache: LockKeyCache;
   // Made once per core, not per acquisition: what the engine's wait loop is given.
@@ -333,7 +334,7 @@ class LockCore {
   readonly waitLabel: AcquireLabel;
   readonly failFastLabel: AcquireLabel;
 
-  /** Branches of one task would share a hold: the lock is reentrant and exclusive (readers share anyway). */
+  /** Branches of one task would share a hold: the lock is reentrant and exclusive (a shared mode's owners share anyway). */
   readonly sharesBranches: boolean;
   /**
    * First acquisitions under way (the owner had no hold when each began), by lock key then owner: how many. Keyed by the
@@ -348,8 +349,8 @@ class LockCore {
     private readonly cores: LockCores,
   ) {
     this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
-    this.mode = store.mode ?? '';
-    this.sharesBranches = (store.reentrant ?? true) && (store.exclusive ?? true);
+    this.mode = store.variant.mode;
+    this.sharesBranches = store.variant.reentrant && store.variant.exclusive;
     this.onMessage = (payload, queue) => store.onMessage(payload, queue);
     this.waitLabel = { object, refusal: 'timeout' };
     this.failFastLabel = { object, refusal: 'not_acquired' };

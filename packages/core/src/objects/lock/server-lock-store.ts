@@ -1,30 +1,19 @@
 import { replicated, type Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/attempt.js';
-import type { EngineContext } from '../../engine/engine-context.js';
-import type { Hold } from '../../engine/hold.js';
+import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
-import type { WaitQueue, WaitQueues } from '../../engine/wait-queue.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
 import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
-import { plainKeysOfLock, plainLockKeys, type LockKeys, type PlainLockKeys } from './keys.js';
-import type { LockStore, OwnerHoldRead } from './lock-store.js';
-
-/** The zset lives a watchdog lease: waiters try again at least every third of it. */
-export function lockWaits(ctx: EngineContext): ClientWaits {
-  return { clientId: ctx.clientId, queues: ctx.queues, ttlMs: ctx.watchdogTimeoutMs };
-}
-
-/** Between a lock key and a client id in a wake channel (keys.ts). */
-const WAKE_INFIX = ':release:';
+import type { LockKeys } from './keys.js';
+import type { LockStore, LockVariant, OwnerHoldRead } from './lock-store.js';
 
 const isGranted = (reply: { readonly granted: boolean }): boolean => reply.granted;
 
-export const LOCK_KIND = 'lock';
-
-// Made once, not a closure per call. The fair lock's scripts answer alike (a queued refusal names no holder: '').
+// Made once, not a closure per call. Every hold-record acquire script answers alike (a queued refusal names no holder: '').
 // A grant of count 1 may come as the bare token, a full release as the bare receiver count (lock/acquire.lua,
 // lock/release.lua: a Lua table reply costs Redis several times a scalar).
 export function parseAcquire(reply: unknown): AcquireReply {
@@ -45,147 +34,86 @@ export function parseRelease(reply: unknown): ReleaseReply {
 
 const asCodes = (reply: unknown): number[] => reply as number[];
 
-/** What a store needs to wake one waiting client per release (wake-client.lua). */
-export interface ClientWaits {
-  readonly clientId: string;
-  /** A release registers the client when other tasks of it still wait. */
-  readonly queues: WaitQueues;
-  /** How long the waiting-clients zset lives after a registration, ms. */
-  readonly ttlMs: number;
+/**
+ * The scripts of one way of waiting for a lock kept as a hold record (includes/hold-record.lua): what the
+ * variants of one Redis differ in beside their data, given to a {@link ServerLockStore}.
+ */
+export interface LockScripts<K extends LockKeys> {
+  keysOf(prefix: string, name: string): K;
+  /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant). */
+  acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest, once: boolean): Promise<AcquireReply>;
+  cancel(keys: K, owner: string, op: string): Promise<boolean>;
+  /** With `token`, never releases a newer hold; `all`, every count of the owner. */
+  release(keys: K, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply>;
+  forceUnlock(keys: K): Promise<boolean>;
+  onMessage(payload: string, queue: WaitQueue): boolean;
+  leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
+  /** A release's reply handed the lock to a waiter of this client: that waiter is woken with it. */
+  handedOver?(keys: K, reply: ReleaseReply): void;
+  /** The hand-off {@link handedOver} gave a waiter, recorded as its hold; undefined where it does not count (the waiter tries). */
+  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
 }
 
-/** The reentrant lock's protocol on one deployment: one script per state change, and its reads. */
-export class ServerLockStore extends ObjectStore implements LockStore {
+/**
+ * A lock of the family on one deployment, composed of its variant (data) and its scripts: one script per state
+ * change, and the reads and renewals every hold record shares. Its holds renew and clear under `variant.object`.
+ */
+export class ServerLockStore<K extends LockKeys> extends ObjectStore implements LockStore<K> {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
-  readonly kind = LOCK_KIND;
-  readonly object: string;
-  readonly reentrant: boolean;
-  private opCounter = 0;
+  readonly kind: string;
+  /** The scripts' own, where their waiters keep a place in Redis (a method: the engine takes a store of any names). */
+  leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
+  handedOver?(keys: K, reply: ReleaseReply): void;
+  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
+  private readonly once: boolean;
+  private clears = 0;
 
   constructor(
     deployment: Deployment,
     replayWindowMs: number,
-    /** lock/acquire.lua's kind: '' counts an owner's acquisitions; 'nonReentrantLock' refuses its second. */
-    private readonly lockKind: '' | 'nonReentrantLock' = '',
-    /** The client whose locks these are (absent where a subclass wakes its own way: the fair lock). */
-    private readonly waits?: ClientWaits,
+    /** The client's: a hold to clear is named by its name. */
+    private readonly keyPrefix: string,
+    readonly variant: LockVariant,
+    private readonly scripts: LockScripts<K>,
   ) {
     super(deployment, replayWindowMs);
-    this.object = lockKind === 'nonReentrantLock' ? 'non_reentrant_lock' : 'lock';
-    this.reentrant = lockKind === '';
+    this.kind = variant.object;
+    this.once = !variant.reentrant;
+    if (scripts.leaveQueue) this.leaveQueue = scripts.leaveQueue.bind(scripts);
+    if (scripts.handedOver) this.handedOver = scripts.handedOver.bind(scripts);
+    if (scripts.takeHandOff) this.takeHandOff = scripts.takeHandOff.bind(scripts);
   }
 
-  keysOf(prefix: string, name: string): LockKeys {
-    return plainLockKeys(prefix, name, this.waitingClientId);
-  }
-
-  private get waitingClientId(): string {
-    return this.waits?.clientId ?? '';
-  }
-
-  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
-    const plain = keys as PlainLockKeys;
-    const reply = this.transport.run(
-      SCRIPTS.lockAcquire,
-      {
-        lock: plain.lock,
-        fence: plain.fence,
-        cancelled: plain.cancelled,
-        clients: plain.clients,
-        owner,
-        leaseMs,
-        op,
-        once: this.reentrant ? '0' : '1',
-        // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
-        waitTtlMs: request?.waitMs === 0 ? '0' : (this.waits?.ttlMs ?? 0),
-      },
-      'acquire',
-      keys.lock,
-      parseAcquire,
-    );
-    return this.replicated(reply, keys.lock);
-  }
-
-  /** The arguments the lock's and the fair lock's cancel scripts share. */
-  protected cancelArgs(owner: string, op: string, all: boolean) {
-    return { owner, op: `${op}/cancel`, acquireOp: op, all: all ? '1' : '0', replayWindowMs: this.replayWindowMs, sharded: this.sharded };
+  keysOf(prefix: string, name: string): K {
+    return this.scripts.keysOf(prefix, name);
   }
 
   /** With `syncReplicas` a grant counts once enough replicas have it; a rejection makes the engine undo it. */
-  protected replicated<T extends { readonly granted: boolean }>(reply: Promise<T>, key: string): Promise<T> {
-    return replicated(this.deployment, key, reply, isGranted);
+  acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply> {
+    return replicated(this.deployment, keys.lock, this.scripts.acquire(keys, owner, leaseMs, op, request, this.once), isGranted);
   }
 
-  cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
-    const plain = keys as PlainLockKeys;
-    return this.transport.run(
-      SCRIPTS.lockCancel,
-      {
-        lock: plain.lock,
-        released: plain.released,
-        cancelled: plain.cancelled,
-        clients: plain.clients,
-        ...this.cancelArgs(owner, op, all),
-      },
-      'cancel',
-      keys.lock,
-      isOne,
-    );
+  cancel(keys: K, owner: string, op: string): Promise<boolean> {
+    return this.scripts.cancel(keys, owner, op);
   }
 
-  release(keys: LockKeys, hold: Hold, op: string, all = false): Promise<ReleaseReply> {
-    return this.releaseAs(keys, hold.owner, hold.token, op, all);
+  release(keys: K, hold: Hold, op: string): Promise<ReleaseReply> {
+    return this.scripts.release(keys, hold.owner, hold.token, op, false);
   }
 
-  /** With `token`, never releases a newer hold. */
-  releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    const plain = keys as PlainLockKeys;
-    // The releasing task has left the queue: whoever is in it waits still.
-    const requeueTtlMs = this.waits?.queues.hasWaiters(plain.channel) === true ? this.waits.ttlMs : '0';
-    return this.transport.run(
-      SCRIPTS.lockRelease,
-      {
-        lock: plain.lock,
-        released: plain.released,
-        clients: plain.clients,
-        owner,
-        op,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-        requeueTtlMs,
-      },
-      'release',
-      keys.lock,
-      parseRelease,
-    );
-  }
-
-  async finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'> {
-    const reply = await this.release(keys, hold, op, true);
+  async finishRelease(keys: K, hold: Hold, op: string): Promise<'released' | 'gone'> {
+    const reply = await this.scripts.release(keys, hold.owner, hold.token, op, true);
     return reply.released ? 'released' : 'gone';
   }
 
-  /** 'unlock' (wake-client.lua): a release woke this client alone; anything else is dropped. */
   onMessage(payload: string, queue: WaitQueue): boolean {
-    if (payload !== 'unlock') return false;
-    // One local waiter tries; a wake none here can use is passed on.
-    queue.unheard ??= () => void this.passOn(queue.channel);
-    queue.released();
-    return true;
+    return this.scripts.onMessage(payload, queue);
   }
 
-  /** Hands an unusable wake to the next waiting client, if the lock is still free. */
-  private passOn(channel: string): Promise<unknown> {
-    const lock = channel.slice(0, channel.length - WAKE_INFIX.length - this.waitingClientId.length);
-    const keys = plainKeysOfLock(lock, this.waitingClientId);
-    // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).
-    return this.transport
-      .run(SCRIPTS.lockWake, { lock, clients: keys.clients, clientId: this.waitingClientId, sharded: this.sharded }, 'wake', lock, Number)
-      .catch(() => undefined);
+  forceUnlock(keys: K): Promise<boolean> {
+    return this.scripts.forceUnlock(keys);
   }
 
   batchKey(hold: RenewableHold): string {
@@ -203,43 +131,28 @@ export class ServerLockStore extends ObjectStore implements LockStore {
   }
 
   /** One renew.lua call; one code per item: 1 renewed, 0 gone, −1 taken. */
-  renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
+  private renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
     return this.transport.run(SCRIPTS.lockRenew, { items }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 
+  /** Releases what is left of `hold` by owner and token, through the variant's own release (which wakes its waiters its way). */
   async clear(hold: Hold): Promise<boolean> {
-    const reply = await this.release(plainKeysOfLock(hold.key, this.waitingClientId), hold, `clear/${++this.opCounter}`, true);
+    const reply = await this.scripts.release(this.keysOf(this.keyPrefix, hold.name), hold.owner, hold.token, `clear/${++this.clears}`, true);
     return reply.released;
   }
 
-  isLocked(keys: LockKeys): Promise<boolean> {
+  isLocked(keys: K): Promise<boolean> {
     return this.transport.call('exists', [keys.lock], 'EXISTS', keys.lock, isOne);
   }
 
-  async ownerHold(keys: LockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
+  async ownerHold(keys: K, _name: string, owner: string): Promise<OwnerHoldRead> {
     // The owner's field of the hash (hold-record.lua); a key of another type answers WRONGTYPE.
     const count = await this.transport.call('hget', [keys.lock, owner], 'a read', keys.lock, (reply) => (reply === null ? undefined : Number(reply)));
-    // A fair lock's hold handed over and not yet counted (count 0) is one.
+    // A hold handed over and not yet counted (count 0) is one.
     return count === undefined ? { held: false, count: 0 } : { held: true, count: Math.max(1, count) };
   }
 
-  pttl(keys: LockKeys): Promise<number> {
+  pttl(keys: K): Promise<number> {
     return this.transport.call('pttl', [keys.lock], 'PTTL', keys.lock, Number);
-  }
-
-  async forceUnlock(keys: LockKeys): Promise<boolean> {
-    const plain = keys as PlainLockKeys;
-    // 'force' on the lock's shared channel, where no waiter of this layout listens; the wake follows.
-    const released = await this.transport.run(
-      SCRIPTS.lockForceUnlock,
-      { lock: plain.lock, sharded: this.sharded, channel: `${plain.lock}:release`, notices: plain.notices },
-      'forceUnlock',
-      plain.lock,
-      isOne,
-    );
-    if (released) {
-      await this.transport.run(SCRIPTS.lockWake, { lock: plain.lock, clients: plain.clients, clientId: '', sharded: this.sharded }, 'wake', plain.lock, Number);
-    }
-    return released;
   }
 }

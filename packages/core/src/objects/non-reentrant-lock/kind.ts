@@ -1,34 +1,27 @@
-import { holder } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
-import { plainLockKeys } from '../lock/keys.js';
-import { ReentrantLock } from '../lock/reentrant-lock.js';
-import { lockWaits, ServerLockStore } from '../lock/server-lock-store.js';
-import type { RLock } from '../lock/types.js';
-import { byName, defineKind } from '../object-kind.js';
+import { ClientWakeScripts } from '../lock/client-wake-scripts.js';
+import { LOCK } from '../lock/kind.js';
+import { EXCLUSIVE_LOCK, type LockVariant } from '../lock/lock-store.js';
+import { serverLockGetter } from '../lock/server-lock-getter.js';
+import { defineKind } from '../object-kind.js';
 import type { NonReentrantLockInfo } from './info.js';
 
 const NAME = 'nonReentrantLock';
 
-/** The lock's keys and engine; lock/acquire.lua refuses an owner's second acquisition in Redis. */
+/** The lock, once per owner: its scripts refuse an owner's second acquisition in Redis and mark the hold (field n). */
+export const NON_REENTRANT: LockVariant = Object.freeze({ ...EXCLUSIVE_LOCK, object: 'non_reentrant_lock', reentrant: false });
+
+/** The lock's keys, scripts and report, with the variant's once flag. */
 export const NON_REENTRANT_LOCK = defineKind({
   name: NAME,
   description: 'lock a task cannot take twice',
   method: 'getNonReentrantLock',
-  getter: (site) => {
-    const store = new ServerLockStore(site.deployment, site.context.commandTimeoutMs, NAME, lockWaits(site.context));
-    return byName(site, 'lock name', (name): RLock<string> => new ReentrantLock<string>(name, site.context, store));
-  },
-  keeps: (prefix, name) => {
-    const { lock, clients } = plainLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
-  },
-  // lock/acquire.lua marks the hold with field n (hold-record).
-  recognise: ({ keys: { lock } }) => (parseHold(lock.fields)?.once ? 'shown' : undefined),
-  describe: ({ now, keys: { lock } }, base): NonReentrantLockInfo => {
-    const hold = parseHold(lock.fields);
-    const holders = hold ? [holder(hold.owner, hold.count, hold.token, lock.pttl, now)] : [];
-    return { ...base, kind: NAME, ttlMs: lock.pttl, holders, holderCount: holders.length };
-  },
-  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  getter: (site) => serverLockGetter(site, NON_REENTRANT, ClientWakeScripts),
+  keeps: (prefix, name) => LOCK.keeps(prefix, name),
+  // lock/acquire.lua marks the hold with field n (hold-record); a fair variant's queue keys are not read here.
+  recognise: ({ keys: { lock } }) => (parseHold(lock.fields)?.once ? 'likely' : undefined),
+  // Recognised, it has a hold: the lock's report of it, under its own kind.
+  describe: (snapshot, base): NonReentrantLockInfo => ({ ...LOCK.describe(snapshot, base), kind: NAME }),
+  detail: (info) => LOCK.detail({ ...info, kind: LOCK.name }),
   forceUnlock: (lock) => lock.forceUnlock(),
 });

@@ -9,9 +9,8 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError } from '../../errors.js';
 import type { LockRequest } from '../lock-options.js';
 import { isOne, ObjectStore } from '../object-store.js';
-import type { LockKeys } from '../lock/keys.js';
-import type { LockStore, OwnerHoldRead } from '../lock/lock-store.js';
-import { parseRelease } from '../lock/server-lock-store.js';
+import { EXCLUSIVE_LOCK, type LockStore, type LockVariant, type OwnerHoldRead } from '../lock/lock-store.js';
+import { parseAcquire as parseHoldAcquire, parseRelease } from '../lock/server-lock-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfRwLock, rwLockKeys, type RwLockKeys } from './keys.js';
 
@@ -20,12 +19,11 @@ export const RW_KIND = 'rw-lock';
 
 export type RwMode = 'read' | 'write';
 
+/** The lock's replies, and −3: the write lock asked by a task that holds only the read lock. */
 function parseAcquire(reply: unknown): AcquireReply {
-  const [code, second, third] = reply as [number, string | number | undefined, string | number | undefined];
-  if (code === 1) return { granted: true, token: String(second), count: Number(third) };
-  if (code === -3) throw new IllegalMonitorStateError('the write lock was asked by a task that holds only the read lock (it would wait for itself)');
-  if (code === -1) return { granted: false, retryInMs: 0 };
-  return { granted: false, retryInMs: Number(second), holder: String(third ?? '') };
+  if ((reply as number[])[0] === -3)
+    throw new IllegalMonitorStateError('the write lock was asked by a task that holds only the read lock (it would wait for itself)');
+  return parseHoldAcquire(reply);
 }
 
 interface RenewItem {
@@ -37,15 +35,13 @@ interface RenewItem {
 }
 
 /** One mode of the read-write lock's protocol; `ReentrantLock` drives each mode as a lock. */
-export class RwLockStore extends ObjectStore implements LockStore {
+export class RwLockStore extends ObjectStore implements LockStore<RwLockKeys> {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
   readonly kind = RW_KIND;
-  readonly exclusive: boolean;
-  /** A refused writer's tries renew its waiter lease. */
-  readonly waitersKeepPlace: boolean;
-  readonly object: 'read_lock' | 'write_lock';
+  /** Readers share; a refused writer's tries renew its waiter lease. */
+  readonly variant: LockVariant;
   private clears = 0;
 
   constructor(
@@ -56,9 +52,8 @@ export class RwLockStore extends ObjectStore implements LockStore {
     private readonly waiterLeaseMs: number,
   ) {
     super(deployment, replayWindowMs);
-    this.exclusive = mode === 'write';
-    this.waitersKeepPlace = mode === 'write';
-    this.object = mode === 'write' ? 'write_lock' : 'read_lock';
+    const write = mode === 'write';
+    this.variant = { ...EXCLUSIVE_LOCK, object: `${mode}_lock`, mode, exclusive: write, waitersKeepPlace: write };
   }
 
   keysOf(prefix: string, name: string): RwLockKeys {
@@ -66,7 +61,7 @@ export class RwLockStore extends ObjectStore implements LockStore {
   }
 
   /** A task that holds only the read lock must not wait for the write lock: it would wait for itself. */
-  beforeAcquire(holds: HoldRegistry, keys: LockKeys, owner: string): void {
+  beforeAcquire(holds: HoldRegistry, keys: RwLockKeys, owner: string): void {
     if (this.mode !== 'write' || holds.current(keys.lock, 'write', owner)?.active) return;
     if (holds.current(keys.lock, 'read', owner)?.active) {
       throw new IllegalMonitorStateError(
@@ -75,49 +70,20 @@ export class RwLockStore extends ObjectStore implements LockStore {
     }
   }
 
-  acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
-    const rw = keys as RwLockKeys;
+  acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+    const { lock: hash, readers, writers, fence, cancelled } = keys;
     const join = request?.waitMs === 0 ? '0' : '1';
     // One literal, no spread: on this hot path a spread costs more client CPU than the rest of the call.
-    const args = {
-      hash: rw.lock,
-      readers: rw.readers,
-      writers: rw.writers,
-      fence: rw.fence,
-      cancelled: rw.cancelled,
-      owner,
-      leaseMs,
-      op,
-      mode: this.mode,
-      waiterLeaseMs: this.waiterLeaseMs,
-      join,
-    };
+    const args = { hash, readers, writers, fence, cancelled, owner, leaseMs, op, mode: this.mode, waiterLeaseMs: this.waiterLeaseMs, join };
     // With syncReplicas a grant counts once replicas have it (else the engine undoes it).
-    return this.write(SCRIPTS.rwLockAcquire, args, 'acquire', rw.lock, parseAcquire, (value) => value.granted);
+    return this.write(SCRIPTS.rwLockAcquire, args, 'acquire', hash, parseAcquire, (value) => value.granted);
   }
 
-  cancel(keys: LockKeys, owner: string, op: string): Promise<boolean> {
-    const rw = keys as RwLockKeys;
-    return this.transport.run(
-      SCRIPTS.rwLockCancel,
-      {
-        hash: rw.lock,
-        readers: rw.readers,
-        writers: rw.writers,
-        released: rw.released,
-        cancelled: rw.cancelled,
-        owner,
-        op: `${op}/cancel`,
-        acquireOp: op,
-        mode: this.mode,
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-        channel: rw.channel,
-      },
-      'cancel',
-      rw.lock,
-      isOne,
-    );
+  cancel(keys: RwLockKeys, owner: string, op: string): Promise<boolean> {
+    const { lock: hash, readers, writers, released, cancelled, channel } = keys;
+    const { mode, replayWindowMs, sharded } = this;
+    const args = { hash, readers, writers, released, cancelled, owner, op: `${op}/cancel`, acquireOp: op, mode, replayWindowMs, sharded, channel };
+    return this.transport.run(SCRIPTS.rwLockCancel, args, 'cancel', hash, isOne);
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
@@ -125,40 +91,20 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return outcome ?? 'taken';
   }
 
-  release(keys: LockKeys, hold: Hold, op: string): Promise<ReleaseReply> {
-    return this.releaseAs(keys, hold.owner, hold.token, op, false);
-  }
-
-  releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    return this.releaseIn(keys as RwLockKeys, this.mode, owner, token, op, all);
+  release(keys: RwLockKeys, hold: Hold, op: string): Promise<ReleaseReply> {
+    return this.releaseIn(keys, this.mode, hold.owner, hold.token, op, false);
   }
 
   /** One release in `mode`: this store's, or a hold's of either mode (clear). */
-  private releaseIn(rw: RwLockKeys, mode: string, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    return this.transport.run(
-      SCRIPTS.rwLockRelease,
-      {
-        hash: rw.lock,
-        readers: rw.readers,
-        writers: rw.writers,
-        released: rw.released,
-        owner,
-        op,
-        mode,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-        channel: rw.channel,
-      },
-      'release',
-      rw.lock,
-      parseRelease,
-    );
+  private releaseIn(keys: RwLockKeys, mode: string, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    const { lock: hash, readers, writers, released, channel } = keys;
+    const { replayWindowMs, sharded } = this;
+    const args = { hash, readers, writers, released, owner, op, mode, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, channel };
+    return this.transport.run(SCRIPTS.rwLockRelease, args, 'release', hash, parseRelease);
   }
 
-  async finishRelease(keys: LockKeys, hold: Hold, op: string): Promise<'released' | 'gone'> {
-    const reply = await this.releaseAs(keys, hold.owner, hold.token, op, true);
+  async finishRelease(keys: RwLockKeys, hold: Hold, op: string): Promise<'released' | 'gone'> {
+    const reply = await this.releaseIn(keys, this.mode, hold.owner, hold.token, op, true);
     return reply.released ? 'released' : 'gone';
   }
 
@@ -169,14 +115,13 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return true;
   }
 
-  leaveQueue(keys: LockKeys, owner: string): Promise<boolean> {
+  leaveQueue(keys: RwLockKeys, owner: string): Promise<boolean> {
     if (this.mode !== 'write') return Promise.resolve(false);
-    const rw = keys as RwLockKeys;
     return this.transport.run(
       SCRIPTS.rwLockLeaveQueue,
-      { writers: rw.writers, owner, sharded: this.sharded, channel: rw.channel },
+      { writers: keys.writers, owner, sharded: this.sharded, channel: keys.channel },
       'leaveQueue',
-      rw.lock,
+      keys.lock,
       isOne,
     );
   }
@@ -215,32 +160,31 @@ export class RwLockStore extends ObjectStore implements LockStore {
     return reply.released;
   }
 
-  async isLocked(keys: LockKeys): Promise<boolean> {
+  async isLocked(keys: RwLockKeys): Promise<boolean> {
     const [mode, readers] = await Promise.all([
       this.transport.call('hget', [keys.lock, 'mode'], 'a read', keys.lock, (reply) => reply as string | null),
-      this.transport.call('zcard', [(keys as RwLockKeys).readers], 'a read', keys.lock, Number),
+      this.transport.call('zcard', [keys.readers], 'a read', keys.lock, Number),
     ]);
     return this.mode === 'write' ? mode === 'write' : readers > 0;
   }
 
-  async ownerHold(keys: LockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
+  async ownerHold(keys: RwLockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {
     const fields = this.mode === 'write' ? ['w', 'wc'] : [`r:${owner}`, `r:${owner}`];
     const [first, count] = await this.transport.call('hmget', [keys.lock, ...fields], 'a read', keys.lock, (reply) => reply as (string | null)[]);
     const held = this.mode === 'write' ? first === owner : first !== null && first !== undefined;
     return held ? { held: true, count: Number(count) } : { held: false, count: 0 };
   }
 
-  pttl(keys: LockKeys): Promise<number> {
+  pttl(keys: RwLockKeys): Promise<number> {
     return this.transport.call('pttl', [keys.lock], 'PTTL', keys.lock, Number);
   }
 
-  forceUnlock(keys: LockKeys): Promise<boolean> {
-    const rw = keys as RwLockKeys;
+  forceUnlock(keys: RwLockKeys): Promise<boolean> {
     return this.transport.run(
       SCRIPTS.rwLockForceUnlock,
-      { hash: rw.lock, readers: rw.readers, sharded: this.sharded, channel: rw.channel, notices: rw.notices },
+      { hash: keys.lock, readers: keys.readers, sharded: this.sharded, channel: keys.channel, notices: keys.notices },
       'forceUnlock',
-      rw.lock,
+      keys.lock,
       isOne,
     );
   }

@@ -2,7 +2,6 @@ import { holder } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
 import { plainLockKeys } from '../lock/keys.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
-import { lockWaits } from '../lock/server-lock-store.js';
 import type { RLock } from '../lock/types.js';
 import { checkName } from '../names.js';
 import { defineKind } from '../object-kind.js';
@@ -26,7 +25,8 @@ export const SPIN_LOCK = defineKind({
       const id = `${plan.initialDelayMs}/${plan.maxDelayMs}/${plan.multiplier}`;
       let store = stores.get(id);
       if (store === undefined) {
-        store = new SpinLockStore(deployment, context.commandTimeoutMs, lockWaits(context), plan);
+        store = new SpinLockStore(deployment, context, plan);
+        context.kinds.register(store.kind, store);
         stores.set(id, store);
       }
       return store;

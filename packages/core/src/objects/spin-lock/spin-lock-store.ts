@@ -1,31 +1,34 @@
 import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/attempt.js';
+import type { EngineContext } from '../../engine/engine-context.js';
 import type { BackoffWait } from '../../engine/wait-strategy.js';
 import type { LockRequest } from '../lock-options.js';
-import type { LockKeys } from '../lock/keys.js';
-import { ServerLockStore, type ClientWaits } from '../lock/server-lock-store.js';
+import { ClientWakeScripts } from '../lock/client-wake-scripts.js';
+import type { PlainLockKeys } from '../lock/keys.js';
+import { EXCLUSIVE_LOCK, type LockVariant } from '../lock/lock-store.js';
+import { ServerLockStore } from '../lock/server-lock-store.js';
+
+/** The lock, measured as `spin_lock`. */
+export const SPIN: LockVariant = Object.freeze({ ...EXCLUSIVE_LOCK, object: 'spin_lock' });
 
 /**
  * The plain lock's protocol (its keys, scripts and holds: a spin lock and a lock of one name are one lock), waited for by
  * back-off: its waiters subscribe to nothing, and its refused tries leave no trace in Redis.
  */
-export class SpinLockStore extends ServerLockStore {
-  override readonly object = 'spin_lock';
-
+export class SpinLockStore extends ServerLockStore<PlainLockKeys> {
   constructor(
     deployment: Deployment,
-    replayWindowMs: number,
-    waits: ClientWaits,
+    context: EngineContext,
     readonly waitStrategy: BackoffWait,
   ) {
-    super(deployment, replayWindowMs, '', waits);
+    super(deployment, context.commandTimeoutMs, context.keyPrefix, SPIN, new ClientWakeScripts(deployment, context));
   }
 
   /**
    * The lock's try, told that its caller does not wait (`waitMs` 0: a refusal registers no waiting client). A spin lock hears
    * no release, so a release must not wake its client for nothing; the rest of the request goes through as it came.
    */
-  override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+  override acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
     return super.acquire(keys, owner, leaseMs, op, { leaseMs: undefined, signal: undefined, ...request, waitMs: 0 });
   }
 }

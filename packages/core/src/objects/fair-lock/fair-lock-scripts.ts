@@ -1,15 +1,14 @@
 import type { Deployment } from '../../connection/deployment.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
 import type { AcquireReply } from '../../engine/attempt.js';
-import { recordGrant } from '../../engine/hold-attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
+import { recordGrant } from '../../engine/hold-attempt.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
-import type { LockKeys } from '../lock/keys.js';
-import { parseAcquire, parseRelease, ServerLockStore } from '../lock/server-lock-store.js';
-import { isOne } from '../object-store.js';
+import { parseAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
+import { isOne, ObjectStore } from '../object-store.js';
 import { isToken } from '../messages.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
@@ -30,84 +29,64 @@ interface HandOff {
 type FairReleaseReply = ReleaseReply & { readonly handOff?: HandOff };
 
 /**
- * The reentrant lock's protocol plus a waiter queue in Redis: a refused try joins or renews its place, only
- * the head gets a free lock. A release hands it to the head in the same script. A head of another client is
- * told by a message, a hint that wakes it, whose next try claims the lock (grant and token come from that
- * reply). A head of the releasing client is told by the release's own reply, and holds without a claim.
+ * The fair lock's scripts (fair-lock/*.lua): a waiter queue in Redis; a refused try joins or renews its place,
+ * only the head gets a free lock. A release hands it to the head in the same script. A head of another client is
+ * told by a message, a hint that wakes it, whose next try claims the lock (grant and token come from that reply).
+ * A head of the releasing client is told by the release's own reply, and holds without a claim.
+ * Newcomers try at once (their first try is their place), and a queued waiter's tries renew its waiter lease.
  */
-export class FairLockStore extends ServerLockStore {
-  /** Newcomers try at once: their first try is their place in the queue. */
-  readonly queueLocally = false;
-  /** A queued waiter's tries renew its waiter lease. */
-  readonly waitersKeepPlace = true;
-  override readonly object = 'fair_lock';
+export class FairLockScripts extends ObjectStore implements LockScripts<FairLockKeys> {
+  /** How long a queued owner keeps its place without trying again: a watchdog lease, renewed by its tries (at least every third of it). */
+  private readonly waiterLeaseMs: number;
+  private readonly clientId: string;
 
   constructor(
     deployment: Deployment,
-    replayWindowMs: number,
-    /** How long a queued owner keeps its place without trying again, ms. */
-    private readonly waiterLeaseMs: number,
-    private readonly clientId: string,
     private readonly ctx: EngineContext,
   ) {
-    super(deployment, replayWindowMs);
+    super(deployment, ctx.commandTimeoutMs);
+    this.waiterLeaseMs = ctx.watchdogTimeoutMs;
+    this.clientId = ctx.clientId;
   }
 
-  override keysOf(prefix: string, name: string): FairLockKeys {
+  keysOf(prefix: string, name: string): FairLockKeys {
     return fairLockKeys(prefix, name, this.clientId);
   }
 
-  private queueKeys(fair: FairLockKeys) {
-    return { lock: fair.lock, fence: fair.fence, queue: fair.queue, waiters: fair.waiters, tickets: fair.tickets };
+  cancel(keys: FairLockKeys, owner: string, acquireOp: string): Promise<boolean> {
+    const { lock, released, cancelled, fence, queue, waiters, tickets, wakePrefix } = keys;
+    const { replayWindowMs, sharded } = this;
+    const op = `${acquireOp}/cancel`;
+    const args = { lock, released, cancelled, fence, queue, waiters, tickets, owner, op, acquireOp, all: '0', replayWindowMs, sharded, wakePrefix };
+    return this.transport.run(SCRIPTS.fairLockCancel, args, 'cancel', lock, isOne);
   }
 
-  override cancel(keys: LockKeys, owner: string, op: string, all = false): Promise<boolean> {
-    const fair = keys as FairLockKeys;
-    return this.transport.run(
-      SCRIPTS.fairLockCancel,
-      { ...this.queueKeys(fair), released: fair.released, cancelled: fair.cancelled, wakePrefix: fair.wakePrefix, ...this.cancelArgs(owner, op, all) },
-      'cancel',
-      fair.lock,
-      isOne,
-    );
+  forceUnlock({ lock, fence, queue, waiters, tickets, notices, wakePrefix }: FairLockKeys): Promise<boolean> {
+    const args = { lock, fence, queue, waiters, tickets, sharded: this.sharded, notices, wakePrefix };
+    return this.transport.run(SCRIPTS.fairLockForceUnlock, args, 'forceUnlock', lock, isOne);
   }
 
-  override forceUnlock(keys: LockKeys): Promise<boolean> {
-    const fair = keys as FairLockKeys;
-    return this.transport.run(
-      SCRIPTS.fairLockForceUnlock,
-      { ...this.queueKeys(fair), sharded: this.sharded, notices: fair.notices, wakePrefix: fair.wakePrefix },
-      'forceUnlock',
-      fair.lock,
-      isOne,
-    );
-  }
-
-  override acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
-    const fair = keys as FairLockKeys;
+  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
+    const { lock, fence, cancelled, queue, waiters, tickets } = keys;
     // tryLock({ waitMs: 0 }) never queues.
     const join = request?.waitMs === 0 ? '0' : '1';
-    const reply = this.transport.run(
-      SCRIPTS.fairLockAcquire,
-      {
-        lock: fair.lock,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        cancelled: fair.cancelled,
-        owner,
-        leaseMs,
-        op,
-        waiterLeaseMs: this.waiterLeaseMs,
-        join,
-        handed: this.handedToken(fair.lock, owner),
-      },
-      'acquire',
-      fair.lock,
-      parseAcquire,
-    );
-    return this.replicated(reply, fair.lock);
+    const handed = this.handedToken(lock, owner);
+    const args = {
+      lock,
+      fence,
+      cancelled,
+      queue,
+      waiters,
+      tickets,
+      owner,
+      leaseMs,
+      op,
+      waiterLeaseMs: this.waiterLeaseMs,
+      join,
+      handed,
+      once: once ? '1' : '0',
+    };
+    return this.transport.run(SCRIPTS.fairLockAcquire, args, 'acquire', lock, parseAcquire);
   }
 
   /** The token of the owner's hold when it is a hand-off not yet counted in Redis (a reentry counts it too), else ''. */
@@ -116,46 +95,28 @@ export class FairLockStore extends ServerLockStore {
     return hold?.active && hold.grant === HANDED_OVER ? (hold.token ?? '') : '';
   }
 
-  override releaseAs(keys: LockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
-    const fair = keys as FairLockKeys;
+  release(keys: FairLockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    const { lock, released, fence, queue, waiters, tickets, wakePrefix } = keys;
+    const { replayWindowMs, sharded } = this;
+    const args = { lock, released, fence, queue, waiters, tickets, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, wakePrefix };
     const sentAt = monotonicNow();
-    return this.transport.run(
-      SCRIPTS.fairLockRelease,
-      {
-        lock: fair.lock,
-        fence: fair.fence,
-        queue: fair.queue,
-        waiters: fair.waiters,
-        tickets: fair.tickets,
-        released: fair.released,
-        wakePrefix: fair.wakePrefix,
-        owner,
-        op,
-        all: all ? '1' : '0',
-        token: token ?? '',
-        replayWindowMs: this.replayWindowMs,
-        sharded: this.sharded,
-      },
-      'release',
-      fair.lock,
-      (reply) => this.readRelease(reply, sentAt, fair, owner),
-    );
+    return this.transport.run(SCRIPTS.fairLockRelease, args, 'release', lock, (reply) => this.readRelease(reply, sentAt, keys, owner));
   }
 
   /**
    * A hand-off in the reply is given to its waiter once the caller settled the release ({@link handedOver}). A release
    * whose hold was lost meanwhile, or finished in the background, is not settled so: its head is woken here, and claims.
    */
-  private readRelease(reply: unknown, sentAt: number, fair: FairLockKeys, owner: string): FairReleaseReply {
+  private readRelease(reply: unknown, sentAt: number, keys: FairLockKeys, owner: string): FairReleaseReply {
     const parsed = parseFairRelease(reply, sentAt);
-    if (parsed.handOff === undefined || this.ctx.holds.current(fair.lock, '', owner)?.active === true) return parsed;
-    this.ctx.queues.get(fair.channel)?.wakeId(parsed.handOff.owner);
+    if (parsed.handOff === undefined || this.ctx.holds.current(keys.lock, '', owner)?.active === true) return parsed;
+    this.ctx.queues.get(keys.channel)?.wakeId(parsed.handOff.owner);
     const { handOff: _woken, ...released } = parsed;
     return released;
   }
 
   /** Wakes the head the release handed the lock to, when it is this client's, with the grant (never with syncReplicas: a claim waits for replicas). */
-  handedOver(keys: LockKeys, reply: FairReleaseReply): void {
+  handedOver(keys: FairLockKeys, reply: FairReleaseReply): void {
     const handOff = reply.handOff;
     if (handOff === undefined) return;
     const queue = this.ctx.queues.get(keys.channel);
@@ -179,22 +140,16 @@ export class FairLockStore extends ServerLockStore {
     return recordGrant(ctx, target, reply, handed.sentAt, request.leaseMs, request.maxLeaseMs);
   }
 
-  leaveQueue(keys: LockKeys, owner: string, keptToken = ''): Promise<boolean> {
-    const fair = keys as FairLockKeys;
-    return this.transport.run(
-      SCRIPTS.fairLockLeaveQueue,
-      { ...this.queueKeys(fair), owner, sharded: this.sharded, kept: keptToken, wakePrefix: fair.wakePrefix },
-      'leaveQueue',
-      fair.lock,
-      isOne,
-    );
+  leaveQueue({ lock, fence, queue, waiters, tickets, wakePrefix }: FairLockKeys, owner: string, keptToken = ''): Promise<boolean> {
+    const args = { lock, fence, queue, waiters, tickets, owner, sharded: this.sharded, kept: keptToken, wakePrefix };
+    return this.transport.run(SCRIPTS.fairLockLeaveQueue, args, 'leaveQueue', lock, isOne);
   }
 
   /**
    * "<owner> <token> <ticket op>" on this client's channel (grant-head.lua) wakes that owner's waiter, which tries: the
    * message is a hint anyone who may PUBLISH can forge, so nothing in it is taken as a grant. False: not such a message.
    */
-  override onMessage(payload: string, queue: WaitQueue): boolean {
+  onMessage(payload: string, queue: WaitQueue): boolean {
     const owner = handOffOwner(payload, this.clientId);
     if (owner === undefined) return false;
     queue.wakeId(owner);

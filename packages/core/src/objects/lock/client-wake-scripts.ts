@@ -1,0 +1,86 @@
+import type { Deployment } from '../../connection/deployment.js';
+import type { AcquireReply } from '../../engine/attempt.js';
+import type { EngineContext } from '../../engine/engine-context.js';
+import type { ReleaseReply } from '../../engine/release.js';
+import type { WaitQueue, WaitQueues } from '../../engine/wait-queue.js';
+import type { LockRequest } from '../lock-options.js';
+import { isOne, ObjectStore } from '../object-store.js';
+import { SCRIPTS } from '../scripts.generated.js';
+import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
+import { parseAcquire, parseRelease, type LockScripts } from './server-lock-store.js';
+
+/** Between a lock key and a client id in a wake channel (keys.ts). */
+const WAKE_INFIX = ':release:';
+
+/**
+ * The lock's scripts (lock/*.lua): whoever tries first when it is free gets it, and each release wakes one
+ * waiting client, which hands the wake to its longest local waiter (or on to the next client).
+ */
+export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainLockKeys> {
+  private readonly clientId: string;
+  /** A release registers the client when other tasks of it still wait. */
+  private readonly queues: WaitQueues;
+  /** How long the waiting-clients zset lives after a registration: a watchdog lease, as waiters try again at least every third of it. */
+  private readonly clientsTtlMs: number;
+
+  constructor(deployment: Deployment, context: EngineContext) {
+    super(deployment, context.commandTimeoutMs);
+    this.clientId = context.clientId;
+    this.queues = context.queues;
+    this.clientsTtlMs = context.watchdogTimeoutMs;
+  }
+
+  keysOf(prefix: string, name: string): PlainLockKeys {
+    return plainLockKeys(prefix, name, this.clientId);
+  }
+
+  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
+    const { lock, fence, cancelled, clients } = keys;
+    // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
+    const waitTtlMs = request?.waitMs === 0 ? '0' : this.clientsTtlMs;
+    const args = { lock, fence, cancelled, clients, owner, leaseMs, op, once: once ? '1' : '0', waitTtlMs };
+    return this.transport.run(SCRIPTS.lockAcquire, args, 'acquire', lock, parseAcquire);
+  }
+
+  cancel(keys: PlainLockKeys, owner: string, op: string): Promise<boolean> {
+    const { lock, released, cancelled, clients } = keys;
+    const { replayWindowMs, sharded } = this;
+    const args = { lock, released, cancelled, clients, owner, op: `${op}/cancel`, acquireOp: op, all: '0', replayWindowMs, sharded };
+    return this.transport.run(SCRIPTS.lockCancel, args, 'cancel', lock, isOne);
+  }
+
+  release(keys: PlainLockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
+    const { lock, released, clients } = keys;
+    const { replayWindowMs, sharded } = this;
+    // The releasing task has left the queue: whoever is in it waits still.
+    const requeueTtlMs = this.queues.hasWaiters(keys.channel) ? this.clientsTtlMs : '0';
+    const args = { lock, released, clients, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, requeueTtlMs };
+    return this.transport.run(SCRIPTS.lockRelease, args, 'release', lock, parseRelease);
+  }
+
+  /** 'unlock' (wake-client.lua): a release woke this client alone; anything else is dropped. */
+  onMessage(payload: string, queue: WaitQueue): boolean {
+    if (payload !== 'unlock') return false;
+    // One local waiter tries; a wake none here can use is passed on.
+    queue.unheard ??= () => void this.passOn(queue.channel);
+    queue.released();
+    return true;
+  }
+
+  /** Hands an unusable wake to the next waiting client, if the lock is still free. */
+  private passOn(channel: string): Promise<unknown> {
+    const { clientId } = this;
+    const lock = channel.slice(0, channel.length - WAKE_INFIX.length - clientId.length);
+    const keys = plainKeysOfLock(lock, clientId);
+    // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).
+    return this.transport.run(SCRIPTS.lockWake, { lock, clients: keys.clients, clientId, sharded: this.sharded }, 'wake', lock, Number).catch(() => undefined);
+  }
+
+  async forceUnlock({ lock, clients, notices }: PlainLockKeys): Promise<boolean> {
+    const { sharded } = this;
+    // 'force' on the lock's shared channel, where no waiter of this layout listens; the wake follows.
+    const released = await this.transport.run(SCRIPTS.lockForceUnlock, { lock, sharded, channel: `${lock}:release`, notices }, 'forceUnlock', lock, isOne);
+    if (released) await this.transport.run(SCRIPTS.lockWake, { lock, clients, clientId: '', sharded }, 'wake', lock, Number);
+    return released;
+  }
+}
