@@ -193,7 +193,17 @@ describe('observability', () => {
     it('labels each object kind: fair lock, read and write lock, semaphore, permit semaphore, latch, non-reentrant lock, spin lock, non-reentrant fair lock', async () => {
       const rlock = client();
       const count = (object: string) => valueOf('rlock.acquire.duration', { 'rlock.object': object, 'rlock.outcome': 'acquired' });
-      const kinds = ['fair_lock', 'read_lock', 'write_lock', 'semaphore', 'permit_semaphore', 'latch', 'non_reentrant_lock', 'spin_lock', 'non_reentrant_fair_lock'];
+      const kinds = [
+        'fair_lock',
+        'read_lock',
+        'write_lock',
+        'semaphore',
+        'permit_semaphore',
+        'latch',
+        'non_reentrant_lock',
+        'spin_lock',
+        'non_reentrant_fair_lock',
+      ];
       const before = new Map<string, number>();
       for (const kind of kinds) before.set(kind, await count(kind));
 
