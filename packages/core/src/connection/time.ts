@@ -1,3 +1,5 @@
+import { onAbort } from '../tasks/abort-fan-out.js';
+
 /** Clock drift allowed per ms of lease when nothing else is configured (1 %). */
 export const DEFAULT_DRIFT_FACTOR = 0.01;
 
@@ -23,17 +25,18 @@ export function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<v
       reject(signal.reason);
       return;
     }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
     const timer = setTimeout(
       () => {
-        signal?.removeEventListener('abort', onAbort);
+        stopListening?.();
         resolve();
       },
       Math.max(1, Math.ceil(ms)),
     );
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const stopListening = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
   });
 }

@@ -4,6 +4,7 @@ import { withinMs } from '../connection/bounded-call.js';
 import type { EngineContext } from './engine-context.js';
 import type { TryOutcome } from './attempt.js';
 import type { WaitSpec } from './wait-spec.js';
+import { onAbort } from '../tasks/abort-fan-out.js';
 
 /** Why a bounded call's signal aborted when `waitMs` ran out (never seen by callers). */
 const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
@@ -21,7 +22,8 @@ export class WaitCall<G> {
   /** Since when (monotonic ms) a try or subscription has been out; undefined while none is. */
   private outSince: number | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
-  private readonly forward: (() => void) | undefined;
+  /** Stops passing the caller's abort on to the call's own signal. */
+  private readonly stopForwarding: (() => void) | undefined;
 
   constructor(private readonly spec: WaitSpec<G>) {
     const { waitMs, signal } = spec;
@@ -39,8 +41,7 @@ export class WaitCall<G> {
     this.timer.unref();
     if (signal?.aborted) expiry.abort(signal.reason);
     else if (signal) {
-      this.forward = () => expiry.abort(signal.reason);
-      signal.addEventListener('abort', this.forward, { once: true });
+      this.stopForwarding = onAbort(signal, () => expiry.abort(signal.reason));
     }
   }
 
@@ -73,14 +74,13 @@ export class WaitCall<G> {
     return new Promise<T>((resolve, reject) => {
       // Deferred a turn: a try that already answered settles the call first,
       // so its grant is given back by the caller rather than leaked.
-      const onAbort = (): void => {
+      const stopListening = onAbort(signal, () => {
         setImmediate(() => reject(signal.reason));
-      };
+      });
       const answered = (): void => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         if (this.outSince === since) this.outSince = undefined;
       };
-      signal.addEventListener('abort', onAbort, { once: true });
       work.then(
         (value) => {
           answered();
@@ -126,6 +126,6 @@ export class WaitCall<G> {
 
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
-    if (this.forward) this.spec.signal?.removeEventListener('abort', this.forward);
+    this.stopForwarding?.();
   }
 }

@@ -1,6 +1,7 @@
 import { ClientClosedError } from '../errors.js';
 import { monotonicNow } from '../connection/time.js';
 import type { WaitWatch } from '../observability/telemetry.js';
+import { onAbort } from '../tasks/abort-fan-out.js';
 
 /** How long a client that released while other clients wait holds back its own waiters, ms (see {@link WaitQueue.yieldFor}). */
 const HANDOFF_YIELD_MS = 2;
@@ -50,14 +51,14 @@ export class Waiter {
         reject(signal.reason);
         return;
       }
-      const onAbort = (): void => {
+      const aborted = (): void => {
         this.settle();
         reject(signal?.reason);
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const stopListening = signal ? onAbort(signal, aborted) : undefined;
       if (Number.isFinite(timeoutMs)) this.timer = setTimeout(() => this.fire('timeout'), Math.max(1, Math.ceil(timeoutMs)));
       this.wake = (reason) => {
-        signal?.removeEventListener('abort', onAbort);
+        stopListening?.();
         resolve(reason);
       };
       if (this.queue.closedError) this.fire('timeout');
@@ -422,10 +423,10 @@ export class WaitQueues {
       }
       const end = (): void => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        stopListening?.();
         this.apart.delete(onClose);
       };
-      const onAbort = (): void => {
+      const aborted = (): void => {
         end();
         reject(signal?.reason);
       };
@@ -440,7 +441,7 @@ export class WaitQueues {
         },
         Math.max(1, Math.ceil(ms)),
       );
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const stopListening = signal ? onAbort(signal, aborted) : undefined;
       this.apart.add(onClose);
     });
   }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { RedisFleet } from '@org/rlock-testing';
 import { ClientPool, commandCalls, eventually } from './support.js';
 
@@ -10,6 +11,35 @@ describe('RLock waiting', () => {
   });
   afterEach(() => pool.closeAll());
   afterAll(() => fleet.stop());
+
+  it("puts one listener on a caller's signal shared by 30 waiting calls (no leak warning about it), and its abort ends every one", async () => {
+    const holder = pool.make(fleet.url(0));
+    const client = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+    await holder.getLock('shared-signal').acquire({ leaseMs: 30_000 });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const shutdown = new AbortController();
+      const lock = client.getLock('shared-signal');
+      // Half bounded by waitMs (a timer of their own), half unbounded (the caller's signal is theirs).
+      const calls = Array.from({ length: 30 }, (_, i) =>
+        client.task(() => lock.lock({ leaseMs: 10_000, signal: shutdown.signal, ...(i % 2 === 0 ? { waitMs: 20_000 } : {}) })).catch((error: unknown) => error),
+      );
+      // Every call joined the local queue in the turn it was made; they wait once the head's channel is subscribed.
+      const channel = `${holder.options.keyPrefix}:{shared-signal}:release:${client.clientId}`;
+      expect(await eventually(async () => Number(((await fleet.client(0).pubsub('NUMSUB', channel)) as [string, number])[1]) === 1, 5_000)).toBe(true);
+      expect(getEventListeners(shutdown.signal, 'abort').length).toBeLessThanOrEqual(1);
+      shutdown.abort(new Error('shutting down'));
+      const outcomes = await Promise.all(calls);
+      expect(outcomes.map((outcome) => (outcome as Error).message)).toEqual(Array.from({ length: 30 }, () => 'shutting down'));
+      expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 
   it('wakes a waiter right after the release, and the waiter sends almost no commands while it waits', async () => {
     const holder = pool.make(fleet.url(0));

@@ -26,7 +26,8 @@ export const SPIN_LOCK = defineKind({
       let store = stores.get(id);
       if (store === undefined) {
         store = new SpinLockStore(deployment, context, plan);
-        context.kinds.register(store.kind, store);
+        // Holds renew and clear alike whatever their plan: the first store renews every spin lock's.
+        if (stores.size === 0) context.kinds.register(store.kind, store);
         stores.set(id, store);
       }
       return store;
