@@ -43,6 +43,43 @@ export class OverlapProbe {
   }
 }
 
+/** What {@link overlapOfTasks} needs of a client (any rlock client: a Redis one, a Redlock). */
+export interface TaskRunner {
+  task<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** What {@link overlapOfTasks} needs of a lock. */
+export interface SectionLock {
+  lock(options: { readonly leaseMs: number }): Promise<unknown>;
+  unlock(): Promise<unknown>;
+}
+
+/**
+ * `tasks` tasks of `client`, each taking `lock` `rounds` times around a section two event-loop turns long (long enough
+ * for another holder to enter, were the lock to let one in): the probe says how many entered and how many were inside at once.
+ */
+export async function overlapOfTasks(client: TaskRunner, lock: SectionLock, tasks: number, rounds: number): Promise<OverlapProbe> {
+  const probe = new OverlapProbe();
+  await Promise.all(
+    Array.from({ length: tasks }, () =>
+      client.task(async () => {
+        for (let i = 0; i < rounds; i++) {
+          await lock.lock({ leaseMs: 10_000 });
+          try {
+            await probe.section(async () => {
+              await tick();
+              await tick();
+            });
+          } finally {
+            await lock.unlock();
+          }
+        }
+      }),
+    ),
+  );
+  return probe;
+}
+
 /** Calls of one command (lower case, e.g. 'evalsha') since the server started (`INFO commandstats`). */
 export async function commandCalls(redis: Redis, command: string): Promise<number> {
   const info = await redis.info('commandstats');

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, overlapOfTasks } from '@org/rlock-testing';
 import { ClientPool, OverlapProbe, tick, uniquePrefix } from './support.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/counter-worker.mjs', import.meta.url));
@@ -32,24 +32,7 @@ describe('RLock mutual exclusion', () => {
   it('never lets 16 concurrent tasks of one process overlap', async () => {
     const client = pool.make(fleet.url(0));
     const lock = client.getLock('tasks');
-    const probe = new OverlapProbe();
-    await Promise.all(
-      Array.from({ length: 16 }, () =>
-        client.task(async () => {
-          for (let i = 0; i < 40; i++) {
-            await lock.lock({ leaseMs: 10_000 });
-            try {
-              await probe.section(async () => {
-                await tick();
-                await tick();
-              });
-            } finally {
-              await lock.unlock();
-            }
-          }
-        }),
-      ),
-    );
+    const probe = await overlapOfTasks(client, lock, 16, 40);
     expect(probe.entries).toBe(16 * 40);
     expect(probe.maxInside).toBe(1);
   });

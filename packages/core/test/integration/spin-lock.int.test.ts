@@ -1,8 +1,8 @@
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, overlapOfTasks } from '@org/rlock-testing';
 import { ClientClosedError, InvalidArgumentError, LockAcquireTimeoutError, LockLostError, SPIN_LOCK_DEFAULTS, type RLockClient } from '@org/rlock-core';
 import { plainLockKeys } from '@org/rlock-core/internal';
 import { runChild, fixture } from './child-processes.js';
-import { ClientPool, commandCalls, eventually, OverlapProbe, tick, uniquePrefix } from './support.js';
+import { ClientPool, commandCalls, eventually, uniquePrefix } from './support.js';
 
 describe('SpinLock', () => {
   let fleet: RedisFleet;
@@ -36,24 +36,7 @@ describe('SpinLock', () => {
   describe('exclusion', () => {
     it('never lets 8 tasks of one process overlap over 160 acquisitions', async () => {
       const lock = client.getSpinLock('tasks');
-      const probe = new OverlapProbe();
-      await Promise.all(
-        Array.from({ length: 8 }, () =>
-          client.task(async () => {
-            for (let i = 0; i < 20; i++) {
-              await lock.lock({ leaseMs: 10_000 });
-              try {
-                await probe.section(async () => {
-                  await tick();
-                  await tick();
-                });
-              } finally {
-                await lock.unlock();
-              }
-            }
-          }),
-        ),
-      );
+      const probe = await overlapOfTasks(client, lock, 8, 20);
       expect(probe.entries).toBe(8 * 20);
       expect(probe.maxInside).toBe(1);
     });

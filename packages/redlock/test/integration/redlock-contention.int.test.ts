@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { RedisFleet } from '@org/rlock-testing';
+import { RedisFleet, overlapOfTasks } from '@org/rlock-testing';
 import { RedlockPool, OverlapProbe, lockOnMasters, tick, uniquePrefix } from './support.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/redlock-worker.mjs', import.meta.url));
@@ -35,24 +35,7 @@ describe('Redlock', () => {
     it('never lets 32 tasks of one client overlap on one key over 5 masters', async () => {
       const redlock = pool.make(fleet, { masters: masters() });
       const lock = redlock.getLock('hot');
-      const probe = new OverlapProbe();
-      await Promise.all(
-        Array.from({ length: 32 }, () =>
-          redlock.task(async () => {
-            for (let i = 0; i < 8; i++) {
-              await lock.lock({ leaseMs: 10_000 });
-              try {
-                await probe.section(async () => {
-                  await tick();
-                  await tick();
-                });
-              } finally {
-                await lock.unlock();
-              }
-            }
-          }),
-        ),
-      );
+      const probe = await overlapOfTasks(redlock, lock, 32, 8);
       expect(probe.entries).toBe(32 * 8);
       expect(probe.maxInside).toBe(1);
     });
