@@ -136,7 +136,7 @@ function runBuilder(config) {
   });
   children.push(child);
   return new Promise((resolve, reject) => {
-    child.on('message', (message) => message?.type === 'done' && resolve(message.result));
+    child.on('message', (/** @type {any} */ message) => message?.type === 'done' && resolve(message.result));
     child.on('exit', (code, signal) => reject(new Error(`builder ${config.index} exited (${code ?? signal}) before reporting`)));
   });
 }
