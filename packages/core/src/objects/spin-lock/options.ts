@@ -14,8 +14,11 @@ export interface SpinLockOptions {
 
 /** The defaults of {@link SpinLockOptions}, in one frozen object (Redisson's spin lock backs off alike). */
 export const SPIN_LOCK_DEFAULTS = Object.freeze({
+  /** The first wait after a refusal is at most twice 1 ms. */
   initialDelayMs: 1,
+  /** No wait between two tries is longer than 128 ms. */
   maxDelayMs: 128,
+  /** The ceiling of the wait doubles per refusal. */
   multiplier: 2,
 });
 
