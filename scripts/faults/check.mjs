@@ -6,10 +6,12 @@
  */
 
 /** Kinds whose holders exclude each other (the read-write lock's writers exclude everyone). */
-export const EXCLUSIVE = new Set(['lock', 'fair', 'nonre', 'rw', 'multi', 'leader']);
+export const EXCLUSIVE = new Set(['lock', 'spin', 'fair', 'nonre', 'nonre-fair', 'rw', 'multi', 'leader']);
 /** Kinds that write through the fenced store. */
-export const FENCED = new Set(['lock', 'fair', 'nonre', 'rw', 'multi', 'leader']);
-export const KINDS = ['lock', 'fair', 'rw', 'nonre', 'multi', 'leader', 'sem', 'psem', 'latch'];
+export const FENCED = new Set(['lock', 'spin', 'fair', 'nonre', 'nonre-fair', 'rw', 'multi', 'leader']);
+/** Kinds that promise their waiters first come, first served (checked where no fault runs). */
+export const FIFO = new Set(['fair', 'nonre-fair']);
+export const KINDS = ['lock', 'spin', 'fair', 'rw', 'nonre', 'nonre-fair', 'multi', 'leader', 'sem', 'psem', 'latch'];
 /** Progress after a fault heals within this, or the cell fails. */
 export const PROGRESS_MS = 5_000;
 /** A fair-lock waiter that asked this much earlier than another must not be overtaken by it. */
@@ -22,7 +24,7 @@ const FIFO_MARGIN_MS = 100;
  */
 export const DOCUMENTED_OVERLAP = {
   'holder-stop': {
-    kinds: new Set(['lock', 'fair', 'nonre', 'rw', 'multi', 'leader', 'psem']),
+    kinds: new Set(['lock', 'spin', 'fair', 'nonre', 'nonre-fair', 'rw', 'multi', 'leader', 'psem']),
     why: 'a holder paused past its lease is replaced and may act before it learns it lost (docs/concepts.md: Fencing tokens; docs/leader-election.md: Failure modes)',
   },
   'redis-kill-noaof': {
@@ -103,7 +105,7 @@ export function check(history) {
         for (const [name, store] of stores)
           if (history.names.get(name)?.kind === kind && history.names.get(name)?.phase === phase.fault) cell.lostUpdates += store.writes - store.v;
       }
-      if (kind === 'fair') {
+      if (FIFO.has(kind)) {
         const pairs = { checked: 0 };
         cell.fifo = overtakes(sections, pairs, runningCheck(events));
         if (phase.strictFifo) cell.notes.push(`FIFO: ${cell.fifo} of ${pairs.checked} ordered waiter pairs overtaken`);

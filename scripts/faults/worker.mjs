@@ -26,8 +26,8 @@ const sendFlushed = (/** @type {Record<string, unknown>} */ event) =>
 const sleep = (/** @type {number} */ ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Kinds with a critical section; the latch is driven by the coordinator's rounds. */
-const KINDS = ['lock', 'fair', 'nonre', 'rw', 'multi', 'leader', 'sem', 'psem'];
-const FENCED = new Set(['lock', 'fair', 'nonre', 'rw', 'multi', 'leader']);
+const KINDS = ['lock', 'spin', 'fair', 'nonre', 'nonre-fair', 'rw', 'multi', 'leader', 'sem', 'psem'];
+const FENCED = new Set(['lock', 'spin', 'fair', 'nonre', 'nonre-fair', 'rw', 'multi', 'leader']);
 const WAIT_MS = 8_000;
 /** A semaphore whose count was lost (a restart without persistence) is set again after this wait. */
 const PERMIT_WAIT_MS = 2_000;
@@ -37,6 +37,14 @@ process.on('uncaughtException', (error) => send({ e: 'unhandled', message: Strin
 
 const client = createClient({ redis: /** @type {never} */ (config.redis), keyPrefix: config.keyPrefix, watchdogTimeoutMs: config.watchdogTimeoutMs });
 client.on('error', (error) => report('background', error));
+/** The lock kinds taken through withLock, by the getter that makes each (the spin lock with its default back-off). */
+const LOCKS = /** @type {Record<string, (name: string) => import('@org/rlock').RLock<string>>} */ ({
+  lock: (name) => client.getLock(name),
+  spin: (name) => client.getSpinLock(name),
+  fair: (name) => client.getFairLock(name),
+  nonre: (name) => client.getNonReentrantLock(name),
+  'nonre-fair': (name) => client.getNonReentrantFairLock(name),
+});
 const store = new Redis(config.resource, { enableAutoPipelining: true });
 store.on('error', () => undefined);
 const FENCE = `
@@ -143,9 +151,11 @@ async function once(/** @type {Iteration} */ it) {
   const { kind, name, i } = it;
   switch (kind) {
     case 'lock':
+    case 'spin':
     case 'fair':
-    case 'nonre': {
-      const lock = kind === 'lock' ? client.getLock(name) : kind === 'fair' ? client.getFairLock(name) : client.getNonReentrantLock(name);
+    case 'nonre':
+    case 'nonre-fair': {
+      const lock = LOCKS[kind](name);
       await lock.withLock(({ signal, token }) => section(it, token, signal), { waitMs: WAIT_MS });
       return;
     }
