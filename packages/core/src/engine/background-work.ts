@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelayMs } from './backoff.js';
 import { monotonicNow } from '../connection/time.js';
+import { onAbort } from '../tasks/abort-fan-out.js';
 
 export interface RetryPlan {
   /** Monotonic time after which no new try starts. */
@@ -41,7 +41,7 @@ export class BackgroundWork {
         const leftMs = plan.until - monotonicNow();
         if (leftMs <= 0 || this.stopped) return false;
         const delayMs = Math.min(leftMs, backoffDelayMs(failures, plan.minDelayMs, plan.maxDelayMs, Math.random()));
-        await sleep(delayMs, undefined, { signal: this.nudge.signal, ref: false }).catch(() => undefined);
+        await pause(delayMs, this.nudge.signal);
         if (this.stopped) return false;
       }
     })();
@@ -66,4 +66,26 @@ export class BackgroundWork {
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
+}
+
+/**
+ * Waits `ms` without holding the process open, or less when `signal` aborts. Every retry of a client waits on one signal: one
+ * abort listener on it for all of them (timers/promises' own would add one per wait, and Node warns of a leak past 10).
+ */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(() => {
+      stopListening();
+      resolve();
+    }, ms);
+    timer.unref();
+    const stopListening = onAbort(signal, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }

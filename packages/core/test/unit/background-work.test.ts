@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
 import { BackgroundWork } from '../../src/engine/background-work.js';
 import { monotonicNow } from '../../src/connection/time.js';
@@ -22,6 +23,30 @@ describe('BackgroundWork', () => {
     work.retryNow();
     await triedAgain;
     await expect(done).resolves.toBe(true);
+  });
+
+  it('keeps 20 retries waiting at once on one abort listener (no leak warning), and retryNow() still ends every wait', async () => {
+    const work = new BackgroundWork();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      let failing = true;
+      const done = Array.from({ length: 20 }, () =>
+        work.retry(() => Promise.resolve(!failing), { until: monotonicNow() + 120_000, minDelayMs: 60_000, maxDelayMs: 60_000 }),
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      // The one signal every wait between tries listens on (retryNow() aborts it).
+      const nudge = (work as unknown as { nudge: AbortController }).nudge.signal;
+      expect(getEventListeners(nudge, 'abort')).toHaveLength(1);
+      failing = false;
+      work.retryNow();
+      await expect(Promise.all(done)).resolves.toEqual(Array.from({ length: 20 }, () => true));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('stop() ends the wait too, and no try follows', async () => {
