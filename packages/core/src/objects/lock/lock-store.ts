@@ -79,7 +79,7 @@ export interface LockStore<K extends LockKeys = LockKeys> extends HoldKind {
   finishRelease(keys: K, hold: Hold, op: string): Promise<'released' | 'gone'>;
   /** What the lock's channel says to its waiters; false: not such a message. */
   onMessage(payload: string, queue: WaitQueue): boolean;
-  /** A release's reply handed the lock to a waiter of this client (a fair lock's head): that waiter is woken with it. */
+  /** A release's reply handed the lock to a waiter of this client (the head of a queue kept in Redis): that waiter is woken with it. */
   handedOver?(keys: K, reply: ReleaseReply): void;
   /** A hand-off {@link handedOver} gave a waiter, recorded as `target`'s hold for `request`; undefined where it does not count (the waiter tries). */
   takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
