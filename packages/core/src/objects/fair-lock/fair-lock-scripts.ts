@@ -29,11 +29,9 @@ interface HandOff {
 type FairReleaseReply = ReleaseReply & { readonly handOff?: HandOff };
 
 /**
- * The fair lock's scripts (fair-lock/*.lua): a waiter queue in Redis; a refused try joins or renews its place,
- * only the head gets a free lock. A release hands it to the head in the same script. A head of another client is
- * told by a message, a hint that wakes it, whose next try claims the lock (grant and token come from that reply).
- * A head of the releasing client is told by the release's own reply, and holds without a claim.
- * Newcomers try at once (their first try is their place), and a queued waiter's tries renew its waiter lease.
+ * The fair lock's scripts (fair-lock/*.lua): a waiter queue in Redis, whose head alone gets a free lock; a release
+ * hands it to the head in the same script. Another client's head is woken by a message and claims it with its next
+ * try; the releasing client's own head is told by the release's reply. A queued waiter's tries renew its place.
  */
 export class FairLockScripts extends ObjectStore implements LockScripts<FairLockKeys> {
   /** How long a queued owner keeps its place without trying again: a watchdog lease, renewed by its tries (at least every third of it). */
