@@ -1,11 +1,8 @@
 // @ts-check
 /**
- * rlock's own client work per lock + unlock pair, apart from the socket: the lock's two scripts are answered in-process
- * (acquire `[1, token, 1]`, release `[1, 0, 0]`, in the next check phase, as a read would), so what is measured is rlock's
- * JavaScript, ioredis's command objects and promises, the task context's promise hooks and the garbage they leave, not the
- * writes, the reads or Redis. Figures: client CPU µs per pair (`process.cpuUsage`) and bytes allocated per pair (minor GCs
- * in the window × the fixed 16 MB semi-space). A fresh process per build, task count and round, interleaved.
- * Usage in scripts/bench/README.md. Connects to REDIS_URL only to start (the client's handshake and script loads).
+ * rlock's own client work per lock + unlock pair, the lock's scripts answered in-process (no socket, no Redis time):
+ * client CPU µs per pair (`process.cpuUsage`) and bytes allocated per pair (minor GCs × the 16 MB semi-space).
+ * A fresh process per build, task count and round, interleaved. Usage in scripts/bench/README.md.
  */
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
