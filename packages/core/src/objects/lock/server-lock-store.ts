@@ -34,6 +34,17 @@ export function parseRelease(reply: unknown): ReleaseReply {
 
 const asCodes = (reply: unknown): number[] => reply as number[];
 
+/** One hold to renew: its mode says which of its record's fields hold it (a read-write lock's). */
+export interface RenewItem {
+  readonly key: string;
+  readonly owner: string;
+  readonly token: string;
+  readonly leaseMs: number;
+  readonly mode: string;
+}
+
+export const renewItem = (hold: Hold, leaseMs: number): RenewItem => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs, mode: hold.mode });
+
 /**
  * The scripts of one way of waiting for a lock kept as a hold record (includes/hold-record.lua): what the
  * variants of one Redis differ in beside their data, given to a {@link ServerLockStore}.
@@ -43,8 +54,8 @@ export interface LockScripts<K extends LockKeys> {
   /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant). */
   acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest, once: boolean): Promise<AcquireReply>;
   cancel(keys: K, owner: string, op: string): Promise<boolean>;
-  /** With `token`, never releases a newer hold; `all`, every count of the owner. */
-  release(keys: K, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply>;
+  /** With `token`, never releases a newer hold; `all`, every count of the owner; `mode`, the hold's (one store clears its kind's every mode). */
+  release(keys: K, owner: string, token: string | undefined, op: string, all: boolean, mode: string): Promise<ReleaseReply>;
   forceUnlock(keys: K): Promise<boolean>;
   onMessage(payload: string, queue: WaitQueue): boolean;
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
@@ -100,11 +111,11 @@ export class ServerLockStore<K extends LockKeys> extends ObjectStore implements 
   }
 
   release(keys: K, hold: Hold, op: string): Promise<ReleaseReply> {
-    return this.scripts.release(keys, hold.owner, hold.token, op, false);
+    return this.scripts.release(keys, hold.owner, hold.token, op, false, hold.mode);
   }
 
   async finishRelease(keys: K, hold: Hold, op: string): Promise<'released' | 'gone'> {
-    const reply = await this.scripts.release(keys, hold.owner, hold.token, op, true);
+    const reply = await this.scripts.release(keys, hold.owner, hold.token, op, true, hold.mode);
     return reply.released ? 'released' : 'gone';
   }
 
@@ -121,23 +132,24 @@ export class ServerLockStore<K extends LockKeys> extends ObjectStore implements 
   }
 
   async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
-    const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
+    const codes = await this.renewItems(holds.map((hold) => renewItem(hold as Hold, hold.leaseMs)));
     return this.renewed(codes, holds[0]?.key ?? '');
   }
 
   async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
-    const [code] = await this.renewItems([{ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs }]);
+    const [code] = await this.renewItems([renewItem(hold, leaseMs)]);
     return renewOutcome(code);
   }
 
   /** One renew.lua call; one code per item: 1 renewed, 0 gone, −1 taken. */
-  private renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
+  protected renewItems(items: readonly RenewItem[]): Promise<number[]> {
     return this.transport.run(SCRIPTS.lockRenew, { items }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 
   /** Releases what is left of `hold` by owner and token, through the variant's own release (which wakes its waiters its way). */
   async clear(hold: Hold): Promise<boolean> {
-    const reply = await this.scripts.release(this.keysOf(this.keyPrefix, hold.name), hold.owner, hold.token, `clear/${++this.clears}`, true);
+    const keys = this.keysOf(this.keyPrefix, hold.name);
+    const reply = await this.scripts.release(keys, hold.owner, hold.token, `clear/${++this.clears}`, true, hold.mode);
     return reply.released;
   }
 

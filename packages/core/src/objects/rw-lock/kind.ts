@@ -14,8 +14,8 @@ export const READ_WRITE_LOCK = defineKind({
     const { deployment, context } = site;
     // A refused writer holds new readers back for a watchdog lease, renewed by its tries.
     const stores = {
-      read: new RwLockStore(deployment, 'read', context.commandTimeoutMs, context.watchdogTimeoutMs),
-      write: new RwLockStore(deployment, 'write', context.commandTimeoutMs, context.watchdogTimeoutMs),
+      read: new RwLockStore(deployment, context, 'read'),
+      write: new RwLockStore(deployment, context, 'write'),
     };
     // Either store renews and clears holds of both modes.
     context.kinds.register(RW_KIND, stores.read);
