@@ -209,15 +209,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, keys, owner);
     const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
-    const target: HoldTarget = {
-      name: this.name,
-      key: keys.lock,
-      mode: this.mode,
-      kind: store.kind,
-      owner,
-      exclusive,
-      driftFactor: store.driftFactor,
-    };
+    const target: HoldTarget = { name: this.name, key: keys.lock, mode: this.mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
     const tries = new HoldAttempt(
       ctx,
       target,

@@ -2,11 +2,11 @@ import { replicated, type Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/attempt.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
-import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
-import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
+import { HoldStore, type RenewItem } from '../hold-store.js';
+import { isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
 import type { LockStore, LockVariant, OwnerHoldRead } from './lock-store.js';
@@ -34,17 +34,6 @@ export function parseRelease(reply: unknown): ReleaseReply {
 
 const asCodes = (reply: unknown): number[] => reply as number[];
 
-/** One hold to renew: its mode says which of its record's fields hold it (a read-write lock's). */
-export interface RenewItem {
-  readonly key: string;
-  readonly owner: string;
-  readonly token: string;
-  readonly leaseMs: number;
-  readonly mode: string;
-}
-
-export const renewItem = (hold: Hold, leaseMs: number): RenewItem => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs, mode: hold.mode });
-
 /**
  * The scripts of one way of waiting for a lock kept as a hold record (includes/hold-record.lua): what the
  * variants of one Redis differ in beside their data, given to a {@link ServerLockStore}.
@@ -69,7 +58,7 @@ export interface LockScripts<K extends LockKeys> {
  * A lock of the family on one deployment, composed of its variant (data) and its scripts: one script per state
  * change, and the reads and renewals every hold record shares. Its holds renew and clear under `variant.object`.
  */
-export class ServerLockStore<K extends LockKeys> extends ObjectStore implements LockStore<K> {
+export class ServerLockStore<K extends LockKeys> extends HoldStore implements LockStore<K> {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
@@ -127,21 +116,7 @@ export class ServerLockStore<K extends LockKeys> extends ObjectStore implements 
     return this.scripts.forceUnlock(keys);
   }
 
-  batchKey(hold: RenewableHold): string {
-    return this.deployment.batchKey(hold.key);
-  }
-
-  async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
-    const codes = await this.renewItems(holds.map((hold) => renewItem(hold as Hold, hold.leaseMs)));
-    return this.renewed(codes, holds[0]?.key ?? '');
-  }
-
-  async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
-    const [code] = await this.renewItems([renewItem(hold, leaseMs)]);
-    return renewOutcome(code);
-  }
-
-  /** One renew.lua call; one code per item: 1 renewed, 0 gone, −1 taken. */
+  /** One lock/renew.lua call. */
   protected renewItems(items: readonly RenewItem[]): Promise<number[]> {
     return this.transport.run(SCRIPTS.lockRenew, { items }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
