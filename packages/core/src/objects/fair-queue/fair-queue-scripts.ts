@@ -73,21 +73,8 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
     // tryLock({ waitMs: 0 }) never queues.
     const join = request?.waitMs === 0 ? '0' : '1';
     const handed = this.handedToken(lock, owner);
-    const args = {
-      lock,
-      fence,
-      cancelled,
-      queue,
-      waiters,
-      tickets,
-      owner,
-      leaseMs,
-      op,
-      waiterLeaseMs: this.waiterLeaseMs,
-      join,
-      handed,
-      once: once ? '1' : '0',
-    };
+    const { waiterLeaseMs } = this;
+    const args = { lock, fence, cancelled, queue, waiters, tickets, owner, leaseMs, op, waiterLeaseMs, join, handed, once: once ? '1' : '0' };
     return this.transport.run(SCRIPTS.fairQueueAcquire, args, 'acquire', lock, parseAcquire);
   }
 

@@ -1,5 +1,5 @@
 import { unansweredFailure } from '../../engine/acquire.js';
-import { attempt, type TryOutcome } from '../../engine/attempt.js';
+import { attempt, type AcquireReply, type TryOutcome } from '../../engine/attempt.js';
 import { HoldAttempt } from '../../engine/hold-attempt.js';
 import { acquireObserved, releaseTraced, type AcquireLabel } from '../../engine/observed.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
@@ -210,14 +210,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     store.beforeAcquire?.(ctx.holds, keys, owner);
     const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
     const target: HoldTarget = { name: this.name, key: keys.lock, mode: this.mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
-    const tries = new HoldAttempt(
-      ctx,
-      target,
-      request.leaseMs,
-      request.maxLeaseMs,
-      (op, leaseMs) => store.acquire(keys, owner, leaseMs, op, request),
-      (op) => store.cancel(keys, owner, op),
-    );
+    const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, request);
+    const tries = new HoldAttempt(ctx, target, request.leaseMs, request.maxLeaseMs, send, (op) => store.cancel(keys, owner, op));
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
       const current = store.counting === 'client' ? ctx.holds.current(keys.lock, this.mode, owner) : undefined;
@@ -371,14 +365,7 @@ class LockCore {
       pending = { owner, count: 1 };
       if (slot === undefined) this.firstPending.set(key, pending);
       else if (slot instanceof Map) slot.set(owner, pending);
-      else
-        this.firstPending.set(
-          key,
-          new Map([
-            [slot.owner, slot],
-            [owner, pending],
-          ]),
-        );
+      else this.firstPending.set(key, new Map<string, FirstPending>().set(slot.owner, slot).set(owner, pending));
     } else {
       pending.count++;
       if (!this.cores.branchesWarned) {
@@ -454,11 +441,8 @@ class LockCore {
     const keys = this.keysOf(name);
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     if (!own && hold?.active && hold.count <= hold.scoped) {
-      return Promise.reject(
-        new IllegalMonitorStateError(
-          `unlock(): "${name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
-        ),
-      );
+      const message = `unlock(): "${name}" is held by the current task only through withLock() or a handle, which releases it when it ends (nothing was released)`;
+      return Promise.reject(new IllegalMonitorStateError(message));
     }
     return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold));
   }
