@@ -55,10 +55,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return this.core.mode;
   }
 
-  private get object(): string {
-    return this.core.object;
-  }
-
   /** From the client's bounded cache, not kept here: a lock object kept alive does not keep its names too. */
   get keys(): LockKeys {
     return this.core.keysOf(this.name);

@@ -1,6 +1,6 @@
 import { holder } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
-import { plainLockKeys } from '../lock/keys.js';
+import { LOCK } from '../lock/kind.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
 import type { RLock } from '../lock/types.js';
 import { byName, defineKind } from '../object-kind.js';
@@ -33,10 +33,7 @@ export const SPIN_LOCK = defineKind({
     };
     return byName(site, 'lock name', (name, options?: SpinLockOptions): RLock<string> => new ReentrantLock<string>(name, context, storeOf(options)));
   },
-  keeps: (prefix, name) => {
-    const { lock, clients } = plainLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
-  },
+  keeps: (prefix, name) => LOCK.keeps(prefix, name),
   // The lock's keys: read as a lock unless asked for `{ kind: 'spinLock' }`.
   recognise: ({ keys: { lock } }) => {
     const hold = parseHold(lock.fields);
