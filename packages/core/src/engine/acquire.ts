@@ -1,4 +1,4 @@
-// The acquisition call: its first try, the wait its object's strategy picks, and how the call ends.
+// The acquisition call, observed: its first try, the wait its object's strategy picks, and how the call ends.
 import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError, socketError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
@@ -9,6 +9,7 @@ import type { WaitSpec } from './wait-spec.js';
 import { WaitTries } from './wait-tries.js';
 import { waitWithBackoff } from './wait-with-backoff.js';
 import type { AcquireWatch } from '../observability/telemetry.js';
+import { acquireChannel, type LockChannelContext } from '../observability/channels.js';
 
 /**
  * A Redis failure that ended a call, said of the object the call was for rather than of a key or channel inside it (a
@@ -23,6 +24,29 @@ function notAcquired(name: string, error: RedisUnavailableError): RedisUnavailab
 /** For tryLock and tryAcquire: a timeout caused by Redis not answering is that failure, not a refusal to report as false. */
 export function unansweredFailure(error: unknown): unknown {
   return error instanceof LockAcquireTimeoutError && error.cause instanceof Error ? error.cause : error;
+}
+
+/** How an observed acquisition is labelled: its object kind, and what "no grant by waitMs" means for the call. */
+export interface AcquireLabel {
+  /** `rlock.object`: `lock`, `fair_lock`, `read_lock`, `semaphore`… */
+  readonly object: string;
+  /** A call that answers false (tryLock, tryAcquire, a latch's await): `not_acquired`; one that throws LockAcquireTimeoutError: `timeout`. */
+  readonly refusal: 'not_acquired' | 'timeout';
+}
+
+/**
+ * {@link acquireOrWait}, observed: `rlock.acquire.duration`, `rlock.waiters.active`, the `rlock.acquire` span and channel, and
+ * the hold's tracking. Every object kind acquires through here, so each is instrumented once.
+ */
+export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
+  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal, spec.signal);
+  const traced = acquireChannel.hasSubscribers;
+  if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
+  // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
+  if (probe !== undefined) spec.watch = probe;
+  return traced
+    ? acquireChannel.tracePromise(() => acquireOrWait(ctx, spec), { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext)
+    : acquireOrWait(ctx, spec);
 }
 
 /**

@@ -280,7 +280,7 @@ export interface JoinSpec {
   readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
   /** Its tries keep a place in Redis (a waiter lease): it keeps a timed try of its own instead of sharing the queue's. */
   readonly keepsPlace?: boolean | undefined;
-  /** Told when the waiter joins and leaves (see engine/observed.ts). */
+  /** Told when the waiter joins and leaves (see acquireObserved in engine/acquire.ts). */
   readonly watch?: WaitWatch | undefined;
 }
 
