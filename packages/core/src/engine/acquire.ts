@@ -57,12 +57,29 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
 export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
   // Work in progress from the call on, not only while a command is out: a Redlock round may wait on its masters' connects.
   ctx.callStarted();
+  // Made now: waitMs runs from the call, however long it is deferred.
   const call = new WaitCall(spec);
   // The local queue is the channel's: a waiter by back-off is in none, and tries at once.
   const queues = spec.waitMs !== 0 && spec.strategy?.by !== 'backoff';
-  // Tasks of this process queue behind the ones already waiting (no barging):
-  // a releasing task that locks again at once must not starve them.
-  const queueBehind = spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel);
+  // Tasks of this process queue behind the ones already waiting (no barging): a releasing task that locks again at once
+  // must not starve them. Such a call sends nothing until woken, so it sets out in a later turn, a few hundred a turn.
+  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel)) {
+    return new Promise((resolve, reject) =>
+      ctx.queues.later(spec.channel, () => {
+        try {
+          resolve(setOut(ctx, spec, call, queues));
+        } catch (error) {
+          reject(error);
+        }
+      }),
+    );
+  }
+  return setOut(ctx, spec, call, queues);
+}
+
+/** {@link acquireOrWait} from its arrival on: what it finds ahead of it decides whether it tries first or queues behind. */
+function setOut<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, queues: boolean): Promise<G | undefined> {
+  const queueBehind = spec.arrival === 'queue' && queues && ctx.queues.hasJoined(spec.channel);
   // Where Redis keeps the order and the channel is subscribed, join before the first try: an announcement made
   // while it is out becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && queues && ctx.queues.isSubscribed(spec.channel);
