@@ -181,7 +181,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
 
 /** The first try's outcome, as the wait reads it, then the wait the object's strategy picks. */
 async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, arrival: Arrival<G>): Promise<G | undefined> {
-  const tries = new WaitTries(ctx, spec, call);
+  const tries = new WaitTries(ctx, call);
   const { queueBehind, arriving, first: tried } = arrival;
   let retryInMs = ctx.maxSleepMs;
   if (tried) {
