@@ -8,7 +8,6 @@ import { waitOnChannel } from './wait-on-channel.js';
 import type { WaitSpec } from './wait-spec.js';
 import { WaitTries } from './wait-tries.js';
 import { waitWithBackoff } from './wait-with-backoff.js';
-import type { AcquireWatch } from '../observability/telemetry.js';
 import { acquireChannel, type LockChannelContext } from '../observability/channels.js';
 
 /**
@@ -39,7 +38,7 @@ export interface AcquireLabel {
  * the hold's tracking. Every object kind acquires through here, so each is instrumented once.
  */
 export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
-  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal, spec.signal);
+  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
   // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
@@ -83,7 +82,7 @@ function setOut<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, que
   // Where Redis keeps the order and the channel is subscribed, join before the first try: an announcement made
   // while it is out becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && queues && ctx.queues.isSubscribed(spec.channel);
-  if (queueBehind || joinFirst) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined }));
+  if (queueBehind || joinFirst) return watched(spec, waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined }));
   // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
   const arriving = spec.queuesOthers === true && spec.arrival === 'queue' && queues && !spec.headOnly;
   if (arriving) ctx.queues.arrive(spec.channel);
@@ -96,7 +95,7 @@ function setOut<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, que
   }
   return first.then(
     (outcome) => {
-      if (!('grant' in outcome) || spec.signal?.aborted) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } }));
+      if (!('grant' in outcome) || spec.signal?.aborted) return watched(spec, waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } }));
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
       spec.ended?.();
@@ -106,7 +105,7 @@ function setOut<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, que
       spec.watch?.settled(grant, liveHold(grant));
       return grant;
     },
-    (error: unknown) => watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } })),
+    (error: unknown) => watched(spec, waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } })),
   );
 }
 
@@ -115,8 +114,9 @@ function liveHold(grant: unknown): Hold | undefined {
   return grant instanceof Hold && grant.active ? grant : undefined;
 }
 
-/** A waiting call's outcome, told to `watch` (when observed) before the caller sees it. */
-function watched<G>(watch: AcquireWatch | undefined, waiting: Promise<G | undefined>): Promise<G | undefined> {
+/** A waiting call's outcome, told to its watch (when observed) before the caller sees it. */
+function watched<G>(spec: WaitSpec<G>, waiting: Promise<G | undefined>): Promise<G | undefined> {
+  const watch = spec.watch;
   if (watch === undefined) return waiting;
   return waiting.then(
     (grant) => {
@@ -124,7 +124,7 @@ function watched<G>(watch: AcquireWatch | undefined, waiting: Promise<G | undefi
       return grant;
     },
     (error: unknown) => {
-      watch.failed(error);
+      watch.failed(error, spec.signal?.aborted === true);
       throw error;
     },
   );
