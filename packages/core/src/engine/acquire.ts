@@ -4,6 +4,7 @@ import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
 import type { TryOutcome } from './attempt.js';
 import { WaitCall } from './wait-call.js';
+import { onAbort } from '../tasks/abort-fan-out.js';
 import { waitOnChannel } from './wait-on-channel.js';
 import type { WaitSpec } from './wait-spec.js';
 import { WaitTries } from './wait-tries.js';
@@ -63,15 +64,24 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   // Tasks of this process queue behind the ones already waiting (no barging): a releasing task that locks again at once
   // must not starve them. Such a call sends nothing until woken, so it sets out in a later turn, a few hundred a turn.
   if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel)) {
-    return new Promise((resolve, reject) =>
-      ctx.queues.later(spec.channel, () => {
+    return new Promise((resolve, reject) => {
+      let stopListening: (() => void) | undefined;
+      let started = false;
+      const start = (): void => {
+        if (started) return;
+        started = true;
+        stopListening?.();
         try {
           resolve(setOut(ctx, spec, call, queues));
         } catch (error) {
           reject(error);
         }
-      }),
-    );
+      };
+      ctx.queues.later(spec.channel, start);
+      // Aborted or out of time while deferred: it sets out now, and ends by waitMs as every call does.
+      if (call.signal?.aborted) start();
+      else if (call.signal) stopListening = onAbort(call.signal, start);
+    });
   }
   return setOut(ctx, spec, call, queues);
 }

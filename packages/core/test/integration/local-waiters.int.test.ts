@@ -104,6 +104,34 @@ describe('local waiters of one lock', () => {
     expect((await scripts()) - before - whileQueued).toBeLessThanOrEqual(2 * waiters + 2);
   }, 180_000);
 
+  it('end a call deferred behind thousands when its signal aborts, before those ahead of it have joined', async () => {
+    const ahead = 5_000;
+    const holder = pool.make(fleet.url(0));
+    const client = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+    const queues = (client as unknown as { context: EngineContext }).context.queues;
+    const channel = `${holder.options.keyPrefix}:{crowded}:release:${client.clientId}`;
+    const held = await holder.getLock('crowded').acquire({ leaseMs: 60_000 });
+    const lock = client.getLock('crowded');
+    const all = Array.from({ length: ahead }, () =>
+      client.task(async () => {
+        await lock.lock({ leaseMs: 10_000 });
+        await lock.unlock();
+      }),
+    );
+    const controller = new AbortController();
+    const last = client.task(() => lock.lock({ leaseMs: 10_000, signal: controller.signal }));
+    controller.abort(new Error('gave up'));
+    let joinedWhenItEnded = -1;
+    await last.catch((error: unknown) => {
+      joinedWhenItEnded = queues.get(channel)?.waiters.length ?? 0;
+      expect(error).toEqual(new Error('gave up'));
+    });
+    expect(joinedWhenItEnded).toBeGreaterThanOrEqual(0);
+    expect(joinedWhenItEnded).toBeLessThan(ahead / 2);
+    await held.unlock();
+    await Promise.all(all);
+  }, 120_000);
+
   it("bounds a waiter's SUBSCRIBE from the end of the caller's turn: a burst of calls that holds the event loop is no Redis timeout", async () => {
     const holder = pool.make(fleet.url(0));
     // commandTimeoutMs 1 s; the client's subscriber connection opens with its first waiter.
