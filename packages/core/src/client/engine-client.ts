@@ -17,7 +17,7 @@ import { hostname } from 'node:os';
 import { inspect, type InspectOptions } from 'node:util';
 import { redactedView } from '../checks/redact.js';
 import type { ClientIdentity } from '../connection/client-names.js';
-import { observedRenewals } from '../engine/observed.js';
+import { observedRenewals } from '../engine/renewal.js';
 import { Telemetry } from '../observability/telemetry.js';
 import type { Deployment } from '../connection/deployment.js';
 import { mayEvictLockKeys, readEvictionSettings, type EvictionSettings } from '../connection/eviction-policy.js';
@@ -130,7 +130,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   /** Starts the renewer once the subclass registered its kinds of hold. */
   protected startRenewer(options: ResolvedCommonOptions): void {
-    this.context.renewer = options.renewer?.(observedRenewals(this.context.kinds, this.context), {
+    this.context.renewer = options.renewer?.(observedRenewals(this.context.kinds, this.context.telemetry), {
       renewed: (count) => this.emitSafely('lockRenewed', { count }),
       error: (error) => this.reportError(error),
     });

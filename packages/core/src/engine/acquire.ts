@@ -1,14 +1,15 @@
-// The acquisition call: its first try, the wait its object's strategy picks, and how the call ends.
+// The acquisition call, observed: its first try, the wait its object's strategy picks, and how the call ends.
 import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError, socketError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
 import type { TryOutcome } from './attempt.js';
 import { WaitCall } from './wait-call.js';
+import { onAbort } from '../tasks/abort-fan-out.js';
 import { waitOnChannel } from './wait-on-channel.js';
 import type { WaitSpec } from './wait-spec.js';
 import { WaitTries } from './wait-tries.js';
 import { waitWithBackoff } from './wait-with-backoff.js';
-import type { AcquireWatch } from '../observability/telemetry.js';
+import { acquireChannel, type LockChannelContext } from '../observability/channels.js';
 
 /**
  * A Redis failure that ended a call, said of the object the call was for rather than of a key or channel inside it (a
@@ -25,6 +26,29 @@ export function unansweredFailure(error: unknown): unknown {
   return error instanceof LockAcquireTimeoutError && error.cause instanceof Error ? error.cause : error;
 }
 
+/** How an observed acquisition is labelled: its object kind, and what "no grant by waitMs" means for the call. */
+export interface AcquireLabel {
+  /** `rlock.object`: `lock`, `fair_lock`, `read_lock`, `semaphore`… */
+  readonly object: string;
+  /** A call that answers false (tryLock, tryAcquire, a latch's await): `not_acquired`; one that throws LockAcquireTimeoutError: `timeout`. */
+  readonly refusal: 'not_acquired' | 'timeout';
+}
+
+/**
+ * {@link acquireOrWait}, observed: `rlock.acquire.duration`, `rlock.waiters.active`, the `rlock.acquire` span and channel, and
+ * the hold's tracking. Every object kind acquires through here, so each is instrumented once.
+ */
+export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
+  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal);
+  const traced = acquireChannel.hasSubscribers;
+  if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
+  // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
+  if (probe !== undefined) spec.watch = probe;
+  return traced
+    ? acquireChannel.tracePromise(() => acquireOrWait(ctx, spec), { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext)
+    : acquireOrWait(ctx, spec);
+}
+
 /**
  * Tries, then waits as the object's strategy says (WaitSpec.strategy) and tries again, until acquired, `waitMs` runs out
  * (undefined) or the signal aborts. With `waitMs` it settles by then whatever Redis does: a failure or no answer is the cause
@@ -33,16 +57,42 @@ export function unansweredFailure(error: unknown): unknown {
 export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
   // Work in progress from the call on, not only while a command is out: a Redlock round may wait on its masters' connects.
   ctx.callStarted();
+  // Made now: waitMs runs from the call, however long it is deferred.
   const call = new WaitCall(spec);
   // The local queue is the channel's: a waiter by back-off is in none, and tries at once.
   const queues = spec.waitMs !== 0 && spec.strategy?.by !== 'backoff';
-  // Tasks of this process queue behind the ones already waiting (no barging):
-  // a releasing task that locks again at once must not starve them.
-  const queueBehind = spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel);
+  // Tasks of this process queue behind the ones already waiting (no barging): a releasing task that locks again at once
+  // must not starve them. Such a call sends nothing until woken, so it sets out in a later turn, a few hundred a turn.
+  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel)) {
+    return new Promise((resolve, reject) => {
+      let stopListening: (() => void) | undefined;
+      let started = false;
+      const start = (): void => {
+        if (started) return;
+        started = true;
+        stopListening?.();
+        try {
+          resolve(setOut(ctx, spec, call, queues));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      ctx.queues.later(spec.channel, start);
+      // Aborted or out of time while deferred: it sets out now, and ends by waitMs as every call does.
+      if (call.signal?.aborted) start();
+      else if (call.signal) stopListening = onAbort(call.signal, start);
+    });
+  }
+  return setOut(ctx, spec, call, queues);
+}
+
+/** {@link acquireOrWait} from its arrival on: what it finds ahead of it decides whether it tries first or queues behind. */
+function setOut<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, queues: boolean): Promise<G | undefined> {
+  const queueBehind = spec.arrival === 'queue' && queues && ctx.queues.hasJoined(spec.channel);
   // Where Redis keeps the order and the channel is subscribed, join before the first try: an announcement made
   // while it is out becomes a pending wake, so no second try after the acknowledgement is needed.
   const joinFirst = spec.arrival === 'join' && queues && ctx.queues.isSubscribed(spec.channel);
-  if (queueBehind || joinFirst) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined }));
+  if (queueBehind || joinFirst) return watched(spec, waitFor(ctx, spec, call, { queueBehind, arriving: false, first: undefined }));
   // Arrived to an empty local queue: whoever joins it meanwhile arrived later.
   const arriving = spec.queuesOthers === true && spec.arrival === 'queue' && queues && !spec.headOnly;
   if (arriving) ctx.queues.arrive(spec.channel);
@@ -55,7 +105,7 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   }
   return first.then(
     (outcome) => {
-      if (!('grant' in outcome) || spec.signal?.aborted) return watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } }));
+      if (!('grant' in outcome) || spec.signal?.aborted) return watched(spec, waitFor(ctx, spec, call, { queueBehind, arriving, first: { outcome } }));
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
       spec.ended?.();
@@ -65,7 +115,7 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
       spec.watch?.settled(grant, liveHold(grant));
       return grant;
     },
-    (error: unknown) => watched(spec.watch, waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } })),
+    (error: unknown) => watched(spec, waitFor(ctx, spec, call, { queueBehind, arriving, first: { error } })),
   );
 }
 
@@ -74,8 +124,9 @@ function liveHold(grant: unknown): Hold | undefined {
   return grant instanceof Hold && grant.active ? grant : undefined;
 }
 
-/** A waiting call's outcome, told to `watch` (when observed) before the caller sees it. */
-function watched<G>(watch: AcquireWatch | undefined, waiting: Promise<G | undefined>): Promise<G | undefined> {
+/** A waiting call's outcome, told to its watch (when observed) before the caller sees it. */
+function watched<G>(spec: WaitSpec<G>, waiting: Promise<G | undefined>): Promise<G | undefined> {
+  const watch = spec.watch;
   if (watch === undefined) return waiting;
   return waiting.then(
     (grant) => {
@@ -83,7 +134,7 @@ function watched<G>(watch: AcquireWatch | undefined, waiting: Promise<G | undefi
       return grant;
     },
     (error: unknown) => {
-      watch.failed(error);
+      watch.failed(error, spec.signal?.aborted === true);
       throw error;
     },
   );
@@ -140,7 +191,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
 
 /** The first try's outcome, as the wait reads it, then the wait the object's strategy picks. */
 async function waitLoop<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, arrival: Arrival<G>): Promise<G | undefined> {
-  const tries = new WaitTries(ctx, spec, call);
+  const tries = new WaitTries(ctx, call);
   const { queueBehind, arriving, first: tried } = arrival;
   let retryInMs = ctx.maxSleepMs;
   if (tried) {

@@ -30,7 +30,7 @@ export interface ContextSettings {
   readonly keyPrefix: string;
   readonly watchdogTimeoutMs: number;
   readonly commandTimeoutMs: number;
-  /** Metrics, traces and diagnostics channels (see engine/observed.ts). @default one without `metricName` */
+  /** Metrics, traces and diagnostics channels (see engine/acquire.ts). @default one without `metricName` */
   readonly telemetry?: Telemetry;
 }
 
@@ -87,7 +87,7 @@ export class EngineContext {
         if (hold.deadline < this.lapseCheckAt) this.checkLapsesAt(hold.deadline);
       },
     };
-    this.holdSites = new HoldSites(this.observer, settings.watchdogTimeoutMs);
+    this.holdSites = new HoldSites(this.observer);
   }
 
   /** False for a client without a renewer: it takes fixed leases only. */

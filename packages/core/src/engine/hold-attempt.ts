@@ -70,7 +70,7 @@ export function recordGrant<G>(
     ctx.holds.set(fresh);
     hold = fresh;
   }
-  hold.acquired(reply.count ?? hold.count + 1, sentAt, fixedLeaseMs);
+  hold.acquired(reply.count ?? hold.count + 1, sentAt, fixedLeaseMs ?? ctx.watchdogTimeoutMs, fixedLeaseMs === undefined);
   if (maxLeaseMs !== undefined) hold.capLease((sentAt ?? monotonicNow()) + maxLeaseMs);
   ctx.acquired(hold);
   return hold;

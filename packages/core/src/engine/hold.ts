@@ -57,7 +57,6 @@ interface HoldSite {
   readonly kind: string;
   readonly mode: string;
   readonly driftFactor: number;
-  readonly watchdogLeaseMs: number;
   readonly observer: HoldObserver;
 }
 
@@ -68,11 +67,7 @@ const MAX_SITES = 64;
 export class HoldSites {
   private readonly sites: HoldSite[] = [];
 
-  constructor(
-    private readonly observer: HoldObserver,
-    /** Lease of an acquisition taken without a fixed one, in ms. */
-    private readonly watchdogLeaseMs: number,
-  ) {}
+  constructor(private readonly observer: HoldObserver) {}
 
   /** The site of `target`'s holds, shared with every hold of its kind, mode and drift. */
   of(target: HoldTarget): HoldSite {
@@ -83,7 +78,6 @@ export class HoldSites {
       kind: target.kind,
       mode: target.mode,
       driftFactor: target.driftFactor,
-      watchdogLeaseMs: this.watchdogLeaseMs,
       observer: this.observer,
     };
     if (this.sites.length < MAX_SITES) this.sites.push(site);
@@ -241,15 +235,14 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   /**
-   * One granted acquisition leaving the owner's count at `count`; `sentAt` undefined: it did not reach Redis; `leaseMs`
-   * undefined: a watchdog lease. The deadline only grows, as the server's TTL does.
+   * One granted acquisition of a lease of `leaseMs` (`renewed`: the watchdog's) leaving the owner's count at `count`; `sentAt`
+   * undefined: it did not reach Redis. The deadline only grows, as the server's TTL does.
    */
-  acquired(count: number, sentAt: number | undefined, leaseMs: number | undefined): void {
-    const lease = leaseMs ?? this.site.watchdogLeaseMs;
+  acquired(count: number, sentAt: number | undefined, leaseMs: number, renewed: boolean): void {
     this.count = count;
-    this.pushFlag(leaseMs === undefined);
-    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, lease, this.driftFactor)));
-    this.leaseMs = Math.max(this.leaseMs, lease);
+    this.pushFlag(renewed);
+    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.driftFactor)));
+    this.leaseMs = Math.max(this.leaseMs, leaseMs);
     this.applyLeaseMode();
   }
 

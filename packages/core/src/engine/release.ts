@@ -2,6 +2,7 @@ import { IllegalMonitorStateError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import type { Hold } from './hold.js';
 import { driftMs } from '../connection/time.js';
+import { releaseChannel, type LockChannelContext } from '../observability/channels.js';
 
 /** What one release call answered. */
 export type ReleaseReply =
@@ -117,4 +118,10 @@ function finishInBackground(ctx: EngineContext, hold: Hold, finish: () => Promis
       if (ctx.background.stopped && !confirmed) return;
       ctx.released(hold, confirmed && outcome === 'released' ? 'retry' : 'expiry');
     });
+}
+
+/** {@link releaseHold}, traced on `rlock:release` while it has subscribers. */
+export function releaseTraced(ctx: EngineContext, object: string, hold: Hold | undefined, name: string, spec: ReleaseSpec): Promise<void> {
+  if (!releaseChannel.hasSubscribers) return releaseHold(ctx, hold, name, spec);
+  return releaseChannel.tracePromise(() => releaseHold(ctx, hold, name, spec), { object, name, owner: hold?.owner } satisfies LockChannelContext);
 }

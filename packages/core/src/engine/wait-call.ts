@@ -17,6 +17,8 @@ export class WaitCall<G> {
   readonly signal: AbortSignal | undefined;
   /** Monotonic time at which `waitMs` runs out (infinite without one). */
   readonly deadline: number;
+  /** `waitMs` 0: one try, no wait (a failure is not ridden out). */
+  readonly triesOnce: boolean;
   /** The Redis failure of the latest try or subscription (or the one a refusal reported), until one succeeds: a timeout's cause. */
   failure: Error | undefined;
   /** Since when (monotonic ms) a try or subscription has been out; undefined while none is. */
@@ -28,6 +30,7 @@ export class WaitCall<G> {
   constructor(private readonly spec: WaitSpec<G>) {
     const { waitMs, signal } = spec;
     this.deadline = waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + waitMs;
+    this.triesOnce = waitMs === 0;
     if (waitMs === undefined || waitMs === 0) {
       // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
       this.signal = signal;

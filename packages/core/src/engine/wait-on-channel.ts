@@ -40,7 +40,7 @@ export async function waitOnChannel<G>(
         break;
       } catch (error) {
         // Without waitMs a failed SUBSCRIBE (a refused connection) fails the call; with it, it is ridden out like a try.
-        if (spec.waitMs === undefined || call.signal?.aborted) throw error;
+        if (waitUntil === Number.POSITIVE_INFINITY || call.signal?.aborted) throw error;
         entered = undefined;
         const delayMs = Math.min(tries.failed(error), waitUntil - monotonicNow());
         if (delayMs <= 0) return undefined;

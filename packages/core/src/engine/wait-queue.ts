@@ -6,6 +6,9 @@ import { onAbort } from '../tasks/abort-fan-out.js';
 /** How long a client that released while other clients wait holds back its own waiters, ms (see {@link WaitQueue.yieldFor}). */
 const HANDOFF_YIELD_MS = 2;
 
+/** Calls queued behind this process's waiters that set out in one turn of the event loop: the rest wait for the next turn. */
+export const ARRIVALS_PER_TURN = 256;
+
 export type WakeReason = 'released' | 'timeout' | 'resubscribed' | 'turn';
 
 /** One task waiting on an object: it sleeps only between tries, woken as the object's wake policy says. */
@@ -86,6 +89,8 @@ export class Waiter {
  */
 export class WaitQueue {
   readonly waiters: Waiter[] = [];
+  /** How many waiters here have each id: more than one are branches of one task (see {@link WaitQueues.wakeSiblings}). */
+  readonly idCounts = new Map<string, number>();
   /** Wakes that found no sleeper: the next sleepers take them at once. */
   pendingWakes = 0;
   /** Wakes by id that found their waiter busy trying: its next sleep returns at once. */
@@ -280,7 +285,7 @@ export interface JoinSpec {
   readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
   /** Its tries keep a place in Redis (a waiter lease): it keeps a timed try of its own instead of sharing the queue's. */
   readonly keepsPlace?: boolean | undefined;
-  /** Told when the waiter joins and leaves (see engine/observed.ts). */
+  /** Told when the waiter joins and leaves (see acquireObserved in engine/acquire.ts). */
   readonly watch?: WaitWatch | undefined;
 }
 
@@ -293,6 +298,11 @@ export class WaitQueues {
   private readonly subscriptions = new Map<WaitQueue, QueueSubscription>();
   /** First tries out now, by channel, that later arrivals queue behind (WaitSpec.queuesOthers). */
   private readonly arrivals = new Map<string, number>();
+  /** Calls that arrived behind this process's waiters and have not set out yet, in arrival order (see {@link later}). */
+  private readonly deferred: { readonly channel: string; readonly setOut: () => void }[] = [];
+  /** Deferred calls by channel: a newcomer queues behind them too. */
+  private readonly deferredOn = new Map<string, number>();
+  private draining: NodeJS.Immediate | undefined;
   private closedError: Error | undefined;
   /** How to end each sleep outside any queue (a back-off waiter's) when the client closes. */
   private readonly apart = new Set<(error: Error) => void>();
@@ -310,10 +320,39 @@ export class WaitQueues {
     return this.queues.get(channel)?.subscribed === true;
   }
 
-  /** True when local tasks already wait on `channel`, or a first try that queues others is out on it (a newcomer then queues behind them). */
+  /**
+   * True when local tasks already wait on `channel` (joined, or deferred by {@link later}), or a first try that queues others
+   * is out on it: a newcomer then queues behind them.
+   */
   hasWaiters(channel: string): boolean {
+    return this.hasJoined(channel) || (this.deferredOn.size > 0 && this.deferredOn.has(channel));
+  }
+
+  /** {@link hasWaiters}, leaving out the calls still deferred: what a deferred call finds ahead of it as it sets out. */
+  hasJoined(channel: string): boolean {
     return (this.queues.get(channel)?.waiters.length ?? 0) > 0 || (this.arrivals.size > 0 && this.arrivals.has(channel));
   }
+
+  /**
+   * Runs `setOut` (a call queued behind this process's waiters on `channel`) after the calls deferred before it, at most
+   * ARRIVALS_PER_TURN a turn: a burst of calls made in one turn joins over several, so the event loop goes on meanwhile.
+   */
+  later(channel: string, setOut: () => void): void {
+    this.deferred.push({ channel, setOut });
+    this.deferredOn.set(channel, (this.deferredOn.get(channel) ?? 0) + 1);
+    this.draining ??= setImmediate(this.drain);
+  }
+
+  private readonly drain = (): void => {
+    this.draining = undefined;
+    for (const { channel, setOut } of this.deferred.splice(0, ARRIVALS_PER_TURN)) {
+      const left = (this.deferredOn.get(channel) ?? 1) - 1;
+      if (left > 0) this.deferredOn.set(channel, left);
+      else this.deferredOn.delete(channel);
+      setOut();
+    }
+    if (this.deferred.length > 0) this.draining = setImmediate(this.drain);
+  };
 
   /** A first try on `channel` that later arrivals queue behind is out. */
   arrive(channel: string): void {
@@ -341,6 +380,7 @@ export class WaitQueues {
     // `front`: it arrived before every waiter here (they queued behind its first try).
     if (front) queue.waiters.unshift(waiter);
     else queue.waiters.push(waiter);
+    queue.idCounts.set(spec.id, (queue.idCounts.get(spec.id) ?? 0) + 1);
     waiter.watch = spec.watch;
     spec.watch?.joined();
     entered?.(waiter);
@@ -370,6 +410,8 @@ export class WaitQueues {
 
   /** Wakes the other sleeping waiters with the same id: branches of one task can reenter now. */
   wakeSiblings(acquirer: Waiter): void {
+    // Looked up, not searched: a grant to one of 10,000 waiters must not cost a pass over them all.
+    if ((acquirer.queue.idCounts.get(acquirer.id) ?? 0) < 2) return;
     for (const waiter of acquirer.queue.waiters) {
       if (waiter !== acquirer && waiter.id === acquirer.id) waiter.fire('released');
     }
@@ -381,6 +423,9 @@ export class WaitQueues {
     const index = queue.waiters.indexOf(waiter);
     if (index === -1) return;
     queue.waiters.splice(index, 1);
+    const sameId = (queue.idCounts.get(waiter.id) ?? 1) - 1;
+    if (sameId > 0) queue.idCounts.set(waiter.id, sameId);
+    else queue.idCounts.delete(waiter.id);
     waiter.watch?.left();
     waiter.fire('timeout');
     queue.forgetPendingId(waiter.id);

@@ -4,7 +4,6 @@ import { backoffDelayMs } from './backoff.js';
 import type { EngineContext } from './engine-context.js';
 import type { TryOutcome } from './attempt.js';
 import type { WaitCall } from './wait-call.js';
-import type { WaitSpec } from './wait-spec.js';
 
 /**
  * A waiting call's tries and subscriptions, whatever wakes it: a Redis failure among them is ridden out with jittered backoff
@@ -16,7 +15,6 @@ export class WaitTries<G> {
 
   constructor(
     private readonly ctx: EngineContext,
-    private readonly spec: WaitSpec<G>,
     private readonly call: WaitCall<G>,
   ) {}
 
@@ -27,7 +25,7 @@ export class WaitTries<G> {
 
   /** How long to wait before trying again after `error`; rethrows it when it is no outage, or the outage lasted too long. */
   failed(error: unknown): number {
-    if (!(error instanceof RedisUnavailableError) || this.spec.waitMs === 0) throw error;
+    if (!(error instanceof RedisUnavailableError) || this.call.triesOnce) throw error;
     this.call.failure = error;
     this.failingSince ??= monotonicNow();
     if (monotonicNow() - this.failingSince >= this.ctx.commandTimeoutMs) throw error;

@@ -36,10 +36,14 @@ export const LOCK_DEFAULTS = Object.freeze({
   maxLeaseMs: undefined,
 });
 
-/** The checked options of one waiting call. */
+/** The checked options of one waiting call, resolved once where they are parsed: later steps read these, never the options. */
 export interface LockRequest {
+  /** Fixed lease in ms; undefined: the watchdog's, renewed. */
   readonly leaseMs: number | undefined;
+  /** undefined: without limit; 0: try once. */
   readonly waitMs: number | undefined;
+  /** False when the call tries once (`waitMs` 0): a refusal leaves no waiter behind in Redis. */
+  readonly waits: boolean;
   readonly signal: AbortSignal | undefined;
   readonly maxLeaseMs?: number | undefined;
   /** tryLock: give up at once when the outcome cannot be decided (Redlock: no quorum possible). */
@@ -51,8 +55,11 @@ export const MIN_LEASE_MS = 3;
 
 const OPTION_NAMES = ['leaseMs', 'waitMs', 'signal', 'maxLeaseMs'] as const;
 
-/** @throws InvalidArgumentError naming the call and the option */
-export function parseLockOptions(options: unknown, call: string): LockRequest {
+/**
+ * `defaultWaitMs`: the call's own wait when none is given (`tryLock()`: 0).
+ * @throws InvalidArgumentError naming the call and the option
+ */
+export function parseLockOptions(options: unknown, call: string, defaultWaitMs: number | undefined = LOCK_DEFAULTS.waitMs): LockRequest {
   // Every lock() with options comes here: its own enumerable keys are read in place, each once (an inherited option is not
   // one, as checkOptionsObject says), rather than copied into a dictionary object first.
   let leaseMs: unknown;
@@ -70,12 +77,14 @@ export function parseLockOptions(options: unknown, call: string): LockRequest {
       else checkKnownKeys(given, OPTION_NAMES, `${call}() options`);
     }
   }
+  const waitBoundMs = waitMs === undefined ? defaultWaitMs : checkDurationMs(waitMs, `${call}(): waitMs`, 0);
   return {
     leaseMs:
       leaseMs === undefined
         ? LOCK_DEFAULTS.leaseMs
         : checkDurationMs(leaseMs, `${call}(): leaseMs`, MIN_LEASE_MS, 'the lease minus its drift allowance must be positive'),
-    waitMs: waitMs === undefined ? LOCK_DEFAULTS.waitMs : checkDurationMs(waitMs, `${call}(): waitMs`, 0),
+    waitMs: waitBoundMs,
+    waits: waitBoundMs !== 0,
     signal: checkSignal(signal, `${call}(): signal`),
     maxLeaseMs: maxLeaseMs === undefined ? LOCK_DEFAULTS.maxLeaseMs : checkDurationMs(maxLeaseMs, `${call}(): maxLeaseMs`),
   };

@@ -55,8 +55,8 @@ function makeInstruments(meter: OtelMeter): Instruments {
 const wallMs = (monotonicMs: number): number => performance.timeOrigin + monotonicMs;
 
 /** The outcome of an acquisition call that rejected with `error`. */
-export function failureOutcome(error: unknown, signal: AbortSignal | undefined): AcquireOutcome {
-  return signal?.aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
+export function failureOutcome(error: unknown, aborted: boolean): AcquireOutcome {
+  return aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
 }
 
 /** A waiter's report to its acquisition (see the wait queue's join and leave). */
@@ -71,7 +71,8 @@ export interface WaitWatch {
 export interface AcquireWatch extends WaitWatch {
   /** Granted `grant` (undefined: not acquired); `hold`: the hold it granted, if it is one still held. */
   settled(grant: unknown, hold: object | undefined): void;
-  failed(error: unknown): void;
+  /** Failed with `error`; `aborted`: the caller's signal ended it (`aborted`, not `error`). */
+  failed(error: unknown, aborted: boolean): void;
 }
 
 /** The attribute sets of one object kind and `rlock.name`, each made once: the same objects spare an allocation per measurement. */
@@ -124,9 +125,8 @@ export class AcquireProbe implements AcquireWatch {
     readonly labels: LabelSet,
     private instruments: Instruments | undefined,
     private readonly tracer: OtelTracer | undefined,
-    /** What "no grant" means for this call, and the caller's signal (an abort is `aborted`, not `error`). */
+    /** What "no grant" means for this call. */
     private readonly refusal: Refusal,
-    private readonly signal: AbortSignal | undefined,
     /** The api was still loading when the call began: what it records waits for the load, then goes to the provider registered by then. */
     private loading: Promise<unknown> | undefined = undefined,
   ) {}
@@ -168,8 +168,8 @@ export class AcquireProbe implements AcquireWatch {
     this.end(grant === undefined ? this.refusal : 'acquired', hold);
   }
 
-  failed(error: unknown): void {
-    this.end(failureOutcome(error, this.signal), undefined, error);
+  failed(error: unknown, aborted: boolean): void {
+    this.end(failureOutcome(error, aborted), undefined, error);
   }
 
   /** The call ended with `outcome`; `hold` is the hold it granted, if it is one still held (a hold is tracked from its first grant). */
@@ -251,7 +251,7 @@ export class Telemetry {
   }
 
   /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
-  startAcquire(object: string, name: string, owner: string | undefined, refusal: Refusal, signal: AbortSignal | undefined): AcquireProbe | undefined {
+  startAcquire(object: string, name: string, owner: string | undefined, refusal: Refusal): AcquireProbe | undefined {
     const metrics = this.currentInstruments();
     const traces = this.currentTracer();
     // Only in a process's first moments (an ESM import is asynchronous): a provider registered before the client counts from its first call.
@@ -259,7 +259,7 @@ export class Telemetry {
     if (metrics === undefined && traces === undefined && loading === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) {
       return undefined;
     }
-    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces, refusal, signal, loading);
+    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces, refusal, loading);
   }
 
   /** A hold granted for the first time (at `now`, still held) by `probe`'s call: counted as active until {@link holdEnded}. */
@@ -351,7 +351,7 @@ export function observeCall<T>(
   run: () => Promise<T>,
   granted: (value: T) => boolean,
 ): Promise<T> {
-  const probe = telemetry.startAcquire(object, name, undefined, refusal, signal);
+  const probe = telemetry.startAcquire(object, name, undefined, refusal);
   const traced = acquireChannel.hasSubscribers;
   if (probe === undefined && !traced) return run();
   const observed =
@@ -362,7 +362,7 @@ export function observeCall<T>(
           try {
             value = await run();
           } catch (error) {
-            probe.failed(error);
+            probe.failed(error, signal?.aborted === true);
             throw error;
           }
           probe.end(granted(value) ? 'acquired' : refusal, undefined);

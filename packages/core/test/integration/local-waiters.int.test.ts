@@ -1,5 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { RedisFleet } from '@org/rlock-testing';
+import type { EngineContext } from '../../src/engine/engine-context.js';
+import { ARRIVALS_PER_TURN } from '../../src/engine/wait-queue.js';
 import { ClientPool, OverlapProbe, commandCalls, eventually } from './support.js';
 
 /**
@@ -55,6 +57,79 @@ describe('local waiters of one lock', () => {
     await Promise.all(all);
     expect(probe.entries).toBe(waiters);
     expect(probe.maxInside).toBe(1);
+  }, 120_000);
+
+  it('join a few hundred a turn when 10,000 calls are made in one, send one script while they queue, and one try each once released', async () => {
+    const waiters = 10_000;
+    const holder = pool.make(fleet.url(0));
+    const client = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+    const queues = (client as unknown as { context: EngineContext }).context.queues;
+    const channel = `${holder.options.keyPrefix}:{throng}:release:${client.clientId}`;
+    const held = await holder.getLock('throng').acquire({ leaseMs: 60_000 });
+    const before = await scripts();
+
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const probe = new OverlapProbe();
+    const lock = client.getLock('throng');
+    const all = Array.from({ length: waiters }, () =>
+      client.task(async () => {
+        await lock.lock({ leaseMs: 10_000 });
+        await probe.section(() => new Promise((resolve) => setImmediate(resolve)));
+        await lock.unlock();
+      }),
+    );
+    // One sample a turn of the event loop: how many joined the local queue since the last.
+    let joined = 0;
+    let mostInOneTurn = 0;
+    while (joined < waiters) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const now = queues.get(channel)?.waiters.length ?? 0;
+      mostInOneTurn = Math.max(mostInOneTurn, now - joined);
+      joined = now;
+    }
+    delay.disable();
+    const whileQueued = (await scripts()) - before;
+    process.stdout.write(`${waiters} calls made in one turn: event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms while they queue\n`);
+    // The first call's try (refused), and the head's timed retry at most; the rest wait behind it and send nothing.
+    expect(whileQueued).toBeLessThanOrEqual(2);
+    expect(mostInOneTurn).toBeLessThanOrEqual(ARRIVALS_PER_TURN + 1);
+    expect(probe.entries).toBe(0);
+
+    await held.unlock();
+    await Promise.all(all);
+    expect(probe.entries).toBe(waiters);
+    expect(probe.maxInside).toBe(1);
+    // Served in turn: each sent one try when woken and one release, beside what was sent while they queued.
+    expect((await scripts()) - before - whileQueued).toBeLessThanOrEqual(2 * waiters + 2);
+  }, 180_000);
+
+  it('end a call deferred behind thousands when its signal aborts, before those ahead of it have joined', async () => {
+    const ahead = 5_000;
+    const holder = pool.make(fleet.url(0));
+    const client = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+    const queues = (client as unknown as { context: EngineContext }).context.queues;
+    const channel = `${holder.options.keyPrefix}:{crowded}:release:${client.clientId}`;
+    const held = await holder.getLock('crowded').acquire({ leaseMs: 60_000 });
+    const lock = client.getLock('crowded');
+    const all = Array.from({ length: ahead }, () =>
+      client.task(async () => {
+        await lock.lock({ leaseMs: 10_000 });
+        await lock.unlock();
+      }),
+    );
+    const controller = new AbortController();
+    const last = client.task(() => lock.lock({ leaseMs: 10_000, signal: controller.signal }));
+    controller.abort(new Error('gave up'));
+    let joinedWhenItEnded = -1;
+    await last.catch((error: unknown) => {
+      joinedWhenItEnded = queues.get(channel)?.waiters.length ?? 0;
+      expect(error).toEqual(new Error('gave up'));
+    });
+    expect(joinedWhenItEnded).toBeGreaterThanOrEqual(0);
+    expect(joinedWhenItEnded).toBeLessThan(ahead / 2);
+    await held.unlock();
+    await Promise.all(all);
   }, 120_000);
 
   it("bounds a waiter's SUBSCRIBE from the end of the caller's turn: a burst of calls that holds the event loop is no Redis timeout", async () => {

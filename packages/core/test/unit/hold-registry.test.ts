@@ -9,12 +9,12 @@ const observer: HoldObserver = {
   watchesLosses: () => false,
 };
 
-const sites = new HoldSites(observer, 30_000);
+const sites = new HoldSites(observer);
 
 function hold(key: string, mode: string, owner: string): Hold {
   const target: HoldTarget = { name: key, key, mode, kind: 'lock', owner, exclusive: mode !== 'read', driftFactor: 0.01 };
   const made = new Hold(target, '1', sites, undefined);
-  made.acquired(1, undefined, 10_000);
+  made.acquired(1, undefined, 10_000, false);
   return made;
 }
 
@@ -149,15 +149,15 @@ describe('Hold', () => {
       const made = hold('a', '', 'o1');
       expect(made.renewed).toBe(false);
       // 1 fixed (above), then 40 nested: watchdog lease only at depth 35.
-      for (let depth = 2; depth <= 41; depth++) made.acquired(depth, undefined, depth === 35 ? undefined : 10_000);
+      for (let depth = 2; depth <= 41; depth++) made.acquired(depth, undefined, 10_000, depth === 35);
       expect(made.renewed).toBe(true);
       for (let remaining = 40; remaining >= 34; remaining--) {
         expect(made.renewed).toBe(true);
         made.releasedOne(remaining);
       }
       expect(made.renewed).toBe(false);
-      made.acquired(35, undefined, undefined);
-      made.acquired(36, undefined, 10_000);
+      made.acquired(35, undefined, 30_000, true);
+      made.acquired(36, undefined, 10_000, false);
       expect(made.renewed).toBe(true);
       made.releasedOne(35);
       made.releasedOne(34);

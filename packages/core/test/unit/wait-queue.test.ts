@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { WaitQueue, WaitQueues, Waiter } from '../../src/engine/wait-queue.js';
+import { ARRIVALS_PER_TURN, WaitQueue, WaitQueues, Waiter } from '../../src/engine/wait-queue.js';
 
 describe('WaitQueue', () => {
   beforeEach(() => jest.useFakeTimers());
@@ -236,6 +236,46 @@ describe('WaitQueues', () => {
     // A new call with the same id does not inherit the old wake: it sleeps until woken.
     const slept = later.sleep(1, undefined);
     await expect(slept).resolves.toBe('timeout');
+  });
+
+  it("wakes the sleeping branches of the acquirer's task, and walks no queue for a waiter whose id no other has", async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const spec = { channel: 'c', headOnly: false, onMessage: () => true };
+    const acquirer = await queues.join({ ...spec, id: 'task' });
+    const branch = await queues.join({ ...spec, id: 'task' });
+    const lone = await queues.join({ ...spec, id: 'other' });
+    const others = await Promise.all(Array.from({ length: 1_000 }, (_, i) => queues.join({ ...spec, id: `o${i}` })));
+    const branchWoke = branch.sleep(60_000, undefined);
+    let walks = 0;
+    const waiters = acquirer.queue.waiters;
+    const values = waiters.values.bind(waiters);
+    waiters[Symbol.iterator] = () => {
+      walks++;
+      return values();
+    };
+    queues.wakeSiblings(lone);
+    expect(walks).toBe(0);
+    queues.wakeSiblings(acquirer);
+    expect(walks).toBe(1);
+    await expect(branchWoke).resolves.toBe('released');
+    for (const waiter of [acquirer, branch, lone, ...others]) queues.leave(waiter, false);
+  });
+
+  it('lets calls deferred behind the waiters of a channel set out in order, at most ARRIVALS_PER_TURN a turn, counted as waiters until then', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const setOut: number[] = [];
+    const calls = 2 * ARRIVALS_PER_TURN + 3;
+    for (let i = 0; i < calls; i++) queues.later('c', () => setOut.push(i));
+    expect([queues.hasWaiters('c'), queues.hasJoined('c'), setOut.length]).toEqual([true, false, 0]);
+    const perTurn: number[] = [];
+    while (setOut.length < calls) {
+      const before = setOut.length;
+      await new Promise((resolve) => setImmediate(resolve));
+      perTurn.push(setOut.length - before);
+    }
+    expect(perTurn).toEqual([ARRIVALS_PER_TURN, ARRIVALS_PER_TURN, 3]);
+    expect(setOut).toEqual(Array.from({ length: calls }, (_, i) => i));
+    expect(queues.hasWaiters('c')).toBe(false);
   });
 
   it('counts a message its object does not recognise (or throws on) as dropped, and passes it on to nobody', async () => {

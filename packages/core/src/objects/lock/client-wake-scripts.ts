@@ -3,10 +3,10 @@ import type { AcquireReply } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue, WaitQueues } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../lock-options.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
+import type { AcquireTerms } from './lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from './server-lock-store.js';
 
 /** Between a lock key and a client id in a wake channel (keys.ts). */
@@ -34,10 +34,10 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
     return plainLockKeys(prefix, name, this.clientId);
   }
 
-  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
+  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined, once: boolean): Promise<AcquireReply> {
     const { lock, fence, cancelled, clients } = keys;
     // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
-    const waitTtlMs = request?.waitMs === 0 ? '0' : this.clientsTtlMs;
+    const waitTtlMs = terms?.waits === false ? '0' : this.clientsTtlMs;
     const args = { lock, fence, cancelled, clients, owner, leaseMs, op, once: once ? '1' : '0', waitTtlMs };
     return this.transport.run(SCRIPTS.lockAcquire, args, 'acquire', lock, parseAcquire);
   }

@@ -8,6 +8,12 @@ import type { WaitStrategy } from '../../engine/wait-strategy.js';
 import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from './keys.js';
 
+/** What a store's try is told of its call beyond the lease, resolved where the options are parsed. */
+export interface AcquireTerms {
+  /** False when the call tries once: a refusal registers no waiter (nothing in Redis should wake or wait for it). */
+  readonly waits: boolean;
+}
+
 export interface OwnerHoldRead {
   readonly held: boolean;
   /** The owner's count where the store counts (0 when not held). */
@@ -64,8 +70,11 @@ export interface LockStore<K extends LockKeys = LockKeys> extends HoldKind {
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
   /** Refuses an acquisition before anything is sent (a mode that would wait for the owner's own hold). */
   beforeAcquire?(holds: HoldRegistry, keys: K, owner: string): void;
-  /** One try; a store may answer a failure it expects to pass with a refusal to retry. */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply>;
+  /**
+   * One try for a lease of `leaseMs` (`terms` undefined: the call waits); a store may answer a failure it expects to pass
+   * with a refusal to retry.
+   */
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined): Promise<AcquireReply>;
   /** Cancels the acquire `op`: whether it ran, will run late, or never arrives, it leaves no hold. */
   cancel(keys: K, owner: string, op: string): Promise<unknown>;
   /**

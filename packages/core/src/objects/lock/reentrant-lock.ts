@@ -1,11 +1,10 @@
-import { unansweredFailure } from '../../engine/acquire.js';
+import { acquireObserved, unansweredFailure, type AcquireLabel } from '../../engine/acquire.js';
 import { attempt, type AcquireReply, type TryOutcome } from '../../engine/attempt.js';
 import { HoldAttempt } from '../../engine/hold-attempt.js';
-import { acquireObserved, releaseTraced, type AcquireLabel } from '../../engine/observed.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { EngineContext } from '../../engine/engine-context.js';
-import type { ReleaseReply, ReleaseSpec } from '../../engine/release.js';
+import { releaseTraced, type ReleaseReply, type ReleaseSpec } from '../../engine/release.js';
 import { extendHold } from '../../engine/extend.js';
 import { HANDLE_OWN_BIT, HoldHandle } from '../../engine/handle.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
@@ -22,7 +21,7 @@ import type { LockHandleOf, LockScope, RLockOf } from './types.js';
 export const TASK_BRANCHES_WARNING = 'RLOCK_TASK_BRANCHES';
 
 /** The request of every call without options: one shared object, not one per call. */
-const DEFAULT_REQUEST: LockRequest = { leaseMs: LOCK_DEFAULTS.leaseMs, waitMs: LOCK_DEFAULTS.waitMs, signal: undefined, maxLeaseMs: LOCK_DEFAULTS.maxLeaseMs };
+const DEFAULT_REQUEST: LockRequest = parseLockOptions(undefined, 'lock');
 
 /** A scope keeps its request while fn runs, so one without options shares DEFAULT_REQUEST. */
 function requestOf(options: LockOptions | undefined, call: string): LockRequest {
@@ -80,10 +79,10 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
-    const request = parseLockOptions(options, 'tryLock');
+    const request = parseLockOptions(options, 'tryLock', LOCK_DEFAULTS.tryLockWaitMs);
     const task = requireTask(this.name, 'tryLock');
     try {
-      return (await this.acquireChecked(task, { ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs, failFast: true })) !== undefined;
+      return (await this.acquireChecked(task, { ...request, failFast: true })) !== undefined;
     } catch (error) {
       throw unansweredFailure(error);
     }
@@ -288,7 +287,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       // An extension landing after an abort stays (it only lengthens the lease); the acquisition is not counted.
       request.signal?.throwIfAborted();
     }
-    hold.acquired(hold.count + 1, sentAt, request.leaseMs);
+    hold.acquired(hold.count + 1, sentAt, leaseMs, request.leaseMs === undefined);
     if (request.maxLeaseMs !== undefined) hold.capLease((sentAt ?? monotonicNow()) + request.maxLeaseMs);
     ctx.acquired(hold);
     return true;

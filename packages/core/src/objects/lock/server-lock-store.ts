@@ -9,7 +9,7 @@ import { HoldStore, type RenewItem } from '../hold-store.js';
 import { isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
-import type { LockStore, LockVariant, OwnerHoldRead } from './lock-store.js';
+import type { AcquireTerms, LockStore, LockVariant, OwnerHoldRead } from './lock-store.js';
 
 const isGranted = (reply: { readonly granted: boolean }): boolean => reply.granted;
 
@@ -40,8 +40,8 @@ const asCodes = (reply: unknown): number[] => reply as number[];
  */
 export interface LockScripts<K extends LockKeys> {
   keysOf(prefix: string, name: string): K;
-  /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant). */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest, once: boolean): Promise<AcquireReply>;
+  /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant); `terms` as LockStore's. */
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined, once: boolean): Promise<AcquireReply>;
   cancel(keys: K, owner: string, op: string): Promise<boolean>;
   /** With `token`, never releases a newer hold; `all`, every count of the owner; `mode`, the hold's (one store clears its kind's every mode). */
   release(keys: K, owner: string, token: string | undefined, op: string, all: boolean, mode: string): Promise<ReleaseReply>;
@@ -91,8 +91,8 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
   }
 
   /** With `syncReplicas` a grant counts once enough replicas have it; a rejection makes the engine undo it. */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply> {
-    return replicated(this.deployment, keys.lock, this.scripts.acquire(keys, owner, leaseMs, op, request, this.once), isGranted);
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined): Promise<AcquireReply> {
+    return replicated(this.deployment, keys.lock, this.scripts.acquire(keys, owner, leaseMs, op, terms, this.once), isGranted);
   }
 
   cancel(keys: K, owner: string, op: string): Promise<boolean> {
