@@ -12,6 +12,9 @@ export interface EmbeddedScript<A = never> {
   readonly args: (named: A) => ScriptArg[];
 }
 
+/** The named arguments `script` takes. */
+export type ScriptArgsOf<S> = S extends { readonly args: (named: infer A) => ScriptArg[] } ? A : never;
+
 /**
  * First element of the reply of a script whose PUBLISH/SPUBLISH Redis refused (an ACL without channel rights): `[PUBLISH_REFUSED, error, reply]`,
  * written by scripts/embed-lua.mjs around every script that includes objects/includes/announce.lua. The script's writes stand.
