@@ -153,7 +153,10 @@ describe('Transport', () => {
         const marker = `marker-${seen.length}-${Math.random()}`;
         await redis.echo(marker);
         await eventually(() => seen.includes(marker), 2_000);
-        return { single: seen.filter((sha) => sha === SCRIPTS.lockAcquire.sha).length, batch: seen.filter((sha) => sha === SCRIPTS.lockAcquireBatch.sha).length };
+        return {
+          single: seen.filter((sha) => sha === SCRIPTS.lockAcquire.sha).length,
+          batch: seen.filter((sha) => sha === SCRIPTS.lockAcquireBatch.sha).length,
+        };
       };
       expect(typeof (await acquire(t, prefix, 100))).toBe('string');
       expect(await calls()).toEqual({ single: 1, batch: 0 });

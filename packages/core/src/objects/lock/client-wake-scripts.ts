@@ -11,7 +11,7 @@ import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
 import { parseAcquire, parseRelease, type LockScripts } from './server-lock-store.js';
 
-/** Acquisitions and releases that queue behind the calls in flight go out in one batch call each (transport.ts). */
+/** Acquisitions and releases that queue behind the calls in flight go out in one batch call each (connection/transport.ts). */
 const ACQUIRE: BatchedScript<ScriptArgsOf<typeof SCRIPTS.lockAcquire>> = { single: SCRIPTS.lockAcquire, batch: SCRIPTS.lockAcquireBatch };
 const RELEASE: BatchedScript<ScriptArgsOf<typeof SCRIPTS.lockRelease>> = { single: SCRIPTS.lockRelease, batch: SCRIPTS.lockReleaseBatch };
 
