@@ -1,12 +1,31 @@
 import { RedisUnavailableError } from '../errors.js';
 import { toRLockError } from './bounded-call.js';
 import { unavailableError } from './down-tracker.js';
-import type { EmbeddedScript } from './scripts.js';
+import type { EmbeddedScript, ScriptArg } from './scripts.js';
 
-/** A script and its batch form, which runs it once per item (lock/acquireBatch.lua beside lock/acquire.lua). */
+/**
+ * A script and its batch form, which runs it once per item (lock/acquireBatch.lua beside lock/acquire.lua) and takes
+ * the arguments it names `shared` once for all items: calls are batched together only when those agree.
+ */
 export interface BatchedScript<A> {
   readonly single: EmbeddedScript<A>;
-  readonly batch: EmbeddedScript<{ readonly items: readonly A[] }>;
+  /** Takes `items` (each an `A`) and the `shared` fields of `A`; the transport builds that from the calls. */
+  readonly batch: EmbeddedScript<never>;
+}
+
+/** The queue of a call of `script` with `args`: calls of one queue agree on the batch's shared arguments. */
+export function queueOf(script: BatchedScript<unknown>, args: unknown, slot: number | undefined): string {
+  let queue = slot === undefined ? script.batch.sha : `${script.batch.sha}:${slot}`;
+  for (const name of script.batch.shared ?? []) queue += `\u0000${String((args as Record<string, unknown>)[name])}`;
+  return queue;
+}
+
+/** The batch form's arguments for `calls` (one queue's): the shared ones from the first call, then each call's. */
+export function batchArgs(script: BatchedScript<unknown>, calls: readonly QueuedCall[]): ScriptArg[] {
+  const named: Record<string, unknown> = { items: calls.map((call) => call.args) };
+  const first = (calls[0] as QueuedCall).args as Record<string, unknown>;
+  for (const name of script.batch.shared ?? []) named[name] = first[name];
+  return script.batch.args(named as never);
 }
 
 /** One call waiting to go out in a batch: its own arguments, reply parser, deadline and promise. */

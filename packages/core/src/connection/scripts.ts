@@ -10,6 +10,8 @@ export interface EmbeddedScript<A = never> {
   readonly lua: string;
   /** KEYS then ARGV, in the header's order (a `-n` script: the key count first). */
   readonly args: (named: A) => ScriptArg[];
+  /** A batch's arguments given once for all its items (its fixed ARGV), by name. */
+  readonly shared?: readonly string[];
 }
 
 /** The named arguments `script` takes. */

@@ -6,7 +6,7 @@ import { PUBLISH_REFUSED, type EmbeddedScript, type PublishRefusedListener, type
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
 import type { WorkCounter } from './process-refs.js';
-import { answerEach, failEach, MAX_BATCH_CALLS, type BatchedScript, type CallBatch, type QueuedCall } from './call-batch.js';
+import { answerEach, batchArgs, failEach, MAX_BATCH_CALLS, queueOf, type BatchedScript, type CallBatch, type QueuedCall } from './call-batch.js';
 
 /** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
@@ -128,7 +128,7 @@ export class Transport {
       return this.run(script.single, args, what, key, parse);
     }
     // Standalone: one queue per script; a Cluster's per slot, since a script's keys must share one.
-    const queue = this.redis.isCluster ? `${script.batch.sha}:${calculateSlot(key)}` : script.batch.sha;
+    const queue = queueOf(script as BatchedScript<unknown>, args, this.redis.isCluster ? calculateSlot(key) : undefined);
     let batch = this.batches.get(queue);
     if (batch === undefined) {
       batch = { script: script as BatchedScript<unknown>, calls: [] };
@@ -166,8 +166,7 @@ export class Transport {
       this.run(script.single, first.args as never, first.what, first.key, first.parse).then(first.resolve, first.reject);
       return;
     }
-    const items = calls.map((call) => call.args);
-    const keysAndArgs = script.batch.args({ items });
+    const keysAndArgs = batchArgs(script, calls);
     this.answerBatch(this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls), script, keysAndArgs, calls);
   }
 

@@ -19,16 +19,13 @@ describe('lock batch scripts', () => {
   afterAll(() => fleet.stop());
 
   const fresh = (name = 'job'): PlainLockKeys => plainLockKeys(uniquePrefix(), name, 'o');
-  const acquireItem = (keys: PlainLockKeys, owner: string, op: string, leaseMs = 10_000) => ({
+  const acquireItem = (keys: PlainLockKeys, owner: string, op: string) => ({
     lock: keys.lock,
     fence: keys.fence,
     cancelled: keys.cancelled,
     clients: keys.clients,
     owner,
-    leaseMs,
     op,
-    once: '0',
-    waitTtlMs: '0',
   });
   const releaseItem = (keys: PlainLockKeys, owner: string, op: string) => ({
     lock: keys.lock,
@@ -36,14 +33,12 @@ describe('lock batch scripts', () => {
     clients: keys.clients,
     owner,
     op,
-    all: '0',
     token: '',
-    replayWindowMs: 2_000,
-    sharded: '0',
-    requeueTtlMs: '0',
   });
-  const acquireBatch = (items: ReturnType<typeof acquireItem>[]) => evalScript(redis, SCRIPTS.lockAcquireBatch, { items }) as Promise<unknown[]>;
-  const releaseBatch = (items: ReturnType<typeof releaseItem>[]) => evalScript(redis, SCRIPTS.lockReleaseBatch, { items }) as Promise<unknown[]>;
+  const acquireBatch = (items: ReturnType<typeof acquireItem>[]) =>
+    evalScript(redis, SCRIPTS.lockAcquireBatch, { leaseMs: 10_000, once: '0', waitTtlMs: '0', items }) as Promise<unknown[]>;
+  const releaseBatch = (items: ReturnType<typeof releaseItem>[]) =>
+    evalScript(redis, SCRIPTS.lockReleaseBatch, { all: '0', replayWindowMs: 2_000, sharded: '0', requeueTtlMs: '0', items }) as Promise<unknown[]>;
 
   it('answers each item as acquire.lua would: a grant, a refusal, a reentry and a replay', async () => {
     const a = fresh('a');

@@ -168,6 +168,25 @@ describe('Transport', () => {
       expect(held.map((hold) => hold?.token)).toEqual(tokens);
     });
 
+    it('batches only calls that agree on the arguments a batch takes once: each hold keeps its own lease', async () => {
+      const redis = fleet.client(0);
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await t.call('ping', [], 'PING', '-', String);
+      const prefix = uniquePrefix();
+      const leaseOf = (i: number): number => (i % 2 === 0 ? 10_000 : 60_000);
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) => {
+          const args = { ...acquireArgs(prefix, i), leaseMs: leaseOf(i) };
+          return t.coalesced(ACQUIRE, args, 'acquire', args.lock, (reply) => reply);
+        }),
+      );
+      const ttls = await Promise.all(Array.from({ length: 12 }, (_, i) => redis.pttl(acquireArgs(prefix, i).lock)));
+      ttls.forEach((ttl, i) => {
+        expect(ttl).toBeLessThanOrEqual(leaseOf(i));
+        expect(ttl).toBeGreaterThan(leaseOf(i) - 5_000);
+      });
+    });
+
     it('fails a queued call alone when its key holds something else, naming that key', async () => {
       const t = transport(2_000, Object.values(SCRIPTS));
       await t.call('ping', [], 'PING', '-', String);
