@@ -6,8 +6,9 @@
 // to top: base (errors, argument checks, tasks, observability) ← connection (transport, bounded calls,
 // deployments) ← engine (attempts, waiting, holds, renewal) ← objects (one folder per kind) ← client
 // (clients, their options, inspect, shutdown). An import may only point down. Inside objects, the lock
-// (objects/lock/) is the base the other kinds build on: a kind's folder imports the lock, shared objects/*
-// files and its own folder, never another kind's.
+// (objects/lock/) is the base the other kinds build on, and a part (objects/fair-queue/) builds on it for
+// several kinds: a kind's folder imports the lock, parts, shared objects/* files and its own folder, never
+// another kind's.
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -40,8 +41,10 @@ const under = (...names) => `${core}(${names.join('|')})`;
 const objects = `${core}objects/`;
 /** Folders of objects/ that are no kind: shared by every kind (inspect's reads, the Lua includes). */
 const SHARED_OBJECT_FOLDERS = ['inspect', 'includes'];
-/** Kinds composed from another kind's scripts and report, with the kinds they are made of: the only imports across kinds. */
-const COMPOSED_FROM = { 'non-reentrant-fair-lock': ['fair-lock'] };
+/** Folders of objects/ that are no kind but what several kinds are made of (the fair locks' queue), built on the lock. */
+const PARTS = ['fair-queue'];
+/** What a kind may build on besides its own folder. */
+const BASES = ['lock', ...PARTS, ...SHARED_OBJECT_FOLDERS];
 
 module.exports = {
   forbidden: [
@@ -117,16 +120,16 @@ module.exports = {
       // in objects/lock/ or a shared objects/* file, not in the folder of the kind that had it first.
       comment:
         "A kind's folder builds on the lock (objects/lock/) and shared objects/* files, never on another kind's folder: each kind can be read, changed or removed alone.",
-      from: { path: `${objects}([^/]+)/`, pathNot: `${objects}${anyOf(['lock', ...SHARED_OBJECT_FOLDERS, ...Object.keys(COMPOSED_FROM)])}/` },
-      to: { path: `${objects}[^/]+/`, pathNot: `${objects}($1|${['lock', ...SHARED_OBJECT_FOLDERS].join('|')})/` },
+      from: { path: `${objects}([^/]+)/`, pathNot: `${objects}${anyOf(BASES)}/` },
+      to: { path: `${objects}[^/]+/`, pathNot: `${objects}($1|${BASES.join('|')})/` },
     },
-    ...Object.entries(COMPOSED_FROM).map(([kind, parts]) => ({
-      name: 'composed-kind-imports-its-parts-only',
+    {
+      name: 'part-imports-no-kind',
       severity: 'error',
-      comment: `${kind} is composed from ${parts.join(', ')}: besides the lock and shared files it imports those kinds' folders, no other.`,
-      from: { path: `${objects}${kind}/` },
-      to: { path: `${objects}[^/]+/`, pathNot: `${objects}${anyOf([kind, 'lock', ...SHARED_OBJECT_FOLDERS, ...parts])}/` },
-    })),
+      comment: 'A part (objects/fair-queue/) serves several kinds: it builds on the lock and shared files, never on a kind.',
+      from: { path: `${objects}${anyOf(PARTS)}/` },
+      to: { path: `${objects}[^/]+/`, pathNot: `${objects}${anyOf(BASES)}/` },
+    },
     {
       name: 'lock-imports-no-kind',
       severity: 'error',

@@ -11,7 +11,7 @@
 // - each package and its src (connection/transport.ts in core's src);
 // - core's objects/ and its kind folders (and Redlock's lease-lock/), so a
 //   guide may name lock/acquire.lua, a script beside one it already placed
-//   (objects/fair-lock/acquire.lua, then release.lua), or an include
+//   (objects/fair-queue/acquire.lua, then release.lua), or an include
 //   (mint-token.lua).
 //
 // Skipped: URLs, placeholders and globs (`<kind>/<name>.lua`, `*.lua`,

@@ -72,7 +72,7 @@ export type {
   LeaderElectionEvents,
 } from './objects/leader/types.js';
 export type { LockInfo } from './objects/lock/info.js';
-export type { FairLockInfo } from './objects/fair-lock/info.js';
+export type { FairLockInfo } from './objects/fair-queue/info.js';
 export type { ReadWriteLockInfo } from './objects/rw-lock/info.js';
 export type { SemaphoreInfo } from './objects/semaphore/info.js';
 export type { PermitExpirableSemaphoreInfo } from './objects/permit-semaphore/info.js';

@@ -49,9 +49,7 @@ export function redactedView(value: unknown, depth = 0, seen = new WeakSet<objec
  * the values given (the connection needs them). Both are non-enumerable, so spreading or iterating the object is unchanged.
  */
 export function printRedacted<T extends object>(options: T): T {
-  Object.defineProperty(options, inspect.custom, {
-    value: (_depth: number, inspectOptions: object) => inspect(redactedView(options), inspectOptions),
-  });
+  Object.defineProperty(options, inspect.custom, { value: (_depth: number, inspectOptions: object) => inspect(redactedView(options), inspectOptions) });
   Object.defineProperty(options, 'toJSON', { value: () => redactedView(options) });
   return options;
 }

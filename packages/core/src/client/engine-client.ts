@@ -275,10 +275,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   private clearOnClose(hold: Hold): Promise<boolean> {
-    return this.context.kinds
-      .get(hold.kind)
-      .clear(hold)
-      .catch(() => false);
+    const kind = this.context.kinds.get(hold.kind);
+    return kind.clear(hold).catch(() => false);
   }
 
   /**

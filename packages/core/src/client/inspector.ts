@@ -43,14 +43,8 @@ export class Inspector {
     const raw = checkOptionsObject(options, 'list() options');
     checkKnownKeys(raw, ['match', 'limit', 'entryLimit', 'signal'], 'list() options');
     const match = raw.match === undefined ? INSPECT_DEFAULTS.match : raw.match;
-    if (
-      typeof match !== 'string' ||
-      match.length === 0 ||
-      match.includes('{') ||
-      match.includes('}') ||
-      Buffer.byteLength(match) > 1024 ||
-      !isWellFormed(match)
-    ) {
+    const isGlob = typeof match === 'string' && match.length > 0 && !/[{}]/.test(match) && Buffer.byteLength(match) <= 1024 && isWellFormed(match);
+    if (!isGlob) {
       throw new InvalidArgumentError(`list(): match must be a non-empty, well-formed glob of at most 1,024 bytes without braces, got ${describeValue(match)}`);
     }
     const pageSize = checkLimit(raw.limit, 'list(): limit', INSPECT_DEFAULTS.pageSize);

@@ -9,28 +9,18 @@ import { monotonicNow } from './time.js';
 export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () => unknown): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
-    const timer = setTimeout(() => {
-      setImmediate(() => {
+    // The first of the outcome and the timeout settles; the other is dropped.
+    const first =
+      <A>(settle: (arg: A) => void) =>
+      (arg: A): void => {
         if (settled) return;
         settled = true;
-        reject(onTimeout());
-      });
-    }, timeoutMs);
+        clearTimeout(timer);
+        settle(arg);
+      };
+    const timer = setTimeout(() => setImmediate(first(() => reject(onTimeout()))), timeoutMs);
     timer.unref();
-    work.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
+    work.then(first(resolve), first(reject));
   });
 }
 

@@ -23,6 +23,9 @@ export const INSTRUMENTATION_VERSION = '0.1.0';
 /** How an acquisition call ended (`rlock.outcome`). */
 export type AcquireOutcome = 'acquired' | 'not_acquired' | 'timeout' | 'aborted' | 'error';
 
+/** What a call that got no grant ended as: `not_acquired` (a try) or `timeout` (a wait). */
+export type Refusal = Extract<AcquireOutcome, 'not_acquired' | 'timeout'>;
+
 /** Loss reasons that are a lease lost (`rlock.lease.lost`); `closed` and `forced` were ended on purpose. */
 const LEASE_LOSS_REASONS: ReadonlySet<string> = new Set(['expired', 'taken', 'unreachable', 'maxLease']);
 
@@ -122,7 +125,7 @@ export class AcquireProbe implements AcquireWatch {
     private instruments: Instruments | undefined,
     private readonly tracer: OtelTracer | undefined,
     /** What "no grant" means for this call, and the caller's signal (an abort is `aborted`, not `error`). */
-    private readonly refusal: 'not_acquired' | 'timeout',
+    private readonly refusal: Refusal,
     private readonly signal: AbortSignal | undefined,
     /** The api was still loading when the call began: what it records waits for the load, then goes to the provider registered by then. */
     private loading: Promise<unknown> | undefined = undefined,
@@ -248,13 +251,7 @@ export class Telemetry {
   }
 
   /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
-  startAcquire(
-    object: string,
-    name: string,
-    owner: string | undefined,
-    refusal: 'not_acquired' | 'timeout',
-    signal: AbortSignal | undefined,
-  ): AcquireProbe | undefined {
+  startAcquire(object: string, name: string, owner: string | undefined, refusal: Refusal, signal: AbortSignal | undefined): AcquireProbe | undefined {
     const metrics = this.currentInstruments();
     const traces = this.currentTracer();
     // Only in a process's first moments (an ESM import is asynchronous): a provider registered before the client counts from its first call.
@@ -349,7 +346,7 @@ export function observeCall<T>(
   telemetry: Telemetry,
   object: string,
   name: string,
-  refusal: 'not_acquired' | 'timeout',
+  refusal: Refusal,
   signal: AbortSignal | undefined,
   run: () => Promise<T>,
   granted: (value: T) => boolean,

@@ -505,11 +505,11 @@ describe('coordination scripts', () => {
     const queueOf = (k: Keys) => ({ lock: k.lock, fence: k.fence, queue: k.queue, waiters: k.waiters, tickets: k.tickets });
     const WAITER_LEASE = 5_000;
     const acquire = (k: Keys, owner: string, op: string, join = '1', waiterLeaseMs = WAITER_LEASE, leaseMs = 30_000, handed = '', once = '0') =>
-      run(SCRIPTS.fairLockAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join, handed, once }) as Promise<
+      run(SCRIPTS.fairQueueAcquire, { ...queueOf(k), cancelled: k.cancelled, owner, leaseMs, op, waiterLeaseMs, join, handed, once }) as Promise<
         [number, ...unknown[]]
       >;
     const release = (k: Keys, owner: string, op: string) =>
-      run(SCRIPTS.fairLockRelease, {
+      run(SCRIPTS.fairQueueRelease, {
         ...queueOf(k),
         released: k.released,
         owner,
@@ -521,7 +521,7 @@ describe('coordination scripts', () => {
         wakePrefix: k.wakePrefix,
       });
     const cancel = (k: Keys, owner: string, op: string, acquireOp: string) =>
-      run(SCRIPTS.fairLockCancel, {
+      run(SCRIPTS.fairQueueCancel, {
         ...queueOf(k),
         released: k.released,
         cancelled: k.cancelled,
@@ -534,8 +534,8 @@ describe('coordination scripts', () => {
         wakePrefix: k.wakePrefix,
       });
     const leave = (k: Keys, owner: string, keptToken = '') =>
-      run(SCRIPTS.fairLockLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken, wakePrefix: k.wakePrefix });
-    const forceUnlock = (k: Keys) => run(SCRIPTS.fairLockForceUnlock, { ...queueOf(k), sharded: '0', notices: k.notices, wakePrefix: k.wakePrefix });
+      run(SCRIPTS.fairQueueLeaveQueue, { ...queueOf(k), owner, sharded: '0', kept: keptToken, wakePrefix: k.wakePrefix });
+    const forceUnlock = (k: Keys) => run(SCRIPTS.fairQueueForceUnlock, { ...queueOf(k), sharded: '0', notices: k.notices, wakePrefix: k.wakePrefix });
     const hold = async (k: Keys) => parseHold(await redis.hgetall(k.lock));
     const holder = async (k: Keys) => {
       const held = await hold(k);

@@ -172,7 +172,7 @@ describe('NonReentrantFairLock', () => {
     });
   });
 
-  describe("fair-lock/acquire.lua's once flag", () => {
+  describe("fair-queue/acquire.lua's once flag", () => {
     const keysOf = (prefix: string) => {
       const lock = `${prefix}:{job}`;
       return {
@@ -185,7 +185,7 @@ describe('NonReentrantFairLock', () => {
       };
     };
     const acquire = (keys: ReturnType<typeof keysOf>, owner: string, op: string, once: string) =>
-      evalScript(fleet.client(0), SCRIPTS.fairLockAcquire, {
+      evalScript(fleet.client(0), SCRIPTS.fairQueueAcquire, {
         ...keys,
         owner,
         leaseMs: 10_000,
@@ -196,7 +196,7 @@ describe('NonReentrantFairLock', () => {
         once,
       }) as Promise<unknown[]>;
     const release = (keys: ReturnType<typeof keysOf>, owner: string, op: string) =>
-      evalScript(fleet.client(0), SCRIPTS.fairLockRelease, {
+      evalScript(fleet.client(0), SCRIPTS.fairQueueRelease, {
         ...keys,
         released: `${keys.lock}:released`,
         wakePrefix: `${keys.lock}:release:`,

@@ -21,8 +21,8 @@ function check(files: Record<string, string>): { status: number | null; output: 
       'docs/lock.md': '# lock\n',
       // What the script's own comments cite.
       'scripts/embed-lua.mjs': '\n',
-      'packages/core/src/objects/fair-lock/acquire.lua': '--[[\nacquire: x\n]]\n',
-      'packages/core/src/objects/fair-lock/release.lua': '--[[\nrelease: x\n]]\n',
+      'packages/core/src/objects/fair-queue/acquire.lua': '--[[\nacquire: x\n]]\n',
+      'packages/core/src/objects/fair-queue/release.lua': '--[[\nrelease: x\n]]\n',
       ...files,
     };
     for (const [path, text] of Object.entries(tree)) {

@@ -43,7 +43,7 @@ describe('scripts/embed-lua.mjs', () => {
     const core = run.generated(OBJECTS);
     expect(core).toContain('  /** lock/acquire.lua */\n  lockAcquire: {');
     expect(keysOf(core, 'lockAcquire')).toBe('4');
-    expect(keysOf(core, 'fairLockCancel')).toBe('7');
+    expect(keysOf(core, 'fairQueueCancel')).toBe('7');
     expect(keysOf(core, 'latchCountDown')).toBe('3');
     expect(keysOf(core, 'lockRenew')).toBe('undefined');
     expect(keysOf(core, 'inspectRead')).toBe('undefined');

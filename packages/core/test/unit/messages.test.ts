@@ -1,5 +1,5 @@
 import { isToken, readForcedNotice, readPermitCounts } from '../../src/objects/messages.js';
-import { handOffOwner } from '../../src/objects/fair-lock/fair-lock-scripts.js';
+import { handOffOwner } from '../../src/objects/fair-queue/fair-queue-scripts.js';
 
 const CLIENT = 'AbCdEfGhIjKlMnOpQrS_1';
 

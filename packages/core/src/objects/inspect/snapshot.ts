@@ -92,14 +92,10 @@ export function markedBareInteger(read: KeyRead, marker: KeyRead, kind: string):
   return marker.value === kind ? 'shown' : undefined;
 }
 
-export function holder(
-  owner: string,
-  count: string | number | null | undefined,
-  token: string | number | null | undefined,
-  ttlMs: number,
-  now: number,
-  extra: { mode?: 'read' | 'write'; id?: string } = {},
-): HolderInfo {
+/** A hash field or score as a read found it (null or undefined: absent). */
+type FieldRead = string | number | null | undefined;
+
+export function holder(owner: string, count: FieldRead, token: FieldRead, ttlMs: number, now: number, extra: Pick<HolderInfo, 'mode' | 'id'> = {}): HolderInfo {
   const tokenText = token === null || token === undefined ? undefined : String(token);
   // A fair lock's hold handed over and not yet counted by its owner's script reads count 0: it is one.
   return { owner, count: Math.max(1, Number(count ?? 0)), token: tokenText, ttlMs, acquiredAtMs: acquiredAt(tokenText, now), ...extra };

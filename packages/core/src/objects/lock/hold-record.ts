@@ -38,10 +38,5 @@ export function parseHold(fields: Readonly<Record<string, string | undefined>> |
 
 /** What hold-record.lua writes, as HSET's field-value pairs: for tests and tools that write a hold by hand. */
 export function holdFields(hold: HoldRecord): Record<string, string> {
-  return {
-    [hold.owner]: String(hold.count),
-    t: hold.token,
-    ...(hold.op === undefined ? {} : { o: hold.op }),
-    ...(hold.once ? { n: '1' } : {}),
-  };
+  return { [hold.owner]: String(hold.count), t: hold.token, ...(hold.op === undefined ? {} : { o: hold.op }), ...(hold.once ? { n: '1' } : {}) };
 }

@@ -1,5 +1,5 @@
 import { unansweredFailure } from '../../engine/acquire.js';
-import { attempt, type TryOutcome } from '../../engine/attempt.js';
+import { attempt, type AcquireReply, type TryOutcome } from '../../engine/attempt.js';
 import { HoldAttempt } from '../../engine/hold-attempt.js';
 import { acquireObserved, releaseTraced, type AcquireLabel } from '../../engine/observed.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
@@ -53,10 +53,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
   private get mode(): string {
     return this.core.mode;
-  }
-
-  private get object(): string {
-    return this.core.object;
   }
 
   /** From the client's bounded cache, not kept here: a lock object kept alive does not keep its names too. */
@@ -209,23 +205,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, keys, owner);
     const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
-    const target: HoldTarget = {
-      name: this.name,
-      key: keys.lock,
-      mode: this.mode,
-      kind: store.kind,
-      owner,
-      exclusive,
-      driftFactor: store.driftFactor,
-    };
-    const tries = new HoldAttempt(
-      ctx,
-      target,
-      request.leaseMs,
-      request.maxLeaseMs,
-      (op, leaseMs) => store.acquire(keys, owner, leaseMs, op, request),
-      (op) => store.cancel(keys, owner, op),
-    );
+    const target: HoldTarget = { name: this.name, key: keys.lock, mode: this.mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
+    const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, request);
+    const tries = new HoldAttempt(ctx, target, request.leaseMs, request.maxLeaseMs, send, (op) => store.cancel(keys, owner, op));
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
       const current = store.counting === 'client' ? ctx.holds.current(keys.lock, this.mode, owner) : undefined;
@@ -379,14 +361,7 @@ class LockCore {
       pending = { owner, count: 1 };
       if (slot === undefined) this.firstPending.set(key, pending);
       else if (slot instanceof Map) slot.set(owner, pending);
-      else
-        this.firstPending.set(
-          key,
-          new Map([
-            [slot.owner, slot],
-            [owner, pending],
-          ]),
-        );
+      else this.firstPending.set(key, new Map<string, FirstPending>().set(slot.owner, slot).set(owner, pending));
     } else {
       pending.count++;
       if (!this.cores.branchesWarned) {
@@ -462,11 +437,8 @@ class LockCore {
     const keys = this.keysOf(name);
     const hold = own ?? ctx.holds.current(keys.lock, this.mode, owner);
     if (!own && hold?.active && hold.count <= hold.scoped) {
-      return Promise.reject(
-        new IllegalMonitorStateError(
-          `unlock(): "${name}" is held by the current task only through withLock() or a handle, ` + 'which releases it when it ends (nothing was released)',
-        ),
-      );
+      const message = `unlock(): "${name}" is held by the current task only through withLock() or a handle, which releases it when it ends (nothing was released)`;
+      return Promise.reject(new IllegalMonitorStateError(message));
     }
     return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold));
   }

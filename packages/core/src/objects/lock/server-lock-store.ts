@@ -2,11 +2,11 @@ import { replicated, type Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/attempt.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
-import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
-import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
+import { HoldStore, type RenewItem } from '../hold-store.js';
+import { isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
 import type { LockStore, LockVariant, OwnerHoldRead } from './lock-store.js';
@@ -43,8 +43,8 @@ export interface LockScripts<K extends LockKeys> {
   /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant). */
   acquire(keys: K, owner: string, leaseMs: number, op: string, request: LockRequest, once: boolean): Promise<AcquireReply>;
   cancel(keys: K, owner: string, op: string): Promise<boolean>;
-  /** With `token`, never releases a newer hold; `all`, every count of the owner. */
-  release(keys: K, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply>;
+  /** With `token`, never releases a newer hold; `all`, every count of the owner; `mode`, the hold's (one store clears its kind's every mode). */
+  release(keys: K, owner: string, token: string | undefined, op: string, all: boolean, mode: string): Promise<ReleaseReply>;
   forceUnlock(keys: K): Promise<boolean>;
   onMessage(payload: string, queue: WaitQueue): boolean;
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
@@ -58,7 +58,7 @@ export interface LockScripts<K extends LockKeys> {
  * A lock of the family on one deployment, composed of its variant (data) and its scripts: one script per state
  * change, and the reads and renewals every hold record shares. Its holds renew and clear under `variant.object`.
  */
-export class ServerLockStore<K extends LockKeys> extends ObjectStore implements LockStore<K> {
+export class ServerLockStore<K extends LockKeys> extends HoldStore implements LockStore<K> {
   readonly counting = 'server';
   readonly driftFactor = DEFAULT_DRIFT_FACTOR;
   readonly headOnly = false;
@@ -100,11 +100,11 @@ export class ServerLockStore<K extends LockKeys> extends ObjectStore implements 
   }
 
   release(keys: K, hold: Hold, op: string): Promise<ReleaseReply> {
-    return this.scripts.release(keys, hold.owner, hold.token, op, false);
+    return this.scripts.release(keys, hold.owner, hold.token, op, false, hold.mode);
   }
 
   async finishRelease(keys: K, hold: Hold, op: string): Promise<'released' | 'gone'> {
-    const reply = await this.scripts.release(keys, hold.owner, hold.token, op, true);
+    const reply = await this.scripts.release(keys, hold.owner, hold.token, op, true, hold.mode);
     return reply.released ? 'released' : 'gone';
   }
 
@@ -116,28 +116,15 @@ export class ServerLockStore<K extends LockKeys> extends ObjectStore implements 
     return this.scripts.forceUnlock(keys);
   }
 
-  batchKey(hold: RenewableHold): string {
-    return this.deployment.batchKey(hold.key);
-  }
-
-  async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
-    const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
-    return this.renewed(codes, holds[0]?.key ?? '');
-  }
-
-  async extend(hold: Hold, leaseMs: number): Promise<'renewed' | 'gone' | 'taken'> {
-    const [code] = await this.renewItems([{ key: hold.key, owner: hold.owner, token: hold.token ?? '', leaseMs }]);
-    return renewOutcome(code);
-  }
-
-  /** One renew.lua call; one code per item: 1 renewed, 0 gone, −1 taken. */
-  private renewItems(items: readonly { key: string; owner: string; token: string; leaseMs: number }[]): Promise<number[]> {
+  /** One lock/renew.lua call. */
+  protected renewItems(items: readonly RenewItem[]): Promise<number[]> {
     return this.transport.run(SCRIPTS.lockRenew, { items }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 
   /** Releases what is left of `hold` by owner and token, through the variant's own release (which wakes its waiters its way). */
   async clear(hold: Hold): Promise<boolean> {
-    const reply = await this.scripts.release(this.keysOf(this.keyPrefix, hold.name), hold.owner, hold.token, `clear/${++this.clears}`, true);
+    const keys = this.keysOf(this.keyPrefix, hold.name);
+    const reply = await this.scripts.release(keys, hold.owner, hold.token, `clear/${++this.clears}`, true, hold.mode);
     return reply.released;
   }
 

@@ -1,4 +1,4 @@
-import type { FairLockInfo } from '../fair-lock/info.js';
+import type { FairLockInfo } from '../fair-queue/info.js';
 
 /** A non-reentrant fair lock (`getNonReentrantFairLock`): a fair lock whose holder's count is at most 1. */
 export interface NonReentrantFairLockInfo extends Omit<FairLockInfo, 'kind'> {

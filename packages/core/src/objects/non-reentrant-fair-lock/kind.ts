@@ -1,7 +1,7 @@
-import { FairLockScripts } from '../fair-lock/fair-lock-scripts.js';
-import { FAIR, FAIR_LOCK } from '../fair-lock/kind.js';
+import { FairQueueScripts, QUEUED_IN_REDIS } from '../fair-queue/fair-queue-scripts.js';
+import { describeFairQueue, fairQueueDetail, fairQueueKeeps } from '../fair-queue/report.js';
 import { parseHold } from '../lock/hold-record.js';
-import type { LockVariant } from '../lock/lock-store.js';
+import { EXCLUSIVE_LOCK, type LockVariant } from '../lock/lock-store.js';
 import { serverLockGetter } from '../lock/server-lock-getter.js';
 import { defineKind } from '../object-kind.js';
 import type { NonReentrantFairLockInfo } from './info.js';
@@ -9,15 +9,15 @@ import type { NonReentrantFairLockInfo } from './info.js';
 const NAME = 'nonReentrantFairLock';
 
 /** The fair lock's order with the non-reentrant lock's once flag: the fair scripts refuse an owner's second acquisition, which queues. */
-export const NON_REENTRANT_FAIR: LockVariant = Object.freeze({ ...FAIR, object: 'non_reentrant_fair_lock', reentrant: false });
+export const NON_REENTRANT_FAIR: LockVariant = Object.freeze({ ...EXCLUSIVE_LOCK, ...QUEUED_IN_REDIS, object: 'non_reentrant_fair_lock', reentrant: false });
 
-/** The fair lock's keys and scripts, given the once flag. */
+/** The fair lock's keys, scripts and report, given the once flag. */
 export const NON_REENTRANT_FAIR_LOCK = defineKind({
   name: NAME,
   description: 'fair lock a task cannot take twice',
   method: 'getNonReentrantFairLock',
-  getter: (site) => serverLockGetter(site, NON_REENTRANT_FAIR, FairLockScripts),
-  keeps: (prefix, name) => FAIR_LOCK.keeps(prefix, name),
+  getter: (site) => serverLockGetter(site, NON_REENTRANT_FAIR, FairQueueScripts),
+  keeps: fairQueueKeeps,
   // Its hold is marked (field n) once claimed; a free one with waiters, or a hand-off not yet claimed, looks like a fair lock's.
   recognise: ({ keys: { lock, queue, waiters } }) => {
     const hold = parseHold(lock.fields);
@@ -26,7 +26,7 @@ export const NON_REENTRANT_FAIR_LOCK = defineKind({
     if (hold?.once) return queued ? 'shown' : 'fits';
     return queued ? 'fits' : undefined;
   },
-  describe: (snapshot, base): NonReentrantFairLockInfo => ({ ...FAIR_LOCK.describe(snapshot, base), kind: NAME }),
-  detail: (info) => FAIR_LOCK.detail({ ...info, kind: FAIR_LOCK.name }),
+  describe: (snapshot, base): NonReentrantFairLockInfo => describeFairQueue(snapshot, base, NAME),
+  detail: (info) => fairQueueDetail(info),
   forceUnlock: (lock) => lock.forceUnlock(),
 });

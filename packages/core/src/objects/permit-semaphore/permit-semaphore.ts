@@ -1,5 +1,5 @@
 import { unansweredFailure } from '../../engine/acquire.js';
-import { attempt } from '../../engine/attempt.js';
+import { attempt, type AcquireReply } from '../../engine/attempt.js';
 import { HoldAttempt } from '../../engine/hold-attempt.js';
 import { acquireObserved, releaseTraced } from '../../engine/observed.js';
 import type { EngineContext } from '../../engine/engine-context.js';
@@ -117,15 +117,8 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
         tryOnce: (signal) => {
           // A new id per try: a try cancelled for want of an answer leaves its tombstone on its own id, not the next try's.
           const id = `${ctx.clientId}:${ctx.newOpId()}`;
-          const tries = new HoldAttempt(
-            ctx,
-            this.target(id),
-            request.leaseMs,
-            request.maxLeaseMs,
-            (_op, leaseMs) => store.acquire(keys, id, leaseMs),
-            () => store.cancel(keys, id),
-          );
-          return attempt(ctx, tries, signal);
+          const send = (_op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, id, leaseMs);
+          return attempt(ctx, new HoldAttempt(ctx, this.target(id), request.leaseMs, request.maxLeaseMs, send, () => store.cancel(keys, id)), signal);
         },
         giveBack: (hold) => this.releasePermit(hold),
         watch: undefined,

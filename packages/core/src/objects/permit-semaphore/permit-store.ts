@@ -1,10 +1,9 @@
 import type { Deployment } from '../../connection/deployment.js';
-import { isOne, ObjectStore, renewOutcome } from '../object-store.js';
+import { HoldStore, type RenewItem } from '../hold-store.js';
+import { isOne } from '../object-store.js';
 import type { AcquireReply } from '../../engine/attempt.js';
 import type { Hold } from '../../engine/hold.js';
-import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { ReleaseReply } from '../../engine/release.js';
-import type { RenewableHold, RenewOutcome } from '../../engine/renewal.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { keysOfMain, permitMarker, type PermitSemaphoreKeys } from './keys.js';
 
@@ -28,8 +27,8 @@ function parseRelease(reply: unknown): ReleaseReply {
 const asNumber = (reply: unknown): number => Number(reply);
 const asCodes = (reply: unknown): number[] => reply as number[];
 
-/** The permit semaphore's scripts (each reclaims lapsed permits first) and the {@link HoldKind} of its permits. */
-export class PermitStore extends ObjectStore implements HoldKind {
+/** The permit semaphore's scripts (each reclaims lapsed permits first) and the hold kind of its permits, each owned by its id. */
+export class PermitStore extends HoldStore {
   private clears = 0;
 
   constructor(
@@ -52,17 +51,8 @@ export class PermitStore extends ObjectStore implements HoldKind {
 
   acquire(keys: PermitSemaphoreKeys, id: string, leaseMs: number): Promise<AcquireReply> {
     // One literal on the hot paths (acquire, release): a spread of pool() costs more client CPU than the call's own work.
-    const args = {
-      permits: keys.permits,
-      leases: keys.leases,
-      holders: keys.holders,
-      sharded: this.sharded,
-      channel: keys.channel,
-      fence: keys.fence,
-      marker: permitMarker(keys, id),
-      id,
-      leaseMs,
-    };
+    const { permits, leases, holders, channel, fence } = keys;
+    const args = { permits, leases, holders, sharded: this.sharded, channel, fence, marker: permitMarker(keys, id), id, leaseMs };
     // A rejection (too few replicas) makes the engine undo the grant.
     return this.write(SCRIPTS.permitSemaphoreAcquire, args, 'acquire', keys.permits, parseAcquire, (value) => value.granted);
   }
@@ -73,14 +63,16 @@ export class PermitStore extends ObjectStore implements HoldKind {
   }
 
   release(keys: PermitSemaphoreKeys, id: string, token: string | undefined, op: string): Promise<ReleaseReply> {
+    const { permits, leases, holders, channel } = keys;
+    const { sharded, replayWindowMs } = this;
     const args = {
-      permits: keys.permits,
-      leases: keys.leases,
-      holders: keys.holders,
-      sharded: this.sharded,
-      channel: keys.channel,
+      permits,
+      leases,
+      holders,
+      sharded,
+      channel,
       marker: permitMarker(keys, id),
-      replayWindowMs: this.replayWindowMs,
+      replayWindowMs,
       id,
       token: token ?? '',
       op: `${this.clientId}:${op}`,
@@ -89,56 +81,27 @@ export class PermitStore extends ObjectStore implements HoldKind {
   }
 
   trySetPermits(keys: PermitSemaphoreKeys, marker: string, permits: number): Promise<boolean> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreTrySetPermits,
-      { ...this.marked(keys, marker), kind: keys.kind, count: permits },
-      'trySetPermits',
-      keys.permits,
-      isOne,
-    );
+    const args = { ...this.marked(keys, marker), kind: keys.kind, count: permits };
+    return this.transport.run(SCRIPTS.permitSemaphoreTrySetPermits, args, 'trySetPermits', keys.permits, isOne);
   }
 
   addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreAddPermits,
-      { ...this.marked(keys, marker), kind: keys.kind, delta },
-      'addPermits',
-      keys.permits,
-      asNumber,
-    );
+    const args = { ...this.marked(keys, marker), kind: keys.kind, delta };
+    return this.transport.run(SCRIPTS.permitSemaphoreAddPermits, args, 'addPermits', keys.permits, asNumber);
   }
 
   available(keys: PermitSemaphoreKeys): Promise<number> {
     return this.transport.run(SCRIPTS.permitSemaphoreAvailable, this.pool(keys), 'availablePermits', keys.permits, asNumber);
   }
 
-  batchKey(hold: RenewableHold): string {
-    return this.deployment.batchKey(hold.key);
-  }
-
-  async renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
-    const codes = await this.renewItems(holds.map((hold) => ({ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs: hold.leaseMs })));
-    return this.renewed(codes, holds[0]?.key ?? '');
-  }
-
-  /** Extends one permit's lease to max(current, now + `leaseMs`) on the server. */
-  async extend(hold: Hold, leaseMs: number): Promise<RenewOutcome> {
-    const [code] = await this.renewItems([{ key: hold.key, id: hold.owner, token: hold.token ?? '', leaseMs }]);
-    return renewOutcome(code);
-  }
-
-  private renewItems(items: readonly { key: string; id: string; token: string; leaseMs: number }[]): Promise<number[]> {
-    const permits = items.map(({ key, id, token, leaseMs }) => {
-      const keys = keysOfMain(key);
-      return { permits: keys.permits, leases: keys.leases, holders: keys.holders, id, token, leaseMs, channel: keys.channel };
+  /** One permit-semaphore/renew.lua call: each lease becomes max(current, now + `leaseMs`). */
+  protected renewItems(items: readonly RenewItem[]): Promise<number[]> {
+    const held = items.map(({ key, owner: id, token, leaseMs }) => {
+      const { permits, leases, holders, channel } = keysOfMain(key);
+      return { permits, leases, holders, id, token, leaseMs, channel };
     });
-    return this.transport.run(
-      SCRIPTS.permitSemaphoreRenew,
-      { sharded: this.sharded, items: permits },
-      `renew of ${items.length} permits`,
-      items[0]?.key ?? '',
-      asCodes,
-    );
+    const args = { sharded: this.sharded, items: held };
+    return this.transport.run(SCRIPTS.permitSemaphoreRenew, args, `renew of ${items.length} permits`, items[0]?.key ?? '', asCodes);
   }
 
   /** Releases what is left of permit `hold` (checked by id and token): on close, and after a loss. */

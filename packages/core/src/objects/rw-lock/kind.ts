@@ -12,11 +12,7 @@ export const READ_WRITE_LOCK = defineKind({
   method: 'getReadWriteLock',
   getter: (site) => {
     const { deployment, context } = site;
-    // A refused writer holds new readers back for a watchdog lease, renewed by its tries.
-    const stores = {
-      read: new RwLockStore(deployment, 'read', context.commandTimeoutMs, context.watchdogTimeoutMs),
-      write: new RwLockStore(deployment, 'write', context.commandTimeoutMs, context.watchdogTimeoutMs),
-    };
+    const stores = { read: new RwLockStore(deployment, context, 'read'), write: new RwLockStore(deployment, context, 'write') };
     // Either store renews and clears holds of both modes.
     context.kinds.register(RW_KIND, stores.read);
     return byName(site, 'lock name', (name): RReadWriteLock => new ReadWriteLock(name, context, stores));

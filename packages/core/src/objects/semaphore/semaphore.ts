@@ -18,6 +18,9 @@ import { CLIENT_ID, readPermitCounts } from '../messages.js';
 const MAX_LOCAL_STREAK = 255;
 const MAX_DEAF_MS = 50;
 
+/** An acquisition's tries: a grant is the permits taken. */
+type PermitTries = AttemptSpec<SemaphoreAcquireReply, number>;
+
 /** What keeps one client's hand-offs on one semaphore from starving other clients. */
 interface Turns {
   /** Releases handed to local waiters since permits last went through Redis. */
@@ -132,7 +135,7 @@ export class RedisSemaphore implements RSemaphore {
     request.signal?.throwIfAborted();
     const id = waiterId(ctx.newOpId(), permits);
     const marker = (op: string): string => opMarker(keys, ctx.clientId, op);
-    const tries: AttemptSpec<SemaphoreAcquireReply, number> = {
+    const tries: PermitTries = {
       // The call's own turn: close() waits for its try and its undo, so a grant landing during close goes back.
       key: keys.permits,
       owner: id,
@@ -182,12 +185,7 @@ export class RedisSemaphore implements RSemaphore {
   }
 
   /** Permits a local release handed to call `id` are taken without a Redis call; else one acquire script call. */
-  private async tryOnce(
-    id: string,
-    permits: number,
-    tries: AttemptSpec<SemaphoreAcquireReply, number>,
-    signal: AbortSignal | undefined,
-  ): Promise<TryOutcome<number>> {
+  private async tryOnce(id: string, permits: number, tries: PermitTries, signal: AbortSignal | undefined): Promise<TryOutcome<number>> {
     if (this.state.handed.get(id) !== permits) return attempt(this.ctx, tries, signal);
     this.ctx.assertOpen();
     signal?.throwIfAborted();

@@ -1,10 +1,9 @@
 import { holder } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
-import { plainLockKeys } from '../lock/keys.js';
+import { LOCK } from '../lock/kind.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
 import type { RLock } from '../lock/types.js';
-import { checkName } from '../names.js';
-import { defineKind } from '../object-kind.js';
+import { byName, defineKind } from '../object-kind.js';
 import type { SpinLockInfo } from './info.js';
 import { spinBackoff, type SpinLockOptions } from './options.js';
 import { SpinLockStore } from './spin-lock-store.js';
@@ -32,16 +31,9 @@ export const SPIN_LOCK = defineKind({
       }
       return store;
     };
-    return (name: string, options?: SpinLockOptions): RLock<string> => {
-      checkName(name, 'lock name');
-      site.assertOpen();
-      return new ReentrantLock<string>(name, context, storeOf(options));
-    };
+    return byName(site, 'lock name', (name, options?: SpinLockOptions): RLock<string> => new ReentrantLock<string>(name, context, storeOf(options)));
   },
-  keeps: (prefix, name) => {
-    const { lock, clients } = plainLockKeys(prefix, name, '');
-    return { lock: { key: lock, type: 'hash' }, clients: { key: clients, type: 'zset' } };
-  },
+  keeps: (prefix, name) => LOCK.keeps(prefix, name),
   // The lock's keys: read as a lock unless asked for `{ kind: 'spinLock' }`.
   recognise: ({ keys: { lock } }) => {
     const hold = parseHold(lock.fields);

@@ -7,11 +7,15 @@ import { recordGrant } from '../../engine/hold-attempt.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { LockRequest } from '../lock-options.js';
+import type { LockVariant } from '../lock/lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { isToken } from '../messages.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
+
+/** What the queue makes of a lock variant: Redis keeps the order, so newcomers try at once and a waiter's tries renew its place. */
+export const QUEUED_IN_REDIS: Pick<LockVariant, 'queueLocally' | 'waitersKeepPlace'> = Object.freeze({ queueLocally: false, waitersKeepPlace: true });
 
 /** A hold handed over in Redis and not yet counted there (count 0), which its owner counts as one: a reentry counts both. */
 const HANDED_OVER = Symbol('handed over, not yet counted in Redis');
@@ -29,11 +33,11 @@ interface HandOff {
 type FairReleaseReply = ReleaseReply & { readonly handOff?: HandOff };
 
 /**
- * The fair lock's scripts (fair-lock/*.lua): a waiter queue in Redis, whose head alone gets a free lock; a release
+ * The fair locks' scripts (fair-queue/*.lua): a waiter queue in Redis, whose head alone gets a free lock; a release
  * hands it to the head in the same script. Another client's head is woken by a message and claims it with its next
  * try; the releasing client's own head is told by the release's reply. A queued waiter's tries renew its place.
  */
-export class FairLockScripts extends ObjectStore implements LockScripts<FairLockKeys> {
+export class FairQueueScripts extends ObjectStore implements LockScripts<FairLockKeys> {
   /** How long a queued owner keeps its place without trying again: a watchdog lease, renewed by its tries (at least every third of it). */
   private readonly waiterLeaseMs: number;
   private readonly clientId: string;
@@ -56,12 +60,12 @@ export class FairLockScripts extends ObjectStore implements LockScripts<FairLock
     const { replayWindowMs, sharded } = this;
     const op = `${acquireOp}/cancel`;
     const args = { lock, released, cancelled, fence, queue, waiters, tickets, owner, op, acquireOp, all: '0', replayWindowMs, sharded, wakePrefix };
-    return this.transport.run(SCRIPTS.fairLockCancel, args, 'cancel', lock, isOne);
+    return this.transport.run(SCRIPTS.fairQueueCancel, args, 'cancel', lock, isOne);
   }
 
   forceUnlock({ lock, fence, queue, waiters, tickets, notices, wakePrefix }: FairLockKeys): Promise<boolean> {
     const args = { lock, fence, queue, waiters, tickets, sharded: this.sharded, notices, wakePrefix };
-    return this.transport.run(SCRIPTS.fairLockForceUnlock, args, 'forceUnlock', lock, isOne);
+    return this.transport.run(SCRIPTS.fairQueueForceUnlock, args, 'forceUnlock', lock, isOne);
   }
 
   acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
@@ -69,22 +73,9 @@ export class FairLockScripts extends ObjectStore implements LockScripts<FairLock
     // tryLock({ waitMs: 0 }) never queues.
     const join = request?.waitMs === 0 ? '0' : '1';
     const handed = this.handedToken(lock, owner);
-    const args = {
-      lock,
-      fence,
-      cancelled,
-      queue,
-      waiters,
-      tickets,
-      owner,
-      leaseMs,
-      op,
-      waiterLeaseMs: this.waiterLeaseMs,
-      join,
-      handed,
-      once: once ? '1' : '0',
-    };
-    return this.transport.run(SCRIPTS.fairLockAcquire, args, 'acquire', lock, parseAcquire);
+    const { waiterLeaseMs } = this;
+    const args = { lock, fence, cancelled, queue, waiters, tickets, owner, leaseMs, op, waiterLeaseMs, join, handed, once: once ? '1' : '0' };
+    return this.transport.run(SCRIPTS.fairQueueAcquire, args, 'acquire', lock, parseAcquire);
   }
 
   /** The token of the owner's hold when it is a hand-off not yet counted in Redis (a reentry counts it too), else ''. */
@@ -98,7 +89,7 @@ export class FairLockScripts extends ObjectStore implements LockScripts<FairLock
     const { replayWindowMs, sharded } = this;
     const args = { lock, released, fence, queue, waiters, tickets, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, wakePrefix };
     const sentAt = monotonicNow();
-    return this.transport.run(SCRIPTS.fairLockRelease, args, 'release', lock, (reply) => this.readRelease(reply, sentAt, keys, owner));
+    return this.transport.run(SCRIPTS.fairQueueRelease, args, 'release', lock, (reply) => this.readRelease(reply, sentAt, keys, owner));
   }
 
   /**
@@ -140,7 +131,7 @@ export class FairLockScripts extends ObjectStore implements LockScripts<FairLock
 
   leaveQueue({ lock, fence, queue, waiters, tickets, wakePrefix }: FairLockKeys, owner: string, keptToken = ''): Promise<boolean> {
     const args = { lock, fence, queue, waiters, tickets, owner, sharded: this.sharded, kept: keptToken, wakePrefix };
-    return this.transport.run(SCRIPTS.fairLockLeaveQueue, args, 'leaveQueue', lock, isOne);
+    return this.transport.run(SCRIPTS.fairQueueLeaveQueue, args, 'leaveQueue', lock, isOne);
   }
 
   /**
