@@ -234,7 +234,33 @@ for (const name of readdirSync(includesDir).filter((f) => f.endsWith('.lua'))) {
 }
 
 /** The includes' functions that publish (through "announce"): a script whose own code calls one reports a refusal. */
-const PUBLISHING = /\b(?:announce|wakeClient|noticeForced|grantHead|grantNext)\(/;
+/**
+ * The includes' functions that publish: `announce`, and every function whose body calls one that does (found over all
+ * includes until nothing is added), so a script calling `releaseLock` reports a refusal as one calling `wakeClient` does.
+ */
+function publishingFunctions() {
+  const bodies = new Map();
+  for (const name of readdirSync(includesDir).filter((f) => f.endsWith('.lua'))) {
+    const parts = codeLines(readFileSync(join(includesDir, name), 'utf8'))
+      .join('\n')
+      .split(/^local function /m)
+      .slice(1);
+    for (const part of parts) bodies.set(/^[A-Za-z_]\w*/.exec(part)?.[0], part.slice(part.indexOf('(')));
+  }
+  const publishing = new Set(['announce']);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [name, body] of bodies) {
+      if (publishing.has(name) || ![...publishing].some((callee) => new RegExp(`\\b${callee}\\(`).test(body))) continue;
+      publishing.add(name);
+      grew = true;
+    }
+  }
+  // Called, or handed to pcall (a batch runs each item so).
+  const names = [...publishing].join('|');
+  return new RegExp(`\\b(?:${names})\\(|\\bpcall\\(\\s*(?:${names})\\b`);
+}
+const PUBLISHING = publishingFunctions();
 const announces = (source) => codeLines(source).some((line) => PUBLISHING.test(line) && !/^\s*local function /.test(line));
 
 /** A script that includes "announce" but never calls it: `publishRefused` declared, so the include compiles as everywhere. */

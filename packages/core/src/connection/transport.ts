@@ -119,8 +119,8 @@ export class Transport {
   }
 
   /**
-   * Runs `script.single` with `args`, or, while WRITE_THROUGH calls are unanswered, queues it: the calls of one batch
-   * script and slot queued by the time a reply frees a place go as one call of `script.batch` (at most MAX_BATCH_CALLS),
+   * Runs `script.single` with `args`, or, while WRITE_THROUGH calls are unanswered, queues it: at the end of the turn
+   * the calls of one batch script, slot and shared arguments go as one call of `script.batch` (at most MAX_BATCH_CALLS),
    * each with its own reply, error and deadline (counted from now). A lone call goes at once, as `run` sends it.
    */
   coalesced<A, T>(script: BatchedScript<A>, args: NoInfer<A>, what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
@@ -135,7 +135,7 @@ export class Transport {
       this.batches.set(queue, batch);
     }
     const { calls } = batch;
-    if (this.head === this.pending.length && this.queuedCalls === 0) this.calls?.enter();
+    // Only queued behind unanswered calls, so the work counter was entered already.
     this.queuedCalls++;
     this.scheduleFlush();
     return new Promise<T>((resolve, reject) => {
@@ -179,7 +179,8 @@ export class Transport {
         try {
           replies = this.unwrapRefusal(reply, entry.what, entry.key);
         } catch (error) {
-          return failEach(calls, error, this.timeoutMs, notSent);
+          // The batch ran: none of its calls may be taken for one that never left.
+          return failEach(calls, error, this.timeoutMs, (failure) => failure);
         }
         answerEach(calls, replies);
       },
