@@ -29,11 +29,20 @@ async function measure(root, tasks, seconds) {
     answers = [];
     for (const [command, reply] of due) command.resolve(reply);
   };
+  // A build that coalesces sends what queued as one batch call (lock/acquireBatch.lua): one reply per item.
+  const acquireBatchSha = SCRIPTS.lockAcquireBatch?.sha;
+  const releaseBatchSha = SCRIPTS.lockReleaseBatch?.sha;
   Redis.prototype.sendCommand = function (/** @type {any} */ command, /** @type {any} */ stream) {
     const sha = command.name === 'evalsha' ? command.args[0] : undefined;
-    if (sha !== acquireSha && sha !== releaseSha) return send.call(this, command, stream);
+    /** @type {unknown} */
+    let reply;
+    if (sha === acquireSha) reply = [1, String(++token), 1];
+    else if (sha === releaseSha) reply = [1, 0, 0];
+    else if (sha === acquireBatchSha) reply = Array.from({ length: Number(command.args[1]) / 4 }, () => String(++token));
+    else if (sha === releaseBatchSha) reply = Array.from({ length: Number(command.args[1]) / 3 }, () => 0);
+    else return send.call(this, command, stream);
     if (answers.length === 0) setImmediate(answer);
-    answers.push([command, sha === acquireSha ? [1, String(++token), 1] : [1, 0, 0]]);
+    answers.push([command, reply]);
     return command.promise;
   };
 

@@ -10,7 +10,12 @@ export interface EmbeddedScript<A = never> {
   readonly lua: string;
   /** KEYS then ARGV, in the header's order (a `-n` script: the key count first). */
   readonly args: (named: A) => ScriptArg[];
+  /** A batch's arguments given once for all its items (its fixed ARGV), by name. */
+  readonly shared?: readonly string[];
 }
+
+/** The named arguments `script` takes. */
+export type ScriptArgsOf<S> = S extends { readonly args: (named: infer A) => ScriptArg[] } ? A : never;
 
 /**
  * First element of the reply of a script whose PUBLISH/SPUBLISH Redis refused (an ACL without channel rights): `[PUBLISH_REFUSED, error, reply]`,

@@ -1,10 +1,12 @@
 import { Command, type Cluster, type Redis } from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
 import { RedisUnavailableError } from '../errors.js';
 import { DownTracker, unavailableError } from './down-tracker.js';
 import { PUBLISH_REFUSED, type EmbeddedScript, type PublishRefusedListener, type ScriptArg } from './scripts.js';
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
 import type { WorkCounter } from './process-refs.js';
+import { answerEach, batchArgs, failEach, MAX_BATCH_CALLS, queueOf, type BatchedScript, type CallBatch, type QueuedCall } from './call-batch.js';
 
 /** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
@@ -37,6 +39,8 @@ function streamsOf(redis: Redis | Cluster): readonly Corkable[] {
 
 interface Pending {
   readonly command: Command;
+  /** A batch's calls, answered each from its reply. */
+  readonly calls?: readonly QueuedCall[];
   readonly deadline: number;
   readonly what: string;
   readonly key: string;
@@ -55,6 +59,9 @@ export class Transport {
   private batched = 0;
   private flushScheduled = false;
   private readonly pending: Pending[] = [];
+  /** Calls of batch scripts that queued behind the calls in flight, by script and slot, in the order they were made. */
+  private readonly batches = new Map<string, CallBatch>();
+  private queuedCalls = 0;
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
   /** Calls fail at once while the connection is down (refused, reset…); pending ones when it goes down. */
@@ -83,6 +90,13 @@ export class Transport {
       const entry = this.pending[index] as Pending;
       if (!entry.done) entry.command.reject(unavailable(entry, cause));
     }
+    // Queued calls never left: they cannot run later.
+    const queued = [...this.batches.values()];
+    this.batches.clear();
+    for (const batch of queued) {
+      this.dequeued(batch.calls.length);
+      failEach(batch.calls, notSent(unavailable(batch.calls[0] as QueuedCall, cause)), this.timeoutMs, notSent);
+    }
   }
 
   private loadScripts(): void {
@@ -102,6 +116,83 @@ export class Transport {
   /** Runs `script` with its KEYS and ARGV by name: its `args` puts them in its header's order. */
   run<A, T>(script: EmbeddedScript<A>, args: NoInfer<A>, what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
     return this.script(script, script.args(args), what, key, parse);
+  }
+
+  /**
+   * Runs `script.single` with `args`, or, while WRITE_THROUGH calls are unanswered, queues it: at the end of the turn
+   * the calls of one batch script, slot and shared arguments go as one call of `script.batch` (at most MAX_BATCH_CALLS),
+   * each with its own reply, error and deadline (counted from now). A lone call goes at once, as `run` sends it.
+   */
+  coalesced<A, T>(script: BatchedScript<A>, args: NoInfer<A>, what: string, key: string, parse: (reply: unknown) => T): Promise<T> {
+    if (!this.batching || this.down.cause || (this.queuedCalls === 0 && this.pending.length - this.head < WRITE_THROUGH)) {
+      return this.run(script.single, args, what, key, parse);
+    }
+    // Standalone: one queue per script; a Cluster's per slot, since a script's keys must share one.
+    const queue = queueOf(script as BatchedScript<unknown>, args, this.redis.isCluster ? calculateSlot(key) : undefined);
+    let batch = this.batches.get(queue);
+    if (batch === undefined) {
+      batch = { script: script as BatchedScript<unknown>, calls: [] };
+      this.batches.set(queue, batch);
+    }
+    const { calls } = batch;
+    // Only queued behind unanswered calls, so the work counter was entered already.
+    this.queuedCalls++;
+    this.scheduleFlush();
+    return new Promise<T>((resolve, reject) => {
+      calls.push({ args, what, key, parse, deadline: monotonicNow() + this.timeoutMs, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
+  /** Sends every queued batch: one call each (a call of one: its script alone), longer ones in MAX_BATCH_CALLS parts. */
+  private sendBatches(): void {
+    if (this.queuedCalls === 0) return;
+    const batches = [...this.batches.values()];
+    this.batches.clear();
+    for (const { script, calls } of batches) {
+      for (let start = 0; start < calls.length; start += MAX_BATCH_CALLS) this.sendBatch(script, calls.slice(start, start + MAX_BATCH_CALLS));
+      this.dequeued(calls.length);
+    }
+  }
+
+  /** Counts `count` queued calls gone (sent or failed); the work counter is left when nothing is queued or pending. */
+  private dequeued(count: number): void {
+    this.queuedCalls -= count;
+    if (this.queuedCalls === 0 && this.head === this.pending.length) this.calls?.leave();
+  }
+
+  private sendBatch(script: BatchedScript<unknown>, calls: QueuedCall[]): void {
+    const first = calls[0] as QueuedCall;
+    if (calls.length === 1) {
+      this.run(script.single, first.args as never, first.what, first.key, first.parse).then(first.resolve, first.reject);
+      return;
+    }
+    const keysAndArgs = batchArgs(script, calls);
+    this.answerBatch(this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls), script, keysAndArgs, calls);
+  }
+
+  /** A batch's reply fanned out to its calls; a NOSCRIPT answered by EVAL, as {@link answer} does. */
+  private answerBatch(entry: Pending, script: BatchedScript<unknown>, keysAndArgs: ScriptArg[] | undefined, calls: readonly QueuedCall[]): void {
+    entry.command.promise.then(
+      (reply) => {
+        this.settled(entry);
+        let replies: unknown;
+        try {
+          replies = this.unwrapRefusal(reply, entry.what, entry.key);
+        } catch (error) {
+          // The batch ran: none of its calls may be taken for one that never left.
+          return failEach(calls, error, this.timeoutMs, (failure) => failure);
+        }
+        answerEach(calls, replies);
+      },
+      (error: unknown) => {
+        this.settled(entry);
+        if (keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+          const retry = this.send('eval', scriptArgs(script.batch.lua, script.batch, keysAndArgs), entry.what, entry.key, calls);
+          return this.answerBatch(retry, script, undefined, calls);
+        }
+        failEach(calls, error, this.timeoutMs, (failure) => (wasNotSent(error) ? notSent(failure) : failure));
+      },
+    );
   }
 
   /** Runs `script` with `keysAndArgs` positionally (KEYS first; a `-n` script takes the key count first). */
@@ -150,29 +241,29 @@ export class Transport {
     if (this.head === pending.length) {
       pending.length = 0;
       this.head = 0;
-      this.calls?.leave();
+      if (this.queuedCalls === 0) this.calls?.leave();
     } else if (this.head > 1024) {
       pending.splice(0, this.head);
       this.head = 0;
     }
   }
 
-  private send(name: string, args: (string | number)[], what: string, key: string): Pending {
+  private send(name: string, args: (string | number)[], what: string, key: string, calls?: readonly QueuedCall[]): Pending {
     const command = new Command(name, NO_ARGS as never[], UTF8_REPLIES);
     for (let index = 0; index < args.length; index++) {
       const arg = args[index];
       if (typeof arg !== 'string') args[index] = String(arg);
     }
     command.args = args;
-    const entry: Pending = { command, deadline: monotonicNow() + this.timeoutMs, what, key, done: false };
+    // A batch's deadline is its first call's, the soonest of its calls'.
+    const deadline = calls === undefined ? monotonicNow() + this.timeoutMs : (calls[0] as QueuedCall).deadline;
+    const entry: Pending = calls === undefined ? { command, deadline, what, key, done: false } : { command, calls, deadline, what, key, done: false };
     const down = this.down.cause;
     if (down) {
-      const error = unavailable(entry, down);
-      Object.defineProperty(error, NOT_SENT, { value: true });
-      command.reject(error);
+      command.reject(notSent(unavailable(entry, down)));
       return entry;
     }
-    if (this.head === this.pending.length) this.calls?.enter();
+    if (this.head === this.pending.length && this.queuedCalls === 0) this.calls?.enter();
     this.pending.push(entry);
     if (this.timer === undefined) this.armTimer(this.timeoutMs);
     // A connection with few calls unanswered writes at once: Redis works on this call while the client
@@ -193,14 +284,18 @@ export class Transport {
     this.corked = streams;
     this.batched = 0;
     this.batchLimit = MAX_BATCH * streams.length;
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.onImmediate);
-    }
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(this.onImmediate);
   }
 
   private readonly onImmediate = (): void => {
     this.flushScheduled = false;
+    this.sendBatches();
     this.flush();
   };
 
@@ -258,6 +353,12 @@ export function wasNotSent(error: unknown): boolean {
   return error instanceof Error && NOT_SENT in error;
 }
 
-function unavailable(entry: Pending, cause: Error): RedisUnavailableError {
+/** `error`, marked as the failure of a call that never reached ioredis. */
+function notSent<E extends Error>(error: E): E {
+  if (!(NOT_SENT in error)) Object.defineProperty(error, NOT_SENT, { value: true });
+  return error;
+}
+
+function unavailable(entry: { readonly what: string; readonly key: string }, cause: Error): RedisUnavailableError {
   return unavailableError(entry.what, entry.key, cause);
 }

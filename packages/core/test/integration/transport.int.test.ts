@@ -3,8 +3,8 @@ import { runInNewContext } from 'node:vm';
 import { Cluster, Redis } from 'ioredis';
 import { RedisCluster, RedisFleet } from '@org/rlock-testing';
 import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
-import { SCRIPTS, Transport, type EmbeddedScript } from '@org/rlock-core/internal';
-import { commandCalls, eventually } from './support.js';
+import { SCRIPTS, Transport, plainLockKeys, type EmbeddedScript } from '@org/rlock-core/internal';
+import { commandCalls, eventually, holdAt, uniquePrefix } from './support.js';
 
 const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: 'return {KEYS[1], ARGV[1]}', args: () => [] };
 
@@ -123,6 +123,114 @@ describe('Transport', () => {
       await fleet.resume(0);
     }
     expect(await t.call('ping', [], 'PING', '-', String)).toBe('PONG');
+  });
+
+  describe('coalescing', () => {
+    const ACQUIRE = { single: SCRIPTS.lockAcquire, batch: SCRIPTS.lockAcquireBatch };
+    const acquireArgs = (prefix: string, i: number) => {
+      const keys = plainLockKeys(prefix, `c${i}`, 'client');
+      const { lock, fence, cancelled, clients } = keys;
+      return { lock, fence, cancelled, clients, owner: `client:t${i}`, leaseMs: 10_000, op: 'op1', once: '0', waitTtlMs: '0' };
+    };
+    const acquire = (t: Transport, prefix: string, i: number): Promise<unknown> => {
+      const args = acquireArgs(prefix, i);
+      return t.coalesced(ACQUIRE, args, 'acquire', args.lock, (reply) => reply);
+    };
+
+    it('sends a lone call alone, and the calls queued behind 4 unanswered ones as one batch call, each with its own reply', async () => {
+      const redis = fleet.client(0);
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await t.call('ping', [], 'PING', '-', String);
+      const prefix = uniquePrefix();
+      // MONITOR shows every call in the order run: a marker seen there comes after all the calls before it.
+      const source = new Redis(fleet.url(0));
+      connections.push(source);
+      const monitor = await source.monitor();
+      connections.push(monitor);
+      const seen: string[] = [];
+      monitor.on('monitor', (_time: string, args: string[]) => seen.push(args[1] ?? ''));
+      const calls = async (): Promise<{ single: number; batch: number }> => {
+        const marker = `marker-${seen.length}-${Math.random()}`;
+        await redis.echo(marker);
+        await eventually(() => seen.includes(marker), 2_000);
+        return {
+          single: seen.filter((sha) => sha === SCRIPTS.lockAcquire.sha).length,
+          batch: seen.filter((sha) => sha === SCRIPTS.lockAcquireBatch.sha).length,
+        };
+      };
+      expect(typeof (await acquire(t, prefix, 100))).toBe('string');
+      expect(await calls()).toEqual({ single: 1, batch: 0 });
+      // Four go at once; the sixteen made in the same turn behind them go as one call.
+      const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => acquire(t, prefix, i)));
+      expect(await calls()).toEqual({ single: 5, batch: 1 });
+      for (const token of tokens) expect(token).toMatch(/^\d+$/);
+      const held = await Promise.all(tokens.map((_, i) => holdAt(redis, acquireArgs(prefix, i).lock)));
+      expect(held.map((hold) => hold?.token)).toEqual(tokens);
+    });
+
+    it('batches only calls that agree on the arguments a batch takes once: each hold keeps its own lease', async () => {
+      const redis = fleet.client(0);
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await t.call('ping', [], 'PING', '-', String);
+      const prefix = uniquePrefix();
+      const leaseOf = (i: number): number => (i % 2 === 0 ? 10_000 : 60_000);
+      await Promise.all(
+        Array.from({ length: 12 }, (_, i) => {
+          const args = { ...acquireArgs(prefix, i), leaseMs: leaseOf(i) };
+          return t.coalesced(ACQUIRE, args, 'acquire', args.lock, (reply) => reply);
+        }),
+      );
+      const ttls = await Promise.all(Array.from({ length: 12 }, (_, i) => redis.pttl(acquireArgs(prefix, i).lock)));
+      ttls.forEach((ttl, i) => {
+        expect(ttl).toBeLessThanOrEqual(leaseOf(i));
+        expect(ttl).toBeGreaterThan(leaseOf(i) - 5_000);
+      });
+    });
+
+    it('fails a queued call alone when its key holds something else, naming that key', async () => {
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await t.call('ping', [], 'PING', '-', String);
+      const prefix = uniquePrefix();
+      await fleet.client(0).set(acquireArgs(prefix, 6).lock, 'not a hold');
+      const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => acquire(t, prefix, i)));
+      outcomes.forEach((outcome, i) => expect(outcome.status).toBe(i === 6 ? 'rejected' : 'fulfilled'));
+      const error = (outcomes[6] as PromiseRejectedResult).reason as Error;
+      expect(error).toBeInstanceOf(RedisCommandError);
+      expect(error.message).toContain(`acquire on "${acquireArgs(prefix, 6).lock}"`);
+      expect(error.message).toContain('WRONGTYPE');
+    });
+
+    it('fails each call of a batch a frozen server does not answer with its own RedisUnavailableError, bounded in time', async () => {
+      const t = transport(300, Object.values(SCRIPTS));
+      await t.call('ping', [], 'PING', '-', String);
+      const prefix = uniquePrefix();
+      await fleet.pause(0);
+      let outcomes: PromiseSettledResult<unknown>[];
+      try {
+        outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => acquire(t, prefix, i)));
+      } finally {
+        await fleet.resume(0);
+      }
+      outcomes.forEach((outcome, i) => {
+        expect(outcome.status).toBe('rejected');
+        const reason = (outcome as PromiseRejectedResult).reason as Error;
+        expect(reason).toBeInstanceOf(RedisUnavailableError);
+        expect(reason.message).toBe(`Redis did not answer acquire on "${acquireArgs(prefix, i).lock}" within 300 ms`);
+      });
+    });
+
+    it('runs a batch after SCRIPT FLUSH (EVAL once on NOSCRIPT)', async () => {
+      const redis = fleet.client(0);
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await t.call('ping', [], 'PING', '-', String);
+      await redis.script('FLUSH');
+      const prefix = uniquePrefix();
+      const evalsBefore = await commandCalls(redis, 'eval');
+      const tokens = await Promise.all(Array.from({ length: 8 }, (_, i) => acquire(t, prefix, i)));
+      for (const token of tokens) expect(token).toMatch(/^\d+$/);
+      // The four single calls and the batch each loaded their script once.
+      expect(await commandCalls(redis, 'eval')).toBe(evalsBefore + 5);
+    });
   });
 
   it('runs a script after SCRIPT FLUSH (EVAL once on NOSCRIPT)', async () => {

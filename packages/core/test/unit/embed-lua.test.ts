@@ -39,7 +39,7 @@ describe('scripts/embed-lua.mjs', () => {
   it('names an entry by its file (kind + name) and takes the key count from the header: fixed KEYS[1..n], or per-item KEYS[i] for a batch', () => {
     const run = withCopy(() => {});
     expect({ status: run.status, output: run.output }).toMatchObject({ status: 0 });
-    expect(run.output).toContain('wrote 33 scripts');
+    expect(run.output).toContain('wrote 35 scripts');
     const core = run.generated(OBJECTS);
     expect(core).toContain('  /** lock/acquire.lua */\n  lockAcquire: {');
     expect(keysOf(core, 'lockAcquire')).toBe('4');
@@ -49,6 +49,17 @@ describe('scripts/embed-lua.mjs', () => {
     expect(keysOf(core, 'inspectRead')).toBe('undefined');
     expect(keysOf(run.generated(LEASE_LOCK), 'leaseLockRenew')).toBe('undefined');
     expect(keysOf(run.generated(LEASE_LOCK), 'leaseLockAcquire')).toBe('2');
+  });
+
+  it('wraps a script that calls an include function that publishes, found through the includes, or hands it to pcall', () => {
+    const core = withCopy(() => {}).generated(OBJECTS);
+    const luaOf = (id: string) => JSON.parse(new RegExp(`\\n  ${id}: \\{[^]*?\\n    lua: ("(?:[^"\\\\]|\\\\.)*"),`).exec(core)?.[1] ?? '""') as string;
+    const wrapped = (id: string) => luaOf(id).startsWith('local publishRefused\nlocal reply = (function()\n');
+    // release.lua calls releaseLock, which calls wakeClient, which calls announce; releaseBatch pcalls releaseLock.
+    expect(wrapped('lockRelease')).toBe(true);
+    expect(wrapped('lockReleaseBatch')).toBe(true);
+    expect(wrapped('lockAcquire')).toBe(false);
+    expect(luaOf('lockAcquire')).toContain('acquireLock');
   });
 
   it('counts a key added to the header without renaming the file', () => {

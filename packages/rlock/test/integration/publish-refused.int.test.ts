@@ -93,6 +93,42 @@ describe('an announcement refused by an ACL', () => {
     expectReportedOnce(errors);
   });
 
+  it('lock: releases that queue behind 4 unanswered calls go as one batch; each resolves, and the refusal is said once', async () => {
+    const { restricted, other, errors, prefix } = pair();
+    const names = Array.from({ length: 8 }, (_, i) => `res${i}`);
+    let go!: () => void;
+    const released = new Promise<void>((resolve) => (go = resolve));
+    const locked: Promise<void>[] = [];
+    // Each holder unlocks once `go` is called: the eight unlock() calls are made in one turn.
+    const unlocked = names.map((name) =>
+      restricted.task(async () => {
+        const lock = restricted.getLock(name);
+        const held = lock.lock();
+        locked.push(held);
+        await held;
+        await released;
+        await lock.unlock();
+      }),
+    );
+    await Promise.all(locked);
+    // Waiters on the last four only: the releases that announce (and are refused) are the batch's.
+    const contended = names.slice(4);
+    const waiting = contended.map((name) =>
+      other.task(async () => {
+        await other.getLock(name).lock();
+        await other.getLock(name).unlock();
+        return name;
+      }),
+    );
+    for (const name of contended) await waitingIn(`${prefix}:{${name}}:clients`);
+    // Four go at once, the other four queue behind them as one releaseBatch call.
+    go();
+    await expect(Promise.all(unlocked)).resolves.toEqual(names.map(() => undefined));
+    expect(await Promise.all(waiting)).toEqual(contended);
+    expect(await admin.exists(...names.map((name) => `${prefix}:{${name}}`))).toBe(0);
+    expectReportedOnce(errors);
+  });
+
   it('fair lock: unlock() hands the lock to the queued waiter, who holds it once', async () => {
     const { restricted, other, errors, prefix } = pair();
     await restricted.task(async () => {

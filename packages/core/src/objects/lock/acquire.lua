@@ -27,46 +27,6 @@ Returns
 
 Publishes nothing.
 ]]
---- @include "register-client"
---- @include "mint-token"
---- @include "hold-record"
---- @include "reenter-count"
+--- @include "lock-acquire"
 
-local lock, cancelled, owner, op = KEYS[1], KEYS[3], ARGV[1], ARGV[3]
--- One EXISTS for the hold and the tombstones: the common acquire finds neither, and a free key needs no
--- hash read or parse (readHold's HGETALL and field checks cost several times as much).
-local present = redis.call('EXISTS', lock, cancelled)
-local held = present > 0 and readHold(lock)
-local once = ARGV[4] == '1'
-
-if not held or held.owner == owner then
-  if held and held.op == op then
-    if held.count == 1 then
-      return held.token
-    end
-    return {1, held.token, held.count}
-  end
-  -- An acquire can arrive after its cancel: sent on a connection that broke (its bytes may still reach
-  -- Redis after the cancel on a new one) or redirected in a Cluster. The tombstone refuses it. The
-  -- tombstones' hash exists only within a replay window after a cancel (the EXISTS above counted it).
-  if present > (held and 1 or 0) and redis.call('HEXISTS', cancelled, owner .. ':' .. op) == 1 then
-    return {-1}
-  end
-  if not held then
-    local token = mintToken(KEYS[2])
-    grantHold(lock, owner, 1, token, op, once, ARGV[2])
-    return token
-  end
-  -- Decided here: only Redis sees two branches of one task one after the other.
-  if not once then
-    return reenterCount(lock, held, ARGV[2], op)
-  end
-end
-
--- Refused (held by another, or a second acquisition of a `once` hold): the caller's client waits, and
--- hears of the release in its turn.
-local waitTtlMs = ARGV[5]
-if waitTtlMs ~= '0' then
-  registerClient(KEYS[4], owner, waitTtlMs, '0')
-end
-return {0, redis.call('PTTL', lock), held.owner}
+return acquireLock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])

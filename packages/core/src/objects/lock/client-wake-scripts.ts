@@ -1,4 +1,6 @@
+import type { BatchedScript } from '../../connection/call-batch.js';
 import type { Deployment } from '../../connection/deployment.js';
+import type { ScriptArgsOf } from '../../connection/scripts.js';
 import type { AcquireReply } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
@@ -8,6 +10,10 @@ import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
 import type { AcquireTerms } from './lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from './server-lock-store.js';
+
+/** Acquisitions and releases that queue behind the calls in flight go out in one batch call each (connection/transport.ts). */
+const ACQUIRE: BatchedScript<ScriptArgsOf<typeof SCRIPTS.lockAcquire>> = { single: SCRIPTS.lockAcquire, batch: SCRIPTS.lockAcquireBatch };
+const RELEASE: BatchedScript<ScriptArgsOf<typeof SCRIPTS.lockRelease>> = { single: SCRIPTS.lockRelease, batch: SCRIPTS.lockReleaseBatch };
 
 /** Between a lock key and a client id in a wake channel (keys.ts). */
 const WAKE_INFIX = ':release:';
@@ -39,7 +45,7 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
     // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
     const waitTtlMs = terms?.waits === false ? '0' : this.clientsTtlMs;
     const args = { lock, fence, cancelled, clients, owner, leaseMs, op, once: once ? '1' : '0', waitTtlMs };
-    return this.transport.run(SCRIPTS.lockAcquire, args, 'acquire', lock, parseAcquire);
+    return this.transport.coalesced(ACQUIRE, args, 'acquire', lock, parseAcquire);
   }
 
   cancel(keys: PlainLockKeys, owner: string, op: string): Promise<boolean> {
@@ -55,7 +61,7 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
     // The releasing task has left the queue: whoever is in it waits still.
     const requeueTtlMs = this.queues.hasWaiters(keys.channel) ? this.clientsTtlMs : '0';
     const args = { lock, released, clients, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, requeueTtlMs };
-    return this.transport.run(SCRIPTS.lockRelease, args, 'release', lock, parseRelease);
+    return this.transport.coalesced(RELEASE, args, 'release', lock, parseRelease);
   }
 
   /** 'unlock' (wake-client.lua): a release woke this client alone; anything else is dropped. */

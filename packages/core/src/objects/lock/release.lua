@@ -26,18 +26,6 @@ Publishes 'unlock' to the client it wakes at count 0, on the lock key's wake pre
 <prefix>:{<name>}:release: followed by the client id. With `requeueTtlMs` the owner's client
 registers first, behind the others: its waiters get the lock when no other client waits.
 ]]
---- @include "announce"
---- @include "register-client"
---- @include "wake-client"
---- @include "release-count"
+--- @include "lock-release"
 
-local lock, clients, owner = KEYS[1], KEYS[3], ARGV[1]
-local stays = releaseCount(lock, KEYS[2], owner, ARGV[2], ARGV[3], ARGV[4], ARGV[5])
-if stays then
-  return stays
-end
-local requeueTtlMs = ARGV[7]
-if requeueTtlMs ~= '0' then
-  registerClient(clients, owner, requeueTtlMs, '1')
-end
-return wakeClient(clients, lock, ARGV[6])
+return releaseLock(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])

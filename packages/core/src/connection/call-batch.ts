@@ -1,0 +1,85 @@
+import { RedisUnavailableError } from '../errors.js';
+import { toRLockError } from './bounded-call.js';
+import { unavailableError } from './down-tracker.js';
+import type { EmbeddedScript, ScriptArg } from './scripts.js';
+
+/**
+ * A script and its batch form, which runs it once per item (lock/acquireBatch.lua beside lock/acquire.lua) and takes
+ * the arguments it names `shared` once for all items: calls are batched together only when those agree.
+ */
+export interface BatchedScript<A> {
+  readonly single: EmbeddedScript<A>;
+  /** Takes `items` (each an `A`) and the `shared` fields of `A`; the transport builds that from the calls. */
+  readonly batch: EmbeddedScript<never>;
+}
+
+/** The queue of a call of `script` with `args`: calls of one queue agree on the batch's shared arguments. */
+export function queueOf(script: BatchedScript<unknown>, args: unknown, slot: number | undefined): string {
+  let queue = slot === undefined ? script.batch.sha : `${script.batch.sha}:${slot}`;
+  for (const name of script.batch.shared ?? []) queue += `\u0000${String((args as Record<string, unknown>)[name])}`;
+  return queue;
+}
+
+/** The batch form's arguments for `calls` (one queue's): the shared ones from the first call, then each call's. */
+export function batchArgs(script: BatchedScript<unknown>, calls: readonly QueuedCall[]): ScriptArg[] {
+  const named: Record<string, unknown> = { items: calls.map((call) => call.args) };
+  const first = (calls[0] as QueuedCall).args as Record<string, unknown>;
+  for (const name of script.batch.shared ?? []) named[name] = first[name];
+  return script.batch.args(named as never);
+}
+
+/** One call waiting to go out in a batch: its own arguments, reply parser, deadline and promise. */
+export interface QueuedCall {
+  readonly args: unknown;
+  readonly what: string;
+  readonly key: string;
+  readonly parse: (reply: unknown) => unknown;
+  readonly deadline: number;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** The calls queued for one batch script on one server and slot, in the order they were made. */
+export interface CallBatch {
+  readonly script: BatchedScript<unknown>;
+  calls: QueuedCall[];
+}
+
+/** Most calls in one batch: a script runs alone on the server, so a batch's length bounds everyone else's wait. */
+export const MAX_BATCH_CALLS = 32;
+
+/** Each call's reply of a batch's (one per item, in order): an error item fails its call only. */
+export function answerEach(calls: readonly QueuedCall[], replies: unknown): void {
+  if (!Array.isArray(replies) || replies.length !== calls.length) {
+    const error = new Error(`a batch of ${calls.length} answered ${Array.isArray(replies) ? replies.length : typeof replies}`);
+    for (const call of calls) call.reject(toRLockError(error, call.what, call.key));
+    return;
+  }
+  calls.forEach((call, index) => {
+    const reply: unknown = replies[index];
+    if (reply instanceof Error) return call.reject(toRLockError(reply, call.what, call.key));
+    try {
+      call.resolve(call.parse(reply));
+    } catch (error) {
+      call.reject(toRLockError(error, call.what, call.key));
+    }
+  });
+}
+
+/**
+ * Each call's failure when its whole batch failed: an error reply as the batch's (it ran for none), the transport's own
+ * failures (no answer in time, connection down) said of each call, keeping whether it was sent.
+ */
+export function failEach(calls: readonly QueuedCall[], error: unknown, timeoutMs: number, notSent: (error: Error) => Error): void {
+  for (const call of calls) {
+    if (!(error instanceof RedisUnavailableError)) {
+      call.reject(toRLockError(error, call.what, call.key));
+      continue;
+    }
+    const failure =
+      error.cause instanceof Error
+        ? unavailableError(call.what, call.key, error.cause)
+        : new RedisUnavailableError(`Redis did not answer ${call.what} on "${call.key}" within ${timeoutMs} ms`);
+    call.reject(notSent(failure));
+  }
+}

@@ -1,0 +1,35 @@
+--[[
+releaseBatch: release.lua for each of a batch of releases of one client, on one server and hash slot, in
+one call: the transport sends the releases that queued behind its calls in flight this way.
+
+KEYS[3i-2]  lock: hold of item i <prefix>:{<name>} (hash; hold-record)
+KEYS[3i-1]  released: its last full release <prefix>:{<name>}:released (string: <owner>:<op>)
+KEYS[3i]    clients: its waiting clients <prefix>:{<name>}:clients (zset; register-client, wake-client)
+ARGV[1]     all: '1' releases every count of an owner, '0' one count (every item's: the transport
+            batches calls that agree)
+ARGV[2]     replayWindowMs: how long `released` remembers a last full release, ms
+ARGV[3]     sharded: '1' announces with SPUBLISH (Cluster), '0' with PUBLISH
+ARGV[4]     requeueTtlMs: '0' when no other task of an owner's client waits on its lock; else how
+            long `clients` lives after the client registers, ms
+ARGV[3i+2]  owner: <clientId>:<taskId> of item i
+ARGV[3i+3]  op: its operation id
+ARGV[3i+4]  token: release only the hold with this fencing token; '' any
+
+Returns one reply per item, in order: release.lua's reply for it, or an error reply when that item
+failed (a key holding something else): the other items' replies and writes stand.
+
+Publishes as release.lua, per item.
+]]
+--- @include "batch-error"
+--- @include "lock-release"
+
+local all, replayWindowMs, sharded, requeueTtlMs = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local replies = {}
+for i = 1, #KEYS / 3 do
+  local lock, released, clients = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
+  local owner, op, token = ARGV[3 * i + 2], ARGV[3 * i + 3], ARGV[3 * i + 4]
+  -- pcall: an error is this item's reply (Redis sends a table with `err` as an error reply), not the batch's.
+  local ok, reply = pcall(releaseLock, lock, released, clients, owner, op, all, token, replayWindowMs, sharded, requeueTtlMs)
+  replies[i] = ok and reply or batchError(reply)
+end
+return replies
