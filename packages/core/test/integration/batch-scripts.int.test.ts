@@ -89,6 +89,26 @@ describe('lock batch scripts', () => {
     expect(await redis.exists(good1.lock, good2.lock)).toBe(2);
   });
 
+  it("wakes the waiting clients of an item's lock and of no other, whether the batch's first look found waiting clients or not", async () => {
+    const keys = [fresh('a'), fresh('b'), fresh('c')];
+    await acquireBatch(keys.map((k, i) => acquireItem(k, `c1:t${i}`, 'op1')));
+    // A client waits on b only; with nobody subscribed, the release pops it (dead) and answers 0 receivers.
+    await redis.zadd(keys[1]!.clients, 1, 'c2');
+    const replies = await releaseBatch(keys.map((k, i) => releaseItem(k, `c1:t${i}`, 'op2')));
+    expect(replies).toEqual([0, 0, 0]);
+    expect(await redis.exists(keys[1]!.clients)).toBe(0);
+    expect(await redis.exists(...keys.map((k) => k.lock))).toBe(0);
+  });
+
+  it("refuses the second of two items on one free lock: the first's grant is seen, though the batch's first look found nothing", async () => {
+    const a = fresh('a');
+    const replies = await acquireBatch([acquireItem(a, 'c1:t1', 'op1'), acquireItem(a, 'c1:t2', 'op1'), acquireItem(fresh('b'), 'c1:t3', 'op1')]);
+    expect(replies[0]).toMatch(/^\d+$/);
+    expect((replies[1] as unknown[])[0]).toBe(0);
+    expect((replies[1] as unknown[])[2]).toBe('c1:t1');
+    expect(replies[2]).toMatch(/^\d+$/);
+  });
+
   it('answers each release as release.lua would, a replayed full release as released, and fails a bad item alone', async () => {
     const a = fresh('a');
     const b = fresh('b');

@@ -5,10 +5,11 @@
 --- @include "hold-record"
 --- @include "reenter-count"
 
-local function acquireLock(lock, fence, cancelled, clients, owner, leaseMs, op, once, waitTtlMs)
+-- `absent`: true when the caller knows neither `lock` nor `cancelled` exists (a batch's one EXISTS said so).
+local function acquireLock(lock, fence, cancelled, clients, owner, leaseMs, op, once, waitTtlMs, absent)
   -- One EXISTS for the hold and the tombstones: the common acquire finds neither, and a free key needs no
   -- hash read or parse (readHold's HGETALL and field checks cost several times as much).
-  local present = redis.call('EXISTS', lock, cancelled)
+  local present = absent and 0 or redis.call('EXISTS', lock, cancelled)
   local held = present > 0 and readHold(lock)
   once = once == '1'
 

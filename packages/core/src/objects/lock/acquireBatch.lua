@@ -22,12 +22,23 @@ Publishes nothing.
 --- @include "lock-acquire"
 
 local leaseMs, once, waitTtlMs = ARGV[1], ARGV[2], ARGV[3]
+local count = #KEYS / 4
+-- One EXISTS over every item's hold and tombstones: when none is there (the common batch), no item
+-- looks again. An item whose lock an earlier item of the batch wrote looks for itself.
+local probe = {}
+for i = 1, count do
+  probe[2 * i - 1], probe[2 * i] = KEYS[4 * i - 3], KEYS[4 * i - 1]
+end
+local noneThere = redis.call('EXISTS', unpack(probe)) == 0
+local written = {}
 local replies = {}
-for i = 1, #KEYS / 4 do
+for i = 1, count do
   local lock, fence, cancelled, clients = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]
   local owner, op = ARGV[2 * i + 2], ARGV[2 * i + 3]
+  local absent = noneThere and not written[lock]
   -- pcall: an error is this item's reply (Redis sends a table with `err` as an error reply), not the batch's.
-  local ok, reply = pcall(acquireLock, lock, fence, cancelled, clients, owner, leaseMs, op, once, waitTtlMs)
+  local ok, reply = pcall(acquireLock, lock, fence, cancelled, clients, owner, leaseMs, op, once, waitTtlMs, absent)
   replies[i] = ok and reply or batchError(reply)
+  written[lock] = true
 end
 return replies

@@ -24,12 +24,25 @@ Publishes as release.lua, per item.
 --- @include "lock-release"
 
 local all, replayWindowMs, sharded, requeueTtlMs = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local count = #KEYS / 3
+-- One EXISTS over every item's waiting clients: when none is there (the common batch), no item
+-- looks again. An item whose clients an earlier item of the batch registered in looks for itself.
+local probe = {}
+for i = 1, count do
+  probe[i] = KEYS[3 * i]
+end
+local noneWaits = redis.call('EXISTS', unpack(probe)) == 0
+local registered = {}
 local replies = {}
-for i = 1, #KEYS / 3 do
+for i = 1, count do
   local lock, released, clients = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
   local owner, op, token = ARGV[3 * i + 2], ARGV[3 * i + 3], ARGV[3 * i + 4]
+  local noClients = noneWaits and not registered[clients]
   -- pcall: an error is this item's reply (Redis sends a table with `err` as an error reply), not the batch's.
-  local ok, reply = pcall(releaseLock, lock, released, clients, owner, op, all, token, replayWindowMs, sharded, requeueTtlMs)
+  local ok, reply = pcall(releaseLock, lock, released, clients, owner, op, all, token, replayWindowMs, sharded, requeueTtlMs, noClients)
   replies[i] = ok and reply or batchError(reply)
+  if requeueTtlMs ~= '0' then
+    registered[clients] = true
+  end
 end
 return replies
