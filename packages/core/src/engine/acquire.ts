@@ -62,8 +62,8 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   // The local queue is the channel's: a waiter by back-off is in none, and tries at once.
   const queues = spec.waitMs !== 0 && spec.strategy?.by !== 'backoff';
   // Tasks of this process queue behind the ones already waiting (no barging): a releasing task that locks again at once
-  // must not starve them. Such a call sends nothing until woken, so it sets out in a later turn, a few hundred a turn.
-  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel)) {
+  // must not starve them. Such a call sends nothing until woken: past a few hundred in one turn, it sets out in a later one.
+  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel) && !ctx.queues.setsOutNow()) {
     return new Promise((resolve, reject) => {
       let stopListening: (() => void) | undefined;
       let started = false;

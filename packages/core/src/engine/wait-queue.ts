@@ -302,7 +302,9 @@ export class WaitQueues {
   private readonly deferred: { readonly channel: string; readonly setOut: () => void }[] = [];
   /** Deferred calls by channel: a newcomer queues behind them too. */
   private readonly deferredOn = new Map<string, number>();
-  private draining: NodeJS.Immediate | undefined;
+  /** Calls queued behind waiters that set out at once in this turn (see {@link setsOutNow}). */
+  private setOutThisTurn = 0;
+  private turnEnds: NodeJS.Immediate | undefined;
   private closedError: Error | undefined;
   /** How to end each sleep outside any queue (a back-off waiter's) when the client closes. */
   private readonly apart = new Set<(error: Error) => void>();
@@ -334,24 +336,38 @@ export class WaitQueues {
   }
 
   /**
-   * Runs `setOut` (a call queued behind this process's waiters on `channel`) after the calls deferred before it, at most
-   * ARRIVALS_PER_TURN a turn: a burst of calls made in one turn joins over several, so the event loop goes on meanwhile.
+   * True when a call queued behind this process's waiters may set out at once: none is deferred (they keep arrival order)
+   * and fewer than ARRIVALS_PER_TURN did this turn. A call queued under contention thus costs no extra turn; a burst of
+   * thousands made in one turn still joins over several.
+   */
+  setsOutNow(): boolean {
+    if (this.deferred.length > 0 || this.setOutThisTurn >= ARRIVALS_PER_TURN) return false;
+    this.setOutThisTurn++;
+    this.turnEnds ??= setImmediate(this.endTurn);
+    return true;
+  }
+
+  /**
+   * Runs `setOut` (a call queued behind this process's waiters on `channel`) after the calls deferred before it, within
+   * ARRIVALS_PER_TURN a turn (those that set out at once count): a burst made in one turn joins over several.
    */
   later(channel: string, setOut: () => void): void {
     this.deferred.push({ channel, setOut });
     this.deferredOn.set(channel, (this.deferredOn.get(channel) ?? 0) + 1);
-    this.draining ??= setImmediate(this.drain);
+    this.turnEnds ??= setImmediate(this.endTurn);
   }
 
-  private readonly drain = (): void => {
-    this.draining = undefined;
-    for (const { channel, setOut } of this.deferred.splice(0, ARRIVALS_PER_TURN)) {
+  private readonly endTurn = (): void => {
+    this.turnEnds = undefined;
+    const room = ARRIVALS_PER_TURN - this.setOutThisTurn;
+    this.setOutThisTurn = 0;
+    for (const { channel, setOut } of this.deferred.splice(0, room)) {
       const left = (this.deferredOn.get(channel) ?? 1) - 1;
       if (left > 0) this.deferredOn.set(channel, left);
       else this.deferredOn.delete(channel);
       setOut();
     }
-    if (this.deferred.length > 0) this.draining = setImmediate(this.drain);
+    if (this.deferred.length > 0) this.turnEnds = setImmediate(this.endTurn);
   };
 
   /** A first try on `channel` that later arrivals queue behind is out. */

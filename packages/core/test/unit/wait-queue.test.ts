@@ -261,6 +261,24 @@ describe('WaitQueues', () => {
     for (const waiter of [acquirer, branch, lone, ...others]) queues.leave(waiter, false);
   });
 
+  it('lets a call queued behind waiters set out at once, up to ARRIVALS_PER_TURN a turn and never ahead of a deferred one', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const now = Array.from({ length: ARRIVALS_PER_TURN + 1 }, () => queues.setsOutNow());
+    // A contended call costs no extra turn; past the turn's share, the rest are deferred.
+    expect(now.filter(Boolean)).toHaveLength(ARRIVALS_PER_TURN);
+    expect(now.at(-1)).toBe(false);
+    const setOut: string[] = [];
+    queues.later('c', () => setOut.push('deferred'));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The turn that set out ARRIVALS_PER_TURN at once had no room left: the deferred call goes next turn, and a
+    // newcomer meanwhile queues behind it.
+    expect(setOut).toEqual([]);
+    expect(queues.setsOutNow()).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(setOut).toEqual(['deferred']);
+    expect(queues.setsOutNow()).toBe(true);
+  });
+
   it('lets calls deferred behind the waiters of a channel set out in order, at most ARRIVALS_PER_TURN a turn, counted as waiters until then', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
     const setOut: number[] = [];
