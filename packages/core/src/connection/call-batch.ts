@@ -45,8 +45,8 @@ export interface CallBatch {
   calls: QueuedCall[];
 }
 
-/** Most calls in one batch: a script runs alone on the server, so a batch's length bounds everyone else's wait. */
-export const MAX_BATCH_CALLS = 32;
+/** Most calls in one batch, sent as soon as it is full: a script runs alone on the server, so its length bounds others' wait. */
+export const MAX_BATCH_CALLS = 16;
 
 /** Each call's reply of a batch's (one per item, in order): an error item fails its call only. */
 export function answerEach(calls: readonly QueuedCall[], replies: unknown): void {

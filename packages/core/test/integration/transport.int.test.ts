@@ -187,6 +187,22 @@ describe('Transport', () => {
       });
     });
 
+    it('sends a batch as soon as 16 calls queued, before the turn ends, so Redis starts on it while more queue', async () => {
+      const redis = new Redis(fleet.url(0));
+      connections.push(redis);
+      const t = new Transport(redis, 2_000, Object.values(SCRIPTS));
+      await t.call('ping', [], 'PING', '-', String);
+      const prefix = uniquePrefix();
+      const sent = (): number => (redis as unknown as { commandQueue: { length: number } }).commandQueue.length;
+      const first = Array.from({ length: 4 + 15 }, (_, i) => acquire(t, prefix, i));
+      // Four written at once; fifteen queued for the turn's end.
+      expect(sent()).toBe(4);
+      const full = acquire(t, prefix, 19);
+      expect(sent()).toBe(5);
+      const tokens = await Promise.all([...first, full]);
+      for (const token of tokens) expect(token).toMatch(/^\d+$/);
+    });
+
     it('fails a queued call alone when its key holds something else, naming that key', async () => {
       const t = transport(2_000, Object.values(SCRIPTS));
       await t.call('ping', [], 'PING', '-', String);
