@@ -151,13 +151,13 @@ export class Transport {
     return answer;
   }
 
-  /** Sends every queued batch: one call each (a call of one: its script alone), longer ones in MAX_BATCH_CALLS parts. */
+  /** Sends every queued batch as one call (a call of one: its script alone); none is longer than MAX_BATCH_CALLS, sent once full. */
   private sendBatches(): void {
     if (this.queuedCalls === 0) return;
     const batches = [...this.batches.values()];
     this.batches.clear();
     for (const { script, calls } of batches) {
-      for (let start = 0; start < calls.length; start += MAX_BATCH_CALLS) this.sendBatch(script, calls.slice(start, start + MAX_BATCH_CALLS));
+      this.sendBatch(script, calls);
       this.dequeued(calls.length);
     }
   }
