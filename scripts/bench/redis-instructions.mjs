@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Redis instructions per S1 pair (64 tasks, 64 keys) under callgrind: a figure the machine's load does not move.
+ * Redis instructions per S1 pair (BENCH_INSTR_TASKS tasks on as many keys, 64 by default) under callgrind: a figure the machine's load does not move.
  * Usage in scripts/bench/README.md; needs valgrind.
  */
 import { spawn, execFileSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 
-const TASKS = 64;
+const TASKS = Number(process.env.BENCH_INSTR_TASKS ?? 64);
 const WARM = Number(process.env.BENCH_INSTR_WARM ?? 512);
 const PAIRS = Number(process.env.BENCH_INSTR_PAIRS ?? 2048);
 const LEASE_MS = 10_000;

@@ -5,7 +5,7 @@ export { OptionReader } from './checks/option-reader.js';
 export { checkBoolean, checkDurationMs, describeValue } from './checks/argument-checks.js';
 export { printRedacted, redactedView, redactUrls } from './checks/redact.js';
 export type { EmbeddedScript, ScriptArg } from './connection/scripts.js';
-export { Transport } from './connection/transport.js';
+export { Transport, wasNotSent } from './connection/transport.js';
 export type { Deployment } from './connection/deployment.js';
 export { StandaloneDeployment } from './connection/standalone.js';
 export { distinctEndpoints } from './connection/endpoints.js';

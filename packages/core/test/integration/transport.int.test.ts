@@ -3,10 +3,16 @@ import { runInNewContext } from 'node:vm';
 import { Cluster, Redis } from 'ioredis';
 import { RedisCluster, RedisFleet } from '@org/rlock-testing';
 import { RedisCommandError, RedisUnavailableError } from '@org/rlock-core';
-import { SCRIPTS, Transport, plainLockKeys, type EmbeddedScript } from '@org/rlock-core/internal';
+import { SCRIPTS, Transport, plainLockKeys, wasNotSent, type EmbeddedScript } from '@org/rlock-core/internal';
 import { commandCalls, eventually, holdAt, uniquePrefix } from './support.js';
 
 const ECHO: EmbeddedScript = { numberOfKeys: 1, sha: '', lua: 'return {KEYS[1], ARGV[1]}', args: () => [] };
+
+/** Connected, with the scripts it loads on connecting answered (sent after the first call, they would run later). */
+async function connected(t: Transport): Promise<void> {
+  await t.call('ping', [], 'PING', '-', String);
+  await eventually(() => (t.redis as unknown as { commandQueue: { length: number } }).commandQueue.length === 0, 2_000);
+}
 
 describe('Transport', () => {
   let fleet: RedisFleet;
@@ -68,7 +74,7 @@ describe('Transport', () => {
     const redis = new Redis(fleet.url(0));
     connections.push(redis);
     const t = new Transport(redis, 2_000, [ECHO]);
-    await t.call('ping', [], 'PING', '-', String);
+    await connected(t);
     const socket = redis.stream;
     const echo = (i: number): Promise<unknown> => t.script(ECHO, [`b${i}`, i], 'echo', `b${i}`, (reply) => reply);
     // A lone call, and the next three beside it, reach the socket in the turn that issued them: Redis starts on
@@ -91,7 +97,7 @@ describe('Transport', () => {
     const redis = new Redis(fleet.url(0));
     connections.push(redis);
     const t = new Transport(redis, 2_000, [ECHO], false);
-    await t.call('ping', [], 'PING', '-', String);
+    await connected(t);
     const calls = Array.from({ length: 10 }, (_, i) => t.script(ECHO, [`n${i}`, i], 'echo', `n${i}`, (reply) => reply));
     expect(redis.stream.writableCorked).toBe(0);
     expect(await Promise.all(calls)).toEqual(Array.from({ length: 10 }, (_, i) => [`n${i}`, String(i)]));
@@ -107,7 +113,7 @@ describe('Transport', () => {
 
   it('rejects calls to a frozen server with RedisUnavailableError at its own deadline, and answers again after', async () => {
     const t = transport(300);
-    await t.call('ping', [], 'PING', '-', String);
+    await connected(t);
     await fleet.pause(0);
     try {
       const started = performance.now();
@@ -140,7 +146,7 @@ describe('Transport', () => {
     it('sends a lone call alone, and the calls queued behind 4 unanswered ones as one batch call, each with its own reply', async () => {
       const redis = fleet.client(0);
       const t = transport(2_000, Object.values(SCRIPTS));
-      await t.call('ping', [], 'PING', '-', String);
+      await connected(t);
       const prefix = uniquePrefix();
       // MONITOR shows every call in the order run: a marker seen there comes after all the calls before it.
       const source = new Redis(fleet.url(0));
@@ -171,7 +177,7 @@ describe('Transport', () => {
     it('batches only calls that agree on the arguments a batch takes once: each hold keeps its own lease', async () => {
       const redis = fleet.client(0);
       const t = transport(2_000, Object.values(SCRIPTS));
-      await t.call('ping', [], 'PING', '-', String);
+      await connected(t);
       const prefix = uniquePrefix();
       const leaseOf = (i: number): number => (i % 2 === 0 ? 10_000 : 60_000);
       await Promise.all(
@@ -191,7 +197,7 @@ describe('Transport', () => {
       const redis = new Redis(fleet.url(0));
       connections.push(redis);
       const t = new Transport(redis, 2_000, Object.values(SCRIPTS));
-      await t.call('ping', [], 'PING', '-', String);
+      await connected(t);
       const prefix = uniquePrefix();
       const sent = (): number => (redis as unknown as { commandQueue: { length: number } }).commandQueue.length;
       const first = Array.from({ length: 4 + 15 }, (_, i) => acquire(t, prefix, i));
@@ -205,7 +211,7 @@ describe('Transport', () => {
 
     it('fails a queued call alone when its key holds something else, naming that key', async () => {
       const t = transport(2_000, Object.values(SCRIPTS));
-      await t.call('ping', [], 'PING', '-', String);
+      await connected(t);
       const prefix = uniquePrefix();
       await fleet.client(0).set(acquireArgs(prefix, 6).lock, 'not a hold');
       const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => acquire(t, prefix, i)));
@@ -218,7 +224,7 @@ describe('Transport', () => {
 
     it('fails each call of a batch a frozen server does not answer with its own RedisUnavailableError, bounded in time', async () => {
       const t = transport(300, Object.values(SCRIPTS));
-      await t.call('ping', [], 'PING', '-', String);
+      await connected(t);
       const prefix = uniquePrefix();
       await fleet.pause(0);
       let outcomes: PromiseSettledResult<unknown>[];
@@ -235,10 +241,47 @@ describe('Transport', () => {
       });
     });
 
+    it('fails the calls still queued when the connection goes down as never sent: none of them runs later', async () => {
+      const redis = new Redis(fleet.url(0));
+      connections.push(redis);
+      const t = new Transport(redis, 5_000, Object.values(SCRIPTS));
+      await connected(t);
+      const prefix = uniquePrefix();
+      // A frozen server keeps the first four unanswered, so the next four queue behind them.
+      await fleet.pause(0);
+      let settled: PromiseSettledResult<unknown>[];
+      try {
+        const written = Array.from({ length: 4 }, (_, i) => acquire(t, prefix, i));
+        // Made in a check-phase callback, the four queued ones go at the next turn's; the socket's close comes before it.
+        const queued = await new Promise<Promise<unknown>[]>((resolve) =>
+          setImmediate(() => {
+            const calls = Array.from({ length: 4 }, (_, i) => acquire(t, prefix, 4 + i));
+            (redis as unknown as { stream: { destroy(): void } }).stream.destroy();
+            resolve(calls);
+          }),
+        );
+        settled = await Promise.allSettled([...written, ...queued]);
+      } finally {
+        await fleet.resume(0);
+      }
+      settled.forEach((outcome, i) => {
+        expect(outcome.status).toBe('rejected');
+        const reason = (outcome as PromiseRejectedResult).reason as Error;
+        expect(reason).toBeInstanceOf(RedisUnavailableError);
+        expect(reason.message).toContain(`acquire on "${acquireArgs(prefix, i).lock}"`);
+        // Only the written ones may have run: those an attempt must undo.
+        expect(wasNotSent(reason)).toBe(i >= 4);
+      });
+      await eventually(() => redis.status === 'ready', 5_000);
+      await connected(t);
+      const holds = await Promise.all([4, 5, 6, 7].map((i) => holdAt(fleet.client(0), acquireArgs(prefix, i).lock)));
+      expect(holds).toEqual([undefined, undefined, undefined, undefined]);
+    });
+
     it('runs a batch after SCRIPT FLUSH (EVAL once on NOSCRIPT)', async () => {
       const redis = fleet.client(0);
       const t = transport(2_000, Object.values(SCRIPTS));
-      await t.call('ping', [], 'PING', '-', String);
+      await connected(t);
       await redis.script('FLUSH');
       const prefix = uniquePrefix();
       const evalsBefore = await commandCalls(redis, 'eval');
