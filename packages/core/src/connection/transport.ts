@@ -257,6 +257,8 @@ export class Transport {
   }
 
   private send(name: string, args: (string | number)[], what: string, key: string, calls?: readonly QueuedCall[]): Pending {
+    // Calls of one connection run in the order made: a call that is not queued sends the queued ones first.
+    if (calls === undefined && this.queuedCalls > 0) this.sendBatches();
     const command = new Command(name, NO_ARGS as never[], UTF8_REPLIES);
     for (let index = 0; index < args.length; index++) {
       const arg = args[index];

@@ -209,6 +209,17 @@ describe('Transport', () => {
       for (const token of tokens) expect(token).toMatch(/^\d+$/);
     });
 
+    it('runs the calls of a turn in the order made: a read made after queued calls reads what they wrote', async () => {
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await connected(t);
+      const prefix = uniquePrefix();
+      // Four are written at once, four queue behind them; the read comes last and must see the last one's hold.
+      const acquired = Array.from({ length: 8 }, (_, i) => acquire(t, prefix, i));
+      const read = t.call('exists', [acquireArgs(prefix, 7).lock], 'EXISTS', acquireArgs(prefix, 7).lock, Number);
+      expect(await read).toBe(1);
+      for (const token of await Promise.all(acquired)) expect(token).toMatch(/^\d+$/);
+    });
+
     it('fails a queued call alone when its key holds something else, naming that key', async () => {
       const t = transport(2_000, Object.values(SCRIPTS));
       await connected(t);
