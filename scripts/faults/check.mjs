@@ -11,6 +11,16 @@ export const EXCLUSIVE = new Set(['lock', 'spin', 'fair', 'nonre', 'nonre-fair',
 export const FENCED = new Set(['lock', 'spin', 'fair', 'nonre', 'nonre-fair', 'rw', 'multi', 'leader']);
 /** Kinds that promise their waiters first come, first served (checked where no fault runs). */
 export const FIFO = new Set(['fair', 'nonre-fair']);
+/** Kinds whose holders hold a lease, and are told when they lose it (docs/concepts.md: Losing a hold). */
+export const LEASED = new Set(['lock', 'spin', 'fair', 'nonre', 'nonre-fair', 'rw', 'multi', 'leader', 'psem']);
+/**
+ * Faults after which every holder that was replaced must have been told it lost: a holder paused past its lease
+ * learns it when it runs again (docs/concepts.md: Why a holder can lose a lock it thinks it holds; docs/lock.md and
+ * docs/leader-election.md: Failure modes). Elsewhere the count is a note.
+ */
+export const MUST_TELL = new Set(['holder-stop']);
+/** Release errors that tell a holder its hold is gone: lost, or no longer held (docs/client.md: Errors). */
+export const LOSS_CODES = new Set(['ERR_RLOCK_LOCK_LOST', 'ERR_RLOCK_ILLEGAL_MONITOR_STATE']);
 export const KINDS = ['lock', 'spin', 'fair', 'rw', 'nonre', 'nonre-fair', 'multi', 'leader', 'sem', 'psem', 'latch'];
 /** Progress after a fault heals within this, or the cell fails. */
 export const PROGRESS_MS = 5_000;
@@ -53,7 +63,7 @@ export const KNOWN_DEFECTS = {};
  * @typedef {{ fault: string, topology: string, start: number, faultAt: number, heal: number, end: number, strictFifo: boolean }} Phase
  * @typedef {{ kind: string, fault: string, sections: number, overlaps: number, expectedOverlap: boolean, refused: number, lostUpdates: number,
  *   tokenRegressions: number, fifo: number, stallMs: number, keysLeft: number, typedErrors: number, foreignErrors: number, unhandled: number,
- *   target: number, verdict: string, why: string[], examples: unknown[], notes: string[], permitsLost: number }} Cell
+ *   target: number, verdict: string, why: string[], examples: unknown[], notes: string[], permitsLost: number, replaced: number, told: number }} Cell
  */
 
 /**
@@ -87,18 +97,27 @@ export function check(history) {
         examples: [],
         notes: [],
         permitsLost: 0,
+        replaced: 0,
+        told: 0,
         unhandled: 0,
         target,
         verdict: 'ok',
         why: [],
       });
+      const overrun = new Set();
       if (kind === 'latch') {
         cell.overlaps = earlyOpens(events.filter((event) => event.k === 'latch' && event.p === phase.fault));
         cell.sections = events.filter((event) => event.k === 'latch' && event.p === phase.fault && event.e === 'open').length;
       } else if (kind === 'sem' || kind === 'psem') {
-        cell.overlaps = overGrants(sections, permits);
+        cell.overlaps = overGrants(sections, permits, overrun);
       } else {
-        cell.overlaps = overlaps(sections, cell.examples);
+        cell.overlaps = overlaps(sections, cell.examples, overrun);
+      }
+      if (LEASED.has(kind)) {
+        const replaced = [...overrun];
+        cell.replaced = replaced.length;
+        cell.told = replaced.filter(toldOfLoss).length;
+        for (const section of replaced) if (!toldOfLoss(section) && cell.examples.length < 6) cell.examples.push({ untold: section });
       }
       if (FENCED.has(kind)) cell.tokenRegressions = tokenRegressions(sections);
       if (FENCED.has(kind)) {
@@ -149,6 +168,9 @@ function verdict(cell, phase) {
   if (cell.lostUpdates !== 0) why.push(`${cell.lostUpdates} lost updates behind the fence`);
   if (cell.tokenRegressions > 0) why.push(`${cell.tokenRegressions} tokens not larger than an earlier holder's`);
   if (cell.fifo > 0 && phase.strictFifo) why.push(`${cell.fifo} waiters overtaken`);
+  const untold = cell.replaced - cell.told;
+  if (untold > 0 && MUST_TELL.has(cell.fault)) why.push(`${untold} of ${cell.replaced} paused holders never told they lost`);
+  else if (cell.replaced > 0 && !MUST_TELL.has(cell.fault)) cell.notes.push(`${cell.told} of ${cell.replaced} replaced holders told they lost`);
   // A plain semaphore's release that failed is not retried and may have lost its permit, and so may an acquire
   // that ran as Redis died when Redis is back past the replay window (docs/semaphore.md: Failure modes; docs/concepts.md: Replays).
   // A restart without persistence or a failover may lose releases too (documented loss), failed or not.
@@ -173,12 +195,14 @@ function verdict(cell, phase) {
 }
 
 /**
- * @typedef {{ w: string, k: string, p: string, enter: number, end: number, exit: number, token?: string, fence: string, mode: string, requested: number, first: boolean }} Section
+ * @typedef {{ w: string, k: string, p: string, enter: number, end: number, exit: number, token?: string, fence: string, mode: string, requested: number, first: boolean,
+ *   lostAt: number, releaseError?: string, settled: boolean }} Section
  * @param {Event[]} events @param {Map<string, number>} deaths
  * @returns {Map<string, Section[]>} sections by kind and phase, in enter order
  */
 function groupSections(events, deaths) {
   const open = new Map();
+  const byEnter = new Map();
   const all = /** @type {Section[]} */ ([]);
   for (const event of events) {
     if (event.e === 'enter') {
@@ -193,8 +217,12 @@ function groupSections(events, deaths) {
         fence: 'none',
         mode: event.mode,
         requested: event.requested,
+        lostAt: 0,
+        releaseError: undefined,
+        settled: false,
       };
       open.set(`${event.w}|${event.k}|${event.t}`, section);
+      byEnter.set(`${event.w}|${event.k}|${event.t}`, section);
       all.push(/** @type {Section} */ (section));
     } else if (event.e === 'exit') {
       const section = open.get(`${event.w}|${event.k}|${event.enter}`);
@@ -203,6 +231,14 @@ function groupSections(events, deaths) {
       section.exit = event.t;
       section.end = event.lost > 0 ? Math.min(event.t, event.lost) : event.t;
       section.fence = event.fence;
+      section.lostAt = event.lost;
+    } else if (event.e === 'settled') {
+      // After the exit: the release settled, with the signal's abort (during the section or after it) and the release's error.
+      const section = byEnter.get(`${event.w}|${event.k}|${event.enter}`);
+      if (section === undefined) continue;
+      section.lostAt = event.lostAt;
+      section.releaseError = event.releaseError;
+      section.settled = true;
     }
   }
   // A section its worker never left ends where the worker died (a SIGKILLed holder acts no more).
@@ -219,14 +255,19 @@ function groupSections(events, deaths) {
   return groups;
 }
 
-/** Pairs of sections that overlap where one of them excludes (a write or an exclusive hold). @param {Section[]} sections */
-export function overlaps(sections, examples = /** @type {unknown[]} */ ([])) {
+/**
+ * Pairs of sections that overlap where one of them excludes (a write or an exclusive hold); `overrun` gets the earlier
+ * section of each pair, whose holder was replaced while it still acted.
+ * @param {Section[]} sections
+ */
+export function overlaps(sections, examples = /** @type {unknown[]} */ ([]), overrun = /** @type {Set<Section>} */ (new Set())) {
   let count = 0;
   const active = /** @type {Section[]} */ ([]);
   for (const section of sections) {
     for (let i = active.length - 1; i >= 0; i -= 1) if (active[i].end <= section.enter) active.splice(i, 1);
     const conflicting = active.filter((other) => other.mode === 'x' || section.mode === 'x');
     count += conflicting.length;
+    for (const other of conflicting) overrun.add(other);
     for (const other of conflicting) if (examples.length < 3) examples.push({ first: other, second: section });
     active.push(section);
   }
@@ -245,16 +286,32 @@ export function losesPermits(event, fault) {
   return event.p === fault && (event.e === 'releaseFailed' || (event.e === 'acquireUnanswered' && OUTLASTS_MARKERS.has(fault)));
 }
 
-/** Entries at which more than `permits` permits were out. @param {Section[]} sections @param {number} permits */
-export function overGrants(sections, permits) {
+/**
+ * Entries at which more than `permits` permits were out; `overrun` gets the holders replaced there: the longest held
+ * of those out, as many as are too many (a lapsed permit is the one given again).
+ * @param {Section[]} sections @param {number} permits
+ */
+export function overGrants(sections, permits, overrun = /** @type {Set<Section>} */ (new Set())) {
   let count = 0;
   const active = /** @type {Section[]} */ ([]);
   for (const section of sections) {
     for (let i = active.length - 1; i >= 0; i -= 1) if (active[i].end <= section.enter) active.splice(i, 1);
     active.push(section);
-    if (active.length > permits) count += 1;
+    if (active.length > permits) {
+      count += 1;
+      // `active` is in enter order: the first ones out are the longest held.
+      for (const replaced of active.slice(0, active.length - permits)) overrun.add(replaced);
+    }
   }
   return count;
+}
+
+/**
+ * Whether a section's holder was told its hold was lost: its signal aborted before its release settled, or the release
+ * rejected with a typed "lost" or "not held" error. @param {Section} section
+ */
+export function toldOfLoss(section) {
+  return section.lostAt > 0 || (section.releaseError !== undefined && LOSS_CODES.has(section.releaseError));
 }
 
 /** Holds whose token is not larger than that of a hold that ended before they began. @param {Section[]} sections */
@@ -342,13 +399,14 @@ function stall(/** @type {Event[]} */ events, /** @type {string} */ kind, /** @t
 /** The matrix as Markdown. @param {Cell[]} cells */
 export function matrix(cells) {
   const header =
-    '| object | fault | sections | overlaps | stale writes refused | lost updates | token regressions | longest stall after heal (ms) | keys left | errors (typed/other) | verdict |';
+    '| object | fault | sections | overlaps | replaced holders told | stale writes refused | lost updates | token regressions | longest stall after heal (ms) | keys left | errors (typed/other) | verdict |';
   const rows = cells.map((cell) =>
     [
       cell.kind,
       cell.fault,
       cell.sections,
       cell.overlaps + (cell.expectedOverlap ? ' (allowed)' : ''),
+      LEASED.has(cell.kind) ? `${cell.told}/${cell.replaced}` : '-',
       FENCED.has(cell.kind) ? cell.refused : '-',
       FENCED.has(cell.kind) ? cell.lostUpdates : '-',
       FENCED.has(cell.kind) ? cell.tokenRegressions : '-',
@@ -358,5 +416,5 @@ export function matrix(cells) {
       cell.verdict + (cell.why.length > 0 ? `: ${cell.why.join('; ')}` : ''),
     ].join(' | '),
   );
-  return [header, `|${' --- |'.repeat(11)}`, ...rows.map((row) => `| ${row} |`)].join('\n');
+  return [header, `|${' --- |'.repeat(12)}`, ...rows.map((row) => `| ${row} |`)].join('\n');
 }

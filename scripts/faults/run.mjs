@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createClient, RLockError } from '@org/rlock';
 import { FaultProxy, RedisCluster, RedisFleet, RedisSentinelGroup, keySlot } from '@org/rlock-testing';
-import { check, KINDS, matrix, DOCUMENTED_OVERLAP, KNOWN_DEFECTS, losesPermits } from './check.mjs';
+import { check, KINDS, matrix, DOCUMENTED_OVERLAP, KNOWN_DEFECTS, LEASED, MUST_TELL, losesPermits } from './check.mjs';
 import { BOUND_MS, OUTAGE_MS as RELEASE_OUTAGE_MS, releaseOutage } from './outage.mjs';
 
 const args = process.argv.slice(2);
@@ -535,6 +535,8 @@ function writeDoc(/** @type {string} */ table) {
     'Where the docs say a fault can break exclusion, overlaps are allowed (marked), and the fenced store must still refuse every stale write (no lost update):',
     '',
     ...Object.entries(DOCUMENTED_OVERLAP).map(([fault, { kinds, why }]) => `- **${fault}** (${[...kinds].join(', ')}): ${why}.`),
+    '',
+    `A holder that was replaced while it still acted (the earlier of two overlapping sections; of the permit pool, the longest held of the permits too many) must be told it lost: its hold's signal aborts before its release settles (during the section or after it), or the release rejects with \`LockLostError\` or \`IllegalMonitorStateError\`. "replaced holders told" counts them (told/replaced) for the kinds with a lease (${[...LEASED].join(', ')}). After ${[...MUST_TELL].join(', ')} a holder never told fails its cell: a holder paused past its lease learns it lost when it runs again (docs/concepts.md: Why a holder can lose a lock it thinks it holds). After the other faults the count is a note.`,
     '',
     ...(Object.keys(KNOWN_DEFECTS).length === 0
       ? []

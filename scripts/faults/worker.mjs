@@ -77,18 +77,60 @@ function report(/** @type {string} */ where, /** @type {unknown} */ error) {
   send({ e: 'error', where, typed, code: typed ? error.code : undefined, message: typed ? undefined : String(/** @type {Error} */ (error)?.stack ?? error) });
 }
 
+/**
+ * How a hold's holder learned that it lost the hold, if it did: its signal aborted (listened to from the section's
+ * enter until the release settled, since a paused holder may resume, finish its section and only then be told), or its
+ * release rejected with a typed error. Reported in one 'settled' event once the release settled.
+ * @typedef {{ enter: number, aborted: number, reason?: string, listen: (signal: AbortSignal | undefined) => void, settle: (release: Promise<unknown>) => Promise<void> }} LossWatch
+ */
+function lossWatch(/** @type {string} */ kind, /** @type {string} */ p) {
+  /** @type {AbortSignal | undefined} */
+  let watched;
+  const onAbort = () => {
+    watch.aborted = now();
+    const reason = /** @type {{ reason?: string, code?: string } | undefined} */ (watched?.reason);
+    watch.reason = reason?.reason ?? reason?.code;
+    send({ e: 'lost', k: kind, t: watch.aborted });
+  };
+  /** @type {LossWatch} */
+  const watch = {
+    enter: 0,
+    aborted: 0,
+    listen(signal) {
+      watched = signal;
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    },
+    async settle(release) {
+      let code;
+      try {
+        await release;
+      } catch (error) {
+        code = error instanceof RLockError ? error.code : 'foreign';
+        throw error;
+      } finally {
+        watched?.removeEventListener('abort', onAbort);
+        // A section never entered (the acquire failed) has no hold to report on.
+        if (watch.enter > 0) send({ e: 'settled', k: kind, p, enter: watch.enter, lostAt: watch.aborted, reason: watch.reason, releaseError: code });
+      }
+    },
+  };
+  return watch;
+}
+
 /** The section itself: enter, (barrier of an armed fault), fenced read and write, exit. */
-async function section(/** @type {Iteration} */ it, /** @type {string | undefined} */ token, /** @type {AbortSignal | undefined} */ signal, mode = 'x') {
+async function section(
+  /** @type {Iteration} */ it,
+  /** @type {LossWatch} */ watch,
+  /** @type {string | undefined} */ token,
+  /** @type {AbortSignal | undefined} */ signal,
+  mode = 'x',
+) {
   const { kind, name, p, requested, first } = it;
   const enter = now();
+  watch.enter = enter;
   send({ e: 'enter', k: kind, p, token, mode, t: enter, requested, first });
-  let lost = 0;
-  const onAbort = () => {
-    lost = now();
-    send({ e: 'lost', k: kind, t: lost });
-  };
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
+  watch.listen(signal);
   await barrier(kind);
   let fence = 'none';
   if (FENCED.has(kind) && token !== undefined && mode === 'x') {
@@ -104,8 +146,8 @@ async function section(/** @type {Iteration} */ it, /** @type {string | undefine
       fence = 'error';
     }
   } else await sleep(1);
-  signal?.removeEventListener('abort', onAbort);
-  send({ e: 'exit', k: kind, p, t: now(), enter, lost, token, fence, mode });
+  // `lost`: the signal aborted within the section, which ends the section there.
+  send({ e: 'exit', k: kind, p, t: now(), enter, lost: watch.aborted, token, fence, mode });
 }
 
 /** Holds the section of every armed kind until all are in (or the arm runs out), then freezes or waits to be killed. */
@@ -149,6 +191,7 @@ async function loop(/** @type {string} */ kind) {
 
 async function once(/** @type {Iteration} */ it) {
   const { kind, name, i } = it;
+  const watch = lossWatch(kind, it.p);
   switch (kind) {
     case 'lock':
     case 'spin':
@@ -156,14 +199,14 @@ async function once(/** @type {Iteration} */ it) {
     case 'nonre':
     case 'nonre-fair': {
       const lock = LOCKS[kind](name);
-      await lock.withLock(({ signal, token }) => section(it, token, signal), { waitMs: WAIT_MS });
+      await watch.settle(lock.withLock(({ signal, token }) => section(it, watch, token, signal), { waitMs: WAIT_MS }));
       return;
     }
     case 'rw': {
       const rw = client.getReadWriteLock(name);
       const read = i % 4 === 0;
       const lock = read ? rw.readLock() : rw.writeLock();
-      await lock.withLock(({ signal, token }) => section(it, token, signal, read ? 'r' : 'x'), { waitMs: WAIT_MS });
+      await watch.settle(lock.withLock(({ signal, token }) => section(it, watch, token, signal, read ? 'r' : 'x'), { waitMs: WAIT_MS }));
       return;
     }
     case 'multi': {
@@ -171,16 +214,20 @@ async function once(/** @type {Iteration} */ it) {
       // Half the workers list the members the other way round: the global order must still avoid a deadlock.
       const order = Number(config.id.replace(/\D/g, '')) % 2 === 0 ? [a, b] : [b, a];
       const multi = client.getMultiLock(order.map((member) => client.getLock(member)));
-      await multi.withLock(({ signal, tokens }) => section({ ...it, name: a }, tokens[order.indexOf(a)], signal), { waitMs: WAIT_MS });
+      await watch.settle(multi.withLock(({ signal, tokens }) => section({ ...it, name: a }, watch, tokens[order.indexOf(a)], signal), { waitMs: WAIT_MS }));
       return;
     }
     case 'leader': {
       const term = await client.getLeaderElection(name).elect({ waitMs: WAIT_MS });
-      try {
-        await section(it, term.epoch, term.signal);
-      } finally {
-        await term.resign();
-      }
+      await watch.settle(
+        (async () => {
+          try {
+            await section(it, watch, term.epoch, term.signal);
+          } finally {
+            await term.resign();
+          }
+        })(),
+      );
       return;
     }
     case 'sem': {
@@ -201,7 +248,7 @@ async function once(/** @type {Iteration} */ it) {
         await semaphore.trySetPermits(config.permits);
         return;
       }
-      await section(it, undefined, undefined);
+      await section(it, watch, undefined, undefined);
       try {
         await semaphore.release(1);
       } catch (error) {
@@ -222,11 +269,15 @@ async function once(/** @type {Iteration} */ it) {
         await semaphore.trySetPermits(config.permits);
         return;
       }
-      try {
-        await section(it, permit.token, permit.signal);
-      } finally {
-        if (!permit.signal.aborted) await permit.release();
-      }
+      await watch.settle(
+        (async () => {
+          try {
+            await section(it, watch, permit.token, permit.signal);
+          } finally {
+            if (!permit.signal.aborted) await permit.release();
+          }
+        })(),
+      );
       return;
     }
     default:

@@ -16,6 +16,8 @@ interface Cell {
   keysLeft: number;
   foreignErrors: number;
   unhandled: number;
+  replaced: number;
+  told: number;
   verdict: string;
   why: string[];
 }
@@ -103,6 +105,9 @@ describe('the fault matrix, short form', () => {
     expect(paused).toHaveLength(1);
     expect(paused[0]?.overlaps).toBeGreaterThan(0);
     expect(paused[0]?.expectedOverlap).toBe(true);
+    // And the paused holder, replaced, was told it lost.
+    expect(paused[0]?.replaced).toBeGreaterThan(0);
+    expect(paused[0]?.told).toBe(paused[0]?.replaced);
   });
 
   it('frees a lock whose release failed during an outage within 5 s of Redis being back, every run', () => {
