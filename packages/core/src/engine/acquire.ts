@@ -2,7 +2,7 @@
 import { ClientClosedError, LockAcquireTimeoutError, LockLostError, RedisUnavailableError, socketError } from '../errors.js';
 import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
-import type { TryOutcome } from './attempt.js';
+import { retryUntilAnswered, type TryOutcome } from './attempt.js';
 import { WaitCall } from './wait-call.js';
 import { onAbort } from '../tasks/abort-fan-out.js';
 import { waitOnChannel } from './wait-on-channel.js';
@@ -166,9 +166,14 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
     cause = call.timeoutCause();
   } finally {
     call.dispose();
-    // Out of a queue kept in Redis, waited for no later than waitMs (it goes on after, in the owner's turn).
+    // Out of a queue kept in Redis, waited for no later than waitMs (it goes on after, in the owner's turn). Unanswered, it is
+    // sent again until Redis answers: a try of this call parked in the connection's offline queue runs once Redis is back and
+    // queues the owner, whose place only a leave sent after it gives up (else it heads the queue for its waiter lease).
     if (grant === undefined && spec.leave) {
-      const leaving = spec.leave().catch((error: unknown) => ctx.backgroundError(error));
+      const leave = spec.leave.bind(spec);
+      const leaving = leave().catch((error: unknown) =>
+        error instanceof RedisUnavailableError ? void retryUntilAnswered(ctx, leave) : ctx.backgroundError(error),
+      );
       ctx.background.track(leaving);
       await call.until(leaving);
     }

@@ -123,9 +123,14 @@ async function undoInTurn<R, G>(ctx: EngineContext, spec: AttemptSpec<R, G>, sig
  * unowned, so a lost undo would lose them for good.
  */
 function undo(ctx: EngineContext, spec: AttemptSpec<unknown, unknown>, op: string): Promise<void> {
+  return retryUntilAnswered(ctx, () => spec.undo(op));
+}
+
+/** Sends `send`, then again with growing delays, until Redis answers it or the client closes; a failure it ends on is reported. */
+export function retryUntilAnswered(ctx: EngineContext, send: () => Promise<unknown>): Promise<void> {
   let failure: unknown;
   const once = (): Promise<boolean> =>
-    spec.undo(op).then(
+    send().then(
       () => {
         failure = undefined;
         return true;
