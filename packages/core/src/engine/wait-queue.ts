@@ -266,6 +266,20 @@ export class WaitQueue {
   }
 }
 
+/** What bounds a deferred call (a WaitCall): when its waitMs runs out, and its caller's signal. */
+export interface DeferredCall {
+  readonly deadline: number;
+  readonly callerSignal: AbortSignal | undefined;
+}
+
+/** A call deferred by {@link WaitQueues.later}; `resolve` is cleared once it set out. */
+interface Deferred {
+  readonly channel: string;
+  readonly deadline: number;
+  resolve: (() => void) | undefined;
+  stop: (() => void) | undefined;
+}
+
 /** Messages a client's queues dropped (not one of their object's): shared by its queues, read by operators. */
 export interface MessageDrops {
   count: number;
@@ -299,7 +313,9 @@ export class WaitQueues {
   /** First tries out now, by channel, that later arrivals queue behind (WaitSpec.queuesOthers). */
   private readonly arrivals = new Map<string, number>();
   /** Calls that arrived behind this process's waiters and have not set out yet, in arrival order (see {@link later}). */
-  private readonly deferred: { readonly channel: string; readonly setOut: () => void }[] = [];
+  private readonly deferred: Deferred[] = [];
+  /** No deferred call's waitMs runs out before this (monotonic ms; it may be stale, never late). */
+  private soonest = Number.POSITIVE_INFINITY;
   /** Deferred calls by channel: a newcomer queues behind them too. */
   private readonly deferredOn = new Map<string, number>();
   /** Calls queued behind waiters that set out at once in this turn (see {@link setsOutNow}). */
@@ -348,27 +364,54 @@ export class WaitQueues {
   }
 
   /**
-   * Runs `setOut` (a call queued behind this process's waiters on `channel`) after the calls deferred before it, within
-   * ARRIVALS_PER_TURN a turn (those that set out at once count): a burst made in one turn joins over several.
+   * Settles when `call` (queued behind this process's waiters on `channel`) may set out: after the calls deferred before it,
+   * within ARRIVALS_PER_TURN a turn (those that set out at once count), so a burst made in one turn joins over several. One
+   * aborted or out of time meanwhile sets out at once (and ends as every call does); until then it holds no timer or listener
+   * of its own beyond one on its caller's signal.
    */
-  later(channel: string, setOut: () => void): void {
-    this.deferred.push({ channel, setOut });
-    this.deferredOn.set(channel, (this.deferredOn.get(channel) ?? 0) + 1);
-    this.turnEnds ??= setImmediate(this.endTurn);
+  later(channel: string, call: DeferredCall): Promise<void> {
+    return new Promise((resolve) => {
+      const entry: Deferred = { channel, resolve, deadline: call.deadline, stop: undefined };
+      this.deferred.push(entry);
+      this.deferredOn.set(channel, (this.deferredOn.get(channel) ?? 0) + 1);
+      this.soonest = Math.min(this.soonest, call.deadline);
+      this.turnEnds ??= setImmediate(this.endTurn);
+      const signal = call.callerSignal;
+      if (signal?.aborted) this.setOut(entry);
+      else if (signal) entry.stop = onAbort(signal, () => this.setOut(entry));
+    });
   }
 
   private readonly endTurn = (): void => {
     this.turnEnds = undefined;
+    if (monotonicNow() >= this.soonest) this.setOutDue();
     const room = ARRIVALS_PER_TURN - this.setOutThisTurn;
     this.setOutThisTurn = 0;
-    for (const { channel, setOut } of this.deferred.splice(0, room)) {
-      const left = (this.deferredOn.get(channel) ?? 1) - 1;
-      if (left > 0) this.deferredOn.set(channel, left);
-      else this.deferredOn.delete(channel);
-      setOut();
-    }
+    for (const entry of this.deferred.splice(0, room)) this.setOut(entry);
     if (this.deferred.length > 0) this.turnEnds = setImmediate(this.endTurn);
   };
+
+  /** The deferred calls whose waitMs ran out set out now; {@link soonest} becomes the rest's. */
+  private setOutDue(): void {
+    const now = monotonicNow();
+    this.soonest = Number.POSITIVE_INFINITY;
+    for (const entry of this.deferred) {
+      if (entry.deadline <= now) this.setOut(entry);
+      else if (entry.resolve) this.soonest = Math.min(this.soonest, entry.deadline);
+    }
+  }
+
+  /** Lets `entry` set out, unless it did already (aborted, or out of time). */
+  private setOut(entry: Deferred): void {
+    const resolve = entry.resolve;
+    if (!resolve) return;
+    entry.resolve = undefined;
+    entry.stop?.();
+    const left = (this.deferredOn.get(entry.channel) ?? 1) - 1;
+    if (left > 0) this.deferredOn.set(entry.channel, left);
+    else this.deferredOn.delete(entry.channel);
+    resolve();
+  }
 
   /** A first try on `channel` that later arrivals queue behind is out. */
   arrive(channel: string): void {

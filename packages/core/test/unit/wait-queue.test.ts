@@ -185,6 +185,9 @@ describe('WaitQueue', () => {
 });
 
 describe('WaitQueues', () => {
+  /** A deferred call without waitMs or signal. */
+  const unbounded = { deadline: Number.POSITIVE_INFINITY, callerSignal: undefined };
+
   it('subscribes a channel once for its first waiter and closes the subscription with its last', async () => {
     const log: string[] = [];
     const queues = new WaitQueues((queue) => {
@@ -268,7 +271,7 @@ describe('WaitQueues', () => {
     expect(now.filter(Boolean)).toHaveLength(ARRIVALS_PER_TURN);
     expect(now.at(-1)).toBe(false);
     const setOut: string[] = [];
-    queues.later('c', () => setOut.push('deferred'));
+    void queues.later('c', unbounded).then(() => setOut.push('deferred'));
     await new Promise((resolve) => setImmediate(resolve));
     // The turn that set out ARRIVALS_PER_TURN at once had no room left: the deferred call goes next turn, and a
     // newcomer meanwhile queues behind it.
@@ -283,7 +286,7 @@ describe('WaitQueues', () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
     const setOut: number[] = [];
     const calls = 2 * ARRIVALS_PER_TURN + 3;
-    for (let i = 0; i < calls; i++) queues.later('c', () => setOut.push(i));
+    for (let i = 0; i < calls; i++) void queues.later('c', unbounded).then(() => setOut.push(i));
     expect([queues.hasWaiters('c'), queues.hasJoined('c'), setOut.length]).toEqual([true, false, 0]);
     const perTurn: number[] = [];
     while (setOut.length < calls) {
@@ -293,6 +296,25 @@ describe('WaitQueues', () => {
     }
     expect(perTurn).toEqual([ARRIVALS_PER_TURN, ARRIVALS_PER_TURN, 3]);
     expect(setOut).toEqual(Array.from({ length: calls }, (_, i) => i));
+    expect(queues.hasWaiters('c')).toBe(false);
+  });
+
+  it('sets out a deferred call whose waitMs ran out, or whose caller aborted, ahead of those deferred before it', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const setOut: string[] = [];
+    for (let i = 0; i < 2 * ARRIVALS_PER_TURN; i++) void queues.later('c', unbounded).then(() => setOut.push('ahead'));
+    void queues.later('c', { deadline: performance.now(), callerSignal: undefined }).then(() => setOut.push('out of time'));
+    const controller = new AbortController();
+    void queues.later('c', { deadline: Number.POSITIVE_INFINITY, callerSignal: controller.signal }).then(() => setOut.push('aborted'));
+    controller.abort();
+    await Promise.resolve();
+    // Aborted: at once, with no turn ended.
+    expect(setOut).toEqual(['aborted']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(setOut.slice(0, 2)).toEqual(['aborted', 'out of time']);
+    expect(setOut).toHaveLength(2 + ARRIVALS_PER_TURN);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(setOut).toHaveLength(2 + 2 * ARRIVALS_PER_TURN);
     expect(queues.hasWaiters('c')).toBe(false);
   });
 
