@@ -41,14 +41,11 @@ export class WaitCall<G> {
   }
 
   get signal(): AbortSignal | undefined {
+    if (this.expiry) return this.expiry.signal;
+    const { waitMs, signal } = this.spec;
     // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
-    if (this.expiry === undefined && (this.spec.waitMs === undefined || this.triesOnce)) return this.spec.signal;
-    return (this.expiry ??= this.startExpiry()).signal;
-  }
-
-  private startExpiry(): AbortController {
-    const expiry = new AbortController();
-    const signal = this.spec.signal;
+    if (waitMs === undefined || this.triesOnce) return signal;
+    const expiry = (this.expiry = new AbortController());
     // Cuts off whatever is out at waitMs: a try, a subscription, a sleep. A
     // grant that still comes is undone by its attempt (the signal is aborted).
     const leftMs = this.deadline - monotonicNow();
@@ -59,7 +56,7 @@ export class WaitCall<G> {
       this.timer.unref();
       if (signal) this.stopForwarding = onAbort(signal, () => expiry.abort(signal.reason));
     }
-    return expiry;
+    return expiry.signal;
   }
 
   get expired(): boolean {

@@ -1,7 +1,8 @@
 import { ClientClosedError } from '../errors.js';
-import { monotonicNow } from '../connection/time.js';
+import { monotonicNow, sleepFor } from '../connection/time.js';
 import type { WaitWatch } from '../observability/telemetry.js';
 import { onAbort } from '../tasks/abort-fan-out.js';
+import type { WaitCall } from './wait-call.js';
 
 /** How long a client that released while other clients wait holds back its own waiters, ms (see {@link WaitQueue.yieldFor}). */
 const HANDOFF_YIELD_MS = 2;
@@ -266,19 +267,8 @@ export class WaitQueue {
   }
 }
 
-/** What bounds a deferred call (a WaitCall): when its waitMs runs out, and its caller's signal. */
-export interface DeferredCall {
-  readonly deadline: number;
-  readonly callerSignal: AbortSignal | undefined;
-}
-
 /** A call deferred by {@link WaitQueues.later}; `resolve` is cleared once it set out. */
-interface Deferred {
-  readonly channel: string;
-  readonly deadline: number;
-  resolve: (() => void) | undefined;
-  stop: (() => void) | undefined;
-}
+type Deferred = { readonly channel: string; readonly deadline: number; resolve: (() => void) | undefined; stop: (() => void) | undefined };
 
 /** Messages a client's queues dropped (not one of their object's): shared by its queues, read by operators. */
 export interface MessageDrops {
@@ -314,8 +304,6 @@ export class WaitQueues {
   private readonly arrivals = new Map<string, number>();
   /** Calls that arrived behind this process's waiters and have not set out yet, in arrival order (see {@link later}). */
   private readonly deferred: Deferred[] = [];
-  /** No deferred call's waitMs runs out before this (monotonic ms; it may be stale, never late). */
-  private soonest = Number.POSITIVE_INFINITY;
   /** Deferred calls by channel: a newcomer queues behind them too. */
   private readonly deferredOn = new Map<string, number>();
   /** Calls queued behind waiters that set out at once in this turn (see {@link setsOutNow}). */
@@ -323,7 +311,7 @@ export class WaitQueues {
   private turnEnds: NodeJS.Immediate | undefined;
   private closedError: Error | undefined;
   /** How to end each sleep outside any queue (a back-off waiter's) when the client closes. */
-  private readonly apart = new Set<(error: Error) => void>();
+  private readonly apart = new Set<AbortController>();
   /** Messages on the queues' channels that were dropped as malformed or unknown. */
   readonly drops: MessageDrops = { count: 0 };
 
@@ -369,12 +357,11 @@ export class WaitQueues {
    * aborted or out of time meanwhile sets out at once (and ends as every call does); until then it holds no timer or listener
    * of its own beyond one on its caller's signal.
    */
-  later(channel: string, call: DeferredCall): Promise<void> {
+  later(channel: string, call: Pick<WaitCall<unknown>, 'deadline' | 'callerSignal'>): Promise<void> {
     return new Promise((resolve) => {
-      const entry: Deferred = { channel, resolve, deadline: call.deadline, stop: undefined };
+      const entry: Deferred = { channel, deadline: call.deadline, resolve, stop: undefined };
       this.deferred.push(entry);
       this.deferredOn.set(channel, (this.deferredOn.get(channel) ?? 0) + 1);
-      this.soonest = Math.min(this.soonest, call.deadline);
       this.turnEnds ??= setImmediate(this.endTurn);
       const signal = call.callerSignal;
       if (signal?.aborted) this.setOut(entry);
@@ -384,22 +371,14 @@ export class WaitQueues {
 
   private readonly endTurn = (): void => {
     this.turnEnds = undefined;
-    if (monotonicNow() >= this.soonest) this.setOutDue();
+    // Out of time meanwhile: it sets out now, ahead of its turn, and ends at once.
+    const now = monotonicNow();
+    for (const entry of this.deferred) if (entry.deadline <= now) this.setOut(entry);
     const room = ARRIVALS_PER_TURN - this.setOutThisTurn;
     this.setOutThisTurn = 0;
     for (const entry of this.deferred.splice(0, room)) this.setOut(entry);
     if (this.deferred.length > 0) this.turnEnds = setImmediate(this.endTurn);
   };
-
-  /** The deferred calls whose waitMs ran out set out now; {@link soonest} becomes the rest's. */
-  private setOutDue(): void {
-    const now = monotonicNow();
-    this.soonest = Number.POSITIVE_INFINITY;
-    for (const entry of this.deferred) {
-      if (entry.deadline <= now) this.setOut(entry);
-      else if (entry.resolve) this.soonest = Math.min(this.soonest, entry.deadline);
-    }
-  }
 
   /** Lets `entry` set out, unless it did already (aborted, or out of time). */
   private setOut(entry: Deferred): void {
@@ -430,11 +409,8 @@ export class WaitQueues {
   /** Resolves once the subscription is acknowledged; `entered` hears the waiter as soon as it is queued, so a caller cut off can take it out. */
   async join(spec: JoinSpec, entered?: (waiter: Waiter) => void, front = false): Promise<Waiter> {
     if (this.closedError) throw this.closedError;
-    let queue = this.queues.get(spec.channel);
-    if (!queue) {
-      queue = new WaitQueue(spec.channel, spec.headOnly, spec.onMessage, this.drops);
-      this.queues.set(spec.channel, queue);
-    }
+    const queue = this.queues.get(spec.channel) ?? new WaitQueue(spec.channel, spec.headOnly, spec.onMessage, this.drops);
+    this.queues.set(spec.channel, queue);
     const waiter = new Waiter(queue, spec.id, !queue.headOnly && spec.keepsPlace !== true);
     // `front`: it arrived before every waiter here (they queued behind its first try).
     if (front) queue.waiters.unshift(waiter);
@@ -447,13 +423,12 @@ export class WaitQueues {
       if (!queue.ready) {
         const subscription = this.subscribe(queue);
         this.subscriptions.set(queue, subscription);
-        const current = queue;
         queue.ready = subscription.ready.then(
-          () => void (current.subscribed = true),
+          () => void (queue.subscribed = true),
           (error: unknown) => {
             // The next joiner subscribes afresh rather than inherit a failure.
-            if (this.queues.get(current.channel) === current) current.ready = undefined;
-            this.subscriptions.delete(current);
+            if (this.queues.get(queue.channel) === queue) queue.ready = undefined;
+            this.subscriptions.delete(queue);
             subscription.close();
             throw error;
           },
@@ -520,40 +495,20 @@ export class WaitQueues {
    */
   sleepApart(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.closedError) return Promise.reject(this.closedError);
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const end = (): void => {
-        clearTimeout(timer);
-        stopListening?.();
-        this.apart.delete(onClose);
-      };
-      const aborted = (): void => {
-        end();
-        reject(signal?.reason);
-      };
-      const onClose = (error: Error): void => {
-        end();
-        reject(error);
-      };
-      const timer = setTimeout(
-        () => {
-          end();
-          resolve();
-        },
-        Math.max(1, Math.ceil(ms)),
-      );
-      const stopListening = signal ? onAbort(signal, aborted) : undefined;
-      this.apart.add(onClose);
+    const sleep = new AbortController();
+    const stopListening = signal ? onAbort(signal, () => sleep.abort(signal.reason)) : undefined;
+    if (signal?.aborted) sleep.abort(signal.reason);
+    this.apart.add(sleep);
+    return sleepFor(ms, sleep.signal).finally(() => {
+      stopListening?.();
+      this.apart.delete(sleep);
     });
   }
 
   /** Rejects every waiter with `error` (those sleeping apart too), and every later join. */
   close(error: Error = new ClientClosedError()): void {
     this.closedError = error;
-    for (const end of [...this.apart]) end(error);
+    for (const sleep of this.apart) sleep.abort(error);
     for (const queue of this.queues.values()) {
       queue.closedError = error;
       queue.stopRetry();
