@@ -2,7 +2,6 @@ import { ClientClosedError } from '../errors.js';
 import { monotonicNow, sleepFor } from '../connection/time.js';
 import type { WaitWatch } from '../observability/telemetry.js';
 import { onAbort } from '../tasks/abort-fan-out.js';
-import type { WaitCall } from './wait-call.js';
 
 /** How long a client that released while other clients wait holds back its own waiters, ms (see {@link WaitQueue.yieldFor}). */
 const HANDOFF_YIELD_MS = 2;
@@ -352,12 +351,12 @@ export class WaitQueues {
   }
 
   /**
-   * Settles when `call` (queued behind this process's waiters on `channel`) may set out: after the calls deferred before it,
-   * within ARRIVALS_PER_TURN a turn (those that set out at once count), so a burst made in one turn joins over several. One
-   * aborted or out of time meanwhile sets out at once (and ends as every call does); until then it holds no timer or listener
-   * of its own beyond one on its caller's signal.
+   * Settles when `call` (a WaitCall queued behind this process's waiters on `channel`) may set out: after the calls deferred
+   * before it, within ARRIVALS_PER_TURN a turn (those that set out at once count), so a burst made in one turn joins over
+   * several. One aborted meanwhile sets out at once, one out of time as a turn ends (and ends as every call does); until then
+   * it holds no timer or listener of its own beyond one on its caller's signal.
    */
-  later(channel: string, call: Pick<WaitCall<unknown>, 'deadline' | 'callerSignal'>): Promise<void> {
+  later(channel: string, call: { readonly deadline: number; readonly callerSignal: AbortSignal | undefined }): Promise<void> {
     return new Promise((resolve) => {
       const entry: Deferred = { channel, deadline: call.deadline, resolve, stop: undefined };
       this.deferred.push(entry);
