@@ -455,7 +455,9 @@ export class WaitQueues {
     const queue = waiter.queue;
     const index = queue.waiters.indexOf(waiter);
     if (index === -1) return;
-    queue.waiters.splice(index, 1);
+    // Mostly the head: shift() drops it in place, where splice() copies every waiter behind it.
+    if (index === 0) queue.waiters.shift();
+    else queue.waiters.splice(index, 1);
     const sameId = (queue.idCounts.get(waiter.id) ?? 1) - 1;
     if (sameId > 0) queue.idCounts.set(waiter.id, sameId);
     else queue.idCounts.delete(waiter.id);
