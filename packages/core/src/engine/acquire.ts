@@ -62,7 +62,7 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   const queues = spec.waitMs !== 0 && spec.strategy?.by !== 'backoff';
   // Tasks of this process queue behind the ones already waiting (no barging): a releasing task that locks again at once
   // must not starve them. Such a call sends nothing until woken: past a few hundred in one turn, it sets out in a later one.
-  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel) && !ctx.queues.setsOutNow())
+  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel) && !ctx.queues.setsOutNow(spec.channel))
     return ctx.queues.later(spec.channel, call).then(() => setOut(ctx, spec, call, queues));
   return setOut(ctx, spec, call, queues);
 }

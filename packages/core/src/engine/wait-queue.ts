@@ -339,12 +339,13 @@ export class WaitQueues {
   }
 
   /**
-   * True when a call queued behind this process's waiters may set out at once: none is deferred (they keep arrival order)
-   * and fewer than ARRIVALS_PER_TURN did this turn. A call queued under contention thus costs no extra turn; a burst of
-   * thousands made in one turn still joins over several.
+   * True when a call queued behind this process's waiters on `channel` may set out at once: none is deferred (they keep
+   * arrival order), fewer than ARRIVALS_PER_TURN did this turn, and the channel's SUBSCRIBE is not pending (the call could
+   * only wait for it: it waits a turn off this one instead). A call queued under contention thus costs no extra turn; a
+   * burst of thousands made in one turn still joins over several.
    */
-  setsOutNow(): boolean {
-    if (this.deferred.length > 0 || this.setOutThisTurn >= ARRIVALS_PER_TURN) return false;
+  setsOutNow(channel: string): boolean {
+    if (this.deferred.length > 0 || this.setOutThisTurn >= ARRIVALS_PER_TURN || this.queues.get(channel)?.subscribed === false) return false;
     this.setOutThisTurn++;
     this.turnEnds ??= setImmediate(this.endTurn);
     return true;

@@ -266,7 +266,7 @@ describe('WaitQueues', () => {
 
   it('lets a call queued behind waiters set out at once, up to ARRIVALS_PER_TURN a turn and never ahead of a deferred one', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const now = Array.from({ length: ARRIVALS_PER_TURN + 1 }, () => queues.setsOutNow());
+    const now = Array.from({ length: ARRIVALS_PER_TURN + 1 }, () => queues.setsOutNow('c'));
     // A contended call costs no extra turn; past the turn's share, the rest are deferred.
     expect(now.filter(Boolean)).toHaveLength(ARRIVALS_PER_TURN);
     expect(now.at(-1)).toBe(false);
@@ -276,10 +276,24 @@ describe('WaitQueues', () => {
     // The turn that set out ARRIVALS_PER_TURN at once had no room left: the deferred call goes next turn, and a
     // newcomer meanwhile queues behind it.
     expect(setOut).toEqual([]);
-    expect(queues.setsOutNow()).toBe(false);
+    expect(queues.setsOutNow('c')).toBe(false);
     await new Promise((resolve) => setImmediate(resolve));
     expect(setOut).toEqual(['deferred']);
-    expect(queues.setsOutNow()).toBe(true);
+    expect(queues.setsOutNow('c')).toBe(true);
+  });
+
+  it('defers a call queued behind waiters whose SUBSCRIBE is pending: it could only wait for the acknowledgement', async () => {
+    let acknowledge = (): void => undefined;
+    const queues = new WaitQueues(() => ({ ready: new Promise<void>((resolve) => (acknowledge = resolve)), close: () => undefined }));
+    const joined = queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => true });
+    expect(queues.setsOutNow('c')).toBe(false);
+    // Another channel's calls are not held back by it.
+    expect(queues.setsOutNow('other')).toBe(true);
+    acknowledge();
+    const waiter = await joined;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(queues.setsOutNow('c')).toBe(true);
+    queues.leave(waiter, false);
   });
 
   it('lets calls deferred behind the waiters of a channel set out in order, at most ARRIVALS_PER_TURN a turn, counted as waiters until then', async () => {
