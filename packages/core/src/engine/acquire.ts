@@ -4,7 +4,6 @@ import type { EngineContext } from './engine-context.js';
 import { Hold } from './hold.js';
 import { retryUntilAnswered, type TryOutcome } from './attempt.js';
 import { WaitCall } from './wait-call.js';
-import { onAbort } from '../tasks/abort-fan-out.js';
 import { waitOnChannel } from './wait-on-channel.js';
 import type { WaitSpec } from './wait-spec.js';
 import { WaitTries } from './wait-tries.js';
@@ -63,26 +62,8 @@ export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise
   const queues = spec.waitMs !== 0 && spec.strategy?.by !== 'backoff';
   // Tasks of this process queue behind the ones already waiting (no barging): a releasing task that locks again at once
   // must not starve them. Such a call sends nothing until woken: past a few hundred in one turn, it sets out in a later one.
-  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel) && !ctx.queues.setsOutNow()) {
-    return new Promise((resolve, reject) => {
-      let stopListening: (() => void) | undefined;
-      let started = false;
-      const start = (): void => {
-        if (started) return;
-        started = true;
-        stopListening?.();
-        try {
-          resolve(setOut(ctx, spec, call, queues));
-        } catch (error) {
-          reject(error);
-        }
-      };
-      ctx.queues.later(spec.channel, start);
-      // Aborted or out of time while deferred: it sets out now, and ends by waitMs as every call does.
-      if (call.signal?.aborted) start();
-      else if (call.signal) stopListening = onAbort(call.signal, start);
-    });
-  }
+  if (spec.arrival === 'queue' && queues && ctx.queues.hasWaiters(spec.channel) && !ctx.queues.setsOutNow(spec.channel))
+    return ctx.queues.later(spec.channel, call).then(() => setOut(ctx, spec, call, queues));
   return setOut(ctx, spec, call, queues);
 }
 

@@ -32,14 +32,10 @@ export class ChannelHub {
     const connection = this.ensureConnection();
     const entry = { listener, acked: false };
     this.listeners.set(channel, entry);
-    let subscribing: Promise<unknown>;
-    try {
-      subscribing = connection.subscribe(channel, broadcast).catch((error: unknown) => {
-        throw toRLockError(error, 'SUBSCRIBE', channel);
-      });
-    } catch (error) {
-      subscribing = Promise.reject(toRLockError(error, 'SUBSCRIBE', channel));
-    }
+    // Sent now; a connection that throws fails the subscription as one that rejects does.
+    const subscribing = (async () => connection.subscribe(channel, broadcast))().catch((error: unknown) => {
+      throw toRLockError(error, 'SUBSCRIBE', channel);
+    });
     // Read below once this turn is over; a failure before then is not unhandled.
     subscribing.catch(() => undefined);
     // Bounded from the end of this turn: a caller that makes thousands of waiting calls in one loop holds the event loop

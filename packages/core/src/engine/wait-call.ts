@@ -12,9 +12,11 @@ const WAIT_EXPIRED: unique symbol = Symbol('waitMs ran out');
 /** A try or subscription out this long (ms) when `waitMs` runs out means Redis did not answer; shorter is a round trip in flight: tryLock gives false. */
 const UNANSWERED_MS = 100;
 
-/** One waiting call; its signal is the caller's, also aborted at `waitMs`, so it settles by then whatever Redis does. */
+/**
+ * One waiting call; its signal is the caller's, also aborted at `waitMs`, so it settles by then whatever Redis does. That
+ * signal is made when first asked for: a call deferred behind its client's waiters costs no controller or timer until it sets out.
+ */
 export class WaitCall<G> {
-  readonly signal: AbortSignal | undefined;
   /** Monotonic time at which `waitMs` runs out (infinite without one). */
   readonly deadline: number;
   /** `waitMs` 0: one try, no wait (a failure is not ridden out). */
@@ -23,33 +25,42 @@ export class WaitCall<G> {
   failure: Error | undefined;
   /** Since when (monotonic ms) a try or subscription has been out; undefined while none is. */
   private outSince: number | undefined;
-  private readonly timer: NodeJS.Timeout | undefined;
+  private expiry: AbortController | undefined;
+  private timer: NodeJS.Timeout | undefined;
   /** Stops passing the caller's abort on to the call's own signal. */
-  private readonly stopForwarding: (() => void) | undefined;
+  private stopForwarding: (() => void) | undefined;
 
   constructor(private readonly spec: WaitSpec<G>) {
-    const { waitMs, signal } = spec;
-    this.deadline = waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + waitMs;
-    this.triesOnce = waitMs === 0;
-    if (waitMs === undefined || waitMs === 0) {
-      // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
-      this.signal = signal;
-      return;
-    }
-    const expiry = new AbortController();
-    this.signal = expiry.signal;
+    this.deadline = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
+    this.triesOnce = spec.waitMs === 0;
+  }
+
+  /** The caller's own signal (see {@link WaitQueues.later}). */
+  get callerSignal(): AbortSignal | undefined {
+    return this.spec.signal;
+  }
+
+  get signal(): AbortSignal | undefined {
+    if (this.expiry) return this.expiry.signal;
+    const { waitMs, signal } = this.spec;
+    // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
+    if (waitMs === undefined || this.triesOnce) return signal;
+    const expiry = (this.expiry = new AbortController());
     // Cuts off whatever is out at waitMs: a try, a subscription, a sleep. A
     // grant that still comes is undone by its attempt (the signal is aborted).
-    this.timer = setTimeout(() => expiry.abort(WAIT_EXPIRED), waitMs);
-    this.timer.unref();
+    const leftMs = this.deadline - monotonicNow();
     if (signal?.aborted) expiry.abort(signal.reason);
-    else if (signal) {
-      this.stopForwarding = onAbort(signal, () => expiry.abort(signal.reason));
+    else if (leftMs <= 0) expiry.abort(WAIT_EXPIRED);
+    else {
+      this.timer = setTimeout(() => expiry.abort(WAIT_EXPIRED), leftMs);
+      this.timer.unref();
+      if (signal) this.stopForwarding = onAbort(signal, () => expiry.abort(signal.reason));
     }
+    return expiry.signal;
   }
 
   get expired(): boolean {
-    return this.signal?.reason === WAIT_EXPIRED;
+    return this.expiry?.signal.reason === WAIT_EXPIRED;
   }
 
   /** Why the call timed out, if Redis is why: a try or subscription out UNANSWERED_MS or more, else the latest failure. */

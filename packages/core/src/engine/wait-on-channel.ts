@@ -36,7 +36,8 @@ export async function waitOnChannel<G>(
     for (;;) {
       joining = ctx.queues.join(spec, (joined) => (entered = joined), arriving);
       try {
-        waiter = await call.race(joining);
+        // Subscribed already: the join settles at once, so it needs no bound (nor the call's signal: see WaitCall).
+        waiter = await (ctx.queues.isSubscribed(spec.channel) ? joining : call.race(joining));
         break;
       } catch (error) {
         // Without waitMs a failed SUBSCRIBE (a refused connection) fails the call; with it, it is ridden out like a try.
@@ -76,14 +77,11 @@ export async function waitOnChannel<G>(
       }
       const remaining = waitUntil - monotonicNow();
       if (remaining <= 0) return undefined;
-      // A sharing waiter has no timer of its own (a bounded call's signal ends its sleep at waitMs); the queue's is armed.
+      // A sharing waiter has no timed try of its own (the queue's is armed): only waitMs ends its sleep.
       if (waiter.sharesRetry && !queue.retryArmed) queue.retryIn(retryDelay(retryInMs));
-      const sleepMs = waiter.sharesRetry
-        ? Number.POSITIVE_INFINITY
-        : spec.headOnly && !waiter.isHead
-          ? remaining // until its turn
-          : Math.min(retryDelay(retryInMs), remaining);
-      await waiter.sleep(sleepMs, call.signal);
+      const sleepMs = waiter.sharesRetry || (spec.headOnly && !waiter.isHead) ? remaining : Math.min(retryDelay(retryInMs), remaining);
+      // The caller's signal, not the call's: a waiter that sleeps from its arrival to waitMs never makes the latter.
+      const reason = await waiter.sleep(sleepMs, call.callerSignal);
       if (waiter.queue.closedError) throw waiter.queue.closedError;
       const handOff = waiter.handOff;
       if (handOff !== undefined) {
@@ -95,7 +93,8 @@ export async function waitOnChannel<G>(
           return grant;
         }
       }
-      tryNow = true;
+      // Its own timer at waitMs (which may fire a fraction of a ms early) is no cue to try.
+      tryNow = reason !== 'timeout' || waiter.timed || sleepMs < remaining;
     }
   } finally {
     if (waiter) ctx.queues.leave(waiter, acquired);

@@ -1,5 +1,5 @@
 import { ClientClosedError } from '../errors.js';
-import { monotonicNow } from '../connection/time.js';
+import { monotonicNow, sleepFor } from '../connection/time.js';
 import type { WaitWatch } from '../observability/telemetry.js';
 import { onAbort } from '../tasks/abort-fan-out.js';
 
@@ -266,6 +266,9 @@ export class WaitQueue {
   }
 }
 
+/** A call deferred by {@link WaitQueues.later}; `resolve` is cleared once it set out. */
+type Deferred = { readonly channel: string; readonly deadline: number; resolve: (() => void) | undefined; stop: (() => void) | undefined };
+
 /** Messages a client's queues dropped (not one of their object's): shared by its queues, read by operators. */
 export interface MessageDrops {
   count: number;
@@ -299,7 +302,7 @@ export class WaitQueues {
   /** First tries out now, by channel, that later arrivals queue behind (WaitSpec.queuesOthers). */
   private readonly arrivals = new Map<string, number>();
   /** Calls that arrived behind this process's waiters and have not set out yet, in arrival order (see {@link later}). */
-  private readonly deferred: { readonly channel: string; readonly setOut: () => void }[] = [];
+  private readonly deferred: Deferred[] = [];
   /** Deferred calls by channel: a newcomer queues behind them too. */
   private readonly deferredOn = new Map<string, number>();
   /** Calls queued behind waiters that set out at once in this turn (see {@link setsOutNow}). */
@@ -307,7 +310,7 @@ export class WaitQueues {
   private turnEnds: NodeJS.Immediate | undefined;
   private closedError: Error | undefined;
   /** How to end each sleep outside any queue (a back-off waiter's) when the client closes. */
-  private readonly apart = new Set<(error: Error) => void>();
+  private readonly apart = new Set<AbortController>();
   /** Messages on the queues' channels that were dropped as malformed or unknown. */
   readonly drops: MessageDrops = { count: 0 };
 
@@ -336,39 +339,58 @@ export class WaitQueues {
   }
 
   /**
-   * True when a call queued behind this process's waiters may set out at once: none is deferred (they keep arrival order)
-   * and fewer than ARRIVALS_PER_TURN did this turn. A call queued under contention thus costs no extra turn; a burst of
-   * thousands made in one turn still joins over several.
+   * True when a call queued behind this process's waiters on `channel` may set out at once: none is deferred (they keep
+   * arrival order), fewer than ARRIVALS_PER_TURN did this turn, and the channel's SUBSCRIBE is not pending (the call could
+   * only wait for it: it waits a turn off this one instead). A call queued under contention thus costs no extra turn; a
+   * burst of thousands made in one turn still joins over several.
    */
-  setsOutNow(): boolean {
-    if (this.deferred.length > 0 || this.setOutThisTurn >= ARRIVALS_PER_TURN) return false;
+  setsOutNow(channel: string): boolean {
+    if (this.deferred.length > 0 || this.setOutThisTurn >= ARRIVALS_PER_TURN || this.queues.get(channel)?.subscribed === false) return false;
     this.setOutThisTurn++;
     this.turnEnds ??= setImmediate(this.endTurn);
     return true;
   }
 
   /**
-   * Runs `setOut` (a call queued behind this process's waiters on `channel`) after the calls deferred before it, within
-   * ARRIVALS_PER_TURN a turn (those that set out at once count): a burst made in one turn joins over several.
+   * Settles when `call` (a WaitCall queued behind this process's waiters on `channel`) may set out: after the calls deferred
+   * before it, within ARRIVALS_PER_TURN a turn (those that set out at once count), so a burst made in one turn joins over
+   * several. One aborted meanwhile sets out at once, one out of time as a turn ends (and ends as every call does); until then
+   * it holds no timer or listener of its own beyond one on its caller's signal.
    */
-  later(channel: string, setOut: () => void): void {
-    this.deferred.push({ channel, setOut });
-    this.deferredOn.set(channel, (this.deferredOn.get(channel) ?? 0) + 1);
-    this.turnEnds ??= setImmediate(this.endTurn);
+  later(channel: string, call: { readonly deadline: number; readonly callerSignal: AbortSignal | undefined }): Promise<void> {
+    return new Promise((resolve) => {
+      const entry: Deferred = { channel, deadline: call.deadline, resolve, stop: undefined };
+      this.deferred.push(entry);
+      this.deferredOn.set(channel, (this.deferredOn.get(channel) ?? 0) + 1);
+      this.turnEnds ??= setImmediate(this.endTurn);
+      const signal = call.callerSignal;
+      if (signal?.aborted) this.setOut(entry);
+      else if (signal) entry.stop = onAbort(signal, () => this.setOut(entry));
+    });
   }
 
   private readonly endTurn = (): void => {
     this.turnEnds = undefined;
+    // Out of time meanwhile: it sets out now, ahead of its turn, and ends at once.
+    const now = monotonicNow();
+    for (const entry of this.deferred) if (entry.deadline <= now) this.setOut(entry);
     const room = ARRIVALS_PER_TURN - this.setOutThisTurn;
     this.setOutThisTurn = 0;
-    for (const { channel, setOut } of this.deferred.splice(0, room)) {
-      const left = (this.deferredOn.get(channel) ?? 1) - 1;
-      if (left > 0) this.deferredOn.set(channel, left);
-      else this.deferredOn.delete(channel);
-      setOut();
-    }
+    for (const entry of this.deferred.splice(0, room)) this.setOut(entry);
     if (this.deferred.length > 0) this.turnEnds = setImmediate(this.endTurn);
   };
+
+  /** Lets `entry` set out, unless it did already (aborted, or out of time). */
+  private setOut(entry: Deferred): void {
+    const resolve = entry.resolve;
+    if (!resolve) return;
+    entry.resolve = undefined;
+    entry.stop?.();
+    const left = (this.deferredOn.get(entry.channel) ?? 1) - 1;
+    if (left > 0) this.deferredOn.set(entry.channel, left);
+    else this.deferredOn.delete(entry.channel);
+    resolve();
+  }
 
   /** A first try on `channel` that later arrivals queue behind is out. */
   arrive(channel: string): void {
@@ -387,11 +409,8 @@ export class WaitQueues {
   /** Resolves once the subscription is acknowledged; `entered` hears the waiter as soon as it is queued, so a caller cut off can take it out. */
   async join(spec: JoinSpec, entered?: (waiter: Waiter) => void, front = false): Promise<Waiter> {
     if (this.closedError) throw this.closedError;
-    let queue = this.queues.get(spec.channel);
-    if (!queue) {
-      queue = new WaitQueue(spec.channel, spec.headOnly, spec.onMessage, this.drops);
-      this.queues.set(spec.channel, queue);
-    }
+    const queue = this.queues.get(spec.channel) ?? new WaitQueue(spec.channel, spec.headOnly, spec.onMessage, this.drops);
+    this.queues.set(spec.channel, queue);
     const waiter = new Waiter(queue, spec.id, !queue.headOnly && spec.keepsPlace !== true);
     // `front`: it arrived before every waiter here (they queued behind its first try).
     if (front) queue.waiters.unshift(waiter);
@@ -404,13 +423,12 @@ export class WaitQueues {
       if (!queue.ready) {
         const subscription = this.subscribe(queue);
         this.subscriptions.set(queue, subscription);
-        const current = queue;
         queue.ready = subscription.ready.then(
-          () => void (current.subscribed = true),
+          () => void (queue.subscribed = true),
           (error: unknown) => {
             // The next joiner subscribes afresh rather than inherit a failure.
-            if (this.queues.get(current.channel) === current) current.ready = undefined;
-            this.subscriptions.delete(current);
+            if (this.queues.get(queue.channel) === queue) queue.ready = undefined;
+            this.subscriptions.delete(queue);
             subscription.close();
             throw error;
           },
@@ -438,7 +456,9 @@ export class WaitQueues {
     const queue = waiter.queue;
     const index = queue.waiters.indexOf(waiter);
     if (index === -1) return;
-    queue.waiters.splice(index, 1);
+    // Mostly the head: shift() drops it in place, where splice() copies every waiter behind it.
+    if (index === 0) queue.waiters.shift();
+    else queue.waiters.splice(index, 1);
     const sameId = (queue.idCounts.get(waiter.id) ?? 1) - 1;
     if (sameId > 0) queue.idCounts.set(waiter.id, sameId);
     else queue.idCounts.delete(waiter.id);
@@ -477,40 +497,20 @@ export class WaitQueues {
    */
   sleepApart(ms: number, signal: AbortSignal | undefined): Promise<void> {
     if (this.closedError) return Promise.reject(this.closedError);
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const end = (): void => {
-        clearTimeout(timer);
-        stopListening?.();
-        this.apart.delete(onClose);
-      };
-      const aborted = (): void => {
-        end();
-        reject(signal?.reason);
-      };
-      const onClose = (error: Error): void => {
-        end();
-        reject(error);
-      };
-      const timer = setTimeout(
-        () => {
-          end();
-          resolve();
-        },
-        Math.max(1, Math.ceil(ms)),
-      );
-      const stopListening = signal ? onAbort(signal, aborted) : undefined;
-      this.apart.add(onClose);
+    const sleep = new AbortController();
+    const stopListening = signal ? onAbort(signal, () => sleep.abort(signal.reason)) : undefined;
+    if (signal?.aborted) sleep.abort(signal.reason);
+    this.apart.add(sleep);
+    return sleepFor(ms, sleep.signal).finally(() => {
+      stopListening?.();
+      this.apart.delete(sleep);
     });
   }
 
   /** Rejects every waiter with `error` (those sleeping apart too), and every later join. */
   close(error: Error = new ClientClosedError()): void {
     this.closedError = error;
-    for (const end of [...this.apart]) end(error);
+    for (const sleep of this.apart) sleep.abort(error);
     for (const queue of this.queues.values()) {
       queue.closedError = error;
       queue.stopRetry();

@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { RedisFleet } from '@org/rlock-testing';
 import type { EngineContext } from '../../src/engine/engine-context.js';
 import { ARRIVALS_PER_TURN } from '../../src/engine/wait-queue.js';
+import { LockAcquireTimeoutError } from '../../src/errors.js';
 import { ClientPool, OverlapProbe, commandCalls, eventually } from './support.js';
 
 /**
@@ -125,6 +126,33 @@ describe('local waiters of one lock', () => {
     await last.catch((error: unknown) => {
       joinedWhenItEnded = queues.get(channel)?.waiters.length ?? 0;
       expect(error).toEqual(new Error('gave up'));
+    });
+    expect(joinedWhenItEnded).toBeGreaterThanOrEqual(0);
+    expect(joinedWhenItEnded).toBeLessThan(ahead / 2);
+    await held.unlock();
+    await Promise.all(all);
+  }, 120_000);
+
+  it('end a call deferred behind thousands when its waitMs runs out, before those ahead of it have joined', async () => {
+    const ahead = 5_000;
+    const holder = pool.make(fleet.url(0));
+    const client = pool.make(fleet.url(0), { keyPrefix: holder.options.keyPrefix });
+    const queues = (client as unknown as { context: EngineContext }).context.queues;
+    const channel = `${holder.options.keyPrefix}:{late}:release:${client.clientId}`;
+    const held = await holder.getLock('late').acquire({ leaseMs: 60_000 });
+    const lock = client.getLock('late');
+    const all = Array.from({ length: ahead }, () =>
+      client.task(async () => {
+        await lock.lock({ leaseMs: 10_000 });
+        await lock.unlock();
+      }),
+    );
+    // Out of time by the end of the turn that made it: no timer of its own is armed while it is deferred.
+    const last = client.task(() => lock.lock({ leaseMs: 10_000, waitMs: 1 }));
+    let joinedWhenItEnded = -1;
+    await last.catch((error: unknown) => {
+      joinedWhenItEnded = queues.get(channel)?.waiters.length ?? 0;
+      expect(error).toBeInstanceOf(LockAcquireTimeoutError);
     });
     expect(joinedWhenItEnded).toBeGreaterThanOrEqual(0);
     expect(joinedWhenItEnded).toBeLessThan(ahead / 2);

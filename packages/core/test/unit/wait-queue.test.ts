@@ -185,6 +185,9 @@ describe('WaitQueue', () => {
 });
 
 describe('WaitQueues', () => {
+  /** A deferred call without waitMs or signal. */
+  const unbounded = { deadline: Number.POSITIVE_INFINITY, callerSignal: undefined };
+
   it('subscribes a channel once for its first waiter and closes the subscription with its last', async () => {
     const log: string[] = [];
     const queues = new WaitQueues((queue) => {
@@ -263,27 +266,41 @@ describe('WaitQueues', () => {
 
   it('lets a call queued behind waiters set out at once, up to ARRIVALS_PER_TURN a turn and never ahead of a deferred one', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
-    const now = Array.from({ length: ARRIVALS_PER_TURN + 1 }, () => queues.setsOutNow());
+    const now = Array.from({ length: ARRIVALS_PER_TURN + 1 }, () => queues.setsOutNow('c'));
     // A contended call costs no extra turn; past the turn's share, the rest are deferred.
     expect(now.filter(Boolean)).toHaveLength(ARRIVALS_PER_TURN);
     expect(now.at(-1)).toBe(false);
     const setOut: string[] = [];
-    queues.later('c', () => setOut.push('deferred'));
+    void queues.later('c', unbounded).then(() => setOut.push('deferred'));
     await new Promise((resolve) => setImmediate(resolve));
     // The turn that set out ARRIVALS_PER_TURN at once had no room left: the deferred call goes next turn, and a
     // newcomer meanwhile queues behind it.
     expect(setOut).toEqual([]);
-    expect(queues.setsOutNow()).toBe(false);
+    expect(queues.setsOutNow('c')).toBe(false);
     await new Promise((resolve) => setImmediate(resolve));
     expect(setOut).toEqual(['deferred']);
-    expect(queues.setsOutNow()).toBe(true);
+    expect(queues.setsOutNow('c')).toBe(true);
+  });
+
+  it('defers a call queued behind waiters whose SUBSCRIBE is pending: it could only wait for the acknowledgement', async () => {
+    let acknowledge = (): void => undefined;
+    const queues = new WaitQueues(() => ({ ready: new Promise<void>((resolve) => (acknowledge = resolve)), close: () => undefined }));
+    const joined = queues.join({ channel: 'c', id: 'a', headOnly: false, onMessage: () => true });
+    expect(queues.setsOutNow('c')).toBe(false);
+    // Another channel's calls are not held back by it.
+    expect(queues.setsOutNow('other')).toBe(true);
+    acknowledge();
+    const waiter = await joined;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(queues.setsOutNow('c')).toBe(true);
+    queues.leave(waiter, false);
   });
 
   it('lets calls deferred behind the waiters of a channel set out in order, at most ARRIVALS_PER_TURN a turn, counted as waiters until then', async () => {
     const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
     const setOut: number[] = [];
     const calls = 2 * ARRIVALS_PER_TURN + 3;
-    for (let i = 0; i < calls; i++) queues.later('c', () => setOut.push(i));
+    for (let i = 0; i < calls; i++) void queues.later('c', unbounded).then(() => setOut.push(i));
     expect([queues.hasWaiters('c'), queues.hasJoined('c'), setOut.length]).toEqual([true, false, 0]);
     const perTurn: number[] = [];
     while (setOut.length < calls) {
@@ -293,6 +310,25 @@ describe('WaitQueues', () => {
     }
     expect(perTurn).toEqual([ARRIVALS_PER_TURN, ARRIVALS_PER_TURN, 3]);
     expect(setOut).toEqual(Array.from({ length: calls }, (_, i) => i));
+    expect(queues.hasWaiters('c')).toBe(false);
+  });
+
+  it('sets out a deferred call whose waitMs ran out, or whose caller aborted, ahead of those deferred before it', async () => {
+    const queues = new WaitQueues(() => ({ ready: Promise.resolve(), close: () => undefined }));
+    const setOut: string[] = [];
+    for (let i = 0; i < 2 * ARRIVALS_PER_TURN; i++) void queues.later('c', unbounded).then(() => setOut.push('ahead'));
+    void queues.later('c', { deadline: performance.now(), callerSignal: undefined }).then(() => setOut.push('out of time'));
+    const controller = new AbortController();
+    void queues.later('c', { deadline: Number.POSITIVE_INFINITY, callerSignal: controller.signal }).then(() => setOut.push('aborted'));
+    controller.abort();
+    await Promise.resolve();
+    // Aborted: at once, with no turn ended.
+    expect(setOut).toEqual(['aborted']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(setOut.slice(0, 2)).toEqual(['aborted', 'out of time']);
+    expect(setOut).toHaveLength(2 + ARRIVALS_PER_TURN);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(setOut).toHaveLength(2 + 2 * ARRIVALS_PER_TURN);
     expect(queues.hasWaiters('c')).toBe(false);
   });
 

@@ -1,0 +1,62 @@
+import { jest } from '@jest/globals';
+import type { TryOutcome } from '../../src/engine/attempt.js';
+import { WaitCall } from '../../src/engine/wait-call.js';
+import type { WaitSpec } from '../../src/engine/wait-spec.js';
+
+function spec(waitMs: number | undefined, signal?: AbortSignal): WaitSpec<string> {
+  return {
+    name: 'n',
+    channel: 'ch',
+    id: 'o',
+    headOnly: false,
+    onMessage: () => true,
+    arrival: 'queue',
+    waitMs,
+    signal,
+    watch: undefined,
+    tryOnce: (): Promise<TryOutcome<string>> => Promise.resolve({ retryInMs: 10 }),
+  };
+}
+
+describe('WaitCall', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('makes no timer for waitMs until its signal is asked for: thousands deferred behind their client cost none', () => {
+    const calls = Array.from({ length: 1_000 }, () => new WaitCall(spec(60_000)));
+    expect(jest.getTimerCount()).toBe(0);
+    const signal = calls[0]?.signal;
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(60_000);
+    expect(signal?.aborted).toBe(true);
+    expect(calls[0]?.expired).toBe(true);
+    for (const call of calls) call.dispose();
+  });
+
+  it('counts waitMs from the call, not from when its signal is first asked for', () => {
+    const call = new WaitCall(spec(1_000));
+    jest.advanceTimersByTime(600);
+    const signal = call.signal;
+    jest.advanceTimersByTime(399);
+    expect(signal?.aborted).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect(call.expired).toBe(true);
+    const late = new WaitCall(spec(1_000));
+    jest.advanceTimersByTime(1_000);
+    // Asked for after waitMs ran out: aborted already, with no timer.
+    expect(late.signal?.aborted).toBe(true);
+    expect(late.expired).toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it("passes its caller's abort on, and is the caller's own signal without waitMs", () => {
+    const controller = new AbortController();
+    const bounded = new WaitCall(spec(1_000, controller.signal));
+    const signal = bounded.signal;
+    expect(new WaitCall(spec(undefined, controller.signal)).signal).toBe(controller.signal);
+    controller.abort(new Error('gave up'));
+    expect(signal?.reason).toEqual(new Error('gave up'));
+    expect(bounded.expired).toBe(false);
+    bounded.dispose();
+  });
+});
