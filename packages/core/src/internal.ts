@@ -27,7 +27,7 @@ export { checkName, fenceKey, objectKey } from './objects/names.js';
 export { keysOfLock, lockKeys, plainLockKeys, type PlainLockKeys, type LockKeys } from './objects/lock/keys.js';
 export { holdFields, parseHold, type HoldRecord } from './objects/lock/hold-record.js';
 export { ReentrantLock } from './objects/lock/reentrant-lock.js';
-export { EXCLUSIVE_LOCK, type LockStore, type LockVariant, type OwnerHoldRead } from './objects/lock/lock-store.js';
+export { EXCLUSIVE_LOCK, type AcquireTerms, type LockStore, type LockVariant, type OwnerHoldRead } from './objects/lock/lock-store.js';
 export { SCRIPTS } from './objects/scripts.generated.js';
 export { KINDS } from './objects/kinds.js';
 export { loadOtelApi } from './observability/otel-api.js';

@@ -6,8 +6,7 @@ import type { Hold, HoldTarget } from '../../engine/hold.js';
 import { recordGrant } from '../../engine/hold-attempt.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../lock-options.js';
-import type { LockVariant } from '../lock/lock-store.js';
+import type { AcquireTerms, LockVariant } from '../lock/lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { isToken } from '../messages.js';
@@ -68,10 +67,10 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
     return this.transport.run(SCRIPTS.fairQueueForceUnlock, args, 'forceUnlock', lock, isOne);
   }
 
-  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
+  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms, once: boolean): Promise<AcquireReply> {
     const { lock, fence, cancelled, queue, waiters, tickets } = keys;
     // tryLock({ waitMs: 0 }) never queues.
-    const join = request?.waitMs === 0 ? '0' : '1';
+    const join = terms.waits ? '1' : '0';
     const handed = this.handedToken(lock, owner);
     const { waiterLeaseMs } = this;
     const args = { lock, fence, cancelled, queue, waiters, tickets, owner, leaseMs, op, waiterLeaseMs, join, handed, once: once ? '1' : '0' };
@@ -118,15 +117,15 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
    * and nothing of the owner is out (a try in flight may claim it, or predate it). The hold stays count 0 in Redis: a
    * reentry counts it too (see {@link handedToken}), a release reads it as one.
    */
-  takeHandOff(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined {
+  takeHandOff(target: HoldTarget, handOff: unknown, fixedLeaseMs: number | undefined, maxLeaseMs: number | undefined): Hold | undefined {
     const { ctx } = this;
     const handed = handOff as HandOff;
-    const leaseMs = request.leaseMs ?? ctx.watchdogTimeoutMs;
+    const leaseMs = fixedLeaseMs ?? ctx.watchdogTimeoutMs;
     if (handed.owner !== target.owner || handed.leaseMs !== leaseMs || ctx.chains.busy(target.key, target.owner)) return undefined;
     if (ctx.holds.current(target.key, target.mode, target.owner)?.active) return undefined;
     if (monotonicNow() >= leaseDeadline(handed.sentAt, leaseMs, target.driftFactor)) return undefined;
     const reply = { granted: true, token: handed.token, count: 1, grant: HANDED_OVER } as const;
-    return recordGrant(ctx, target, reply, handed.sentAt, request.leaseMs, request.maxLeaseMs);
+    return recordGrant(ctx, target, reply, handed.sentAt, fixedLeaseMs, maxLeaseMs);
   }
 
   leaveQueue({ lock, fence, queue, waiters, tickets, wakePrefix }: FairLockKeys, owner: string, keptToken = ''): Promise<boolean> {

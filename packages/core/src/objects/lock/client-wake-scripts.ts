@@ -40,10 +40,10 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
     return plainLockKeys(prefix, name, this.clientId);
   }
 
-  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined, once: boolean): Promise<AcquireReply> {
+  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms, once: boolean): Promise<AcquireReply> {
     const { lock, fence, cancelled, clients } = keys;
     // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
-    const waitTtlMs = terms?.waits === false ? '0' : this.clientsTtlMs;
+    const waitTtlMs = terms.waits ? this.clientsTtlMs : '0';
     const args = { lock, fence, cancelled, clients, owner, leaseMs, op, once: once ? '1' : '0', waitTtlMs };
     return this.transport.coalesced(ACQUIRE, args, 'acquire', lock, parseAcquire);
   }

@@ -14,7 +14,7 @@ import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOpti
 import { currentTask, newTaskContext, ownerId, runInCurrentTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { ORDER_KEY } from './order-key.js';
 import { LockKeyCache, type LockKeys } from './keys.js';
-import type { LockStore } from './lock-store.js';
+import type { AcquireTerms, LockStore } from './lock-store.js';
 import type { LockHandleOf, LockScope, RLockOf } from './types.js';
 
 /** The process warning's code when concurrent branches of one task acquire one lock (see LockCore.firstAcquisition). */
@@ -205,7 +205,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     store.beforeAcquire?.(ctx.holds, keys, owner);
     const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
     const target: HoldTarget = { name: this.name, key: keys.lock, mode: this.mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
-    const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, request);
+    // The store is told only what it reads, in an object of this call's own (Redlock keeps the call's state by it).
+    const terms: AcquireTerms = { waits: request.waits, failFast: request.failFast === true };
+    const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, terms);
     const tries = new HoldAttempt(ctx, target, request.leaseMs, request.maxLeaseMs, send, (op) => store.cancel(keys, owner, op));
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
@@ -241,7 +243,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         waitMs: request.waitMs,
         signal: request.signal,
         tryOnce,
-        takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, request, handOff)),
+        takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, handOff, request.leaseMs, request.maxLeaseMs)),
         giveBack: (hold) => this.releaseFor(owner, hold),
         watch: undefined,
         ended: held || !this.core.sharesBranches ? undefined : this.core.firstAcquisition(this.name, keys.lock, owner),

@@ -4,7 +4,6 @@ import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../lock-options.js';
 import { HoldStore, type RenewItem } from '../hold-store.js';
 import { isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
@@ -41,7 +40,7 @@ const asCodes = (reply: unknown): number[] => reply as number[];
 export interface LockScripts<K extends LockKeys> {
   keysOf(prefix: string, name: string): K;
   /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant); `terms` as LockStore's. */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined, once: boolean): Promise<AcquireReply>;
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms, once: boolean): Promise<AcquireReply>;
   cancel(keys: K, owner: string, op: string): Promise<boolean>;
   /** With `token`, never releases a newer hold; `all`, every count of the owner; `mode`, the hold's (one store clears its kind's every mode). */
   release(keys: K, owner: string, token: string | undefined, op: string, all: boolean, mode: string): Promise<ReleaseReply>;
@@ -51,7 +50,7 @@ export interface LockScripts<K extends LockKeys> {
   /** A release's reply handed the lock to a waiter of this client: that waiter is woken with it. */
   handedOver?(keys: K, reply: ReleaseReply): void;
   /** The hand-off {@link handedOver} gave a waiter, recorded as its hold; undefined where it does not count (the waiter tries). */
-  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
+  takeHandOff?(target: HoldTarget, handOff: unknown, fixedLeaseMs: number | undefined, maxLeaseMs: number | undefined): Hold | undefined;
 }
 
 /**
@@ -66,7 +65,7 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
   /** The scripts' own, where their waiters keep a place in Redis (a method: the engine takes a store of any names). */
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
   handedOver?(keys: K, reply: ReleaseReply): void;
-  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
+  takeHandOff?(target: HoldTarget, handOff: unknown, fixedLeaseMs: number | undefined, maxLeaseMs: number | undefined): Hold | undefined;
   private readonly once: boolean;
   private clears = 0;
 
@@ -91,7 +90,7 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
   }
 
   /** With `syncReplicas` a grant counts once enough replicas have it; a rejection makes the engine undo it. */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined): Promise<AcquireReply> {
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms): Promise<AcquireReply> {
     return replicated(this.deployment, keys.lock, this.scripts.acquire(keys, owner, leaseMs, op, terms, this.once), isGranted);
   }
 

@@ -4,7 +4,7 @@ import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError } from '../../errors.js';
-import type { LockRequest } from '../lock-options.js';
+import type { AcquireTerms } from '../lock/lock-store.js';
 import { parseAcquire as parseHoldAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
@@ -37,9 +37,9 @@ export class RwLockScripts extends ObjectStore implements LockScripts<RwLockKeys
     return rwLockKeys(prefix, name);
   }
 
-  acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+  acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms): Promise<AcquireReply> {
     const { lock: hash, readers, writers, fence, cancelled } = keys;
-    const join = request?.waitMs === 0 ? '0' : '1';
+    const join = terms.waits ? '1' : '0';
     // One literal, no spread: on this hot path a spread costs more client CPU than the rest of the call.
     const args = { hash, readers, writers, fence, cancelled, owner, leaseMs, op, mode: this.mode, waiterLeaseMs: this.waiterLeaseMs, join };
     return this.transport.run(SCRIPTS.rwLockAcquire, args, 'acquire', hash, parseAcquire);
