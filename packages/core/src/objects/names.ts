@@ -21,6 +21,11 @@ export function clientNoticeChannel(prefix: string, clientId: string): string {
   return clientNoticePrefix(prefix) + clientId;
 }
 
+/** String `<main key>:op:<clientId>:<op>`: the outcome of an object's op `op`, kept a replay window or a few, so a replay never counts twice. */
+export function opMarker(mainKey: string, clientId: string, op: string): string {
+  return `${mainKey}:op:${clientId}:${op}`;
+}
+
 /** The fencing counter shared by the slot of `key` (at most 16,384 counters). */
 export function fenceKey(prefix: string, key: string): string {
   return `${prefix}:{${fenceTagForSlot(calculateSlot(key))}}:fence`;

@@ -5,7 +5,7 @@ import type { ReleaseReply } from '../../engine/release.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { HoldStore, type RenewItem } from '../hold-store.js';
-import { isOne } from '../object-store.js';
+import { asCodes, isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
 import type { AcquireTerms, LockStore, LockVariant, OwnerHoldRead } from './lock-store.js';
@@ -30,8 +30,6 @@ export function parseRelease(reply: unknown): ReleaseReply {
   if (code === 1) return { released: true, remaining: Number(second), receivers: Number(third ?? 0) };
   return { released: false, reason: second === 1 ? 'taken' : 'expired' };
 }
-
-const asCodes = (reply: unknown): number[] => reply as number[];
 
 /**
  * The scripts of one way of waiting for a lock kept as a hold record (includes/hold-record.lua): what the

@@ -7,7 +7,9 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import { LockAcquireTimeoutError } from '../../errors.js';
 import { checkCount } from '../../checks/count-checks.js';
 import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../wait-options.js';
-import { opMarker, semaphoreKeys, type SemaphoreKeys } from './keys.js';
+import { opMarker } from '../names.js';
+import { PermitCount } from '../permit-count.js';
+import { semaphoreKeys, type SemaphoreKeys } from './keys.js';
 import { NeedAnnouncer } from './need-announcer.js';
 import { NEED_PREFIX, type SemaphoreAcquireReply, type SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
@@ -66,31 +68,14 @@ class SemaphoreClientState {
 }
 
 /** {@link RSemaphore} on the engine's wait loop; its protocol is {@link SemaphoreStore}. */
-export class RedisSemaphore implements RSemaphore {
-  readonly keys: SemaphoreKeys;
+export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> implements RSemaphore {
   private readonly state: SemaphoreClientState;
   private readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
 
-  constructor(
-    readonly name: string,
-    private readonly ctx: EngineContext,
-    private readonly store: SemaphoreStore,
-  ) {
-    this.keys = semaphoreKeys(ctx.keyPrefix, name);
+  constructor(name: string, ctx: EngineContext, store: SemaphoreStore) {
+    super(name, ctx, store, semaphoreKeys(ctx.keyPrefix, name));
     this.state = ctx.stateOf(SemaphoreClientState, () => new SemaphoreClientState(ctx, store));
     this.onMessage = (payload, queue) => this.heard(payload, queue);
-  }
-
-  async trySetPermits(permits: number): Promise<boolean> {
-    const checked = checkCount(permits, 'trySetPermits(): permits');
-    this.ctx.assertOpen();
-    return this.store.trySetPermits(this.keys, this.newMarker(), checked);
-  }
-
-  async addPermits(delta: number): Promise<number> {
-    const checked = checkCount(delta, 'addPermits(): delta', true);
-    this.ctx.assertOpen();
-    return this.store.addPermits(this.keys, this.newMarker(), checked);
   }
 
   acquire(options?: WaitOptions): Promise<void>;
@@ -118,11 +103,6 @@ export class RedisSemaphore implements RSemaphore {
     await this.giveBack(checked);
   }
 
-  async availablePermits(): Promise<number> {
-    this.ctx.assertOpen();
-    return this.store.available(this.keys);
-  }
-
   async drainPermits(): Promise<number> {
     this.ctx.assertOpen();
     return this.store.drainPermits(this.keys, this.newMarker());
@@ -134,7 +114,7 @@ export class RedisSemaphore implements RSemaphore {
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     const id = waiterId(ctx.newOpId(), permits);
-    const marker = (op: string): string => opMarker(keys, ctx.clientId, op);
+    const marker = (op: string): string => opMarker(keys.permits, ctx.clientId, op);
     const tries: PermitTries = {
       // The call's own turn: close() waits for its try and its undo, so a grant landing during close goes back.
       key: keys.permits,
@@ -257,10 +237,6 @@ export class RedisSemaphore implements RSemaphore {
       wakeFitting(cameBack, available, queue, served);
     });
     return true;
-  }
-
-  private newMarker(): string {
-    return opMarker(this.keys, this.ctx.clientId, this.ctx.newOpId());
   }
 }
 
