@@ -67,25 +67,14 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   // lock(), unlock() and acquire() are not async: each async layer costs two promises per call
   // (and an async-hook run each inside a task). A failed check still rejects.
   lock(options?: LockOptions): Promise<void> {
-    let request: LockRequest;
-    let acquiring: Promise<Hold | undefined>;
-    try {
-      request = requestOf(options, 'lock');
-      acquiring = this.acquireChecked(requireTask(this.name, 'lock'), request);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return acquiring.then((hold) => (hold ? undefined : this.timedOut(request)));
+    return this.acquiring('lock', options, (hold, request) => (hold ? undefined : this.timedOut(request)));
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
     const request = parseLockOptions(options, 'tryLock', LOCK_DEFAULTS.tryLockWaitMs);
     const task = requireTask(this.name, 'tryLock');
-    try {
-      return (await this.acquireChecked(task, { ...request, failFast: true })) !== undefined;
-    } catch (error) {
-      throw unansweredFailure(error);
-    }
+    const hold = await this.acquireChecked(task, { ...request, failFast: true }).catch((error: unknown) => Promise.reject(unansweredFailure(error)));
+    return hold !== undefined;
   }
 
   unlock(): Promise<void> {
@@ -129,15 +118,22 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   acquire(options?: LockOptions): Promise<LockHandleOf<Token>> {
-    let request: LockRequest;
-    let acquiring: Promise<Hold | undefined>;
+    return this.acquiring('acquire', options, (hold, request) => (hold ? new ReentrantLockHandle<Token>(this.core, hold) : this.timedOut(request)));
+  }
+
+  /** lock() and acquire(): the options checked, then the task (acquire: the current one or a new one), then the acquisition. */
+  private acquiring<T>(
+    call: 'lock' | 'acquire',
+    options: LockOptions | undefined,
+    then: (hold: Hold | undefined, request: LockRequest) => T | Promise<T>,
+  ): Promise<T> {
     try {
-      request = requestOf(options, 'acquire');
-      acquiring = this.acquireChecked(currentTask() ?? newTaskContext(), request);
+      const request = requestOf(options, call);
+      const task = call === 'lock' ? requireTask(this.name, call) : (currentTask() ?? newTaskContext());
+      return this.acquireChecked(task, request).then((hold) => then(hold, request));
     } catch (error) {
       return Promise.reject(error);
     }
-    return acquiring.then((hold) => (hold ? new ReentrantLockHandle<Token>(this.core, hold) : this.timedOut(request)));
   }
 
   async isLocked(): Promise<boolean> {
@@ -181,11 +177,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   async extend(leaseMs: number): Promise<void> {
     const checked = checkLease(leaseMs, 'extend');
     const owner = this.ownerOf(requireTask(this.name, 'extend'));
-    await this.extendHeld(this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
-  }
-
-  extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
-    return this.core.extendHeld(this.name, hold, leaseMs);
+    await this.core.extendHeld(this.name, this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
   }
 
   /** waitMs ran out: the error names the holder where the client can tell. */
@@ -244,7 +236,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         signal: request.signal,
         tryOnce,
         takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, handOff, request.leaseMs, request.maxLeaseMs)),
-        giveBack: (hold) => this.releaseFor(owner, hold),
+        giveBack: (hold) => this.core.releaseFor(this.name, owner, hold),
         watch: undefined,
         ended: held || !this.core.sharesBranches ? undefined : this.core.firstAcquisition(this.name, keys.lock, owner),
       },
@@ -295,11 +287,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return true;
   }
 
-  releaseFor(owner: string, own?: Hold): Promise<void> {
-    return this.core.releaseFor(this.name, owner, own);
-  }
-
-  ownerOf(task: TaskContext): string {
+  private ownerOf(task: TaskContext): string {
     return ownerId(this.ctx.clientId, task);
   }
 }
@@ -441,7 +429,7 @@ class LockCore {
       const message = `unlock(): "${name}" is held by the current task only through withLock() or a handle, which releases it when it ends (nothing was released)`;
       return Promise.reject(new IllegalMonitorStateError(message));
     }
-    return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold));
+    return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold as Hold));
   }
 }
 
@@ -454,12 +442,8 @@ class LockRelease implements ReleaseSpec {
     private readonly ctx: EngineContext,
     private readonly store: LockStore,
     private readonly keys: LockKeys,
-    private readonly held: Hold | undefined,
+    private readonly hold: Hold,
   ) {}
-
-  private get hold(): Hold {
-    return this.held as Hold;
-  }
 
   send(op: string): Promise<ReleaseReply> {
     const { hold } = this;
@@ -497,15 +481,9 @@ class LockCores {
 
   of(store: LockStore, object: string): LockCore {
     let byObject = this.byStore.get(store);
-    if (byObject === undefined) {
-      byObject = new Map();
-      this.byStore.set(store, byObject);
-    }
+    if (byObject === undefined) this.byStore.set(store, (byObject = new Map<string, LockCore>()));
     let core = byObject.get(object);
-    if (core === undefined) {
-      core = new LockCore(this.ctx, store, object, this);
-      byObject.set(object, core);
-    }
+    if (core === undefined) byObject.set(object, (core = new LockCore(this.ctx, store, object, this)));
     return core;
   }
 }

@@ -42,19 +42,14 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireChecked(request, 'timeout');
     if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
-    return this.handleOf(hold, task);
+    return new LeasedPermit(this, hold, task);
   }
 
   async tryAcquire(options?: PermitOptions): Promise<PermitHandle | undefined> {
-    const request = parseLockOptions(options, 'tryAcquire');
+    const request = parseLockOptions(options, 'tryAcquire', LOCK_DEFAULTS.tryLockWaitMs);
     const task = currentTask() ?? newTaskContext();
-    let hold: Hold | undefined;
-    try {
-      hold = await this.acquireChecked({ ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs }, 'not_acquired');
-    } catch (error) {
-      throw unansweredFailure(error);
-    }
-    return hold && this.handleOf(hold, task);
+    const hold = await this.acquireChecked(request, 'not_acquired').catch((error: unknown) => Promise.reject(unansweredFailure(error)));
+    return hold && new LeasedPermit(this, hold, task);
   }
 
   async release(id: string): Promise<void> {
@@ -106,10 +101,6 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
 
   private target(id: string): HoldTarget {
     return { name: this.name, key: this.keys.permits, mode: MODE, kind: PERMIT_KIND, owner: id, exclusive: false, driftFactor: DEFAULT_DRIFT_FACTOR };
-  }
-
-  private handleOf(hold: Hold, task: TaskContext): PermitHandle {
-    return new LeasedPermit(this, hold, task);
   }
 
   /** The engine's release of one permit: a lapsed one rejects with its loss and never touches Redis. */

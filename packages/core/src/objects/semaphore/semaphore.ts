@@ -89,11 +89,9 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
   tryAcquire(permits: number, options?: WaitOptions): Promise<boolean>;
   async tryAcquire(first?: number | WaitOptions, second?: WaitOptions): Promise<boolean> {
     const { permits, request } = readArguments(first, second, 'tryAcquire');
-    try {
-      return await this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 }, 'not_acquired');
-    } catch (error) {
-      throw unansweredFailure(error);
-    }
+    return this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 }, 'not_acquired').catch((error: unknown) =>
+      Promise.reject(unansweredFailure(error)),
+    );
   }
 
   async release(permits: number = 1): Promise<void> {
