@@ -35,22 +35,15 @@ export function fenceKey(prefix: string, key: string): string {
  * Well-formed Unicode, so two names never share a key; no braces: one would change the key's hash tag, and with it the Cluster slot.
  * @throws InvalidArgumentError
  */
-export function checkName(name: unknown, what = 'lock name'): string {
-  const checked = checkRedisString(name, what, MAX_NAME_BYTES);
+export function checkName(name: unknown, what = 'lock name', maxBytes = MAX_NAME_BYTES): string {
+  const checked = checkRedisString(name, what, maxBytes);
   if (checked.includes('{') || checked.includes('}')) {
     throw new InvalidArgumentError(`${what} must not contain "{" or "}", got ${describeValue(checked)}`);
   }
   return checked;
 }
 
-/** @throws InvalidArgumentError */
+/** As a name, of at most 256 bytes. @throws InvalidArgumentError */
 export function checkKeyPrefix(prefix: unknown): string {
-  if (typeof prefix !== 'string' || prefix.length === 0 || Buffer.byteLength(prefix, 'utf8') > 256) {
-    throw new InvalidArgumentError(`keyPrefix must be a non-empty string of at most 256 bytes, got ${describeValue(prefix)}`);
-  }
-  checkRedisString(prefix, 'keyPrefix', 256);
-  if (prefix.includes('{') || prefix.includes('}')) {
-    throw new InvalidArgumentError(`keyPrefix must not contain "{" or "}", got ${describeValue(prefix)}`);
-  }
-  return prefix;
+  return checkName(prefix, 'keyPrefix', 256);
 }

@@ -37,21 +37,15 @@ type FairReleaseReply = ReleaseReply & { readonly handOff?: HandOff };
  * try; the releasing client's own head is told by the release's reply. A queued waiter's tries renew its place.
  */
 export class FairQueueScripts extends ObjectStore implements LockScripts<FairLockKeys> {
-  /** How long a queued owner keeps its place without trying again: a watchdog lease, renewed by its tries (at least every third of it). */
-  private readonly waiterLeaseMs: number;
-  private readonly clientId: string;
-
   constructor(
     deployment: Deployment,
     private readonly ctx: EngineContext,
   ) {
     super(deployment, ctx.commandTimeoutMs);
-    this.waiterLeaseMs = ctx.watchdogTimeoutMs;
-    this.clientId = ctx.clientId;
   }
 
   keysOf(prefix: string, name: string): FairLockKeys {
-    return fairLockKeys(prefix, name, this.clientId);
+    return fairLockKeys(prefix, name, this.ctx.clientId);
   }
 
   cancel(keys: FairLockKeys, owner: string, acquireOp: string): Promise<boolean> {
@@ -72,7 +66,8 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
     // tryLock({ waitMs: 0 }) never queues.
     const join = terms.waits ? '1' : '0';
     const handed = this.handedToken(lock, owner);
-    const { waiterLeaseMs } = this;
+    // A queued owner keeps its place a watchdog lease without trying again (its tries renew it at least every third of it).
+    const waiterLeaseMs = this.ctx.watchdogTimeoutMs;
     const args = { lock, fence, cancelled, queue, waiters, tickets, owner, leaseMs, op, waiterLeaseMs, join, handed, once: once ? '1' : '0' };
     return this.transport.run(SCRIPTS.fairQueueAcquire, args, 'acquire', lock, parseAcquire);
   }
@@ -138,7 +133,7 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
    * message is a hint anyone who may PUBLISH can forge, so nothing in it is taken as a grant. False: not such a message.
    */
   onMessage(payload: string, queue: WaitQueue): boolean {
-    const owner = handOffOwner(payload, this.clientId);
+    const owner = handOffOwner(payload, this.ctx.clientId);
     if (owner === undefined) return false;
     queue.wakeId(owner);
     return true;
