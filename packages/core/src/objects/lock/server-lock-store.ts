@@ -33,22 +33,15 @@ export function parseRelease(reply: unknown): ReleaseReply {
 
 /**
  * The scripts of one way of waiting for a lock kept as a hold record (includes/hold-record.lua): what the
- * variants of one Redis differ in beside their data, given to a {@link ServerLockStore}.
+ * variants of one Redis differ in beside their data, given to a {@link ServerLockStore}. What it shares with
+ * the store is as LockStore's.
  */
-export interface LockScripts<K extends LockKeys> {
-  keysOf(prefix: string, name: string): K;
+export interface LockScripts<K extends LockKeys> extends Pick<LockStore<K>, 'keysOf' | 'cancel' | 'onMessage' | 'leaveQueue' | 'handedOver' | 'takeHandOff'> {
   /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant); `terms` as LockStore's. */
   acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms, once: boolean): Promise<AcquireReply>;
-  cancel(keys: K, owner: string, op: string): Promise<boolean>;
   /** With `token`, never releases a newer hold; `all`, every count of the owner; `mode`, the hold's (one store clears its kind's every mode). */
   release(keys: K, owner: string, token: string | undefined, op: string, all: boolean, mode: string): Promise<ReleaseReply>;
   forceUnlock(keys: K): Promise<boolean>;
-  onMessage(payload: string, queue: WaitQueue): boolean;
-  leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
-  /** A release's reply handed the lock to a waiter of this client: that waiter is woken with it. */
-  handedOver?(keys: K, reply: ReleaseReply): void;
-  /** The hand-off {@link handedOver} gave a waiter, recorded as its hold; undefined where it does not count (the waiter tries). */
-  takeHandOff?(target: HoldTarget, handOff: unknown, fixedLeaseMs: number | undefined, maxLeaseMs: number | undefined): Hold | undefined;
 }
 
 /**
@@ -92,7 +85,7 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
     return replicated(this.deployment, keys.lock, this.scripts.acquire(keys, owner, leaseMs, op, terms, this.once), isGranted);
   }
 
-  cancel(keys: K, owner: string, op: string): Promise<boolean> {
+  cancel(keys: K, owner: string, op: string): Promise<unknown> {
     return this.scripts.cancel(keys, owner, op);
   }
 

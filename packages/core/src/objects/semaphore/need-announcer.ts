@@ -41,10 +41,7 @@ export class NeedAnnouncer {
 
   begin(keys: SemaphoreKeys, id: string): void {
     let watch = this.watches.get(keys.channel);
-    if (!watch) {
-      watch = { since: new Map(), timer: undefined, announcedAt: -Infinity, intervalMs: NEED_AFTER_MS };
-      this.watches.set(keys.channel, watch);
-    }
+    if (!watch) this.watches.set(keys.channel, (watch = { since: new Map(), timer: undefined, announcedAt: -Infinity, intervalMs: NEED_AFTER_MS }));
     watch.since.set(id, monotonicNow());
     if (!watch.timer) this.arm(keys, watch, NEED_AFTER_MS);
   }

@@ -59,10 +59,7 @@ class SemaphoreClientState {
 
   turnsOf(queue: WaitQueue): Turns {
     let turns = this.turns.get(queue);
-    if (!turns) {
-      turns = { streak: 0, turnedAt: 0, turnCheck: false, owed: false, heldBack: { cameBack: 0, available: 0 } };
-      this.turns.set(queue, turns);
-    }
+    if (!turns) this.turns.set(queue, (turns = { streak: 0, turnedAt: 0, turnCheck: false, owed: false, heldBack: { cameBack: 0, available: 0 } }));
     return turns;
   }
 }
