@@ -150,8 +150,7 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
       const unused = handed.get(id);
       if (unused !== undefined) {
         handed.delete(id);
-        const work = this.giveBack(unused).catch((error: unknown) => ctx.backgroundError(error));
-        ctx.background.track(work);
+        ctx.background.track(this.giveBack(unused).catch((error: unknown) => ctx.backgroundError(error)));
       }
     }
     if (granted === undefined) return false;
