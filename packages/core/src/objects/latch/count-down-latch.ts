@@ -1,5 +1,5 @@
 import type { TryOutcome } from '../../engine/attempt.js';
-import { acquireObserved } from '../../engine/observed.js';
+import { acquireObserved } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { checkCount } from '../../checks/count-checks.js';

@@ -1,7 +1,7 @@
-import { unansweredFailure } from '../../engine/acquire.js';
+import { acquireObserved, unansweredFailure } from '../../engine/acquire.js';
 import { attempt, type AcquireReply } from '../../engine/attempt.js';
 import { HoldAttempt } from '../../engine/hold-attempt.js';
-import { acquireObserved, releaseTraced } from '../../engine/observed.js';
+import { releaseTraced } from '../../engine/release.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';

@@ -1,5 +1,4 @@
-import { acquireObserved } from '../../engine/observed.js';
-import { unansweredFailure } from '../../engine/acquire.js';
+import { acquireObserved, unansweredFailure } from '../../engine/acquire.js';
 import { attempt, type AttemptSpec, type TryOutcome } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { monotonicNow } from '../../connection/time.js';
