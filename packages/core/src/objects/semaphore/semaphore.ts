@@ -74,15 +74,12 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
     this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
-  acquire(options?: WaitOptions): Promise<void>;
-  acquire(permits: number, options?: WaitOptions): Promise<void>;
+  // Overloaded in RSemaphore: `(permits?, options?)` or `(options?)`.
   async acquire(first?: number | WaitOptions, second?: WaitOptions): Promise<void> {
     const { permits, request } = readArguments(first, second, 'acquire');
     if (!(await this.acquireChecked(permits, request, 'timeout'))) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
   }
 
-  tryAcquire(options?: WaitOptions): Promise<boolean>;
-  tryAcquire(permits: number, options?: WaitOptions): Promise<boolean>;
   async tryAcquire(first?: number | WaitOptions, second?: WaitOptions): Promise<boolean> {
     const { permits, request } = readArguments(first, second, 'tryAcquire');
     return this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 }, 'not_acquired').catch((error: unknown) =>
