@@ -22,7 +22,6 @@ export { backoffDelayMs } from './engine/backoff.js';
 export { DelayQueue } from './engine/delay-queue.js';
 export { gather, type Settled } from './engine/gather.js';
 export type { LeaseRenewer, LeaseRenewerFactory, LostReason, RenewableHold, RenewalBackend, RenewalReporter, RenewOutcome } from './engine/renewal.js';
-export type { LockRequest } from './objects/lock-options.js';
 export { checkName, fenceKey, objectKey } from './objects/names.js';
 export { keysOfLock, lockKeys, plainLockKeys, type PlainLockKeys, type LockKeys } from './objects/lock/keys.js';
 export { holdFields, parseHold, type HoldRecord } from './objects/lock/hold-record.js';
