@@ -113,9 +113,7 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
 
   /** Releases what is left of `hold` by owner and token, through the variant's own release (which wakes its waiters its way). */
   async clear(hold: Hold): Promise<boolean> {
-    const keys = this.keysOf(this.keyPrefix, hold.name);
-    const reply = await this.scripts.release(keys, hold.owner, hold.token, `clear/${++this.clears}`, true, hold.mode);
-    return reply.released;
+    return (await this.finishRelease(this.keysOf(this.keyPrefix, hold.name), hold, `clear/${++this.clears}`)) === 'released';
   }
 
   isLocked(keys: K): Promise<boolean> {

@@ -103,7 +103,6 @@ export class PermitStore extends HoldStore {
 
   /** Releases what is left of permit `hold` (checked by id and token): on close, and after a loss. */
   async clear(hold: Hold): Promise<boolean> {
-    const reply = await this.release(keysOfMain(hold.key), hold.owner, hold.token, `clear/${++this.clears}`);
-    return reply.released;
+    return (await this.release(keysOfMain(hold.key), hold.owner, hold.token, `clear/${++this.clears}`)).released;
   }
 }
