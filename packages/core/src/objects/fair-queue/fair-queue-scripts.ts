@@ -61,7 +61,7 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
     return this.transport.run(SCRIPTS.fairQueueForceUnlock, args, 'forceUnlock', lock, isOne);
   }
 
-  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms, once: boolean): Promise<AcquireReply> {
+  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, terms: Pick<AcquireTerms, 'waits'>, once: boolean): Promise<AcquireReply> {
     const { lock, fence, cancelled, queue, waiters, tickets } = keys;
     // tryLock({ waitMs: 0 }) never queues.
     const join = terms.waits ? '1' : '0';

@@ -34,7 +34,7 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
     return plainLockKeys(prefix, name, this.ctx.clientId);
   }
 
-  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms, once: boolean): Promise<AcquireReply> {
+  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, terms: Pick<AcquireTerms, 'waits'>, once: boolean): Promise<AcquireReply> {
     const { lock, fence, cancelled, clients } = keys;
     // The waiting-clients zset lives a watchdog lease after a registration (waiters try again at least every third of it).
     // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.

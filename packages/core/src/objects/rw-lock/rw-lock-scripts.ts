@@ -33,7 +33,7 @@ export class RwLockScripts extends ObjectStore implements LockScripts<RwLockKeys
     return rwLockKeys(prefix, name);
   }
 
-  acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms): Promise<AcquireReply> {
+  acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, terms: Pick<AcquireTerms, 'waits'>): Promise<AcquireReply> {
     const { lock: hash, readers, writers, fence, cancelled } = keys;
     const join = terms.waits ? '1' : '0';
     // A refused writer holds new readers back a watchdog lease without trying again (its tries renew it).
