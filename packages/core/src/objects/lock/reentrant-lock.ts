@@ -67,14 +67,25 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   // lock(), unlock() and acquire() are not async: each async layer costs two promises per call
   // (and an async-hook run each inside a task). A failed check still rejects.
   lock(options?: LockOptions): Promise<void> {
-    return this.acquiring('lock', options, (hold, request) => (hold ? undefined : this.timedOut(request)));
+    let request: LockRequest;
+    let acquiring: Promise<Hold | undefined>;
+    try {
+      request = requestOf(options, 'lock');
+      acquiring = this.acquireChecked(requireTask(this.name, 'lock'), request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return acquiring.then((hold) => (hold ? undefined : this.timedOut(request)));
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
     const request = parseLockOptions(options, 'tryLock', LOCK_DEFAULTS.tryLockWaitMs);
     const task = requireTask(this.name, 'tryLock');
-    const hold = await this.acquireChecked(task, { ...request, failFast: true }).catch((error: unknown) => Promise.reject(unansweredFailure(error)));
-    return hold !== undefined;
+    try {
+      return (await this.acquireChecked(task, { ...request, failFast: true })) !== undefined;
+    } catch (error) {
+      throw unansweredFailure(error);
+    }
   }
 
   unlock(): Promise<void> {
@@ -118,22 +129,15 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   acquire(options?: LockOptions): Promise<LockHandleOf<Token>> {
-    return this.acquiring('acquire', options, (hold, request) => (hold ? new ReentrantLockHandle<Token>(this.core, hold) : this.timedOut(request)));
-  }
-
-  /** lock() and acquire(): the options checked, then the task (acquire: the current one or a new one), then the acquisition. */
-  private acquiring<T>(
-    call: 'lock' | 'acquire',
-    options: LockOptions | undefined,
-    then: (hold: Hold | undefined, request: LockRequest) => T | Promise<T>,
-  ): Promise<T> {
+    let request: LockRequest;
+    let acquiring: Promise<Hold | undefined>;
     try {
-      const request = requestOf(options, call);
-      const task = call === 'lock' ? requireTask(this.name, call) : (currentTask() ?? newTaskContext());
-      return this.acquireChecked(task, request).then((hold) => then(hold, request));
+      request = requestOf(options, 'acquire');
+      acquiring = this.acquireChecked(currentTask() ?? newTaskContext(), request);
     } catch (error) {
       return Promise.reject(error);
     }
+    return acquiring.then((hold) => (hold ? new ReentrantLockHandle<Token>(this.core, hold) : this.timedOut(request)));
   }
 
   async isLocked(): Promise<boolean> {

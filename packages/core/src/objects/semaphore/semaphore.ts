@@ -82,9 +82,11 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
 
   async tryAcquire(first?: number | WaitOptions, second?: WaitOptions): Promise<boolean> {
     const { permits, request } = readArguments(first, second, 'tryAcquire');
-    return this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 }, 'not_acquired').catch((error: unknown) =>
-      Promise.reject(unansweredFailure(error)),
-    );
+    try {
+      return await this.acquireChecked(permits, { ...request, waitMs: request.waitMs ?? 0 }, 'not_acquired');
+    } catch (error) {
+      throw unansweredFailure(error);
+    }
   }
 
   async release(permits: number = 1): Promise<void> {
