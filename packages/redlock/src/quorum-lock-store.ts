@@ -8,9 +8,8 @@ import {
   type Hold,
   type HubSubscription,
   type LockKeys,
-  type LockRequest,
 } from '@org/rlock-core/internal';
-import type { LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/internal';
+import type { AcquireTerms, LockStore, OwnerHoldRead, QueueSubscription, ReleaseReply, RenewableHold, RenewOutcome, WaitQueue } from '@org/rlock-core/internal';
 import { leaseLockKeys } from './lease-lock/keys.js';
 import { QuorumError } from './errors.js';
 import type { AcquireVote, Grants, MasterSet } from './master-set.js';
@@ -41,7 +40,7 @@ export class QuorumLockStore implements LockStore {
   readonly kind = REDLOCK_KIND;
   readonly variant = Object.freeze({ ...EXCLUSIVE_LOCK, object: 'redlock' });
   readonly keysOf = leaseLockKeys; // a master holds a lease lock
-  private readonly calls = new WeakMap<LockRequest, CallState>();
+  private readonly calls = new WeakMap<AcquireTerms, CallState>();
   private readonly wakes = new Map<string, QuorumWake>();
   /** Per lock: the grants a task of this client holds, which task (the masters show the owner that won them), and the op that took them. */
   private readonly live = new Map<string, { grants: Grants; holder: string; op: string }>();
@@ -67,10 +66,10 @@ export class QuorumLockStore implements LockStore {
    * @throws QuorumError when more than N − Q masters failed: at once for
    *   tryLock, after `unavailableAfterMs` of such rounds for a waiting call
    */
-  async acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, request: LockRequest): Promise<AcquireReply> {
+  async acquire(keys: LockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms): Promise<AcquireReply> {
     const { masters } = this;
-    const state = this.calls.get(request) ?? { lost: false, failingSince: undefined, streak: 0 };
-    this.calls.set(request, state);
+    const state = this.calls.get(terms) ?? { lost: false, failingSince: undefined, streak: 0 };
+    this.calls.set(terms, state);
     const wake = this.wakes.get(keys.channel);
     // Held by a task of this client: a round could only lose, and must not reenter under that task's owner.
     if (this.live.get(keys.lock)?.grants.done === false) {
@@ -104,7 +103,7 @@ export class QuorumLockStore implements LockStore {
     if (round.verdict === 'no-quorum') {
       state.failingSince ??= monotonicNow();
       const failure = masters.roundError(nameOf(keys), round);
-      if (request.failFast || monotonicNow() - state.failingSince >= this.unavailableAfterMs) throw failure;
+      if (terms.failFast || monotonicNow() - state.failingSince >= this.unavailableAfterMs) throw failure;
       wake?.expectNothing();
       // A call whose waitMs runs out meanwhile says that no majority answered, not that the lock was held.
       return { granted: false, retryInMs: this.backoff(++state.streak), failure };

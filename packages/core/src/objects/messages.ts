@@ -12,19 +12,15 @@ export function isToken(text: string): boolean {
   return /^[1-9][0-9]{0,15}$/.test(text) && Number(text) <= MAX_TOKEN;
 }
 
-/** `text` is a count as the scripts print it: decimal digits, no sign or leading zero (0 itself allowed), at most 2^53 − 1. */
-function isCount(text: string): boolean {
-  return /^(0|[1-9][0-9]{0,15})$/.test(text) && Number(text) <= MAX_TOKEN;
-}
+/** Two counts as the scripts print them: decimal digits, no sign or leading zero (0 itself allowed), each at most 2^53 − 1. */
+const PERMIT_COUNTS = /^(0|[1-9][0-9]{0,15}):(0|[1-9][0-9]{0,15})$/;
 
 /** A semaphore's "<came back>:<available>" (both counts), or undefined when `payload` is not one. */
 export function readPermitCounts(payload: string): { readonly cameBack: number; readonly available: number } | undefined {
-  const colon = payload.indexOf(':');
-  if (colon === -1) return undefined;
-  const cameBack = payload.slice(0, colon);
-  const available = payload.slice(colon + 1);
-  if (!isCount(cameBack) || !isCount(available)) return undefined;
-  return { cameBack: Number(cameBack), available: Number(available) };
+  const match = PERMIT_COUNTS.exec(payload);
+  const cameBack = Number(match?.[1]);
+  const available = Number(match?.[2]);
+  return match === null || cameBack > MAX_TOKEN || available > MAX_TOKEN ? undefined : { cameBack, available };
 }
 
 /** A force-unlock's notice, "forced <owner> <token> <key>" (force-notice.lua), for a hold of `clientId` on a key under `keyPrefix`. */

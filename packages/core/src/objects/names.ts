@@ -21,6 +21,11 @@ export function clientNoticeChannel(prefix: string, clientId: string): string {
   return clientNoticePrefix(prefix) + clientId;
 }
 
+/** String `<main key>:op:<clientId>:<op>`: the outcome of an object's op `op`, kept a replay window or a few, so a replay never counts twice. */
+export function opMarker(mainKey: string, clientId: string, op: string): string {
+  return `${mainKey}:op:${clientId}:${op}`;
+}
+
 /** The fencing counter shared by the slot of `key` (at most 16,384 counters). */
 export function fenceKey(prefix: string, key: string): string {
   return `${prefix}:{${fenceTagForSlot(calculateSlot(key))}}:fence`;
@@ -30,22 +35,15 @@ export function fenceKey(prefix: string, key: string): string {
  * Well-formed Unicode, so two names never share a key; no braces: one would change the key's hash tag, and with it the Cluster slot.
  * @throws InvalidArgumentError
  */
-export function checkName(name: unknown, what = 'lock name'): string {
-  const checked = checkRedisString(name, what, MAX_NAME_BYTES);
+export function checkName(name: unknown, what = 'lock name', maxBytes = MAX_NAME_BYTES): string {
+  const checked = checkRedisString(name, what, maxBytes);
   if (checked.includes('{') || checked.includes('}')) {
     throw new InvalidArgumentError(`${what} must not contain "{" or "}", got ${describeValue(checked)}`);
   }
   return checked;
 }
 
-/** @throws InvalidArgumentError */
+/** As a name, of at most 256 bytes. @throws InvalidArgumentError */
 export function checkKeyPrefix(prefix: unknown): string {
-  if (typeof prefix !== 'string' || prefix.length === 0 || Buffer.byteLength(prefix, 'utf8') > 256) {
-    throw new InvalidArgumentError(`keyPrefix must be a non-empty string of at most 256 bytes, got ${describeValue(prefix)}`);
-  }
-  checkRedisString(prefix, 'keyPrefix', 256);
-  if (prefix.includes('{') || prefix.includes('}')) {
-    throw new InvalidArgumentError(`keyPrefix must not contain "{" or "}", got ${describeValue(prefix)}`);
-  }
-  return prefix;
+  return checkName(prefix, 'keyPrefix', 256);
 }

@@ -5,6 +5,9 @@ import type { RenewOutcome } from '../engine/renewal.js';
 
 export const isOne = (reply: unknown): boolean => reply === 1;
 
+/** A renew script's reply: one code per item. */
+export const asCodes = (reply: unknown): number[] => reply as number[];
+
 const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
 
 /** A renew.lua script's code for one hold; none: taken. */

@@ -1,4 +1,5 @@
 import { checkDurationMs, checkKnownKeys, checkOptionsObject, checkSignal } from '../checks/argument-checks.js';
+import type { LockRequest } from './lock-options.js';
 
 /** Options of a waiting call that takes no lease: a semaphore's `acquire`/`tryAcquire`, a latch's `await`. */
 export interface WaitOptions {
@@ -11,10 +12,7 @@ export interface WaitOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface WaitRequest {
-  readonly waitMs: number | undefined;
-  readonly signal: AbortSignal | undefined;
-}
+export type WaitRequest = Pick<LockRequest, 'waitMs' | 'signal'>;
 
 const OPTION_NAMES = ['waitMs', 'signal'] as const;
 

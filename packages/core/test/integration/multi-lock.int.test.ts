@@ -1,5 +1,5 @@
 import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
-import { InvalidArgumentError, LockLostError } from '@org/rlock-core';
+import { InvalidArgumentError, LockAcquireTimeoutError, LockLostError } from '@org/rlock-core';
 import { ClientPool, eventually, holdAt } from './support.js';
 
 describe('multi-lock', () => {
@@ -28,6 +28,23 @@ describe('multi-lock', () => {
         .sort(),
     ).toEqual(['a', 'b', 'c']);
     expect(await multi.isLocked()).toBe(true);
+  });
+
+  it('names the holder of the member it waited for in vain, from lock() as from acquire()', async () => {
+    const client = pool.make(fleet.url(0));
+    const other = pool.make(fleet.url(0), { keyPrefix: client.options.keyPrefix });
+    const held = await other.getLock('b').acquire({ leaseMs: 30_000 });
+    const holder = await other.inspect('b');
+    const multi = client.getMultiLock([client.getLock('a'), client.getLock('b')]);
+    const fromLock = await client.task(() => multi.lock({ leaseMs: 5_000, waitMs: 100 })).catch((error: unknown) => error);
+    const fromAcquire = await multi.acquire({ leaseMs: 5_000, waitMs: 100 }).catch((error: unknown) => error);
+    for (const error of [fromLock, fromAcquire]) {
+      expect(error).toBeInstanceOf(LockAcquireTimeoutError);
+      expect((error as LockAcquireTimeoutError).holder?.owner).toBe(holder?.holders[0]?.owner);
+    }
+    expect(holder?.holders[0]?.owner).toBeDefined();
+    expect(await client.getLock('a').isLocked()).toBe(false);
+    await held.unlock();
   });
 
   it('never deadlocks two callers listing the same locks in opposite orders', async () => {

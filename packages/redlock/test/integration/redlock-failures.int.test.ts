@@ -68,6 +68,24 @@ describe('Redlock', () => {
       });
     });
 
+    it("gives each waiting call its own commandTimeoutMs of rounds without a majority, whatever an earlier call's were", async () => {
+      fleet = await RedisFleet.start({ size: 5 });
+      const started = fleet;
+      const redlock = pool.make(fleet, { restartQuarantineMs: 0, commandTimeoutMs: 600 }); // as above: masters down, not restarted
+      for (const index of [2, 3, 4]) await fleet.kill(index);
+      const lock = redlock.getLock('outage');
+      const admin = started.client(0);
+      await redlock.task(async () => {
+        // Two calls without options: neither inherits the other's rounds (nor the time since its first failed one).
+        await expect(lock.lock()).rejects.toBeInstanceOf(QuorumError);
+        await admin.config('RESETSTAT');
+        await expect(lock.lock()).rejects.toBeInstanceOf(QuorumError);
+      });
+      // An acquire and its undo per round on a live master: several rounds, not one that gives up at once.
+      expect(await commandCalls(admin, 'evalsha')).toBeGreaterThanOrEqual(6);
+      admin.disconnect();
+    });
+
     it('costs at most about the per-node timeout per round with a paused (SIGSTOP) master', async () => {
       fleet = await RedisFleet.start({ size: 5 });
       const redlock = pool.make(fleet, { perNodeTimeoutMs: 50, watchdogTimeoutMs: 3_000 });

@@ -4,7 +4,8 @@ import { serverLockGetter } from '../lock/server-lock-getter.js';
 import { defineKind } from '../object-kind.js';
 import { FairQueueScripts, QUEUED_IN_REDIS } from '../fair-queue/fair-queue-scripts.js';
 import type { FairLockInfo } from '../fair-queue/info.js';
-import { describeFairQueue, fairQueueDetail, fairQueueKeeps } from '../fair-queue/report.js';
+import { describeFairQueue, fairQueueKeeps } from '../fair-queue/report.js';
+import { holderDetail } from '../inspect/snapshot.js';
 
 /** The lock in arrival order: Redis keeps the queue, so newcomers try at once and a waiter's tries renew its place. */
 export const FAIR: LockVariant = Object.freeze({ ...EXCLUSIVE_LOCK, ...QUEUED_IN_REDIS, object: 'fair_lock' });
@@ -23,6 +24,6 @@ export const FAIR_LOCK = defineKind({
     return hold ? 'fits' : undefined;
   },
   describe: (snapshot, base): FairLockInfo => describeFairQueue(snapshot, base, 'fairLock'),
-  detail: (info) => fairQueueDetail(info),
+  detail: (info) => holderDetail(info),
   forceUnlock: (lock) => lock.forceUnlock(),
 });

@@ -6,8 +6,7 @@ import type { Hold, HoldTarget } from '../../engine/hold.js';
 import { recordGrant } from '../../engine/hold-attempt.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../lock-options.js';
-import type { LockVariant } from '../lock/lock-store.js';
+import type { AcquireTerms, LockVariant } from '../lock/lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { isToken } from '../messages.js';
@@ -38,21 +37,15 @@ type FairReleaseReply = ReleaseReply & { readonly handOff?: HandOff };
  * try; the releasing client's own head is told by the release's reply. A queued waiter's tries renew its place.
  */
 export class FairQueueScripts extends ObjectStore implements LockScripts<FairLockKeys> {
-  /** How long a queued owner keeps its place without trying again: a watchdog lease, renewed by its tries (at least every third of it). */
-  private readonly waiterLeaseMs: number;
-  private readonly clientId: string;
-
   constructor(
     deployment: Deployment,
     private readonly ctx: EngineContext,
   ) {
     super(deployment, ctx.commandTimeoutMs);
-    this.waiterLeaseMs = ctx.watchdogTimeoutMs;
-    this.clientId = ctx.clientId;
   }
 
   keysOf(prefix: string, name: string): FairLockKeys {
-    return fairLockKeys(prefix, name, this.clientId);
+    return fairLockKeys(prefix, name, this.ctx.clientId);
   }
 
   cancel(keys: FairLockKeys, owner: string, acquireOp: string): Promise<boolean> {
@@ -68,12 +61,13 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
     return this.transport.run(SCRIPTS.fairQueueForceUnlock, args, 'forceUnlock', lock, isOne);
   }
 
-  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, request: LockRequest | undefined, once: boolean): Promise<AcquireReply> {
+  acquire(keys: FairLockKeys, owner: string, leaseMs: number, op: string, terms: Pick<AcquireTerms, 'waits'>, once: boolean): Promise<AcquireReply> {
     const { lock, fence, cancelled, queue, waiters, tickets } = keys;
     // tryLock({ waitMs: 0 }) never queues.
-    const join = request?.waitMs === 0 ? '0' : '1';
+    const join = terms.waits ? '1' : '0';
     const handed = this.handedToken(lock, owner);
-    const { waiterLeaseMs } = this;
+    // A queued owner keeps its place a watchdog lease without trying again (its tries renew it at least every third of it).
+    const waiterLeaseMs = this.ctx.watchdogTimeoutMs;
     const args = { lock, fence, cancelled, queue, waiters, tickets, owner, leaseMs, op, waiterLeaseMs, join, handed, once: once ? '1' : '0' };
     return this.transport.run(SCRIPTS.fairQueueAcquire, args, 'acquire', lock, parseAcquire);
   }
@@ -118,15 +112,15 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
    * and nothing of the owner is out (a try in flight may claim it, or predate it). The hold stays count 0 in Redis: a
    * reentry counts it too (see {@link handedToken}), a release reads it as one.
    */
-  takeHandOff(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined {
+  takeHandOff(target: HoldTarget, handOff: unknown, fixedLeaseMs: number | undefined, maxLeaseMs: number | undefined): Hold | undefined {
     const { ctx } = this;
     const handed = handOff as HandOff;
-    const leaseMs = request.leaseMs ?? ctx.watchdogTimeoutMs;
+    const leaseMs = fixedLeaseMs ?? ctx.watchdogTimeoutMs;
     if (handed.owner !== target.owner || handed.leaseMs !== leaseMs || ctx.chains.busy(target.key, target.owner)) return undefined;
     if (ctx.holds.current(target.key, target.mode, target.owner)?.active) return undefined;
     if (monotonicNow() >= leaseDeadline(handed.sentAt, leaseMs, target.driftFactor)) return undefined;
     const reply = { granted: true, token: handed.token, count: 1, grant: HANDED_OVER } as const;
-    return recordGrant(ctx, target, reply, handed.sentAt, request.leaseMs, request.maxLeaseMs);
+    return recordGrant(ctx, target, reply, handed.sentAt, fixedLeaseMs, maxLeaseMs);
   }
 
   leaveQueue({ lock, fence, queue, waiters, tickets, wakePrefix }: FairLockKeys, owner: string, keptToken = ''): Promise<boolean> {
@@ -139,7 +133,7 @@ export class FairQueueScripts extends ObjectStore implements LockScripts<FairLoc
    * message is a hint anyone who may PUBLISH can forge, so nothing in it is taken as a grant. False: not such a message.
    */
   onMessage(payload: string, queue: WaitQueue): boolean {
-    const owner = handOffOwner(payload, this.clientId);
+    const owner = handOffOwner(payload, this.ctx.clientId);
     if (owner === undefined) return false;
     queue.wakeId(owner);
     return true;

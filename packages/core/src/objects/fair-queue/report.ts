@@ -1,6 +1,5 @@
 import { holder, waiterList, type KeptKey, type LayoutSnapshot, type ReportBase } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
-import type { ObjectInfoBase } from '../inspect/info.js';
 import type { FairLockInfo } from './info.js';
 import { fairLockKeys } from './keys.js';
 
@@ -31,6 +30,3 @@ export function describeFairQueue<Kind extends string>(
     waiterCount: queued ? waiters.live : 0,
   };
 }
-
-/** The detail column of `rlock ls`: its holder and count. */
-export const fairQueueDetail = (info: ObjectInfoBase): string => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free');

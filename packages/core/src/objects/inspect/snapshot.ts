@@ -108,6 +108,9 @@ function acquiredAt(token: string | undefined, now: number): number | undefined 
   return ms <= now ? ms : undefined;
 }
 
+/** The detail column of `rlock ls` for a lock: its holder and count. */
+export const holderDetail = (info: ObjectInfoBase): string => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free');
+
 /** The live entries of a sorted set of waiters (owner → waiter lease end), as waiters. */
 export function waiterList(read: KeyRead, now: number): WaiterInfo[] {
   return read.entries.map(({ member, score }) => ({ owner: member, ttlMs: score - now }));

@@ -1,10 +1,11 @@
 import type { TryOutcome } from '../../engine/attempt.js';
-import { acquireObserved } from '../../engine/observed.js';
+import { acquireObserved } from '../../engine/acquire.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { checkCount } from '../../checks/count-checks.js';
 import { parseWaitOptions, type WaitOptions } from '../wait-options.js';
-import { latchKeys, latchOpMarker, type LatchKeys } from './keys.js';
+import { opMarker } from '../names.js';
+import { latchKeys, type LatchKeys } from './keys.js';
 import type { LatchStore } from './latch-store.js';
 import type { RCountDownLatch } from './types.js';
 
@@ -76,6 +77,6 @@ export class CountDownLatch implements RCountDownLatch {
   }
 
   private newMarker(): string {
-    return latchOpMarker(this.keys, this.ctx.clientId, this.ctx.newOpId());
+    return opMarker(this.keys.count, this.ctx.clientId, this.ctx.newOpId());
   }
 }

@@ -1,6 +1,9 @@
 import { objectKey } from '../names.js';
 
-/** A count-down latch's Redis names (public layout, core README), sharing the hash tag `{<name>}`. */
+/**
+ * A count-down latch's Redis names (public layout, core README), sharing the hash tag `{<name>}`. Its ops are marked
+ * `<prefix>:{<name>}:op:<clientId>:<op>` (names.ts opMarker; TTL commandTimeoutMs).
+ */
 export interface LatchKeys {
   /** String `<prefix>:{<name>}`: the remaining count (absent: zero). */
   readonly count: string;
@@ -13,9 +16,4 @@ export interface LatchKeys {
 export function latchKeys(prefix: string, name: string): LatchKeys {
   const count = objectKey(prefix, name);
   return { count, kind: `${count}:kind`, channel: `${count}:zero` };
-}
-
-/** String `<prefix>:{<name>}:op:<clientId>:<op>` (TTL = commandTimeoutMs): the outcome of op `op`. */
-export function latchOpMarker(keys: LatchKeys, clientId: string, op: string): string {
-  return `${keys.count}:op:${clientId}:${op}`;
 }

@@ -2,7 +2,6 @@ import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LatchKeys } from './keys.js';
 
-const asNumber = (reply: unknown): number => Number(reply ?? 0);
 /** With syncReplicas a latch write cannot be undone (awaiters may have seen it): too few acks reject after it. */
 const always = (): boolean => true;
 
@@ -14,10 +13,10 @@ export class LatchStore extends ObjectStore {
 
   countDown(keys: LatchKeys, marker: string): Promise<number> {
     const args = { count: keys.count, marker, kind: keys.kind, replayWindowMs: this.replayWindowMs, sharded: this.sharded, channel: keys.channel };
-    return this.write(SCRIPTS.latchCountDown, args, 'countDown', keys.count, asNumber, always);
+    return this.write(SCRIPTS.latchCountDown, args, 'countDown', keys.count, Number, always);
   }
 
   count(keys: LatchKeys): Promise<number> {
-    return this.transport.call('get', [keys.count], 'GET', keys.count, asNumber);
+    return this.transport.call('get', [keys.count], 'GET', keys.count, Number);
   }
 }

@@ -115,28 +115,23 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
 }
 
 class Term implements Leadership {
+  readonly name: string;
+  readonly epoch: string;
+  readonly signal: AbortSignal;
   private resigning: Promise<void> | undefined;
 
   constructor(
     private readonly election: LeaderElection,
     readonly owner: string,
     private readonly handle: LockHandle<string>,
-  ) {}
-
-  get name(): string {
-    return this.election.name;
-  }
-
-  get epoch(): string {
-    return this.handle.token;
-  }
-
-  get signal(): AbortSignal {
-    return this.handle.signal;
+  ) {
+    this.name = election.name;
+    this.epoch = handle.token;
+    this.signal = handle.signal;
   }
 
   get isLeader(): boolean {
-    return this.resigning === undefined && !this.handle.signal.aborted;
+    return this.resigning === undefined && !this.signal.aborted;
   }
 
   get event(): LeadershipEvent {
@@ -145,7 +140,7 @@ class Term implements Leadership {
 
   /** Reports the loss of this term as a `lost` event (a resignation is reported as such). */
   watch(): void {
-    const signal = this.handle.signal;
+    const signal = this.signal;
     const onAbort = (): void => {
       if (this.resigning !== undefined) return;
       const error = signal.reason instanceof LockLostError ? signal.reason : new LockLostError(this.name, 'expired', { cause: signal.reason });

@@ -4,7 +4,7 @@ import type { ScriptArgsOf } from '../../connection/scripts.js';
 import type { AcquireReply } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
-import type { WaitQueue, WaitQueues } from '../../engine/wait-queue.js';
+import type { WaitQueue } from '../../engine/wait-queue.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
@@ -23,27 +23,22 @@ const WAKE_INFIX = ':release:';
  * waiting client, which hands the wake to its longest local waiter (or on to the next client).
  */
 export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainLockKeys> {
-  private readonly clientId: string;
-  /** A release registers the client when other tasks of it still wait. */
-  private readonly queues: WaitQueues;
-  /** How long the waiting-clients zset lives after a registration: a watchdog lease, as waiters try again at least every third of it. */
-  private readonly clientsTtlMs: number;
-
-  constructor(deployment: Deployment, context: EngineContext) {
-    super(deployment, context.commandTimeoutMs);
-    this.clientId = context.clientId;
-    this.queues = context.queues;
-    this.clientsTtlMs = context.watchdogTimeoutMs;
+  constructor(
+    deployment: Deployment,
+    private readonly ctx: EngineContext,
+  ) {
+    super(deployment, ctx.commandTimeoutMs);
   }
 
   keysOf(prefix: string, name: string): PlainLockKeys {
-    return plainLockKeys(prefix, name, this.clientId);
+    return plainLockKeys(prefix, name, this.ctx.clientId);
   }
 
-  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined, once: boolean): Promise<AcquireReply> {
+  acquire(keys: PlainLockKeys, owner: string, leaseMs: number, op: string, terms: Pick<AcquireTerms, 'waits'>, once: boolean): Promise<AcquireReply> {
     const { lock, fence, cancelled, clients } = keys;
+    // The waiting-clients zset lives a watchdog lease after a registration (waiters try again at least every third of it).
     // tryLock({ waitMs: 0 }) does not wait: a release need not wake its client.
-    const waitTtlMs = terms?.waits === false ? '0' : this.clientsTtlMs;
+    const waitTtlMs = terms.waits ? this.ctx.watchdogTimeoutMs : '0';
     const args = { lock, fence, cancelled, clients, owner, leaseMs, op, once: once ? '1' : '0', waitTtlMs };
     return this.transport.coalesced(ACQUIRE, args, 'acquire', lock, parseAcquire);
   }
@@ -58,8 +53,8 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
   release(keys: PlainLockKeys, owner: string, token: string | undefined, op: string, all: boolean): Promise<ReleaseReply> {
     const { lock, released, clients } = keys;
     const { replayWindowMs, sharded } = this;
-    // The releasing task has left the queue: whoever is in it waits still.
-    const requeueTtlMs = this.queues.hasWaiters(keys.channel) ? this.clientsTtlMs : '0';
+    // The client registers again when other tasks of it still wait (the releasing task has left the queue).
+    const requeueTtlMs = this.ctx.queues.hasWaiters(keys.channel) ? this.ctx.watchdogTimeoutMs : '0';
     const args = { lock, released, clients, owner, op, all: all ? '1' : '0', token: token ?? '', replayWindowMs, sharded, requeueTtlMs };
     return this.transport.coalesced(RELEASE, args, 'release', lock, parseRelease);
   }
@@ -75,7 +70,7 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
 
   /** Hands an unusable wake to the next waiting client, if the lock is still free. */
   private passOn(channel: string): Promise<unknown> {
-    const { clientId } = this;
+    const { clientId } = this.ctx;
     const lock = channel.slice(0, channel.length - WAKE_INFIX.length - clientId.length);
     const keys = plainKeysOfLock(lock, clientId);
     // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).

@@ -40,10 +40,7 @@ export class LockKeyCache {
 
   keysOf(source: KeySource, name: string): LockKeys {
     let cache = this.bySource.get(source);
-    if (cache === undefined) {
-      cache = new Map();
-      this.bySource.set(source, cache);
-    }
+    if (cache === undefined) this.bySource.set(source, (cache = new Map<string, LockKeys>()));
     const cached = cache.get(name);
     if (cached) return cached;
     if (cache.size >= KEY_CACHE_LIMIT) cache.delete(cache.keys().next().value as string);

@@ -1,5 +1,5 @@
 import type { KeyRead } from '../inspect/snapshot.js';
-import { holder } from '../inspect/snapshot.js';
+import { holder, holderDetail } from '../inspect/snapshot.js';
 import { parseHold } from './hold-record.js';
 import { defineKind } from '../object-kind.js';
 import type { LockInfo } from './info.js';
@@ -32,6 +32,6 @@ export const LOCK = defineKind({
     const holders = [lease ? holder(lease, 1, undefined, lock.pttl, now) : holder(hold?.owner ?? '', hold?.count, hold?.token, lock.pttl, now)];
     return { ...base, kind: 'lock', ttlMs: lock.pttl, holders, holderCount: 1 };
   },
-  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  detail: (info) => holderDetail(info),
   forceUnlock: (lock) => lock.forceUnlock(),
 });

@@ -5,13 +5,17 @@ import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { WaitStrategy } from '../../engine/wait-strategy.js';
-import type { LockRequest } from '../lock-options.js';
 import type { LockKeys } from './keys.js';
 
-/** What a store's try is told of its call beyond the lease, resolved where the options are parsed. */
+/**
+ * What a store's try is told of its call beyond the lease: made from the parsed options, one object per call and the same
+ * for each of its tries (a store may key what it keeps of a call by it), never the options or the request themselves.
+ */
 export interface AcquireTerms {
   /** False when the call tries once: a refusal registers no waiter (nothing in Redis should wake or wait for it). */
   readonly waits: boolean;
+  /** tryLock: give up at once when the outcome cannot be decided (Redlock: no quorum possible). */
+  readonly failFast: boolean;
 }
 
 export interface OwnerHoldRead {
@@ -70,11 +74,8 @@ export interface LockStore<K extends LockKeys = LockKeys> extends HoldKind {
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
   /** Refuses an acquisition before anything is sent (a mode that would wait for the owner's own hold). */
   beforeAcquire?(holds: HoldRegistry, keys: K, owner: string): void;
-  /**
-   * One try for a lease of `leaseMs` (`terms` undefined: the call waits); a store may answer a failure it expects to pass
-   * with a refusal to retry.
-   */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined): Promise<AcquireReply>;
+  /** One try for a lease of `leaseMs`; a store may answer a failure it expects to pass with a refusal to retry. */
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms): Promise<AcquireReply>;
   /** Cancels the acquire `op`: whether it ran, will run late, or never arrives, it leaves no hold. */
   cancel(keys: K, owner: string, op: string): Promise<unknown>;
   /**
@@ -90,8 +91,11 @@ export interface LockStore<K extends LockKeys = LockKeys> extends HoldKind {
   onMessage(payload: string, queue: WaitQueue): boolean;
   /** A release's reply handed the lock to a waiter of this client (the head of a queue kept in Redis): that waiter is woken with it. */
   handedOver?(keys: K, reply: ReleaseReply): void;
-  /** A hand-off {@link handedOver} gave a waiter, recorded as `target`'s hold for `request`; undefined where it does not count (the waiter tries). */
-  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
+  /**
+   * A hand-off {@link handedOver} gave a waiter, recorded as `target`'s hold with the call's fixed lease and cap (undefined: none);
+   * undefined where it does not count (the waiter tries).
+   */
+  takeHandOff?(target: HoldTarget, handOff: unknown, fixedLeaseMs: number | undefined, maxLeaseMs: number | undefined): Hold | undefined;
   isLocked(keys: K, name: string): Promise<boolean>;
   ownerHold(keys: K, name: string, owner: string): Promise<OwnerHoldRead>;
   /** Remaining lease in ms (−2 free, −1 no TTL), as PTTL. */

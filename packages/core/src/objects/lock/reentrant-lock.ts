@@ -14,7 +14,7 @@ import { checkLease, LOCK_DEFAULTS, parseLockOptions, requireTask, type LockOpti
 import { currentTask, newTaskContext, ownerId, runInCurrentTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { ORDER_KEY } from './order-key.js';
 import { LockKeyCache, type LockKeys } from './keys.js';
-import type { LockStore } from './lock-store.js';
+import type { AcquireTerms, LockStore } from './lock-store.js';
 import type { LockHandleOf, LockScope, RLockOf } from './types.js';
 
 /** The process warning's code when concurrent branches of one task acquire one lock (see LockCore.firstAcquisition). */
@@ -181,11 +181,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   async extend(leaseMs: number): Promise<void> {
     const checked = checkLease(leaseMs, 'extend');
     const owner = this.ownerOf(requireTask(this.name, 'extend'));
-    await this.extendHeld(this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
-  }
-
-  extendHeld(hold: Hold | undefined, leaseMs: number): Promise<void> {
-    return this.core.extendHeld(this.name, hold, leaseMs);
+    await this.core.extendHeld(this.name, this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
   }
 
   /** waitMs ran out: the error names the holder where the client can tell. */
@@ -205,7 +201,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     store.beforeAcquire?.(ctx.holds, keys, owner);
     const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
     const target: HoldTarget = { name: this.name, key: keys.lock, mode: this.mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
-    const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, request);
+    // The store is told only what it reads, in an object of this call's own (Redlock keeps the call's state by it).
+    const terms: AcquireTerms = { waits: request.waits, failFast: request.failFast === true };
+    const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, terms);
     const tries = new HoldAttempt(ctx, target, request.leaseMs, request.maxLeaseMs, send, (op) => store.cancel(keys, owner, op));
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
@@ -241,8 +239,8 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         waitMs: request.waitMs,
         signal: request.signal,
         tryOnce,
-        takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, request, handOff)),
-        giveBack: (hold) => this.releaseFor(owner, hold),
+        takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, handOff, request.leaseMs, request.maxLeaseMs)),
+        giveBack: (hold) => this.core.releaseFor(this.name, owner, hold),
         watch: undefined,
         ended: held || !this.core.sharesBranches ? undefined : this.core.firstAcquisition(this.name, keys.lock, owner),
       },
@@ -293,11 +291,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     return true;
   }
 
-  releaseFor(owner: string, own?: Hold): Promise<void> {
-    return this.core.releaseFor(this.name, owner, own);
-  }
-
-  ownerOf(task: TaskContext): string {
+  private ownerOf(task: TaskContext): string {
     return ownerId(this.ctx.clientId, task);
   }
 }
@@ -439,7 +433,7 @@ class LockCore {
       const message = `unlock(): "${name}" is held by the current task only through withLock() or a handle, which releases it when it ends (nothing was released)`;
       return Promise.reject(new IllegalMonitorStateError(message));
     }
-    return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold));
+    return releaseTraced(ctx, this.object, hold, name, new LockRelease(ctx, store, keys, hold as Hold));
   }
 }
 
@@ -452,12 +446,8 @@ class LockRelease implements ReleaseSpec {
     private readonly ctx: EngineContext,
     private readonly store: LockStore,
     private readonly keys: LockKeys,
-    private readonly held: Hold | undefined,
+    private readonly hold: Hold,
   ) {}
-
-  private get hold(): Hold {
-    return this.held as Hold;
-  }
 
   send(op: string): Promise<ReleaseReply> {
     const { hold } = this;
@@ -495,15 +485,9 @@ class LockCores {
 
   of(store: LockStore, object: string): LockCore {
     let byObject = this.byStore.get(store);
-    if (byObject === undefined) {
-      byObject = new Map();
-      this.byStore.set(store, byObject);
-    }
+    if (byObject === undefined) this.byStore.set(store, (byObject = new Map<string, LockCore>()));
     let core = byObject.get(object);
-    if (core === undefined) {
-      core = new LockCore(this.ctx, store, object, this);
-      byObject.set(object, core);
-    }
+    if (core === undefined) byObject.set(object, (core = new LockCore(this.ctx, store, object, this)));
     return core;
   }
 }

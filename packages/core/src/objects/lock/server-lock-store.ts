@@ -4,9 +4,8 @@ import type { Hold, HoldTarget } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { LockRequest } from '../lock-options.js';
 import { HoldStore, type RenewItem } from '../hold-store.js';
-import { isOne } from '../object-store.js';
+import { asCodes, isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import type { LockKeys } from './keys.js';
 import type { AcquireTerms, LockStore, LockVariant, OwnerHoldRead } from './lock-store.js';
@@ -32,26 +31,17 @@ export function parseRelease(reply: unknown): ReleaseReply {
   return { released: false, reason: second === 1 ? 'taken' : 'expired' };
 }
 
-const asCodes = (reply: unknown): number[] => reply as number[];
-
 /**
  * The scripts of one way of waiting for a lock kept as a hold record (includes/hold-record.lua): what the
- * variants of one Redis differ in beside their data, given to a {@link ServerLockStore}.
+ * variants of one Redis differ in beside their data, given to a {@link ServerLockStore}. What it shares with
+ * the store is as LockStore's.
  */
-export interface LockScripts<K extends LockKeys> {
-  keysOf(prefix: string, name: string): K;
+export interface LockScripts<K extends LockKeys> extends Pick<LockStore<K>, 'keysOf' | 'cancel' | 'onMessage' | 'leaveQueue' | 'handedOver' | 'takeHandOff'> {
   /** `once`: the owner's second acquisition is refused and the hold marked (a variant that is not reentrant); `terms` as LockStore's. */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined, once: boolean): Promise<AcquireReply>;
-  cancel(keys: K, owner: string, op: string): Promise<boolean>;
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms, once: boolean): Promise<AcquireReply>;
   /** With `token`, never releases a newer hold; `all`, every count of the owner; `mode`, the hold's (one store clears its kind's every mode). */
   release(keys: K, owner: string, token: string | undefined, op: string, all: boolean, mode: string): Promise<ReleaseReply>;
   forceUnlock(keys: K): Promise<boolean>;
-  onMessage(payload: string, queue: WaitQueue): boolean;
-  leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
-  /** A release's reply handed the lock to a waiter of this client: that waiter is woken with it. */
-  handedOver?(keys: K, reply: ReleaseReply): void;
-  /** The hand-off {@link handedOver} gave a waiter, recorded as its hold; undefined where it does not count (the waiter tries). */
-  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
 }
 
 /**
@@ -66,7 +56,7 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
   /** The scripts' own, where their waiters keep a place in Redis (a method: the engine takes a store of any names). */
   leaveQueue?(keys: K, owner: string, keptToken?: string): Promise<unknown>;
   handedOver?(keys: K, reply: ReleaseReply): void;
-  takeHandOff?(target: HoldTarget, request: LockRequest, handOff: unknown): Hold | undefined;
+  takeHandOff?(target: HoldTarget, handOff: unknown, fixedLeaseMs: number | undefined, maxLeaseMs: number | undefined): Hold | undefined;
   private readonly once: boolean;
   private clears = 0;
 
@@ -91,11 +81,11 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
   }
 
   /** With `syncReplicas` a grant counts once enough replicas have it; a rejection makes the engine undo it. */
-  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms | undefined): Promise<AcquireReply> {
+  acquire(keys: K, owner: string, leaseMs: number, op: string, terms: AcquireTerms): Promise<AcquireReply> {
     return replicated(this.deployment, keys.lock, this.scripts.acquire(keys, owner, leaseMs, op, terms, this.once), isGranted);
   }
 
-  cancel(keys: K, owner: string, op: string): Promise<boolean> {
+  cancel(keys: K, owner: string, op: string): Promise<unknown> {
     return this.scripts.cancel(keys, owner, op);
   }
 
@@ -123,9 +113,7 @@ export class ServerLockStore<K extends LockKeys> extends HoldStore implements Lo
 
   /** Releases what is left of `hold` by owner and token, through the variant's own release (which wakes its waiters its way). */
   async clear(hold: Hold): Promise<boolean> {
-    const keys = this.keysOf(this.keyPrefix, hold.name);
-    const reply = await this.scripts.release(keys, hold.owner, hold.token, `clear/${++this.clears}`, true, hold.mode);
-    return reply.released;
+    return (await this.finishRelease(this.keysOf(this.keyPrefix, hold.name), hold, `clear/${++this.clears}`)) === 'released';
   }
 
   isLocked(keys: K): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkFunction, describeValue } from '../../checks/argument-checks.js';
-import { parseLockOptions, requireTask, type LockOptions } from '../lock-options.js';
+import { parseLockOptions, requireTask, type LockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, runInTask, runInCurrentTaskOrNew, type TaskContext } from '../../tasks/task-context.js';
 import { monotonicNow } from '../../connection/time.js';
 import { unansweredFailure } from '../../engine/acquire.js';
@@ -24,6 +24,7 @@ export interface MultiLockHandle extends LockHandle<undefined> {
 
 /** A member: a lock of either client (a Redlock lock's token is undefined). */
 type AnyLock = RLock<string | undefined>;
+type AnyHandle = LockHandle<string | undefined>;
 
 interface Ordered {
   readonly [ORDER_KEY]?: string;
@@ -64,17 +65,17 @@ export class MultiLock implements RLock<undefined> {
 
   async lock(options?: LockOptions): Promise<void> {
     requireTask(this.name, 'lock');
-    const all = () => this.takeAll(options, 'lock', (member, memberOptions) => member.lock(memberOptions).then(() => true));
-    if (!(await observeCall(this.telemetry, 'multi_lock', this.name, 'timeout', ownSignal(options), all, (taken) => taken))) {
-      throw new LockAcquireTimeoutError(this.name, parseLockOptions(options, 'lock').waitMs ?? 0);
-    }
+    const all = () => this.takeAll(options, parseLockOptions(options, 'lock'), (member, memberOptions) => member.lock(memberOptions).then(() => member));
+    await observeCall(this.telemetry, 'multi_lock', this.name, 'timeout', ownSignal(options), all, () => true);
   }
 
   async tryLock(options?: LockOptions): Promise<boolean> {
     requireTask(this.name, 'tryLock');
+    const tryOptions = { waitMs: 0, ...options };
     const all = async (): Promise<boolean> => {
       try {
-        return await this.takeAll({ waitMs: 0, ...options }, 'tryLock', (member, memberOptions) => member.tryLock(memberOptions));
+        const request = parseLockOptions(tryOptions, 'tryLock');
+        return (await this.takeAll(tryOptions, request, (member, memberOptions) => member.tryLock(memberOptions).then((taken) => taken && member))) !== false;
       } catch (error) {
         // As a member's tryLock: false for a plain timeout, the Redis failure for one Redis caused.
         if (error instanceof LockAcquireTimeoutError && !(error.cause instanceof Error)) return false;
@@ -86,7 +87,7 @@ export class MultiLock implements RLock<undefined> {
 
   async unlock(): Promise<void> {
     requireTask(this.name, 'unlock');
-    await releaseAll([...this.ordered].reverse().map((member) => () => member.unlock()));
+    await releaseAll([...this.ordered].reverse());
   }
 
   async withLock<T>(fn: (scope: MultiLockScope) => T | Promise<T>, options?: LockOptions): Promise<T> {
@@ -111,20 +112,8 @@ export class MultiLock implements RLock<undefined> {
     const task = currentTask() ?? newTaskContext();
     const all = () =>
       runInTask(task, async () => {
-        const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
-        const taken: LockHandle<string | undefined>[] = [];
-        try {
-          for (const member of this.ordered) {
-            const waitMs = memberWaitMs(request.waitMs, deadline);
-            taken.push(await member.acquire({ ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }));
-          }
-        } catch (error) {
-          await releaseAll([...taken].reverse().map((handle) => () => handle.unlock()));
-          if (error instanceof LockAcquireTimeoutError)
-            throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause, holder: error.holder });
-          throw error;
-        }
-        return new MultiHandle(this.name, task, this.members, this.ordered, taken);
+        const taken = await this.takeAll<AnyHandle>(options, request, (member, memberOptions) => member.acquire(memberOptions));
+        return new MultiHandle(this.name, task, this.members, this.ordered, taken as AnyHandle[]);
       });
     return observeCall(this.telemetry, 'multi_lock', this.name, 'timeout', request.signal, all, () => true);
   }
@@ -153,27 +142,35 @@ export class MultiLock implements RLock<undefined> {
     await Promise.all(this.members.map((member) => member.extend(leaseMs)));
   }
 
-  /** Takes every member for the current task in order, within one `waitMs` for all; on failure gives back what it took, last first. */
-  private async takeAll(options: LockOptions | undefined, call: string, take: (member: AnyLock, options: LockOptions) => Promise<boolean>): Promise<boolean> {
-    const request = parseLockOptions(options, call);
+  /**
+   * Takes every member in order (what `take` gives back: the member, its handle; false: refused), within one `waitMs` for all;
+   * on a refusal or failure gives back what it took, last first.
+   */
+  private async takeAll<T extends Releasable>(
+    options: LockOptions | undefined,
+    request: LockRequest,
+    take: (member: AnyLock, options: LockOptions) => Promise<T | false>,
+  ): Promise<T[] | false> {
     const deadline = request.waitMs === undefined ? undefined : monotonicNow() + request.waitMs;
-    const taken: AnyLock[] = [];
+    const { waitMs: _ignored, ...rest } = options ?? {};
+    const taken: T[] = [];
     try {
       for (const member of this.ordered) {
         const waitMs = memberWaitMs(request.waitMs, deadline);
-        if (!(await take(member, { ...withoutWait(options), ...(waitMs === undefined ? {} : { waitMs }) }))) {
-          await releaseAll(taken.reverse().map((lock) => () => lock.unlock()));
-          return false;
-        }
-        taken.push(member);
+        const one = await take(member, waitMs === undefined ? rest : { ...rest, waitMs });
+        if (one === false) break;
+        taken.push(one);
       }
-      return true;
     } catch (error) {
-      await releaseAll(taken.reverse().map((lock) => () => lock.unlock()));
+      await releaseAll(taken.reverse());
       // The member's cause (Redis did not answer) stays the multi-lock's.
-      if (error instanceof LockAcquireTimeoutError) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause });
+      if (error instanceof LockAcquireTimeoutError)
+        throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { cause: error.cause, holder: error.holder });
       throw error;
     }
+    if (taken.length === this.ordered.length) return taken;
+    await releaseAll(taken.reverse());
+    return false;
   }
 }
 
@@ -201,7 +198,7 @@ class MultiHandle implements MultiLockHandle {
 
   async unlock(): Promise<void> {
     this.released = true;
-    await releaseAll([...this.handles].reverse().map((handle) => () => handle.unlock()));
+    await releaseAll([...this.handles].reverse());
   }
 
   async extend(leaseMs: number): Promise<void> {
@@ -213,11 +210,16 @@ class MultiHandle implements MultiLockHandle {
   }
 }
 
-/** Runs every release (last taken first), each whatever the others did; rejects with the first failure. */
-async function releaseAll(releases: (() => Promise<unknown>)[]): Promise<void> {
+/** A member or a member's handle. */
+interface Releasable {
+  unlock(): Promise<void>;
+}
+
+/** Releases each of `taken` in the order given (last taken first), whatever the others did; rejects with the first failure. */
+async function releaseAll(taken: readonly Releasable[]): Promise<void> {
   let failure: Error | undefined;
-  for (const release of releases) {
-    await release().catch((error: unknown) => {
+  for (const one of taken) {
+    await one.unlock().catch((error: unknown) => {
       failure ??= error instanceof Error ? error : new Error(String(error));
     });
   }
@@ -234,9 +236,4 @@ function memberWaitMs(waitMs: number | undefined, deadline: number | undefined):
 /** The `signal` option if the options have it as their own (an inherited one is no option; the parse refuses a bad one). */
 function ownSignal(options: LockOptions | undefined): AbortSignal | undefined {
   return typeof options === 'object' && options !== null && Object.hasOwn(options, 'signal') ? options.signal : undefined;
-}
-
-function withoutWait(options: LockOptions | undefined): LockOptions {
-  const { waitMs: _ignored, ...rest } = options ?? {};
-  return rest;
 }

@@ -1,5 +1,6 @@
 import { FairQueueScripts, QUEUED_IN_REDIS } from '../fair-queue/fair-queue-scripts.js';
-import { describeFairQueue, fairQueueDetail, fairQueueKeeps } from '../fair-queue/report.js';
+import { describeFairQueue, fairQueueKeeps } from '../fair-queue/report.js';
+import { holderDetail } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
 import { EXCLUSIVE_LOCK, type LockVariant } from '../lock/lock-store.js';
 import { serverLockGetter } from '../lock/server-lock-getter.js';
@@ -27,6 +28,6 @@ export const NON_REENTRANT_FAIR_LOCK = defineKind({
     return queued ? 'fits' : undefined;
   },
   describe: (snapshot, base): NonReentrantFairLockInfo => describeFairQueue(snapshot, base, NAME),
-  detail: (info) => fairQueueDetail(info),
+  detail: (info) => holderDetail(info),
   forceUnlock: (lock) => lock.forceUnlock(),
 });

@@ -3,6 +3,7 @@ import { ClientWakeScripts } from '../lock/client-wake-scripts.js';
 import { LOCK } from '../lock/kind.js';
 import { EXCLUSIVE_LOCK, type LockVariant } from '../lock/lock-store.js';
 import { serverLockGetter } from '../lock/server-lock-getter.js';
+import { holderDetail } from '../inspect/snapshot.js';
 import { defineKind } from '../object-kind.js';
 import type { NonReentrantLockInfo } from './info.js';
 
@@ -22,6 +23,6 @@ export const NON_REENTRANT_LOCK = defineKind({
   recognise: ({ keys: { lock } }) => (parseHold(lock.fields)?.once ? 'likely' : undefined),
   // Recognised, it has a hold: the lock's report of it, under its own kind.
   describe: (snapshot, base): NonReentrantLockInfo => ({ ...LOCK.describe(snapshot, base), kind: NAME }),
-  detail: (info) => LOCK.detail({ ...info, kind: LOCK.name }),
+  detail: (info) => holderDetail(info),
   forceUnlock: (lock) => lock.forceUnlock(),
 });

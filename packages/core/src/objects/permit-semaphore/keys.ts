@@ -1,6 +1,9 @@
 import { fenceKey, objectKey } from '../names.js';
 
-/** A permit-expirable semaphore's Redis names (public layout, core README), all in one Cluster slot. */
+/**
+ * A permit-expirable semaphore's Redis names (public layout, core README), all in one Cluster slot. Its trySetPermits and addPermits
+ * ops are marked `<prefix>:{<name>}:op:<clientId>:<op>` (names.ts opMarker; TTL commandTimeoutMs).
+ */
 export interface PermitSemaphoreKeys {
   /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
   readonly permits: string;
@@ -35,9 +38,4 @@ export function keysOfMain(permits: string, prefix = ''): PermitSemaphoreKeys {
 /** String `<prefix>:{<name>}:permit:<id>` (TTL = commandTimeoutMs): 'cancelled' or 'released:<op>'. */
 export function permitMarker(keys: PermitSemaphoreKeys, id: string): string {
   return `${keys.permits}:permit:${id}`;
-}
-
-/** String `<prefix>:{<name>}:op:<clientId>:<op>` (TTL = commandTimeoutMs): the outcome of trySetPermits/addPermits op `op`. */
-export function permitOpMarker(keys: PermitSemaphoreKeys, clientId: string, op: string): string {
-  return `${keys.permits}:op:${clientId}:${op}`;
 }

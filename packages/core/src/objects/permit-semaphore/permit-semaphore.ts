@@ -1,7 +1,7 @@
-import { unansweredFailure } from '../../engine/acquire.js';
+import { acquireObserved, unansweredFailure } from '../../engine/acquire.js';
 import { attempt, type AcquireReply } from '../../engine/attempt.js';
 import { HoldAttempt } from '../../engine/hold-attempt.js';
-import { acquireObserved, releaseTraced } from '../../engine/observed.js';
+import { releaseTraced } from '../../engine/release.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { extendHold } from '../../engine/extend.js';
 import { HoldHandle } from '../../engine/handle.js';
@@ -10,10 +10,10 @@ import { DEFAULT_DRIFT_FACTOR } from '../../connection/time.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError, InvalidArgumentError, LockAcquireTimeoutError } from '../../errors.js';
 import { checkRedisString } from '../../checks/argument-checks.js';
-import { checkCount } from '../../checks/count-checks.js';
 import { checkLease, LOCK_DEFAULTS, parseLockOptions, type LockRequest } from '../lock-options.js';
 import { currentTask, newTaskContext, type TaskContext } from '../../tasks/task-context.js';
-import { permitOpMarker, permitSemaphoreKeys, type PermitSemaphoreKeys } from './keys.js';
+import { PermitCount } from '../permit-count.js';
+import { permitSemaphoreKeys, type PermitSemaphoreKeys } from './keys.js';
 import { MAX_NAME_BYTES } from '../names.js';
 import { PERMIT_KIND, type PermitStore } from './permit-store.js';
 import type { PermitHandle, PermitOptions, RPermitExpirableSemaphore } from './types.js';
@@ -32,27 +32,9 @@ function wakePermits(payload: string, queue: WaitQueue): boolean {
 }
 
 /** {@link RPermitExpirableSemaphore} on the engine: waiting, renewal, loss and release are the engine's; the protocol is {@link PermitStore}. */
-export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
-  readonly keys: PermitSemaphoreKeys;
-
-  constructor(
-    readonly name: string,
-    private readonly ctx: EngineContext,
-    private readonly store: PermitStore,
-  ) {
-    this.keys = permitSemaphoreKeys(ctx.keyPrefix, name);
-  }
-
-  async trySetPermits(permits: number): Promise<boolean> {
-    const checked = checkCount(permits, 'trySetPermits(): permits');
-    this.ctx.assertOpen();
-    return this.store.trySetPermits(this.keys, this.newOpMarker(), checked);
-  }
-
-  async addPermits(delta: number): Promise<number> {
-    const checked = checkCount(delta, 'addPermits(): delta', true);
-    this.ctx.assertOpen();
-    return this.store.addPermits(this.keys, this.newOpMarker(), checked);
+export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, PermitStore> implements RPermitExpirableSemaphore {
+  constructor(name: string, ctx: EngineContext, store: PermitStore) {
+    super(name, ctx, store, permitSemaphoreKeys(ctx.keyPrefix, name));
   }
 
   async acquire(options?: PermitOptions): Promise<PermitHandle> {
@@ -60,19 +42,19 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     const task = currentTask() ?? newTaskContext();
     const hold = await this.acquireChecked(request, 'timeout');
     if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
-    return this.handleOf(hold, task);
+    return new LeasedPermit(this, hold, task);
   }
 
   async tryAcquire(options?: PermitOptions): Promise<PermitHandle | undefined> {
-    const request = parseLockOptions(options, 'tryAcquire');
+    const request = parseLockOptions(options, 'tryAcquire', LOCK_DEFAULTS.tryLockWaitMs);
     const task = currentTask() ?? newTaskContext();
     let hold: Hold | undefined;
     try {
-      hold = await this.acquireChecked({ ...request, waitMs: request.waitMs ?? LOCK_DEFAULTS.tryLockWaitMs }, 'not_acquired');
+      hold = await this.acquireChecked(request, 'not_acquired');
     } catch (error) {
       throw unansweredFailure(error);
     }
-    return hold && this.handleOf(hold, task);
+    return hold && new LeasedPermit(this, hold, task);
   }
 
   async release(id: string): Promise<void> {
@@ -89,11 +71,6 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     if (!reply.released) {
       throw new IllegalMonitorStateError(`permit "${id}" of "${this.name}" is not held (released, lapsed or unknown): nothing was released`);
     }
-  }
-
-  async availablePermits(): Promise<number> {
-    this.ctx.assertOpen();
-    return this.store.available(this.keys);
   }
 
   private async acquireChecked(request: LockRequest, refusal: 'not_acquired' | 'timeout'): Promise<Hold | undefined> {
@@ -131,10 +108,6 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
     return { name: this.name, key: this.keys.permits, mode: MODE, kind: PERMIT_KIND, owner: id, exclusive: false, driftFactor: DEFAULT_DRIFT_FACTOR };
   }
 
-  private handleOf(hold: Hold, task: TaskContext): PermitHandle {
-    return new LeasedPermit(this, hold, task);
-  }
-
   /** The engine's release of one permit: a lapsed one rejects with its loss and never touches Redis. */
   async releasePermit(hold: Hold): Promise<void> {
     const { ctx, store, keys } = this;
@@ -146,10 +119,6 @@ export class PermitExpirableSemaphore implements RPermitExpirableSemaphore {
 
   async extendPermit(hold: Hold, leaseMs: unknown): Promise<void> {
     await extendHold(this.ctx, hold, checkLease(leaseMs, 'extend'), this.store, `permit "${hold.owner}" of "${this.name}" is not held`);
-  }
-
-  private newOpMarker(): string {
-    return permitOpMarker(this.keys, this.ctx.clientId, this.ctx.newOpId());
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Deployment } from '../../connection/deployment.js';
 import { HoldStore, type RenewItem } from '../hold-store.js';
-import { isOne } from '../object-store.js';
+import { asCodes, isOne } from '../object-store.js';
 import type { AcquireReply } from '../../engine/attempt.js';
 import type { Hold } from '../../engine/hold.js';
 import type { ReleaseReply } from '../../engine/release.js';
@@ -23,9 +23,6 @@ function parseRelease(reply: unknown): ReleaseReply {
   if (code === 1) return { released: true, remaining: 0, receivers: Number(second) };
   return { released: false, reason: second === 1 ? 'taken' : 'expired' };
 }
-
-const asNumber = (reply: unknown): number => Number(reply);
-const asCodes = (reply: unknown): number[] => reply as number[];
 
 /** The permit semaphore's scripts (each reclaims lapsed permits first) and the hold kind of its permits, each owned by its id. */
 export class PermitStore extends HoldStore {
@@ -87,11 +84,11 @@ export class PermitStore extends HoldStore {
 
   addPermits(keys: PermitSemaphoreKeys, marker: string, delta: number): Promise<number> {
     const args = { ...this.marked(keys, marker), kind: keys.kind, delta };
-    return this.transport.run(SCRIPTS.permitSemaphoreAddPermits, args, 'addPermits', keys.permits, asNumber);
+    return this.transport.run(SCRIPTS.permitSemaphoreAddPermits, args, 'addPermits', keys.permits, Number);
   }
 
   available(keys: PermitSemaphoreKeys): Promise<number> {
-    return this.transport.run(SCRIPTS.permitSemaphoreAvailable, this.pool(keys), 'availablePermits', keys.permits, asNumber);
+    return this.transport.run(SCRIPTS.permitSemaphoreAvailable, this.pool(keys), 'availablePermits', keys.permits, Number);
   }
 
   /** One permit-semaphore/renew.lua call: each lease becomes max(current, now + `leaseMs`). */
@@ -106,7 +103,6 @@ export class PermitStore extends HoldStore {
 
   /** Releases what is left of permit `hold` (checked by id and token): on close, and after a loss. */
   async clear(hold: Hold): Promise<boolean> {
-    const reply = await this.release(keysOfMain(hold.key), hold.owner, hold.token, `clear/${++this.clears}`);
-    return reply.released;
+    return (await this.release(keysOfMain(hold.key), hold.owner, hold.token, `clear/${++this.clears}`)).released;
   }
 }

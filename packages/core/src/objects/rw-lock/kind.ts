@@ -3,7 +3,7 @@ import { holder, waiterList } from '../inspect/snapshot.js';
 import { byName, defineKind } from '../object-kind.js';
 import type { ReadWriteLockInfo } from './info.js';
 import { rwLockKeys } from './keys.js';
-import { ReadWriteLock, type RReadWriteLock } from './read-write-lock.js';
+import { readWriteLock, type RReadWriteLock } from './read-write-lock.js';
 import { RW_KIND, RwLockStore } from './rw-lock-store.js';
 
 export const READ_WRITE_LOCK = defineKind({
@@ -15,7 +15,7 @@ export const READ_WRITE_LOCK = defineKind({
     const stores = { read: new RwLockStore(deployment, context, 'read'), write: new RwLockStore(deployment, context, 'write') };
     // Either store renews and clears holds of both modes.
     context.kinds.register(RW_KIND, stores.read);
-    return byName(site, 'lock name', (name): RReadWriteLock => new ReadWriteLock(name, context, stores));
+    return byName(site, 'lock name', (name): RReadWriteLock => readWriteLock(name, context, stores));
   },
   keeps: (prefix, name) => {
     const { lock, readers, writers } = rwLockKeys(prefix, name);

@@ -14,24 +14,8 @@ export interface RReadWriteLock {
 }
 
 /** {@link RReadWriteLock} on the engine: both views are core's ReentrantLock, over one store per mode. */
-export class ReadWriteLock implements RReadWriteLock {
-  private readonly read: RLock<string>;
-  private readonly write: RLock<string>;
-
-  constructor(
-    readonly name: string,
-    ctx: EngineContext,
-    stores: { readonly read: RwLockStore; readonly write: RwLockStore },
-  ) {
-    this.read = new ReentrantLock<string>(name, ctx, stores.read);
-    this.write = new ReentrantLock<string>(name, ctx, stores.write);
-  }
-
-  readLock(): RLock<string> {
-    return this.read;
-  }
-
-  writeLock(): RLock<string> {
-    return this.write;
-  }
+export function readWriteLock(name: string, ctx: EngineContext, stores: { readonly read: RwLockStore; readonly write: RwLockStore }): RReadWriteLock {
+  const read = new ReentrantLock<string>(name, ctx, stores.read);
+  const write = new ReentrantLock<string>(name, ctx, stores.write);
+  return { name, readLock: () => read, writeLock: () => write };
 }

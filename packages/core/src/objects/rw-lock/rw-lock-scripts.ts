@@ -4,7 +4,7 @@ import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError } from '../../errors.js';
-import type { LockRequest } from '../lock-options.js';
+import type { AcquireTerms } from '../lock/lock-store.js';
 import { parseAcquire as parseHoldAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
 import { isOne, ObjectStore } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
@@ -21,27 +21,25 @@ function parseAcquire(reply: unknown): AcquireReply {
 
 /** The scripts of one mode of the read-write lock (rw-lock/*.lua): readers share, and a refused writer's tries renew its waiter lease. */
 export class RwLockScripts extends ObjectStore implements LockScripts<RwLockKeys> {
-  /** How long a refused writer holds new readers back without trying again: a watchdog lease, renewed by its tries. */
-  private readonly waiterLeaseMs: number;
-
   constructor(
     deployment: Deployment,
-    context: EngineContext,
+    private readonly ctx: EngineContext,
     readonly mode: RwMode,
   ) {
-    super(deployment, context.commandTimeoutMs);
-    this.waiterLeaseMs = context.watchdogTimeoutMs;
+    super(deployment, ctx.commandTimeoutMs);
   }
 
   keysOf(prefix: string, name: string): RwLockKeys {
     return rwLockKeys(prefix, name);
   }
 
-  acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, request?: LockRequest): Promise<AcquireReply> {
+  acquire(keys: RwLockKeys, owner: string, leaseMs: number, op: string, terms: Pick<AcquireTerms, 'waits'>): Promise<AcquireReply> {
     const { lock: hash, readers, writers, fence, cancelled } = keys;
-    const join = request?.waitMs === 0 ? '0' : '1';
+    const join = terms.waits ? '1' : '0';
+    // A refused writer holds new readers back a watchdog lease without trying again (its tries renew it).
+    const waiterLeaseMs = this.ctx.watchdogTimeoutMs;
     // One literal, no spread: on this hot path a spread costs more client CPU than the rest of the call.
-    const args = { hash, readers, writers, fence, cancelled, owner, leaseMs, op, mode: this.mode, waiterLeaseMs: this.waiterLeaseMs, join };
+    const args = { hash, readers, writers, fence, cancelled, owner, leaseMs, op, mode: this.mode, waiterLeaseMs, join };
     return this.transport.run(SCRIPTS.rwLockAcquire, args, 'acquire', hash, parseAcquire);
   }
 

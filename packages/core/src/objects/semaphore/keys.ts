@@ -1,6 +1,9 @@
 import { objectKey } from '../names.js';
 
-/** A semaphore's Redis names (public layout, core README); all share the hash tag `{<name>}`: one Cluster slot. */
+/**
+ * A semaphore's Redis names (public layout, core README); all share the hash tag `{<name>}`: one Cluster slot. Its op markers are
+ * `<prefix>:{<name>}:op:<clientId>:<op>` (names.ts opMarker; TTL commandTimeoutMs, an acquire's and its cancel's 3 × commandTimeoutMs).
+ */
 export interface SemaphoreKeys {
   /** String `<prefix>:{<name>}`: the available permits (absent: not set, 0). */
   readonly permits: string;
@@ -8,15 +11,9 @@ export interface SemaphoreKeys {
   readonly kind: string;
   /** Channel `<prefix>:{<name>}:permits`: `<came back>:<available>` after permits came back; `need:<clientId>` from a client whose waiter waited long. */
   readonly channel: string;
-  /** Prefix of the op markers `<prefix>:{<name>}:op:<clientId>:<op>` (TTL commandTimeoutMs; an acquire's and its cancel's 3 × commandTimeoutMs). */
-  readonly opPrefix: string;
 }
 
 export function semaphoreKeys(prefix: string, name: string): SemaphoreKeys {
   const permits = objectKey(prefix, name);
-  return { permits, kind: `${permits}:kind`, channel: `${permits}:permits`, opPrefix: `${permits}:op:` };
-}
-
-export function opMarker(keys: SemaphoreKeys, clientId: string, op: string): string {
-  return `${keys.opPrefix}${clientId}:${op}`;
+  return { permits, kind: `${permits}:kind`, channel: `${permits}:permits` };
 }

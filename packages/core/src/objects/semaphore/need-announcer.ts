@@ -41,10 +41,7 @@ export class NeedAnnouncer {
 
   begin(keys: SemaphoreKeys, id: string): void {
     let watch = this.watches.get(keys.channel);
-    if (!watch) {
-      watch = { since: new Map(), timer: undefined, announcedAt: -Infinity, intervalMs: NEED_AFTER_MS };
-      this.watches.set(keys.channel, watch);
-    }
+    if (!watch) this.watches.set(keys.channel, (watch = { since: new Map(), timer: undefined, announcedAt: -Infinity, intervalMs: NEED_AFTER_MS }));
     watch.since.set(id, monotonicNow());
     if (!watch.timer) this.arm(keys, watch, NEED_AFTER_MS);
   }
@@ -93,28 +90,21 @@ export class NeedAnnouncer {
     const now = monotonicNow();
     const waited = now - oldest.value;
     const threshold = (this.held.get(keys.channel) ?? 0) > 0 ? NEED_WHILE_HOLDING_MS : NEED_AFTER_MS;
-    if (waited < threshold) {
-      // Checked again within NEED_AFTER_MS: the threshold drops to it once this client's permits are released.
-      this.arm(keys, watch, Math.min(threshold - waited, NEED_AFTER_MS));
-      return;
-    }
     const dueIn = watch.announcedAt + watch.intervalMs - 1 - now;
-    if (dueIn > 0) {
-      this.arm(keys, watch, dueIn);
-      return;
-    }
-    if (this.ctx.queues.get(keys.channel)) {
+    let delayMs = NEED_AFTER_MS;
+    // Not yet: checked again within NEED_AFTER_MS, as the threshold drops to it once this client's permits are released.
+    if (waited < threshold) delayMs = Math.min(threshold - waited, NEED_AFTER_MS);
+    else if (dueIn > 0) delayMs = dueIn;
+    else if (this.ctx.queues.get(keys.channel)) {
       watch.announcedAt = now;
-      watch.intervalMs = Math.min(watch.intervalMs * 2, NEED_MAX_INTERVAL_MS);
+      delayMs = watch.intervalMs = Math.min(watch.intervalMs * 2, NEED_MAX_INTERVAL_MS);
       // In a timer: nothing may throw, not even synchronously.
       try {
         this.store.announceNeed(keys, this.ctx.clientId).catch(() => undefined);
       } catch {
         // A hint: the streak cap still moves permits.
       }
-      this.arm(keys, watch, watch.intervalMs);
-      return;
     }
-    this.arm(keys, watch, NEED_AFTER_MS);
+    this.arm(keys, watch, delayMs);
   }
 }

@@ -12,7 +12,6 @@ function parseAcquire(reply: unknown): SemaphoreAcquireReply {
   return code === 1 ? 'granted' : code === 0 ? 'refused' : 'cancelled';
 }
 
-const asNumber = (reply: unknown): number => Number(reply);
 /** What a release answered: the available count after it, and the subscriber connections its announcement reached. */
 export interface SemaphoreReleaseReply {
   readonly available: number;
@@ -56,21 +55,21 @@ export class SemaphoreStore extends ObjectStore {
   }
 
   addPermits(keys: SemaphoreKeys, marker: string, delta: number): Promise<number> {
-    return this.transport.run(SCRIPTS.semaphoreAddPermits, { ...this.announcing(keys, marker), delta }, 'addPermits', keys.permits, asNumber);
+    return this.transport.run(SCRIPTS.semaphoreAddPermits, { ...this.announcing(keys, marker), delta }, 'addPermits', keys.permits, Number);
   }
 
   drainPermits(keys: SemaphoreKeys, marker: string): Promise<number> {
     const args = { permits: keys.permits, marker, replayWindowMs: this.replayWindowMs };
-    return this.transport.run(SCRIPTS.semaphoreDrainPermits, args, 'drainPermits', keys.permits, asNumber);
+    return this.transport.run(SCRIPTS.semaphoreDrainPermits, args, 'drainPermits', keys.permits, Number);
   }
 
   /** Tells other clients a waiter of `clientId` has waited long: each sends its next release through Redis. */
   announceNeed(keys: SemaphoreKeys, clientId: string): Promise<number> {
     const command = this.deployment.sharded ? 'spublish' : 'publish';
-    return this.transport.call(command, [keys.channel, `${NEED_PREFIX}${clientId}`], 'announce', keys.permits, asNumber);
+    return this.transport.call(command, [keys.channel, `${NEED_PREFIX}${clientId}`], 'announce', keys.permits, Number);
   }
 
   available(keys: SemaphoreKeys): Promise<number> {
-    return this.transport.call('get', [keys.permits], 'GET', keys.permits, (reply) => Number(reply ?? 0));
+    return this.transport.call('get', [keys.permits], 'GET', keys.permits, Number);
   }
 }

@@ -1,5 +1,4 @@
-import { acquireObserved } from '../../engine/observed.js';
-import { unansweredFailure } from '../../engine/acquire.js';
+import { acquireObserved, unansweredFailure } from '../../engine/acquire.js';
 import { attempt, type AttemptSpec, type TryOutcome } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
 import { monotonicNow } from '../../connection/time.js';
@@ -7,7 +6,9 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import { LockAcquireTimeoutError } from '../../errors.js';
 import { checkCount } from '../../checks/count-checks.js';
 import { parseWaitOptions, type WaitOptions, type WaitRequest } from '../wait-options.js';
-import { opMarker, semaphoreKeys, type SemaphoreKeys } from './keys.js';
+import { opMarker } from '../names.js';
+import { PermitCount } from '../permit-count.js';
+import { semaphoreKeys, type SemaphoreKeys } from './keys.js';
 import { NeedAnnouncer } from './need-announcer.js';
 import { NEED_PREFIX, type SemaphoreAcquireReply, type SemaphoreStore } from './semaphore-store.js';
 import type { RSemaphore } from './types.js';
@@ -57,51 +58,28 @@ class SemaphoreClientState {
 
   turnsOf(queue: WaitQueue): Turns {
     let turns = this.turns.get(queue);
-    if (!turns) {
-      turns = { streak: 0, turnedAt: 0, turnCheck: false, owed: false, heldBack: { cameBack: 0, available: 0 } };
-      this.turns.set(queue, turns);
-    }
+    if (!turns) this.turns.set(queue, (turns = { streak: 0, turnedAt: 0, turnCheck: false, owed: false, heldBack: { cameBack: 0, available: 0 } }));
     return turns;
   }
 }
 
 /** {@link RSemaphore} on the engine's wait loop; its protocol is {@link SemaphoreStore}. */
-export class RedisSemaphore implements RSemaphore {
-  readonly keys: SemaphoreKeys;
+export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> implements RSemaphore {
   private readonly state: SemaphoreClientState;
   private readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
 
-  constructor(
-    readonly name: string,
-    private readonly ctx: EngineContext,
-    private readonly store: SemaphoreStore,
-  ) {
-    this.keys = semaphoreKeys(ctx.keyPrefix, name);
+  constructor(name: string, ctx: EngineContext, store: SemaphoreStore) {
+    super(name, ctx, store, semaphoreKeys(ctx.keyPrefix, name));
     this.state = ctx.stateOf(SemaphoreClientState, () => new SemaphoreClientState(ctx, store));
     this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
-  async trySetPermits(permits: number): Promise<boolean> {
-    const checked = checkCount(permits, 'trySetPermits(): permits');
-    this.ctx.assertOpen();
-    return this.store.trySetPermits(this.keys, this.newMarker(), checked);
-  }
-
-  async addPermits(delta: number): Promise<number> {
-    const checked = checkCount(delta, 'addPermits(): delta', true);
-    this.ctx.assertOpen();
-    return this.store.addPermits(this.keys, this.newMarker(), checked);
-  }
-
-  acquire(options?: WaitOptions): Promise<void>;
-  acquire(permits: number, options?: WaitOptions): Promise<void>;
+  // Overloaded in RSemaphore: `(permits?, options?)` or `(options?)`.
   async acquire(first?: number | WaitOptions, second?: WaitOptions): Promise<void> {
     const { permits, request } = readArguments(first, second, 'acquire');
     if (!(await this.acquireChecked(permits, request, 'timeout'))) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
   }
 
-  tryAcquire(options?: WaitOptions): Promise<boolean>;
-  tryAcquire(permits: number, options?: WaitOptions): Promise<boolean>;
   async tryAcquire(first?: number | WaitOptions, second?: WaitOptions): Promise<boolean> {
     const { permits, request } = readArguments(first, second, 'tryAcquire');
     try {
@@ -118,11 +96,6 @@ export class RedisSemaphore implements RSemaphore {
     await this.giveBack(checked);
   }
 
-  async availablePermits(): Promise<number> {
-    this.ctx.assertOpen();
-    return this.store.available(this.keys);
-  }
-
   async drainPermits(): Promise<number> {
     this.ctx.assertOpen();
     return this.store.drainPermits(this.keys, this.newMarker());
@@ -134,7 +107,7 @@ export class RedisSemaphore implements RSemaphore {
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     const id = waiterId(ctx.newOpId(), permits);
-    const marker = (op: string): string => opMarker(keys, ctx.clientId, op);
+    const marker = (op: string): string => opMarker(keys.permits, ctx.clientId, op);
     const tries: PermitTries = {
       // The call's own turn: close() waits for its try and its undo, so a grant landing during close goes back.
       key: keys.permits,
@@ -175,8 +148,7 @@ export class RedisSemaphore implements RSemaphore {
       const unused = handed.get(id);
       if (unused !== undefined) {
         handed.delete(id);
-        const work = this.giveBack(unused).catch((error: unknown) => ctx.backgroundError(error));
-        ctx.background.track(work);
+        ctx.background.track(this.giveBack(unused).catch((error: unknown) => ctx.backgroundError(error)));
       }
     }
     if (granted === undefined) return false;
@@ -257,10 +229,6 @@ export class RedisSemaphore implements RSemaphore {
       wakeFitting(cameBack, available, queue, served);
     });
     return true;
-  }
-
-  private newMarker(): string {
-    return opMarker(this.keys, this.ctx.clientId, this.ctx.newOpId());
   }
 }
 

@@ -1,4 +1,4 @@
-import { holder } from '../inspect/snapshot.js';
+import { holderDetail } from '../inspect/snapshot.js';
 import { parseHold } from '../lock/hold-record.js';
 import { LOCK } from '../lock/kind.js';
 import { ReentrantLock } from '../lock/reentrant-lock.js';
@@ -39,11 +39,8 @@ export const SPIN_LOCK = defineKind({
     const hold = parseHold(lock.fields);
     return hold && !hold.once ? 'fits' : undefined;
   },
-  describe: ({ now, keys: { lock } }, base): SpinLockInfo => {
-    const hold = parseHold(lock.fields);
-    const holders = hold ? [holder(hold.owner, hold.count, hold.token, lock.pttl, now)] : [];
-    return { ...base, kind: NAME, ttlMs: lock.pttl, holders, holderCount: holders.length };
-  },
-  detail: (info) => (info.holders[0] ? `owner ${info.holders[0].owner} count ${info.holders[0].count}` : 'free'),
+  // Recognised, it has a hold: the lock's report of it, under its own kind.
+  describe: (snapshot, base): SpinLockInfo => ({ ...LOCK.describe(snapshot, base), kind: NAME }),
+  detail: (info) => holderDetail(info),
   forceUnlock: (lock) => lock.forceUnlock(),
 });

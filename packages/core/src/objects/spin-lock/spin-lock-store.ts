@@ -11,7 +11,7 @@ import { ServerLockStore } from '../lock/server-lock-store.js';
 export const SPIN: LockVariant = Object.freeze({ ...EXCLUSIVE_LOCK, object: 'spin_lock' });
 
 /** Every try of a spin lock, whatever its caller's wait: one made once, not per try. */
-const TRIES_ONCE: AcquireTerms = Object.freeze({ waits: false });
+const TRIES_ONCE: AcquireTerms = Object.freeze({ waits: false, failFast: false });
 
 /**
  * The plain lock's protocol (its keys, scripts and holds: a spin lock and a lock of one name are one lock), waited for by
