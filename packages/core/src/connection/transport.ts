@@ -61,6 +61,8 @@ export class Transport {
   private readonly pending: Pending[] = [];
   /** Calls of batch scripts that queued behind the calls in flight, by script and slot, in the order they were made. */
   private readonly batches = new Map<string, CallBatch>();
+  /** The queue of each queued call's key: a call on a key queued in another queue sends the queued calls first. */
+  private readonly queuedKeys = new Map<string, string>();
   private queuedCalls = 0;
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -93,6 +95,7 @@ export class Transport {
     // Queued calls never left: they cannot run later.
     const queued = [...this.batches.values()];
     this.batches.clear();
+    this.queuedKeys.clear();
     for (const batch of queued) {
       this.dequeued(batch.calls.length);
       failEach(batch.calls, notSent(unavailable(batch.calls[0] as QueuedCall, cause)), this.timeoutMs, notSent);
@@ -129,6 +132,10 @@ export class Transport {
     }
     // Standalone: one queue per script; a Cluster's per slot, since a script's keys must share one.
     const queue = queueOf(script as BatchedScript<unknown>, args, this.redis.isCluster ? calculateSlot(key) : undefined);
+    // Calls on one key run in the order made: one queued in another queue (a release before this acquire) goes first.
+    const earlier = this.queuedKeys.get(key);
+    if (earlier !== undefined && earlier !== queue) this.sendBatches();
+    this.queuedKeys.set(key, queue);
     let batch = this.batches.get(queue);
     if (batch === undefined) {
       batch = { script: script as BatchedScript<unknown>, calls: [] };
@@ -145,6 +152,7 @@ export class Transport {
     // pairs/s as sending each call alone, where holding every batch to the turn's end lost a fifth).
     if (calls.length >= MAX_BATCH_CALLS) {
       this.batches.delete(queue);
+      for (const call of calls) this.queuedKeys.delete(call.key);
       this.sendBatch(batch.script, calls);
       this.dequeued(calls.length);
     }
@@ -154,8 +162,10 @@ export class Transport {
   /** Sends every queued batch as one call (a call of one: its script alone); none is longer than MAX_BATCH_CALLS, sent once full. */
   private sendBatches(): void {
     if (this.queuedCalls === 0) return;
+    // Cleared first: a batch of one is sent through `send`, which calls back here and must find nothing queued.
     const batches = [...this.batches.values()];
     this.batches.clear();
+    this.queuedKeys.clear();
     for (const { script, calls } of batches) {
       this.sendBatch(script, calls);
       this.dequeued(calls.length);
@@ -257,7 +267,7 @@ export class Transport {
   }
 
   private send(name: string, args: (string | number)[], what: string, key: string, calls?: readonly QueuedCall[]): Pending {
-    // Calls of one connection run in the order made: a call that is not queued sends the queued ones first.
+    // A call that is not queued (a read, a renewal, a cancel) runs after every call queued before it.
     if (calls === undefined && this.queuedCalls > 0) this.sendBatches();
     const command = new Command(name, NO_ARGS as never[], UTF8_REPLIES);
     for (let index = 0; index < args.length; index++) {

@@ -220,6 +220,41 @@ describe('Transport', () => {
       for (const token of await Promise.all(acquired)) expect(token).toMatch(/^\d+$/);
     });
 
+    it.each([
+      ['a full batch sent at once', 0, 15],
+      ["another script's queue made before it", 1, 1],
+    ])('runs the calls on one lock in the order made, whatever queue each joins: %s', async (_case, before, after) => {
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await connected(t);
+      const prefix = uniquePrefix();
+      const RELEASE = { single: SCRIPTS.lockRelease, batch: SCRIPTS.lockReleaseBatch };
+      const shared = acquireArgs(prefix, 100);
+      expect(await acquire(t, prefix, 100)).toMatch(/^\d+$/);
+      // Four are written at once, so what follows queues: acquisitions of other locks, the release of the shared one, then
+      // another owner's acquisition of it and more acquisitions (the 16th fills the acquire queue, which then goes at once).
+      const others = Array.from({ length: 4 + before }, (_, i) => acquire(t, prefix, i));
+      const { lock, released, clients } = plainLockKeys(prefix, 'c100', 'client');
+      const releaseArgs = {
+        lock,
+        released,
+        clients,
+        owner: shared.owner,
+        op: 'op2',
+        all: '0',
+        token: '',
+        replayWindowMs: 60_000,
+        sharded: '0',
+        requeueTtlMs: '0',
+      };
+      const release = t.coalesced(RELEASE, releaseArgs, 'release', lock, (reply) => reply);
+      const next = t.coalesced(ACQUIRE, { ...shared, owner: 'client:next' }, 'acquire', shared.lock, (reply) => reply);
+      const later = Array.from({ length: after }, (_, i) => acquire(t, prefix, 50 + i));
+      expect(await release).toBe(0);
+      // Granted (a token), not refused by the hold the release made before it took away.
+      expect(await next).toMatch(/^\d+$/);
+      await Promise.all([...others, ...later]);
+    });
+
     it('fails a queued call alone when its key holds something else, naming that key', async () => {
       const t = transport(2_000, Object.values(SCRIPTS));
       await connected(t);
