@@ -29,6 +29,7 @@ export class WaitCall<G> {
   private timer: NodeJS.Timeout | undefined;
   /** Stops passing the caller's abort on to the call's own signal. */
   private stopForwarding: (() => void) | undefined;
+  private disposed = false;
 
   constructor(private readonly spec: WaitSpec<G>) {
     this.deadline = spec.waitMs === undefined ? Number.POSITIVE_INFINITY : monotonicNow() + spec.waitMs;
@@ -43,8 +44,8 @@ export class WaitCall<G> {
   get signal(): AbortSignal | undefined {
     if (this.expiry) return this.expiry.signal;
     const { waitMs, signal } = this.spec;
-    // Unbounded, or one try: each call is bounded by commandTimeoutMs already.
-    if (waitMs === undefined || this.triesOnce) return signal;
+    // Unbounded, or one try: each call is bounded by commandTimeoutMs already. Disposed: nothing would clear a new timer.
+    if (waitMs === undefined || this.triesOnce || this.disposed) return signal;
     const expiry = (this.expiry = new AbortController());
     // Cuts off whatever is out at waitMs: a try, a subscription, a sleep. A
     // grant that still comes is undone by its attempt (the signal is aborted).
@@ -139,6 +140,7 @@ export class WaitCall<G> {
   }
 
   dispose(): void {
+    this.disposed = true;
     if (this.timer) clearTimeout(this.timer);
     this.stopForwarding?.();
   }

@@ -33,6 +33,14 @@ describe('WaitCall', () => {
     for (const call of calls) call.dispose();
   });
 
+  it('arms nothing when its signal is first asked for after it was disposed', () => {
+    const controller = new AbortController();
+    const call = new WaitCall(spec(60_000, controller.signal));
+    call.dispose();
+    expect(call.signal).toBe(controller.signal);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   it('counts waitMs from the call, not from when its signal is first asked for', () => {
     const call = new WaitCall(spec(1_000));
     jest.advanceTimersByTime(600);
