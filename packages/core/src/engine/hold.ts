@@ -147,10 +147,6 @@ export class Hold<G = unknown> implements RenewableHold {
     return this.rare?.grant;
   }
 
-  set grant(grant: G | undefined) {
-    if (grant !== undefined || this.rare !== undefined) this.extra.grant = grant;
-  }
-
   /** The mode held ('' for an exclusive lock; 'read', 'write'…). */
   get mode(): string {
     return this.site.mode;
@@ -164,14 +160,6 @@ export class Hold<G = unknown> implements RenewableHold {
   /** The release that takes the count to 0 went out: from then on it is released or lost, never held again. */
   get releaseSent(): boolean {
     return (this.bits & RELEASE_SENT) !== 0;
-  }
-
-  private get driftFactor(): number {
-    return this.site.driftFactor;
-  }
-
-  private get observer(): HoldObserver {
-    return this.site.observer;
   }
 
   private get extra(): RareHoldState<G> {
@@ -241,7 +229,7 @@ export class Hold<G = unknown> implements RenewableHold {
   acquired(count: number, sentAt: number | undefined, leaseMs: number, renewed: boolean): void {
     this.count = count;
     this.pushFlag(renewed);
-    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.driftFactor)));
+    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.site.driftFactor)));
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
     this.applyLeaseMode();
   }
@@ -251,7 +239,7 @@ export class Hold<G = unknown> implements RenewableHold {
     this.popFlag();
     this.count = remaining;
     if (remaining <= 0) {
-      this.finish('released');
+      this.finish(RELEASED);
       return;
     }
     this.applyLeaseMode();
@@ -282,19 +270,19 @@ export class Hold<G = unknown> implements RenewableHold {
       this.clearExpiryTimer();
       if ((this.bits & RENEWING) === 0) {
         this.bits |= RENEWING;
-        this.observer.startRenewal(this);
+        this.site.observer.startRenewal(this);
       }
       return;
     }
     this.stopRenewing();
-    if (this.rare?.controller || this.observer.watchesLosses()) this.armExpiryTimer();
-    else this.observer.lapses?.(this);
+    if (this.rare?.controller || this.site.observer.watchesLosses()) this.armExpiryTimer();
+    else this.site.observer.lapses?.(this);
   }
 
   private stopRenewing(): void {
     if ((this.bits & RENEWING) === 0) return;
     this.bits &= ~RENEWING;
-    this.observer.stopRenewal(this);
+    this.site.observer.stopRenewal(this);
   }
 
   /** Stops renewing for good, so a renewal racing the final release cannot come back "gone" and report it as lost. */
@@ -307,14 +295,14 @@ export class Hold<G = unknown> implements RenewableHold {
   extendTo(sentAt: number, leaseMs: number): void {
     if (!this.active) return;
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
-    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.driftFactor)));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.site.driftFactor)));
     if (!this.renewed && this.rare?.expiryTimer !== undefined) this.armExpiryTimer();
   }
 
   /** A renewal sent at `sentAt` succeeded. */
   extend(sentAt: number): void {
     if (!this.active) return;
-    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, this.leaseMs, this.driftFactor)));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, this.leaseMs, this.site.driftFactor)));
   }
 
   /** Lost (`maxLease`) at monotonic `at`, the earliest cap winning; the watchdog checks the cap too, so a late timer lets no renewal past it. */
@@ -332,15 +320,15 @@ export class Hold<G = unknown> implements RenewableHold {
     if (!this.active) return;
     const error = new LockLostError(this.name, reason, { cause, detail });
     this.extra.lostError = error;
-    this.finish('lost');
+    this.finish(LOST);
     this.rare?.controller?.abort(error);
-    this.observer.lost(this, error);
+    this.site.observer.lost(this, error);
   }
 
-  private finish(state: HoldState): void {
+  private finish(state: typeof LOST | typeof RELEASED): void {
     const wasHeld = this.active;
-    this.bits |= state === 'lost' ? LOST : state === 'released' ? RELEASED : 0;
-    if (wasHeld) this.observer.ended?.(this);
+    this.bits |= state;
+    if (wasHeld) this.site.observer.ended?.(this);
     this.clearExpiryTimer();
     if (this.rare?.maxLeaseTimer !== undefined) clearTimeout(this.rare.maxLeaseTimer);
     this.stopRenewing();
