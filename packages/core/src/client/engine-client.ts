@@ -55,10 +55,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   private closing: Promise<CloseReport> | undefined;
   /** Holds held now (any owner, any kind that is leased): what a task's end is checked against. */
   private heldCount = 0;
-  /** The client listens on its notice channel (from its first hold's acquire on; again after a failed SUBSCRIBE). */
-  private hearingNotices = false;
-  /** The notice channel's subscription until it is acknowledged or failed: a hold's acquire waits for it. */
-  private noticesPending: Promise<void> | undefined;
   /** Notices (see {@link EngineClient.messagesDropped}) that were not a force-unlock's. */
   protected noticesDropped = 0;
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
@@ -108,7 +104,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       },
       backgroundError: (error) => this.reportError(error),
     });
-    this.context.noticesReady = () => this.noticesReady();
     this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
   }
 
@@ -263,7 +258,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
         .map(async (hold) => {
           hold.lose('closed');
           hold.beginFinalRelease();
-          const released = await untilDeadline(this.clearOnClose(hold), deadline);
+          // A failed or late release is reported failed (untilDeadline answers undefined).
+          const released = await untilDeadline(ctx.kinds.get(hold.kind).clear(hold), deadline);
           (released === true ? report.released : report.failed).push(hold.name);
         }),
     );
@@ -274,47 +270,12 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     return report;
   }
 
-  private clearOnClose(hold: Hold): Promise<boolean> {
-    const kind = this.context.kinds.get(hold.kind);
-    return kind.clear(hold).catch(() => false);
-  }
-
   /**
    * How many messages on this client's channels were not what rlock's scripts publish there (malformed, unknown, forged) and
    * were dropped rather than acted on: it should stay 0; a number that grows says something else publishes on them.
    */
   get messagesDropped(): number {
     return this.context.queues.drops.count + this.noticesDropped;
-  }
-
-  /**
-   * Before the first hold is sent, subscribes to the channel where a force-unlock tells holders: a hold's acquire goes out once
-   * the subscription is acknowledged (or failed), so a force-unlock of any grant is heard. Undefined once heard.
-   */
-  private noticesReady(): Promise<void> | undefined {
-    if (this.hearingNotices || this.closing) return this.noticesPending;
-    const ready = this.hearNotices();
-    if (ready === undefined) return undefined;
-    this.hearingNotices = true;
-    // An acquire waits on it: the connections keep the process alive meanwhile.
-    this.work.enter();
-    const settle = (): void => {
-      this.work.leave();
-      if (this.noticesPending === pending) this.noticesPending = undefined;
-    };
-    const pending = ready.then(settle, settle);
-    this.noticesPending = pending;
-    return pending;
-  }
-
-  /** Subscribes to the notice channel: its acknowledgement, or undefined where nothing listens (the next hold asks again). */
-  protected hearNotices(): Promise<void> | undefined {
-    return undefined;
-  }
-
-  /** Lets the next hold subscribe to the notice channel again (the last SUBSCRIBE failed). */
-  protected noticesLost(): void {
-    this.hearingNotices = false;
   }
 
   /** How `queue`'s channel is subscribed (one subscriber connection, or one per master). */

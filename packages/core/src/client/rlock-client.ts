@@ -45,6 +45,10 @@ export class RLockClient extends EngineClient {
   private inspectorCache: Inspector | undefined;
   /** Finds holders' clients by the names of their connections. */
   private readonly directory: ClientDirectory;
+  /** The client listens on its notice channel (from its first hold's acquire on; again after a failed SUBSCRIBE). */
+  private hearingNotices = false;
+  /** The notice channel's subscription until it is acknowledged or failed: a hold's acquire waits for it. */
+  private noticesPending: Promise<void> | undefined;
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RLockClientOptions) {
@@ -73,6 +77,7 @@ export class RLockClient extends EngineClient {
         () => undefined,
       ).catch(() => undefined);
     this.context.holdInRedis = (hold) => this.holdInRedis(hold);
+    this.context.noticesReady = () => this.noticesReady();
     this.deployment.transport.publishRefused = (refusal, what, key) => this.reportPublishRefused(refusal, what, key);
     if (resolved.unrefWhenIdle) this.deployment.unrefWhenIdle(this.work);
     const { commandTimeoutMs } = resolved;
@@ -245,16 +250,30 @@ export class RLockClient extends EngineClient {
     return this.inspectorCache;
   }
 
-  protected override hearNotices(): Promise<void> {
+  /**
+   * Before the first hold is sent, subscribes to the channel where a force-unlock tells holders: a hold's acquire goes out once
+   * the subscription is acknowledged (or failed), so a force-unlock of any grant is heard. Undefined once heard.
+   */
+  private noticesReady(): Promise<void> | undefined {
+    if (this.hearingNotices || this.isClosing) return this.noticesPending;
     const channel = clientNoticeChannel(this.options.keyPrefix, this.clientId);
     const subscription = this.hub.subscribe(channel, (payload) => this.onNotice(payload), true);
-    subscription.ready.catch((error: unknown) => {
-      // Missed notices cost only promptness: the renewal still finds the hold gone.
+    this.hearingNotices = true;
+    // An acquire waits on it: the connections keep the process alive meanwhile.
+    this.work.enter();
+    const settle = (): void => {
+      this.work.leave();
+      if (this.noticesPending === pending) this.noticesPending = undefined;
+    };
+    const pending = subscription.ready.then(settle, (error: unknown) => {
+      // Missed notices cost only promptness: the renewal still finds the hold gone. The next hold subscribes again.
       subscription.close();
-      this.noticesLost();
+      this.hearingNotices = false;
       if (!this.isClosing) this.reportError(error);
+      settle();
     });
-    return subscription.ready;
+    this.noticesPending = pending;
+    return pending;
   }
 
   /** "forced <owner> <token> <key>" (force-notice.lua): Redis is asked whether that hold of this client is gone; anything else is dropped. */

@@ -40,13 +40,10 @@ export interface AcquireLabel {
  */
 export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
   const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal);
-  const traced = acquireChannel.hasSubscribers;
-  if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
   // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
   if (probe !== undefined) spec.watch = probe;
-  return traced
-    ? acquireChannel.tracePromise(() => acquireOrWait(ctx, spec), { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext)
-    : acquireOrWait(ctx, spec);
+  if (!acquireChannel.hasSubscribers) return acquireOrWait(ctx, spec);
+  return acquireChannel.tracePromise(() => acquireOrWait(ctx, spec), { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext);
 }
 
 /**

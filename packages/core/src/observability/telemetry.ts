@@ -54,11 +54,6 @@ function makeInstruments(meter: OtelMeter): Instruments {
 /** Wall-clock ms (what a span's start and end take) of a `performance.now()` reading. */
 const wallMs = (monotonicMs: number): number => performance.timeOrigin + monotonicMs;
 
-/** The outcome of an acquisition call that rejected with `error`. */
-export function failureOutcome(error: unknown, aborted: boolean): AcquireOutcome {
-  return aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
-}
-
 /** A waiter's report to its acquisition (see the wait queue's join and leave). */
 export interface WaitWatch {
   /** The call joined a wait queue: it waits. */
@@ -137,7 +132,7 @@ export class AcquireProbe implements AcquireWatch {
     else if (this.loading !== undefined) {
       void this.loading.then(() => {
         this.loading = undefined;
-        this.instruments ??= this.telemetry.instrumentsNow();
+        this.instruments ??= this.telemetry.currentInstruments();
         if (this.instruments !== undefined) record(this.instruments);
       });
     }
@@ -146,7 +141,7 @@ export class AcquireProbe implements AcquireWatch {
   /** Made while the api was loading: calls `withoutProvider` once it has loaded, if no MeterProvider was registered by then. */
   whenLoaded(withoutProvider: () => void): void {
     void this.loading?.then(() => {
-      this.instruments ??= this.telemetry.instrumentsNow();
+      this.instruments ??= this.telemetry.currentInstruments();
       if (this.instruments === undefined) withoutProvider();
     });
   }
@@ -169,7 +164,7 @@ export class AcquireProbe implements AcquireWatch {
   }
 
   failed(error: unknown, aborted: boolean): void {
-    this.end(failureOutcome(error, aborted), undefined, error);
+    this.end(aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error', undefined, error);
   }
 
   /** The call ended with `outcome`; `hold` is the hold it granted, if it is one still held (a hold is tracked from its first grant). */
@@ -213,13 +208,8 @@ export class Telemetry {
     return otelApi();
   }
 
-  /** The instruments of the global MeterProvider now, for a probe made while the api was loading. */
-  instrumentsNow(): Instruments | undefined {
-    return this.currentInstruments();
-  }
-
   /** The instruments of the global MeterProvider, or undefined when none is registered (or the api is absent). */
-  private currentInstruments(): Instruments | undefined {
+  currentInstruments(): Instruments | undefined {
     const api = this.api;
     if (api === undefined) return undefined;
     const provider = api.metrics.getMeterProvider();
@@ -352,8 +342,6 @@ export function observeCall<T>(
   granted: (value: T) => boolean,
 ): Promise<T> {
   const probe = telemetry.startAcquire(object, name, undefined, refusal);
-  const traced = acquireChannel.hasSubscribers;
-  if (probe === undefined && !traced) return run();
   const observed =
     probe === undefined
       ? run
@@ -368,5 +356,5 @@ export function observeCall<T>(
           probe.end(granted(value) ? 'acquired' : refusal, undefined);
           return value;
         };
-  return traced ? acquireChannel.tracePromise(observed, { object, name, owner: undefined } satisfies LockChannelContext) : observed();
+  return acquireChannel.hasSubscribers ? acquireChannel.tracePromise(observed, { object, name, owner: undefined } satisfies LockChannelContext) : observed();
 }
