@@ -66,7 +66,7 @@ interface ConnectionLike {
 }
 
 /** An ioredis Redis or Cluster (checked by shape: any copy of ioredis). */
-function isConnection(value: object): value is ConnectionLike {
+export function isConnection(value: object): value is ConnectionLike {
   const candidate = value as { duplicate?: unknown; defineCommand?: unknown; options?: unknown };
   return typeof candidate.defineCommand === 'function' && typeof candidate.duplicate === 'function' && typeof candidate.options === 'object';
 }

@@ -55,13 +55,8 @@ export class RLockClient extends EngineClient {
     const resolved = resolveClientOptions(options);
     super(resolved);
     this.options = resolved;
-    this.deployment = createDeployment(
-      resolved.redis,
-      resolved.commandTimeoutMs,
-      Object.values(SCRIPTS),
-      resolved.syncReplicas,
-      connectionNameOf(this.clientId, this.identity),
-    );
+    const connectionName = connectionNameOf(this.clientId, this.identity);
+    this.deployment = createDeployment(resolved.redis, { ...resolved, scripts: Object.values(SCRIPTS), connectionName });
     this.directory = new ClientDirectory(
       (key) => this.deployment.clientList(key),
       (key) => this.deployment.serverOf(key),

@@ -83,22 +83,18 @@ export class ClusterDeployment implements Deployment {
 
   /** On the master of `key`'s slot: the node its holder wrote to. */
   clientList(key: string): Promise<string> {
-    const command = new Command('client', ['LIST', 'TYPE', 'normal'], { replyEncoding: 'utf8' });
-    (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, {
-      slot: calculateSlot(key),
-    });
-    return boundedCall(() => command.promise as Promise<string>, this.transport.timeoutMs, 'CLIENT LIST', key);
+    return this.callAtSlotOf(key, 'client', ['LIST', 'TYPE', 'normal'], 'CLIENT LIST') as Promise<string>;
   }
 
   afterWrite(key: string): Promise<void> {
-    return waitForReplicas(this.syncReplicas, key, (args) => {
-      // WAIT has no key: ioredis routes it to the master of the slot it is given.
-      const command = new Command('wait', args, { replyEncoding: 'utf8' });
-      (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, {
-        slot: calculateSlot(key),
-      });
-      return boundedCall(() => command.promise, this.transport.timeoutMs, 'WAIT', key).then(Number);
-    });
+    return waitForReplicas(this.syncReplicas, key, (args) => this.callAtSlotOf(key, 'wait', args, 'WAIT').then(Number));
+  }
+
+  /** A command without a key, on the master of `key`'s slot (ioredis routes it to the slot it is given), bounded by the command timeout. */
+  private callAtSlotOf(key: string, name: string, args: (string | number)[], what: string): Promise<unknown> {
+    const command = new Command(name, args, { replyEncoding: 'utf8' });
+    (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, { slot: calculateSlot(key) });
+    return boundedCall(() => command.promise, this.transport.timeoutMs, what, key);
   }
 
   onReconnect(listener: () => void): void {

@@ -2,11 +2,10 @@ import { Cluster, type ClusterOptions } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
 import { describeValue } from '../checks/argument-checks.js';
 import { ClusterDeployment } from './cluster.js';
-import { redisUrlOf } from './endpoints.js';
 import type { Deployment, SyncReplicas } from './deployment.js';
 import type { EmbeddedScript } from './scripts.js';
 import { StandaloneDeployment } from './standalone.js';
-import { ownedClusterOptions } from './endpoints.js';
+import { checkNoKeyPrefix, ownedClusterOptions, redisUrlOf } from './endpoints.js';
 
 /** Cluster options as `createClient` takes them: the nodes to start from, and ioredis's Cluster options. */
 export interface ClusterInput extends ClusterOptions {
@@ -18,9 +17,9 @@ export interface ClusterInput extends ClusterOptions {
 export interface DeploymentSettings {
   readonly commandTimeoutMs: number;
   readonly scripts: readonly EmbeddedScript[];
-  readonly syncReplicas: SyncReplicas | undefined;
+  readonly syncReplicas?: SyncReplicas | undefined;
   /** CLIENT SETNAME of the connections rlock creates. */
-  readonly connectionName: string | undefined;
+  readonly connectionName?: string | undefined;
 }
 
 /** One kind of deployment: which `redis` inputs are its, and how it is made from one. */
@@ -38,9 +37,8 @@ const CLUSTER_INSTANCE: DeploymentKind = {
   name: 'cluster instance',
   recognises: (input) => isObject(input) && (input as { isCluster?: unknown }).isCluster === true,
   create: (input, { commandTimeoutMs, scripts, syncReplicas }) => {
-    const cluster = input as Cluster;
-    checkNoKeyPrefix(cluster.options.keyPrefix);
-    return new ClusterDeployment(cluster, false, commandTimeoutMs, scripts, syncReplicas);
+    checkNoKeyPrefix((input as Cluster).options.keyPrefix, 'redis');
+    return new ClusterDeployment(input as Cluster, false, commandTimeoutMs, scripts, syncReplicas);
   },
 };
 
@@ -53,7 +51,7 @@ const CLUSTER_OPTIONS: DeploymentKind = {
     if (!Array.isArray(nodes) || nodes.length === 0) {
       throw new InvalidArgumentError(`redis.cluster must list at least one node (a redis:// URL, host:port or { host, port }), got ${describeValue(nodes)}`);
     }
-    checkNoKeyPrefix(options.keyPrefix);
+    checkNoKeyPrefix(options.keyPrefix, 'redis');
     // Array.isArray narrowed the readonly list to any[]: its own type back.
     const startup = (nodes as ClusterInput['cluster']).map(startupNode);
     return new ClusterDeployment(new Cluster(startup, ownedClusterOptions(options, connectionName)), true, commandTimeoutMs, scripts, syncReplicas);
@@ -72,14 +70,8 @@ const STANDALONE: DeploymentKind = {
 export const DEPLOYMENT_KINDS: readonly DeploymentKind[] = Object.freeze([CLUSTER_INSTANCE, CLUSTER_OPTIONS, STANDALONE]);
 
 /** The deployment for a client's `redis` input. @throws InvalidArgumentError for a bad input, or a connection with its own keyPrefix. */
-export function createDeployment(
-  input: unknown,
-  commandTimeoutMs: number,
-  scripts: readonly EmbeddedScript[],
-  syncReplicas?: SyncReplicas,
-  connectionName?: string,
-): Deployment {
-  return deploymentKindOf(input).create(input, { commandTimeoutMs, scripts, syncReplicas, connectionName });
+export function createDeployment(input: unknown, settings: DeploymentSettings): Deployment {
+  return deploymentKindOf(input).create(input, settings);
 }
 
 /** The first kind that recognises `input` (STANDALONE, the last, takes any). */
@@ -98,10 +90,4 @@ function startupNode(node: ClusterInput['cluster'][number]): { readonly host: st
 
 function isObject(input: unknown): input is object {
   return input !== null && typeof input === 'object';
-}
-
-function checkNoKeyPrefix(keyPrefix: unknown): void {
-  if (keyPrefix !== undefined && keyPrefix !== '') {
-    throw new InvalidArgumentError("redis: connections with their own keyPrefix are refused; use rlock's keyPrefix option instead");
-  }
 }

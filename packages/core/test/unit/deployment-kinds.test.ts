@@ -30,14 +30,16 @@ describe('deployment kinds', () => {
   });
 
   it('refuses the bad input of each kind before connecting', () => {
-    expect(() => createDeployment({ cluster: [] }, 1_000, [])).toThrow(/redis\.cluster must list at least one node/);
-    expect(() => createDeployment({ cluster: ['127.0.0.1:1'], keyPrefix: 'app:' }, 1_000, [])).toThrow(/own keyPrefix are refused/);
+    expect(() => createDeployment({ cluster: [] }, { commandTimeoutMs: 1_000, scripts: [] })).toThrow(/redis\.cluster must list at least one node/);
+    expect(() => createDeployment({ cluster: ['127.0.0.1:1'], keyPrefix: 'app:' }, { commandTimeoutMs: 1_000, scripts: [] })).toThrow(
+      /own keyPrefix are refused/,
+    );
     const prefixed = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true, keyPrefix: 'app:' });
     try {
-      expect(() => createDeployment(prefixed, 1_000, [])).toThrow(InvalidArgumentError);
+      expect(() => createDeployment(prefixed, { commandTimeoutMs: 1_000, scripts: [] })).toThrow(InvalidArgumentError);
     } finally {
       prefixed.disconnect();
     }
-    expect(() => createDeployment(7, 1_000, [])).toThrow(/redis must be a URL, ioredis options or an ioredis instance/);
+    expect(() => createDeployment(7, { commandTimeoutMs: 1_000, scripts: [] })).toThrow(/redis must be a URL, ioredis options or an ioredis instance/);
   });
 });
