@@ -17,7 +17,6 @@ import { hostname } from 'node:os';
 import { inspect, type InspectOptions } from 'node:util';
 import { redactedView } from '../checks/redact.js';
 import type { ClientIdentity } from '../connection/client-names.js';
-import { observedRenewals } from '../engine/renewal.js';
 import { Telemetry } from '../observability/telemetry.js';
 import type { Deployment } from '../connection/deployment.js';
 import { mayEvictLockKeys, readEvictionSettings, type EvictionSettings } from '../connection/eviction-policy.js';
@@ -125,7 +124,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   /** Starts the renewer once the subclass registered its kinds of hold. */
   protected startRenewer(options: ResolvedCommonOptions): void {
-    this.context.renewer = options.renewer?.(observedRenewals(this.context.kinds, this.context.telemetry), {
+    this.context.renewer = options.renewer?.(this.context.kinds, {
       renewed: (count) => this.emitSafely('lockRenewed', { count }),
       error: (error) => this.reportError(error),
     });

@@ -42,7 +42,7 @@ export class RLockClient extends EngineClient {
   private readonly getters = new Map<KindName, unknown>();
   /** Each composite kind's getter, made once after the registered kinds'. */
   private readonly composites = new Map<CompositeName, unknown>();
-  private inspectorCache: Inspector | undefined;
+  private readonly inspector: Inspector;
   /** Finds holders' clients by the names of their connections. */
   private readonly directory: ClientDirectory;
   /** The client listens on its notice channel (from its first hold's acquire on; again after a failed SUBSCRIBE). */
@@ -57,6 +57,7 @@ export class RLockClient extends EngineClient {
     this.options = resolved;
     const connectionName = connectionNameOf(this.clientId, this.identity);
     this.deployment = createDeployment(resolved.redis, { ...resolved, scripts: Object.values(SCRIPTS), connectionName });
+    this.inspector = new Inspector(this.deployment.transport, resolved.keyPrefix, () => this.assertOpen());
     this.directory = new ClientDirectory(
       (key) => this.deployment.clientList(key),
       (key) => this.deployment.serverOf(key),
@@ -238,11 +239,6 @@ export class RLockClient extends EngineClient {
     const getter = this.getters.get(kind.name as KindName);
     if (getter === undefined) throw new Error(`a composite kind uses kind ${kind.name}, which is not registered`);
     return getter as Getter;
-  }
-
-  private get inspector(): Inspector {
-    this.inspectorCache ??= new Inspector(this.deployment.transport, this.options.keyPrefix, () => this.assertOpen());
-    return this.inspectorCache;
   }
 
   /**

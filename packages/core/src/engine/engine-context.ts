@@ -45,7 +45,8 @@ export class EngineContext {
   readonly holds = new HoldRegistry();
   readonly chains = new OwnerChains();
   readonly background = new BackgroundWork();
-  readonly kinds = new HoldKinds();
+  /** The client's kinds of hold, and its renewal backend. */
+  readonly kinds: HoldKinds;
   readonly observer: HoldObserver;
   readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
@@ -76,6 +77,7 @@ export class EngineContext {
     this.commandTimeoutMs = settings.commandTimeoutMs;
     this.maxSleepMs = Math.max(1, Math.floor(settings.watchdogTimeoutMs / 3));
     this.telemetry = settings.telemetry ?? new Telemetry(undefined);
+    this.kinds = new HoldKinds(this.telemetry);
     this.observer = {
       startRenewal: (hold) => this.renewer?.add(hold),
       stopRenewal: (hold) => this.renewer?.remove(hold),
