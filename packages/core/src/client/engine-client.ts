@@ -52,8 +52,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** @internal What the client's objects share. */
   protected readonly context: EngineContext;
   private closing: Promise<CloseReport> | undefined;
-  /** Holds held now (any owner, any kind that is leased): what a task's end is checked against. */
-  private heldCount = 0;
   /** Notices (see {@link EngineClient.messagesDropped}) that were not a force-unlock's. */
   protected noticesDropped = 0;
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
@@ -74,12 +72,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     const telemetry = new Telemetry(options.metricName);
     this.context = new EngineContext({ clientId: this.clientId, ...options, telemetry }, queues, {
       watchesLosses: () => this.listenerCount('lockLost') > 0,
-      began: () => {
-        this.heldCount++;
-        this.work.enter();
-      },
+      began: () => this.work.enter(),
       ended: (hold) => {
-        this.heldCount--;
         this.work.leave();
         telemetry.holdEnded(hold, hold.state);
       },
@@ -172,29 +166,24 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /** A task ended: reports each hold of its owner on this client that it still holds. */
-  private checkTaskEnd(task: TaskContext, source: TaskSource): void {
-    if (this.heldCount === 0 || this.closing) return;
-    const owner = `${this.clientId}:${task.taskId}`;
-    for (const hold of this.context.holds.takeOwner(owner)) {
-      if (!hold.active || hold.releaseSent) continue;
+  private checkTaskEnd({ taskId }: TaskContext, source: TaskSource): void {
+    if (this.closing) return;
+    for (const hold of this.context.holds.takeOwner(`${this.clientId}:${taskId}`)) {
       // Acquisitions a handle or a withLock scope carries are theirs to release.
       const count = hold.count - hold.scoped;
-      if (count > 0) this.reportLeak(hold, count, task.taskId, source);
-    }
-  }
-
-  private reportLeak(hold: Hold, count: number, taskId: string, source: TaskSource): void {
-    const stack = this.leakStacks?.get(hold);
-    const started = source === 'task' ? 'client.task()' : 'a request under taskMiddleware()';
-    const message =
-      `rlock: a task (${taskId}, started by ${started}) ended still holding "${hold.name}" ` +
-      `(${count} acquisition${count === 1 ? '' : 's'}, owner ${hold.owner}): nothing can release it through the task now, ` +
-      `so it is renewed until forceUnlock(), close() or exit, and every later caller waits. ` +
-      `Release it in a finally block, or use withLock().` +
-      (stack === undefined ? ' Create the client with captureLeakStacks: true to see where it was taken.' : '');
-    process.emitWarning(message, { code: HOLD_LEAKED_WARNING, detail: stack === undefined ? undefined : `acquired ${stack}` });
-    if (this.listenerCount('holdLeaked') > 0) {
-      this.emitSafely('holdLeaked', { name: hold.name, owner: hold.owner, token: hold.token, count, taskId, source, stack });
+      if (!hold.active || hold.releaseSent || count <= 0) continue;
+      const stack = this.leakStacks?.get(hold);
+      const started = source === 'task' ? 'client.task()' : 'a request under taskMiddleware()';
+      const message =
+        `rlock: a task (${taskId}, started by ${started}) ended still holding "${hold.name}" ` +
+        `(${count} acquisition${count === 1 ? '' : 's'}, owner ${hold.owner}): nothing can release it through the task now, ` +
+        `so it is renewed until forceUnlock(), close() or exit, and every later caller waits. ` +
+        `Release it in a finally block, or use withLock().` +
+        (stack === undefined ? ' Create the client with captureLeakStacks: true to see where it was taken.' : '');
+      process.emitWarning(message, { code: HOLD_LEAKED_WARNING, detail: stack === undefined ? undefined : `acquired ${stack}` });
+      if (this.listenerCount('holdLeaked') > 0) {
+        this.emitSafely('holdLeaked', { name: hold.name, owner: hold.owner, token: hold.token, count, taskId, source, stack });
+      }
     }
   }
 

@@ -54,7 +54,8 @@ export class Inspector {
     // Main keys only: `<prefix>:{<name>}` ends with `}`, which no suffix key (`:queue`…) does.
     const pattern = `${escapeGlob(this.keyPrefix)}:{${match}}`;
     const pending: string[] = [];
-    for (const node of await this.scanNodes()) {
+    const nodes = await this.scanNodes();
+    for (const [index, node] of nodes.entries()) {
       let cursor = '0';
       do {
         signal?.throwIfAborted();
@@ -65,17 +66,14 @@ export class Inspector {
           const name = this.nameOf(key);
           if (name !== undefined && !pending.includes(name)) pending.push(name);
         }
-        while (pending.length >= pageSize) {
+        // Full pages as they fill; after the last SCAN, what is left.
+        const last = cursor === '0' && index === nodes.length - 1;
+        while (pending.length >= pageSize || (last && pending.length > 0)) {
           const page = await this.readMany(pending.splice(0, pageSize), entryLimit);
           signal?.throwIfAborted();
           if (page.length > 0) yield page;
         }
       } while (cursor !== '0');
-    }
-    if (pending.length > 0) {
-      const page = await this.readMany(pending, entryLimit);
-      signal?.throwIfAborted();
-      if (page.length > 0) yield page;
     }
   }
 

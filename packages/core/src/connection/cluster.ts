@@ -10,10 +10,8 @@ import { serverName } from './standalone.js';
 export class ClusterDeployment implements Deployment {
   readonly transport: Transport;
   readonly sharded = true;
+  readonly syncsReplicas: boolean;
 
-  get syncsReplicas(): boolean {
-    return this.syncReplicas !== undefined;
-  }
 
   constructor(
     readonly redis: Cluster,
@@ -22,6 +20,7 @@ export class ClusterDeployment implements Deployment {
     scripts: readonly EmbeddedScript[],
     private readonly syncReplicas?: SyncReplicas,
   ) {
+    this.syncsReplicas = syncReplicas !== undefined;
     // Scripts load per node as it connects (below): through the Cluster they would reach one random node.
     this.transport = new Transport(redis, commandTimeoutMs, []);
     if (owned) redis.on('error', () => undefined);

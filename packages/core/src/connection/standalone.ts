@@ -22,11 +22,9 @@ export class StandaloneDeployment implements Deployment {
   readonly transport: Transport;
   readonly owned: boolean;
   readonly sharded = false;
+  readonly syncsReplicas: boolean;
   private refs: ProcessRefs | undefined;
 
-  get syncsReplicas(): boolean {
-    return this.syncReplicas !== undefined;
-  }
 
   /** @throws InvalidArgumentError for a bad `redis` input (see resolveConnection). */
   constructor(
@@ -41,6 +39,7 @@ export class StandaloneDeployment implements Deployment {
     this.redis = connection.redis;
     this.transport = new Transport(this.redis, commandTimeoutMs, scripts, batching);
     this.owned = connection.owned;
+    this.syncsReplicas = syncReplicas !== undefined;
     // Connection errors surface as typed errors of the calls; this keeps ioredis from printing them as unhandled.
     if (this.owned) this.redis.on('error', () => undefined);
   }

@@ -1,6 +1,6 @@
 import { ClientClosedError, type LockLostError, type TimeoutHolder } from '../errors.js';
 import { BackgroundWork } from './background-work.js';
-import { HoldSites, type Hold, type HoldObserver } from './hold.js';
+import { HoldSites, type Hold } from './hold.js';
 import { HoldKinds } from './hold-kinds.js';
 import { HoldRegistry } from './hold-registry.js';
 import { OwnerChains } from './owner-chains.js';
@@ -47,7 +47,6 @@ export class EngineContext {
   readonly background = new BackgroundWork();
   /** The client's kinds of hold, and its renewal backend. */
   readonly kinds: HoldKinds;
-  readonly observer: HoldObserver;
   readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
@@ -78,7 +77,7 @@ export class EngineContext {
     this.maxSleepMs = Math.max(1, Math.floor(settings.watchdogTimeoutMs / 3));
     this.telemetry = settings.telemetry ?? new Telemetry(undefined);
     this.kinds = new HoldKinds(this.telemetry);
-    this.observer = {
+    this.holdSites = new HoldSites({
       startRenewal: (hold) => this.renewer?.add(hold),
       stopRenewal: (hold) => this.renewer?.remove(hold),
       lost: (hold, error) => this.onLost(hold, error),
@@ -88,8 +87,7 @@ export class EngineContext {
       lapses: (hold) => {
         if (hold.deadline < this.lapseCheckAt) this.checkLapsesAt(hold.deadline);
       },
-    };
-    this.holdSites = new HoldSites(this.observer);
+    });
   }
 
   /** False for a client without a renewer: it takes fixed leases only. */
@@ -134,11 +132,20 @@ export class EngineContext {
 
   /**
    * A force-unlock notice names the hold of `owner` on `key` with `token` (a newer token is another hold). A notice is a hint
-   * anyone who may PUBLISH can forge: the hold ends (`forced`) only once Redis says it is gone or another's.
+   * anyone who may PUBLISH can forge: the hold ends (`forced`) only once Redis says it is gone or another's (no answer: nothing).
    */
   forced(key: string, owner: string, token: string): void {
+    const read = this.holdInRedis;
     for (const hold of this.holds.holdsOf(key)) {
-      if (hold.owner === owner && hold.token === token) this.checkForced(hold);
+      // A burst of notices about one hold costs one read.
+      if (read === undefined || hold.owner !== owner || hold.token !== token || !hold.active || hold.releaseSent || this.checking.has(hold)) continue;
+      this.checking.add(hold);
+      const checked = read(hold).then((found) => {
+        this.checking.delete(hold);
+        if (found === undefined || found === 'held' || !hold.active || hold.releaseSent) return;
+        hold.lose('forced');
+      });
+      this.background.track(checked);
     }
   }
 
@@ -167,19 +174,6 @@ export class EngineContext {
     }
     if (next !== Number.POSITIVE_INFINITY) this.checkLapsesAt(next);
   };
-
-  /** Reads `hold` in Redis and ends it (`forced`) when Redis no longer has it as its owner's with its token; else nothing. */
-  private checkForced(hold: Hold): void {
-    const read = this.holdInRedis;
-    if (read === undefined || !hold.active || hold.releaseSent || this.checking.has(hold)) return;
-    this.checking.add(hold);
-    const checked = read(hold).then((found) => {
-      this.checking.delete(hold);
-      if (found === undefined || found === 'held' || !hold.active || hold.releaseSent) return;
-      hold.lose('forced');
-    });
-    this.background.track(checked);
-  }
 
   /** A failure in the background: reported as an `error` event, never thrown. */
   backgroundError(error: unknown): void {

@@ -106,7 +106,7 @@ export class Hold<G = unknown> implements RenewableHold {
   count = 0;
   /** Monotonic ms until which the lease is certain, floored: an integer is stored in the object, a fraction boxed. */
   deadline: number;
-  leaseMs: number;
+  leaseMs = 0;
   /** Acquisitions a scope (withLock) or a handle releases itself: a bare unlock() may not take the count below them. */
   scoped = 0;
   /** Its renewer's slot (see RenewableHold). */
@@ -131,8 +131,6 @@ export class Hold<G = unknown> implements RenewableHold {
     this.token = token;
     this.site = sites.of(target);
     this.deadline = Math.floor(monotonicNow());
-    this.leaseMs = 0;
-    this.rare = undefined;
     if (grant !== undefined) this.extra.grant = grant;
     this.site.observer.began?.(this);
   }
