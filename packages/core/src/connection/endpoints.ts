@@ -51,17 +51,16 @@ export function distinctEndpoints(value: unknown, what: string, one: string): { 
     throw new InvalidArgumentError(`${what} must be an array of URLs, ioredis options or ioredis instances, got ${describeValue(value)}`);
   if (value.length === 0) throw new InvalidArgumentError(`${what} must list at least one ${one}`);
   const problems: string[] = [];
-  const seen = new Map<string, number>();
-  const seenObjects = new Map<object, number>();
+  // By identity, and by the input itself (one instance given twice).
+  const seen = new Map<unknown, number>();
   const result: { input: RedisInput; name: string }[] = [];
   value.forEach((input: unknown, index) => {
     try {
       const { identity, name } = connectionEndpoint(input, `${what}[${index}]`);
-      const earlier = seen.get(identity) ?? (typeof input === 'object' && input !== null ? seenObjects.get(input) : undefined);
+      const earlier = seen.get(identity) ?? seen.get(input);
       if (earlier !== undefined)
         throw new InvalidArgumentError(`${what}[${index}] (${name}) is the same server as ${what}[${earlier}]: ${what} must be distinct`);
-      seen.set(identity, index);
-      if (typeof input === 'object' && input !== null) seenObjects.set(input, index);
+      seen.set(identity, index).set(input, index);
       result.push({ input: input as RedisInput, name });
     } catch (error) {
       problems.push(error instanceof Error ? error.message : String(error));

@@ -53,7 +53,7 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
  */
 export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
   // Work in progress from the call on, not only while a command is out: a Redlock round may wait on its masters' connects.
-  ctx.callStarted();
+  ctx.reports.callStarted?.();
   // Made now: waitMs runs from the call, however long it is deferred.
   const call = new WaitCall(spec);
   // The local queue is the channel's: a waiter by back-off is in none, and tries at once.
@@ -106,7 +106,7 @@ function setOut<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, que
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
       spec.ended?.();
-      ctx.callEnded();
+      ctx.reports.callEnded?.();
       const grant = outcome.grant;
       // Told here, in the reaction that settles the call, rather than in one more of its own.
       spec.watch?.settled(grant, liveHold(grant));
@@ -170,7 +170,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
       await call.until(leaving);
     }
     spec.ended?.();
-    ctx.callEnded();
+    ctx.reports.callEnded?.();
   }
   if (grant === undefined) {
     if (cause) throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });

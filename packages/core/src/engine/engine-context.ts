@@ -68,7 +68,8 @@ export class EngineContext {
   constructor(
     settings: ContextSettings,
     readonly queues: WaitQueues,
-    private readonly reports: ContextReports,
+    /** The client's ears: what the engine tells it (forwarded by the methods below where objects tell it too). */
+    readonly reports: ContextReports,
   ) {
     this.clientId = settings.clientId;
     this.keyPrefix = settings.keyPrefix;
@@ -116,18 +117,6 @@ export class EngineContext {
 
   acquired(hold: Hold): void {
     this.reports.acquired(hold);
-  }
-
-  callStarted(): void {
-    this.reports.callStarted?.();
-  }
-
-  callEnded(): void {
-    this.reports.callEnded?.();
-  }
-
-  released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void {
-    this.reports.released(hold, via);
   }
 
   /**

@@ -91,7 +91,7 @@ function settleRelease(ctx: EngineContext, hold: Hold, reply: ReleaseReply): Rel
     hold.releasedOne(reply.remaining);
     if (reply.remaining === 0) {
       ctx.holds.remove(hold);
-      ctx.released(hold, 'unlock');
+      ctx.reports.released(hold, 'unlock');
     }
     return reply;
   }
@@ -116,7 +116,7 @@ function finishInBackground(ctx: EngineContext, hold: Hold, finish: () => Promis
     )
     .then((confirmed) => {
       if (ctx.background.stopped && !confirmed) return;
-      ctx.released(hold, confirmed && outcome === 'released' ? 'retry' : 'expiry');
+      ctx.reports.released(hold, confirmed && outcome === 'released' ? 'retry' : 'expiry');
     });
 }
 

@@ -7,7 +7,6 @@ import {
   loadOtelApi,
   otelApi,
   otelApiLoading,
-  type OtelApi,
   type OtelAttributes,
   type OtelCounter,
   type OtelHistogram,
@@ -179,8 +178,7 @@ export class AcquireProbe implements AcquireWatch {
         startTime: wallMs(this.startedAt),
         attributes: { 'rlock.object': this.object, 'rlock.name': this.name, 'rlock.outcome': outcome },
       });
-      if (outcome === 'error')
-        span.setStatus({ code: this.telemetry.api?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
+      if (outcome === 'error') span.setStatus({ code: otelApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
       span.end(wallMs(now));
     }
     if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this, this.tracer !== undefined, now);
@@ -203,14 +201,9 @@ export class Telemetry {
     void loadOtelApi();
   }
 
-  /** `@opentelemetry/api` once loaded; undefined until then, or when it is not installed. */
-  get api(): OtelApi | undefined {
-    return otelApi();
-  }
-
   /** The instruments of the global MeterProvider, or undefined when none is registered (or the api is absent). */
   currentInstruments(): Instruments | undefined {
-    const api = this.api;
+    const api = otelApi();
     if (api === undefined) return undefined;
     const provider = api.metrics.getMeterProvider();
     if (provider !== this.meterProvider) {
@@ -224,7 +217,7 @@ export class Telemetry {
 
   /** The tracer of the global TracerProvider, or undefined when none is registered. */
   private currentTracer(): OtelTracer | undefined {
-    const api = this.api;
+    const api = otelApi();
     if (api === undefined) return undefined;
     let provider: unknown = api.trace.getTracerProvider();
     // The global provider is a proxy; a fresh proxy's delegate is the api's no-op provider.
@@ -255,7 +248,7 @@ export class Telemetry {
   /** A hold granted for the first time (at `now`, still held) by `probe`'s call: counted as active until {@link holdEnded}. */
   track(hold: object, probe: AcquireProbe, tracing: boolean, now: number): void {
     if (this.holds.has(hold)) return;
-    const span = tracing ? this.api?.trace.getActiveSpan() : undefined;
+    const span = tracing ? otelApi()?.trace.getActiveSpan() : undefined;
     const active = activeOf(probe.labels);
     active.holds++;
     probe.active = active;
