@@ -19,7 +19,7 @@ import { redactedView } from '../checks/redact.js';
 import type { ClientIdentity } from '../connection/client-names.js';
 import { Telemetry } from '../observability/telemetry.js';
 import type { Deployment } from '../connection/deployment.js';
-import { mayEvictLockKeys, readEvictionSettings, type EvictionSettings } from '../connection/eviction-policy.js';
+import { readEvictionSettings, type EvictionSettings } from '../connection/eviction-policy.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -145,7 +145,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       void readEvictionSettings(node, timeoutMs).then((read) => {
         if (read === 'unanswered') return;
         answered.add(server);
-        if (read === 'refused' || !mayEvictLockKeys(read.policy) || this.evictionWarned || this.closing) return;
+        // Every policy but noeviction may evict rlock's keys (volatile-* ones too: every lock key has a TTL).
+        if (read === 'refused' || read.policy === 'noeviction' || this.evictionWarned || this.closing) return;
         this.evictionWarned = true;
         const message = evictionMessage(server, read);
         process.emitWarning(message, { code: EVICTION_POLICY_WARNING });

@@ -63,15 +63,7 @@ export class RLockClient extends EngineClient {
       (key) => this.deployment.serverOf(key),
     );
     const lookupMs = Math.min(HOLDER_LOOKUP_MS, resolved.commandTimeoutMs);
-    this.context.holderOf = (name) =>
-      withinMs(
-        this.inspector
-          .inspect(name, { limit: 1 })
-          .then((info) => withHolderClients(info, this.directory))
-          .then(timeoutHolderOf),
-        lookupMs,
-        () => undefined,
-      ).catch(() => undefined);
+    this.context.holderOf = (name) => withinMs(this.inspect(name, { limit: 1 }).then(timeoutHolderOf), lookupMs, () => undefined).catch(() => undefined);
     this.context.holdInRedis = (hold) => this.holdInRedis(hold);
     this.context.noticesReady = () => this.noticesReady();
     this.deployment.transport.publishRefused = (refusal, what, key) => this.reportPublishRefused(refusal, what, key);

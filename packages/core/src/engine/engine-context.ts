@@ -107,12 +107,8 @@ export class EngineContext {
 
   /** This client's one instance of `kind`'s state, made by `create` on first use. */
   stateOf<T>(kind: abstract new (...args: never[]) => T, create: () => T): T {
-    let state = this.states.get(kind) as T | undefined;
-    if (state === undefined) {
-      state = create();
-      this.states.set(kind, state);
-    }
-    return state;
+    if (!this.states.has(kind)) this.states.set(kind, create());
+    return this.states.get(kind) as T;
   }
 
   acquired(hold: Hold): void {
