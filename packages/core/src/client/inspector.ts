@@ -54,13 +54,15 @@ export class Inspector {
     // Main keys only: `<prefix>:{<name>}` ends with `}`, which no suffix key (`:queue`…) does.
     const pattern = `${escapeGlob(this.keyPrefix)}:{${match}}`;
     const pending: string[] = [];
-    const nodes = await this.scanNodes();
+    // The servers to SCAN: the one Redis, or every master of a Cluster.
+    const { redis, timeoutMs } = this.transport;
+    const nodes = redis.isCluster ? await clusterMasters(redis as Cluster, timeoutMs) : [redis as Redis];
     for (const [index, node] of nodes.entries()) {
       let cursor = '0';
       do {
         signal?.throwIfAborted();
         this.beforeCall();
-        const [next, keys] = await boundedCall(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', pageSize), this.transport.timeoutMs, 'SCAN', pattern);
+        const [next, keys] = await boundedCall(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', pageSize), timeoutMs, 'SCAN', pattern);
         cursor = next;
         for (const key of keys) {
           const name = this.nameOf(key);
@@ -75,13 +77,6 @@ export class Inspector {
         }
       } while (cursor !== '0');
     }
-  }
-
-  /** The servers to SCAN: the one Redis, or every master of a Cluster. */
-  private async scanNodes(): Promise<Redis[]> {
-    const redis = this.transport.redis;
-    if ((redis as { isCluster?: unknown }).isCluster === true) return clusterMasters(redis as Cluster, this.transport.timeoutMs);
-    return [redis as Redis];
   }
 
   private async readMany(names: readonly string[], limit: number): Promise<ObjectInfo[]> {

@@ -39,7 +39,7 @@ export interface AcquireLabel {
  * the hold's tracking. Every object kind acquires through here, so each is instrumented once.
  */
 export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
-  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal);
+  const probe = ctx.telemetry.startAcquire(label.object, spec.name, label.refusal);
   // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
   if (probe !== undefined) spec.watch = probe;
   if (!acquireChannel.hasSubscribers) return acquireOrWait(ctx, spec);

@@ -115,7 +115,6 @@ export class AcquireProbe implements AcquireWatch {
     private readonly telemetry: Telemetry,
     readonly object: string,
     readonly name: string,
-    readonly owner: string | undefined,
     readonly labels: LabelSet,
     private instruments: Instruments | undefined,
     private readonly tracer: OtelTracer | undefined,
@@ -234,7 +233,7 @@ export class Telemetry {
   }
 
   /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
-  startAcquire(object: string, name: string, owner: string | undefined, refusal: Refusal): AcquireProbe | undefined {
+  startAcquire(object: string, name: string, refusal: Refusal): AcquireProbe | undefined {
     const metrics = this.currentInstruments();
     const traces = this.currentTracer();
     // Only in a process's first moments (an ESM import is asynchronous): a provider registered before the client counts from its first call.
@@ -242,7 +241,7 @@ export class Telemetry {
     if (metrics === undefined && traces === undefined && loading === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) {
       return undefined;
     }
-    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces, refusal, loading);
+    return new AcquireProbe(this, object, name, this.labelsOf(object, name), metrics, traces, refusal, loading);
   }
 
   /** A hold granted for the first time (at `now`, still held) by `probe`'s call: counted as active until {@link holdEnded}. */
@@ -334,7 +333,7 @@ export function observeCall<T>(
   run: () => Promise<T>,
   granted: (value: T) => boolean,
 ): Promise<T> {
-  const probe = telemetry.startAcquire(object, name, undefined, refusal);
+  const probe = telemetry.startAcquire(object, name, refusal);
   const observed =
     probe === undefined
       ? run
