@@ -12,7 +12,6 @@ export class ClusterDeployment implements Deployment {
   readonly sharded = true;
   readonly syncsReplicas: boolean;
 
-
   constructor(
     readonly redis: Cluster,
     readonly owned: boolean,

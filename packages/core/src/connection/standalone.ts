@@ -25,7 +25,6 @@ export class StandaloneDeployment implements Deployment {
   readonly syncsReplicas: boolean;
   private refs: ProcessRefs | undefined;
 
-
   /** @throws InvalidArgumentError for a bad `redis` input (see resolveConnection). */
   constructor(
     input: unknown,

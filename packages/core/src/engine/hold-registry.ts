@@ -36,19 +36,17 @@ export class HoldRegistry {
   /** Forgets `hold` (its count reached 0), restoring an older generation with counts left. */
   remove(hold: Hold): void {
     this.dropOwned(hold);
-    const entry = this.byKey.get(hold.key);
-    if (entry === undefined || this.current(hold.key, hold.mode, hold.owner) !== hold) return;
+    if (this.current(hold.key, hold.mode, hold.owner) !== hold) return;
     let previous = hold.previous;
     while (previous && previous.count <= 0) previous = previous.previous;
-    if (previous) this.addOwned(previous);
+    if (previous) return this.set(previous);
+    const entry = this.byKey.get(hold.key);
     if (!(entry instanceof Map)) {
-      if (previous) this.byKey.set(hold.key, previous);
-      else this.byKey.delete(hold.key);
+      this.byKey.delete(hold.key);
       return;
     }
     const owners = entry.get(hold.mode) as Map<string, Hold>;
-    if (previous) owners.set(hold.owner, previous);
-    else owners.delete(hold.owner);
+    owners.delete(hold.owner);
     if (owners.size === 0) entry.delete(hold.mode);
     if (entry.size === 0) this.byKey.delete(hold.key);
   }
