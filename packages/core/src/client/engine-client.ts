@@ -107,10 +107,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     return {
       ready: subscription.ready,
       close: () => {
-        if (counted) {
-          counted = false;
-          this.work.leave();
-        }
+        if (counted) this.work.leave();
+        counted = false;
         subscription.close();
       },
     };
@@ -210,8 +208,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
    * Calls in flight get `commandTimeoutMs`, releases another, so a frozen server cannot stall it.
    */
   close(): Promise<CloseReport> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+    return (this.closing ??= this.shutdown());
   }
 
   /**

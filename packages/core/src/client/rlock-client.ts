@@ -12,7 +12,6 @@ import type { SpinLockOptions } from '../objects/spin-lock/options.js';
 import { clientNoticeChannel } from '../objects/names.js';
 import { readForcedNotice } from '../objects/messages.js';
 import type { Hold } from '../engine/hold.js';
-import type { HolderInfo } from '../objects/inspect/info.js';
 import { MAX_INSPECT_LIMIT } from './inspect-types.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
@@ -68,8 +67,7 @@ export class RLockClient extends EngineClient {
     this.context.noticesReady = () => this.noticesReady();
     this.deployment.transport.publishRefused = (refusal, what, key) => this.reportPublishRefused(refusal, what, key);
     if (resolved.unrefWhenIdle) this.deployment.unrefWhenIdle(this.work);
-    const { commandTimeoutMs } = resolved;
-    this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
+    this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), resolved.commandTimeoutMs, {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),
       error: (error) => this.reportError(error),
     });
@@ -84,7 +82,7 @@ export class RLockClient extends EngineClient {
     for (const kind of KINDS) this.getters.set(kind.name, kind.getter(site));
     for (const kind of COMPOSITE_KINDS) this.composites.set(kind.name, kind.getter(site));
     this.startRenewer(resolved);
-    this.watchEviction(this.deployment, commandTimeoutMs);
+    this.watchEviction(this.deployment, resolved.commandTimeoutMs);
     // Back after a disconnect: the server may have lost holds (a restart without persistence), so check them now.
     this.deployment.onReconnect(() => {
       this.context.renewer?.renewNow?.();
@@ -273,8 +271,7 @@ export class RLockClient extends EngineClient {
       if (info === undefined) return 'gone';
       // Permits are never forced; a holder list cut by the limit cannot tell.
       if (info.kind === 'permitExpirableSemaphore' || info.holderCount > info.holders.length) return undefined;
-      const mine = (holder: HolderInfo): boolean => holder.owner === hold.owner && holder.token === hold.token;
-      if (info.holders.some(mine)) return 'held';
+      if (info.holders.some((holder) => holder.owner === hold.owner && holder.token === hold.token)) return 'held';
       return info.holders.length === 0 ? 'gone' : 'taken';
     } catch {
       return undefined;

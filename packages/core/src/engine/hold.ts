@@ -136,8 +136,7 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   get state(): HoldState {
-    const bits = this.bits;
-    return (bits & LOST) !== 0 ? 'lost' : (bits & RELEASED) !== 0 ? 'released' : 'held';
+    return (this.bits & LOST) !== 0 ? 'lost' : (this.bits & RELEASED) !== 0 ? 'released' : 'held';
   }
 
   /** What the store granted beyond the token (in `rare`: a plain lock has none). */
@@ -251,11 +250,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private popFlag(): void {
-    const deep = this.rare?.deepFlags;
-    if (deep !== undefined && deep.length > 0) {
-      deep.pop();
-      return;
-    }
+    // The deepest flags first (a flag is a boolean: undefined is an empty array).
+    if (this.rare?.deepFlags?.pop() !== undefined) return;
     const stack = this.bits >>> STACK_SHIFT;
     if (stack === EMPTY_STACK) return;
     this.bits = (this.bits & STATE_MASK) | ((stack >>> 1) << STACK_SHIFT);
