@@ -13,6 +13,7 @@ import {
   type OtelMeter,
   type OtelSpan,
   type OtelTracer,
+  type OtelTracerProvider,
 } from './otel-api.js';
 
 /** The meter's and tracer's name and version (the version of `@org/rlock`; a unit test keeps them equal). */
@@ -225,9 +226,7 @@ export class Telemetry {
     if (provider !== this.tracerProvider) {
       this.tracerProvider = provider;
       this.tracer =
-        provider === this.noopTracerProvider
-          ? undefined
-          : (provider as { getTracer(name: string, version: string): OtelTracer }).getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+        provider === this.noopTracerProvider ? undefined : (provider as OtelTracerProvider).getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
     }
     return this.tracer;
   }
