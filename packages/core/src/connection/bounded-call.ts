@@ -18,8 +18,7 @@ export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () =
         clearTimeout(timer);
         settle(arg);
       };
-    const timer = setTimeout(() => setImmediate(first(() => reject(onTimeout()))), timeoutMs);
-    timer.unref();
+    const timer = setTimeout(() => setImmediate(first(() => reject(onTimeout()))), timeoutMs).unref();
     work.then(first(resolve), first(reject));
   });
 }

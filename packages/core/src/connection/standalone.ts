@@ -54,8 +54,7 @@ export class StandaloneDeployment implements Deployment {
         for (const event of events) redis.off(event, done);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
-      timer.unref();
+      const timer = setTimeout(done, timeoutMs).unref();
       for (const event of events) redis.once(event, done);
     });
   }

@@ -142,8 +142,7 @@ export class EngineContext {
   private checkLapsesAt(at: number): void {
     if (this.lapseTimer !== undefined) clearTimeout(this.lapseTimer);
     this.lapseCheckAt = at;
-    this.lapseTimer = setTimeout(this.checkLapses, Math.max(1, Math.ceil(at - monotonicNow())));
-    this.lapseTimer.unref();
+    this.lapseTimer = setTimeout(this.checkLapses, Math.max(1, Math.ceil(at - monotonicNow()))).unref();
   }
 
   private readonly checkLapses = (): void => {

@@ -305,9 +305,8 @@ export class Hold<G = unknown> implements RenewableHold {
     const extra = this.extra;
     extra.maxLeaseAt = at;
     if (extra.maxLeaseTimer !== undefined) clearTimeout(extra.maxLeaseTimer);
-    extra.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow())));
     // Must not keep the process alive, as the expiry timer.
-    extra.maxLeaseTimer.unref();
+    extra.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow()))).unref();
   }
 
   lose(reason: LockLostReason, cause?: unknown, detail?: string): void {
@@ -332,9 +331,7 @@ export class Hold<G = unknown> implements RenewableHold {
   private armExpiryTimer(): void {
     this.clearExpiryTimer();
     const delay = Math.max(0, Math.ceil(this.deadline - monotonicNow()));
-    const timer = setTimeout(() => this.lose('expired'), delay);
-    timer.unref();
-    this.extra.expiryTimer = timer;
+    this.extra.expiryTimer = setTimeout(() => this.lose('expired'), delay).unref();
   }
 
   private clearExpiryTimer(): void {
