@@ -53,9 +53,8 @@ export class HoldRegistry {
 
   /** Counts one unlock of a lost hold; forgets it once every acquisition is accounted for. */
   dropOne(hold: Hold): void {
-    hold.count--;
     // An older generation with no counts left is skipped when the current one is removed.
-    if (hold.count <= 0) this.remove(hold);
+    if (--hold.count <= 0) this.remove(hold);
   }
 
   /** An exclusive mode was granted to `owner`: other owners' holds believed active ran out unseen (one mid final release is left to it). */

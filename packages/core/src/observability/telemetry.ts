@@ -310,9 +310,7 @@ export class Telemetry {
     const known = this.labelSets.get(id);
     if (known !== undefined) return known;
     if (this.labelSets.size >= MAX_LABEL_SETS) this.labelSets.clear();
-    const attributes: OtelAttributes = { 'rlock.object': object };
-    if (named !== undefined) attributes['rlock.name'] = named;
-    const base = Object.freeze(attributes);
+    const base = Object.freeze<OtelAttributes>(named === undefined ? { 'rlock.object': object } : { 'rlock.object': object, 'rlock.name': named });
     const labels: LabelSet = { id, base, active: activeCount(id, base), outcome: {}, end: {}, reason: {} };
     this.labelSets.set(id, labels);
     return labels;
