@@ -70,26 +70,19 @@ export class LockLostError extends RLockError {
     options?: { cause?: unknown; message?: string; detail?: string },
   ) {
     const detail = options?.detail === undefined ? '' : `; ${options.detail}`;
-    super(options?.message ?? `lock "${lockName}" was lost (${describeReason(reason)})${detail}`, options);
+    super(options?.message ?? `lock "${lockName}" was lost (${REASONS[reason]})${detail}`, options);
   }
 }
 
-function describeReason(reason: LockLostReason): string {
-  switch (reason) {
-    case 'expired':
-      return 'expired: its key was found gone before it was released';
-    case 'taken':
-      return 'taken: another owner holds it now';
-    case 'forced':
-      return 'forced: forceUnlock() released it';
-    case 'unreachable':
-      return 'unreachable: the lease could not be renewed before it ran out';
-    case 'closed':
-      return 'closed: the client was closed while holding it';
-    case 'maxLease':
-      return 'maxLease: it was held for maxLeaseMs, and the watchdog renews a hold no longer than that';
-  }
-}
+/** What each {@link LockLostReason} means, as a lost hold's message says it. */
+const REASONS: Readonly<Record<LockLostReason, string>> = {
+  expired: 'expired: its key was found gone before it was released',
+  taken: 'taken: another owner holds it now',
+  forced: 'forced: forceUnlock() released it',
+  unreachable: 'unreachable: the lease could not be renewed before it ran out',
+  closed: 'closed: the client was closed while holding it',
+  maxLease: 'maxLease: it was held for maxLeaseMs, and the watchdog renews a hold no longer than that',
+};
 
 /** `waitMs` ran out before the lock was acquired; `cause` is the Redis failure meanwhile, if any. */
 export class LockAcquireTimeoutError extends RLockError {

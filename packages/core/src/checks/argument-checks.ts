@@ -65,8 +65,10 @@ export function checkKnownKeys(options: Record<string, unknown>, known: readonly
   }
 }
 
-export function checkFunction(value: unknown, what: string): void {
+/** `value`, typed as the function `F` it must be (what it returns is checked where it is called). @throws InvalidArgumentError */
+export function checkFunction<F>(value: unknown, what: string): F {
   if (typeof value !== 'function') throw new InvalidArgumentError(`${what} must be a function, got ${describeValue(value)}`);
+  return value as F;
 }
 
 export function checkBoolean(value: unknown, what: string): boolean {

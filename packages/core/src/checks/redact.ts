@@ -66,7 +66,7 @@ interface ConnectionLike {
 }
 
 /** An ioredis Redis or Cluster (checked by shape: any copy of ioredis). */
-function isConnection(value: object): value is ConnectionLike {
+export function isConnection(value: object): value is ConnectionLike {
   const candidate = value as { duplicate?: unknown; defineCommand?: unknown; options?: unknown };
   return typeof candidate.defineCommand === 'function' && typeof candidate.duplicate === 'function' && typeof candidate.options === 'object';
 }
@@ -74,8 +74,7 @@ function isConnection(value: object): value is ConnectionLike {
 /** `redis://user:***@host:port/db` (a socket path as it is; a Sentinel group by master name; a Cluster by its startup nodes). */
 function connectionAddress(connection: ConnectionLike): string {
   if (connection.isCluster === true) {
-    const nodes = (connection.startupNodes ?? []).map((node) => (typeof node === 'string' ? redactUrls(node) : addressOf(node as Record<string, unknown>)));
-    return nodes.join(',');
+    return (connection.startupNodes ?? []).map((node) => (typeof node === 'string' ? redactUrls(node) : addressOf(node as Record<string, unknown>))).join(',');
   }
   const options = connection.options ?? {};
   if (Array.isArray(options.sentinels) && typeof options.name === 'string') return `sentinel master ${JSON.stringify(options.name)}`;

@@ -99,14 +99,6 @@ export interface ResolvedClientOptions extends ResolvedCommonOptions {
 /** Names of the common options, for a reader's list of known ones. */
 export const COMMON_OPTION_NAMES = ['keyPrefix', 'watchdogTimeoutMs', 'commandTimeoutMs', 'renewer', 'captureLeakStacks', 'name', 'metricName'] as const;
 
-/** The check of an option that must be a function, typed as `F` (what it returns is checked where it is called). */
-function functionOption<F>(what: string): (value: unknown) => F {
-  return (value) => {
-    checkFunction(value, what);
-    return value as F;
-  };
-}
-
 /** Reads the common options, recording every problem on `reader`. */
 export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
   const keyPrefix = reader.read('keyPrefix', checkKeyPrefix, CLIENT_DEFAULTS.keyPrefix);
@@ -129,7 +121,7 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
     },
     Math.min(CLIENT_DEFAULTS.maxCommandTimeoutMs, third),
   );
-  const renewer = reader.read('renewer', functionOption<LeaseRenewerFactory>('renewer'), undefined);
+  const renewer = reader.read('renewer', (value) => checkFunction<LeaseRenewerFactory>(value, 'renewer'), undefined);
   const captureLeakStacks = reader.read('captureLeakStacks', (value) => checkBoolean(value, 'captureLeakStacks'), CLIENT_DEFAULTS.captureLeakStacks);
   const name = reader.read(
     'name',
@@ -141,7 +133,7 @@ export function readCommonOptions(reader: OptionReader): ResolvedCommonOptions {
     },
     `${hostname()}:${process.pid}`,
   );
-  const metricName = reader.read('metricName', functionOption<(name: string) => string | undefined>('metricName'), undefined);
+  const metricName = reader.read('metricName', (value) => checkFunction<(name: string) => string | undefined>(value, 'metricName'), undefined);
   return { keyPrefix, watchdogTimeoutMs, commandTimeoutMs, renewer, captureLeakStacks, name, metricName };
 }
 

@@ -29,7 +29,6 @@ export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnS
   const timeoutMs = raw.timeoutMs === undefined ? CLOSE_ON_SIGNALS_DEFAULTS.timeoutMs : checkDurationMs(raw.timeoutMs, 'closeOnSignals(): timeoutMs');
   let removed = false;
   const remove = (): void => {
-    if (removed) return;
     removed = true;
     for (const signal of signals) process.removeListener(signal, onSignal);
   };

@@ -17,10 +17,9 @@ import { hostname } from 'node:os';
 import { inspect, type InspectOptions } from 'node:util';
 import { redactedView } from '../checks/redact.js';
 import type { ClientIdentity } from '../connection/client-names.js';
-import { observedRenewals } from '../engine/renewal.js';
 import { Telemetry } from '../observability/telemetry.js';
 import type { Deployment } from '../connection/deployment.js';
-import { mayEvictLockKeys, readEvictionSettings, type EvictionSettings } from '../connection/eviction-policy.js';
+import { readEvictionSettings, type EvictionSettings } from '../connection/eviction-policy.js';
 
 /** What `close()` did with the holds the client still had. */
 export interface CloseReport {
@@ -53,12 +52,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   /** @internal What the client's objects share. */
   protected readonly context: EngineContext;
   private closing: Promise<CloseReport> | undefined;
-  /** Holds held now (any owner, any kind that is leased): what a task's end is checked against. */
-  private heldCount = 0;
-  /** The client listens on its notice channel (from its first hold's acquire on; again after a failed SUBSCRIBE). */
-  private hearingNotices = false;
-  /** The notice channel's subscription until it is acknowledged or failed: a hold's acquire waits for it. */
-  private noticesPending: Promise<void> | undefined;
   /** Notices (see {@link EngineClient.messagesDropped}) that were not a force-unlock's. */
   protected noticesDropped = 0;
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
@@ -79,12 +72,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     const telemetry = new Telemetry(options.metricName);
     this.context = new EngineContext({ clientId: this.clientId, ...options, telemetry }, queues, {
       watchesLosses: () => this.listenerCount('lockLost') > 0,
-      began: () => {
-        this.heldCount++;
-        this.work.enter();
-      },
+      began: () => this.work.enter(),
       ended: (hold) => {
-        this.heldCount--;
         this.work.leave();
         telemetry.holdEnded(hold, hold.state);
       },
@@ -108,7 +97,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       },
       backgroundError: (error) => this.reportError(error),
     });
-    this.context.noticesReady = () => this.noticesReady();
     this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
   }
 
@@ -119,10 +107,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     return {
       ready: subscription.ready,
       close: () => {
-        if (counted) {
-          counted = false;
-          this.work.leave();
-        }
+        if (counted) this.work.leave();
+        counted = false;
         subscription.close();
       },
     };
@@ -130,7 +116,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
 
   /** Starts the renewer once the subclass registered its kinds of hold. */
   protected startRenewer(options: ResolvedCommonOptions): void {
-    this.context.renewer = options.renewer?.(observedRenewals(this.context.kinds, this.context.telemetry), {
+    this.context.renewer = options.renewer?.(this.context.kinds, {
       renewed: (count) => this.emitSafely('lockRenewed', { count }),
       error: (error) => this.reportError(error),
     });
@@ -157,7 +143,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       void readEvictionSettings(node, timeoutMs).then((read) => {
         if (read === 'unanswered') return;
         answered.add(server);
-        if (read === 'refused' || !mayEvictLockKeys(read.policy) || this.evictionWarned || this.closing) return;
+        // Every policy but noeviction may evict rlock's keys (volatile-* ones too: every lock key has a TTL).
+        if (read === 'refused' || read.policy === 'noeviction' || this.evictionWarned || this.closing) return;
         this.evictionWarned = true;
         const message = evictionMessage(server, read);
         process.emitWarning(message, { code: EVICTION_POLICY_WARNING });
@@ -178,29 +165,24 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   }
 
   /** A task ended: reports each hold of its owner on this client that it still holds. */
-  private checkTaskEnd(task: TaskContext, source: TaskSource): void {
-    if (this.heldCount === 0 || this.closing) return;
-    const owner = `${this.clientId}:${task.taskId}`;
-    for (const hold of this.context.holds.takeOwner(owner)) {
-      if (!hold.active || hold.releaseSent) continue;
+  private checkTaskEnd({ taskId }: TaskContext, source: TaskSource): void {
+    if (this.closing) return;
+    for (const hold of this.context.holds.takeOwner(`${this.clientId}:${taskId}`)) {
       // Acquisitions a handle or a withLock scope carries are theirs to release.
       const count = hold.count - hold.scoped;
-      if (count > 0) this.reportLeak(hold, count, task.taskId, source);
-    }
-  }
-
-  private reportLeak(hold: Hold, count: number, taskId: string, source: TaskSource): void {
-    const stack = this.leakStacks?.get(hold);
-    const started = source === 'task' ? 'client.task()' : 'a request under taskMiddleware()';
-    const message =
-      `rlock: a task (${taskId}, started by ${started}) ended still holding "${hold.name}" ` +
-      `(${count} acquisition${count === 1 ? '' : 's'}, owner ${hold.owner}): nothing can release it through the task now, ` +
-      `so it is renewed until forceUnlock(), close() or exit, and every later caller waits. ` +
-      `Release it in a finally block, or use withLock().` +
-      (stack === undefined ? ' Create the client with captureLeakStacks: true to see where it was taken.' : '');
-    process.emitWarning(message, { code: HOLD_LEAKED_WARNING, detail: stack === undefined ? undefined : `acquired ${stack}` });
-    if (this.listenerCount('holdLeaked') > 0) {
-      this.emitSafely('holdLeaked', { name: hold.name, owner: hold.owner, token: hold.token, count, taskId, source, stack });
+      if (!hold.active || hold.releaseSent || count <= 0) continue;
+      const stack = this.leakStacks?.get(hold);
+      const started = source === 'task' ? 'client.task()' : 'a request under taskMiddleware()';
+      const message =
+        `rlock: a task (${taskId}, started by ${started}) ended still holding "${hold.name}" ` +
+        `(${count} acquisition${count === 1 ? '' : 's'}, owner ${hold.owner}): nothing can release it through the task now, ` +
+        `so it is renewed until forceUnlock(), close() or exit, and every later caller waits. ` +
+        `Release it in a finally block, or use withLock().` +
+        (stack === undefined ? ' Create the client with captureLeakStacks: true to see where it was taken.' : '');
+      process.emitWarning(message, { code: HOLD_LEAKED_WARNING, detail: stack === undefined ? undefined : `acquired ${stack}` });
+      if (this.listenerCount('holdLeaked') > 0) {
+        this.emitSafely('holdLeaked', { name: hold.name, owner: hold.owner, token: hold.token, count, taskId, source, stack });
+      }
     }
   }
 
@@ -226,8 +208,7 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
    * Calls in flight get `commandTimeoutMs`, releases another, so a frozen server cannot stall it.
    */
   close(): Promise<CloseReport> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+    return (this.closing ??= this.shutdown());
   }
 
   /**
@@ -263,7 +244,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
         .map(async (hold) => {
           hold.lose('closed');
           hold.beginFinalRelease();
-          const released = await untilDeadline(this.clearOnClose(hold), deadline);
+          // A failed or late release is reported failed (untilDeadline answers undefined).
+          const released = await untilDeadline(ctx.kinds.get(hold.kind).clear(hold), deadline);
           (released === true ? report.released : report.failed).push(hold.name);
         }),
     );
@@ -274,47 +256,12 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
     return report;
   }
 
-  private clearOnClose(hold: Hold): Promise<boolean> {
-    const kind = this.context.kinds.get(hold.kind);
-    return kind.clear(hold).catch(() => false);
-  }
-
   /**
    * How many messages on this client's channels were not what rlock's scripts publish there (malformed, unknown, forged) and
    * were dropped rather than acted on: it should stay 0; a number that grows says something else publishes on them.
    */
   get messagesDropped(): number {
     return this.context.queues.drops.count + this.noticesDropped;
-  }
-
-  /**
-   * Before the first hold is sent, subscribes to the channel where a force-unlock tells holders: a hold's acquire goes out once
-   * the subscription is acknowledged (or failed), so a force-unlock of any grant is heard. Undefined once heard.
-   */
-  private noticesReady(): Promise<void> | undefined {
-    if (this.hearingNotices || this.closing) return this.noticesPending;
-    const ready = this.hearNotices();
-    if (ready === undefined) return undefined;
-    this.hearingNotices = true;
-    // An acquire waits on it: the connections keep the process alive meanwhile.
-    this.work.enter();
-    const settle = (): void => {
-      this.work.leave();
-      if (this.noticesPending === pending) this.noticesPending = undefined;
-    };
-    const pending = ready.then(settle, settle);
-    this.noticesPending = pending;
-    return pending;
-  }
-
-  /** Subscribes to the notice channel: its acknowledgement, or undefined where nothing listens (the next hold asks again). */
-  protected hearNotices(): Promise<void> | undefined {
-    return undefined;
-  }
-
-  /** Lets the next hold subscribe to the notice channel again (the last SUBSCRIBE failed). */
-  protected noticesLost(): void {
-    this.hearingNotices = false;
   }
 
   /** How `queue`'s channel is subscribed (one subscriber connection, or one per master). */

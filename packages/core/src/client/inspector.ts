@@ -54,36 +54,29 @@ export class Inspector {
     // Main keys only: `<prefix>:{<name>}` ends with `}`, which no suffix key (`:queue`…) does.
     const pattern = `${escapeGlob(this.keyPrefix)}:{${match}}`;
     const pending: string[] = [];
-    for (const node of await this.scanNodes()) {
+    // The servers to SCAN: the one Redis, or every master of a Cluster.
+    const { redis, timeoutMs } = this.transport;
+    const nodes = redis.isCluster ? await clusterMasters(redis as Cluster, timeoutMs) : [redis as Redis];
+    for (const [index, node] of nodes.entries()) {
       let cursor = '0';
       do {
         signal?.throwIfAborted();
         this.beforeCall();
-        const [next, keys] = await boundedCall(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', pageSize), this.transport.timeoutMs, 'SCAN', pattern);
+        const [next, keys] = await boundedCall(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', pageSize), timeoutMs, 'SCAN', pattern);
         cursor = next;
         for (const key of keys) {
           const name = this.nameOf(key);
           if (name !== undefined && !pending.includes(name)) pending.push(name);
         }
-        while (pending.length >= pageSize) {
+        // Full pages as they fill; after the last SCAN, what is left.
+        const last = cursor === '0' && index === nodes.length - 1;
+        while (pending.length >= pageSize || (last && pending.length > 0)) {
           const page = await this.readMany(pending.splice(0, pageSize), entryLimit);
           signal?.throwIfAborted();
           if (page.length > 0) yield page;
         }
       } while (cursor !== '0');
     }
-    if (pending.length > 0) {
-      const page = await this.readMany(pending, entryLimit);
-      signal?.throwIfAborted();
-      if (page.length > 0) yield page;
-    }
-  }
-
-  /** The servers to SCAN: the one Redis, or every master of a Cluster. */
-  private async scanNodes(): Promise<Redis[]> {
-    const redis = this.transport.redis;
-    if ((redis as { isCluster?: unknown }).isCluster === true) return clusterMasters(redis as Cluster, this.transport.timeoutMs);
-    return [redis as Redis];
   }
 
   private async readMany(names: readonly string[], limit: number): Promise<ObjectInfo[]> {

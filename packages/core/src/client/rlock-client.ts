@@ -12,7 +12,6 @@ import type { SpinLockOptions } from '../objects/spin-lock/options.js';
 import { clientNoticeChannel } from '../objects/names.js';
 import { readForcedNotice } from '../objects/messages.js';
 import type { Hold } from '../engine/hold.js';
-import type { HolderInfo } from '../objects/inspect/info.js';
 import { MAX_INSPECT_LIMIT } from './inspect-types.js';
 import { SCRIPTS } from '../objects/scripts.generated.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
@@ -42,41 +41,33 @@ export class RLockClient extends EngineClient {
   private readonly getters = new Map<KindName, unknown>();
   /** Each composite kind's getter, made once after the registered kinds'. */
   private readonly composites = new Map<CompositeName, unknown>();
-  private inspectorCache: Inspector | undefined;
+  private readonly inspector: Inspector;
   /** Finds holders' clients by the names of their connections. */
   private readonly directory: ClientDirectory;
+  /** The client listens on its notice channel (from its first hold's acquire on; again after a failed SUBSCRIBE). */
+  private hearingNotices = false;
+  /** The notice channel's subscription until it is acknowledged or failed: a hold's acquire waits for it. */
+  private noticesPending: Promise<void> | undefined;
 
   /** @throws InvalidArgumentError listing every bad option, before connecting. */
   constructor(options: RLockClientOptions) {
     const resolved = resolveClientOptions(options);
     super(resolved);
     this.options = resolved;
-    this.deployment = createDeployment(
-      resolved.redis,
-      resolved.commandTimeoutMs,
-      Object.values(SCRIPTS),
-      resolved.syncReplicas,
-      connectionNameOf(this.clientId, this.identity),
-    );
+    const connectionName = connectionNameOf(this.clientId, this.identity);
+    this.deployment = createDeployment(resolved.redis, { ...resolved, scripts: Object.values(SCRIPTS), connectionName });
+    this.inspector = new Inspector(this.deployment.transport, resolved.keyPrefix, () => this.assertOpen());
     this.directory = new ClientDirectory(
       (key) => this.deployment.clientList(key),
       (key) => this.deployment.serverOf(key),
     );
     const lookupMs = Math.min(HOLDER_LOOKUP_MS, resolved.commandTimeoutMs);
-    this.context.holderOf = (name) =>
-      withinMs(
-        this.inspector
-          .inspect(name, { limit: 1 })
-          .then((info) => withHolderClients(info, this.directory))
-          .then(timeoutHolderOf),
-        lookupMs,
-        () => undefined,
-      ).catch(() => undefined);
+    this.context.holderOf = (name) => withinMs(this.inspect(name, { limit: 1 }).then(timeoutHolderOf), lookupMs, () => undefined).catch(() => undefined);
     this.context.holdInRedis = (hold) => this.holdInRedis(hold);
+    this.context.noticesReady = () => this.noticesReady();
     this.deployment.transport.publishRefused = (refusal, what, key) => this.reportPublishRefused(refusal, what, key);
     if (resolved.unrefWhenIdle) this.deployment.unrefWhenIdle(this.work);
-    const { commandTimeoutMs } = resolved;
-    this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), commandTimeoutMs, {
+    this.hub = new ChannelHub((handlers) => this.deployment.openSubscriber(handlers), resolved.commandTimeoutMs, {
       resubscribed: () => this.context.queues.wakeAll('resubscribed'),
       error: (error) => this.reportError(error),
     });
@@ -91,7 +82,7 @@ export class RLockClient extends EngineClient {
     for (const kind of KINDS) this.getters.set(kind.name, kind.getter(site));
     for (const kind of COMPOSITE_KINDS) this.composites.set(kind.name, kind.getter(site));
     this.startRenewer(resolved);
-    this.watchEviction(this.deployment, commandTimeoutMs);
+    this.watchEviction(this.deployment, resolved.commandTimeoutMs);
     // Back after a disconnect: the server may have lost holds (a restart without persistence), so check them now.
     this.deployment.onReconnect(() => {
       this.context.renewer?.renewNow?.();
@@ -240,21 +231,30 @@ export class RLockClient extends EngineClient {
     return getter as Getter;
   }
 
-  private get inspector(): Inspector {
-    this.inspectorCache ??= new Inspector(this.deployment.transport, this.options.keyPrefix, () => this.assertOpen());
-    return this.inspectorCache;
-  }
-
-  protected override hearNotices(): Promise<void> {
+  /**
+   * Before the first hold is sent, subscribes to the channel where a force-unlock tells holders: a hold's acquire goes out once
+   * the subscription is acknowledged (or failed), so a force-unlock of any grant is heard. Undefined once heard.
+   */
+  private noticesReady(): Promise<void> | undefined {
+    if (this.hearingNotices || this.isClosing) return this.noticesPending;
     const channel = clientNoticeChannel(this.options.keyPrefix, this.clientId);
     const subscription = this.hub.subscribe(channel, (payload) => this.onNotice(payload), true);
-    subscription.ready.catch((error: unknown) => {
-      // Missed notices cost only promptness: the renewal still finds the hold gone.
+    this.hearingNotices = true;
+    // An acquire waits on it: the connections keep the process alive meanwhile.
+    this.work.enter();
+    const settle = (): void => {
+      this.work.leave();
+      if (this.noticesPending === pending) this.noticesPending = undefined;
+    };
+    const pending = subscription.ready.then(settle, (error: unknown) => {
+      // Missed notices cost only promptness: the renewal still finds the hold gone. The next hold subscribes again.
       subscription.close();
-      this.noticesLost();
+      this.hearingNotices = false;
       if (!this.isClosing) this.reportError(error);
+      settle();
     });
-    return subscription.ready;
+    this.noticesPending = pending;
+    return pending;
   }
 
   /** "forced <owner> <token> <key>" (force-notice.lua): Redis is asked whether that hold of this client is gone; anything else is dropped. */
@@ -271,8 +271,7 @@ export class RLockClient extends EngineClient {
       if (info === undefined) return 'gone';
       // Permits are never forced; a holder list cut by the limit cannot tell.
       if (info.kind === 'permitExpirableSemaphore' || info.holderCount > info.holders.length) return undefined;
-      const mine = (holder: HolderInfo): boolean => holder.owner === hold.owner && holder.token === hold.token;
-      if (info.holders.some(mine)) return 'held';
+      if (info.holders.some((holder) => holder.owner === hold.owner && holder.token === hold.token)) return 'held';
       return info.holders.length === 0 ? 'gone' : 'taken';
     } catch {
       return undefined;

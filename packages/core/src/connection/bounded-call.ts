@@ -18,8 +18,7 @@ export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () =
         clearTimeout(timer);
         settle(arg);
       };
-    const timer = setTimeout(() => setImmediate(first(() => reject(onTimeout()))), timeoutMs);
-    timer.unref();
+    const timer = setTimeout(() => setImmediate(first(() => reject(onTimeout()))), timeoutMs).unref();
     work.then(first(resolve), first(reject));
   });
 }
@@ -46,16 +45,12 @@ export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: 
 
 export function toRLockError(error: unknown, what: string, key: string): RLockError {
   if (error instanceof RLockError) return error;
-  if (isReplyError(error)) {
+  // An error reply (redis-errors' ReplyError), told by name: instanceof fails across module copies.
+  if (error instanceof Error && error.name === 'ReplyError') {
     return new RedisCommandError(`Redis refused ${what} on "${key}": ${error.message}`, key, { cause: error });
   }
   const message = error instanceof Error ? error.message : String(error);
   return new RedisUnavailableError(`Redis is unavailable for ${what} on "${key}": ${message}`, { cause: error });
-}
-
-// An error reply (redis-errors' ReplyError), told by name: instanceof fails across module copies.
-function isReplyError(error: unknown): error is Error {
-  return error instanceof Error && error.name === 'ReplyError';
 }
 
 /** Closes an owned connection: QUIT (pipelined replies arrive) bounded by `deadline`, as a dead server would keep it queued, then disconnect. */

@@ -66,15 +66,12 @@ export class ClientDirectory {
     for (const [other, entry] of this.lists) if (now - entry.at >= LIST_REUSE_MS) this.lists.delete(other);
     const clients = this.list(key).then(parseClientList, (error: unknown) => {
       this.lists.delete(server);
-      if (refused(error)) this.refusedUntil = monotonicNow() + REFUSED_PAUSE_MS;
+      // An error reply saying the command is not allowed (NOPERM) or not there (renamed away); its message quotes the reply.
+      const refused = error instanceof Error && /NOPERM|unknown command|unknown subcommand/i.test(error.message);
+      if (refused) this.refusedUntil = monotonicNow() + REFUSED_PAUSE_MS;
       return new Map<string, ClientIdentity>();
     });
     this.lists.set(server, { at: now, clients });
     return clients;
   }
-}
-
-/** An error reply saying the command is not allowed (NOPERM) or not there (renamed away); its message quotes the reply. */
-function refused(error: unknown): boolean {
-  return error instanceof Error && /NOPERM|unknown command|unknown subcommand/i.test(error.message);
 }

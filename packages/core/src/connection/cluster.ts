@@ -10,10 +10,7 @@ import { serverName } from './standalone.js';
 export class ClusterDeployment implements Deployment {
   readonly transport: Transport;
   readonly sharded = true;
-
-  get syncsReplicas(): boolean {
-    return this.syncReplicas !== undefined;
-  }
+  readonly syncsReplicas: boolean;
 
   constructor(
     readonly redis: Cluster,
@@ -22,6 +19,7 @@ export class ClusterDeployment implements Deployment {
     scripts: readonly EmbeddedScript[],
     private readonly syncReplicas?: SyncReplicas,
   ) {
+    this.syncsReplicas = syncReplicas !== undefined;
     // Scripts load per node as it connects (below): through the Cluster they would reach one random node.
     this.transport = new Transport(redis, commandTimeoutMs, []);
     if (owned) redis.on('error', () => undefined);
@@ -83,22 +81,18 @@ export class ClusterDeployment implements Deployment {
 
   /** On the master of `key`'s slot: the node its holder wrote to. */
   clientList(key: string): Promise<string> {
-    const command = new Command('client', ['LIST', 'TYPE', 'normal'], { replyEncoding: 'utf8' });
-    (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, {
-      slot: calculateSlot(key),
-    });
-    return boundedCall(() => command.promise as Promise<string>, this.transport.timeoutMs, 'CLIENT LIST', key);
+    return this.callAtSlotOf(key, 'client', ['LIST', 'TYPE', 'normal'], 'CLIENT LIST') as Promise<string>;
   }
 
   afterWrite(key: string): Promise<void> {
-    return waitForReplicas(this.syncReplicas, key, (args) => {
-      // WAIT has no key: ioredis routes it to the master of the slot it is given.
-      const command = new Command('wait', args, { replyEncoding: 'utf8' });
-      (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, {
-        slot: calculateSlot(key),
-      });
-      return boundedCall(() => command.promise, this.transport.timeoutMs, 'WAIT', key).then(Number);
-    });
+    return waitForReplicas(this.syncReplicas, key, (args) => this.callAtSlotOf(key, 'wait', args, 'WAIT').then(Number));
+  }
+
+  /** A command without a key, on the master of `key`'s slot (ioredis routes it to the slot it is given), bounded by the command timeout. */
+  private callAtSlotOf(key: string, name: string, args: (string | number)[], what: string): Promise<unknown> {
+    const command = new Command(name, args, { replyEncoding: 'utf8' });
+    (this.redis.sendCommand as (command: Command, stream?: unknown, node?: { slot: number }) => unknown)(command, undefined, { slot: calculateSlot(key) });
+    return boundedCall(() => command.promise, this.transport.timeoutMs, what, key);
   }
 
   onReconnect(listener: () => void): void {

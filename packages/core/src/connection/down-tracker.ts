@@ -47,16 +47,9 @@ export class DownTracker {
     return new Promise<T>((resolve, reject) => {
       const fail = (cause: Error): void => reject(unavailable(cause));
       this.waiting.add(fail);
-      call().then(
-        (value) => {
-          this.waiting.delete(fail);
-          resolve(value);
-        },
-        (error: unknown) => {
-          this.waiting.delete(fail);
-          reject(error);
-        },
-      );
+      void call()
+        .then(resolve, reject)
+        .finally(() => this.waiting.delete(fail));
     });
   }
 }

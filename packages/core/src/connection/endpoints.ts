@@ -1,6 +1,7 @@
 import { Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
 import { describeValue } from '../checks/argument-checks.js';
+import { isConnection } from '../checks/redact.js';
 
 /**
  * Settings of connections rlock creates (the user's win): a short disconnectTimeout for close(); no resend of an in-flight command, which
@@ -50,17 +51,16 @@ export function distinctEndpoints(value: unknown, what: string, one: string): { 
     throw new InvalidArgumentError(`${what} must be an array of URLs, ioredis options or ioredis instances, got ${describeValue(value)}`);
   if (value.length === 0) throw new InvalidArgumentError(`${what} must list at least one ${one}`);
   const problems: string[] = [];
-  const seen = new Map<string, number>();
-  const seenObjects = new Map<object, number>();
+  // By identity, and by the input itself (one instance given twice).
+  const seen = new Map<unknown, number>();
   const result: { input: RedisInput; name: string }[] = [];
   value.forEach((input: unknown, index) => {
     try {
       const { identity, name } = connectionEndpoint(input, `${what}[${index}]`);
-      const earlier = seen.get(identity) ?? (typeof input === 'object' && input !== null ? seenObjects.get(input) : undefined);
+      const earlier = seen.get(identity) ?? seen.get(input);
       if (earlier !== undefined)
         throw new InvalidArgumentError(`${what}[${index}] (${name}) is the same server as ${what}[${earlier}]: ${what} must be distinct`);
-      seen.set(identity, index);
-      if (typeof input === 'object' && input !== null) seenObjects.set(input, index);
+      seen.set(identity, index).set(input, index);
       result.push({ input: input as RedisInput, name });
     } catch (error) {
       problems.push(error instanceof Error ? error.message : String(error));
@@ -79,10 +79,8 @@ export function connectionEndpoint(input: unknown, what = 'redis'): ConnectionEn
   if ((input as { isCluster?: unknown }).isCluster === true) {
     throw new InvalidArgumentError(`${what}: an ioredis Cluster is not supported here (a standalone Redis or a Sentinel-managed master)`);
   }
-  const options = (isRedisInstance(input) ? input.options : input) as Record<string, unknown>;
-  if (options.keyPrefix !== undefined && options.keyPrefix !== '') {
-    throw new InvalidArgumentError(`${what}: connections with their own keyPrefix are refused; use rlock's keyPrefix option instead`);
-  }
+  const options = (isConnection(input) ? input.options : input) as Record<string, unknown>;
+  checkNoKeyPrefix(options.keyPrefix, what);
   const host = normaliseHost(typeof options.host === 'string' ? options.host : 'localhost');
   const port = typeof options.port === 'number' ? options.port : Number(options.port ?? 6379);
   const db = typeof options.db === 'number' ? options.db : 0;
@@ -136,11 +134,13 @@ export function resolveConnection(input: unknown, what = 'redis', connectionName
   connectionEndpoint(input, what);
   const defaults = connectionName === undefined ? OWNED_CONNECTION_DEFAULTS : { ...OWNED_CONNECTION_DEFAULTS, connectionName };
   if (typeof input === 'string') return { redis: new Redis(redisUrlOf(input) as string, defaults), owned: true };
-  if (isRedisInstance(input as object)) return { redis: input as Redis, owned: false };
+  if (isConnection(input as object)) return { redis: input as Redis, owned: false };
   return { redis: new Redis({ ...defaults, ...(input as RedisOptions) }), owned: true };
 }
 
-function isRedisInstance(value: object): value is Redis {
-  const candidate = value as Partial<Redis>;
-  return typeof candidate.defineCommand === 'function' && typeof candidate.duplicate === 'function' && !!candidate.options;
+/** @throws InvalidArgumentError for a connection with a keyPrefix of its own: it would hide rlock's hash tags and the public key layout. */
+export function checkNoKeyPrefix(keyPrefix: unknown, what: string): void {
+  if (keyPrefix !== undefined && keyPrefix !== '') {
+    throw new InvalidArgumentError(`${what}: connections with their own keyPrefix are refused; use rlock's keyPrefix option instead`);
+  }
 }

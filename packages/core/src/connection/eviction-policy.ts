@@ -54,8 +54,3 @@ function settingsOf(policy: string | undefined, maxmemory: string | undefined): 
   const bytes = maxmemory !== undefined && /^\d{1,20}$/.test(maxmemory) ? Number(maxmemory) : undefined;
   return { policy, maxmemoryBytes: bytes };
 }
-
-/** Whether `policy` may evict rlock's keys: every policy but `noeviction` (volatile-* ones too: every lock key has a TTL). */
-export function mayEvictLockKeys(policy: string): boolean {
-  return policy !== 'noeviction';
-}

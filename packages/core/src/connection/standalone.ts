@@ -22,11 +22,8 @@ export class StandaloneDeployment implements Deployment {
   readonly transport: Transport;
   readonly owned: boolean;
   readonly sharded = false;
+  readonly syncsReplicas: boolean;
   private refs: ProcessRefs | undefined;
-
-  get syncsReplicas(): boolean {
-    return this.syncReplicas !== undefined;
-  }
 
   /** @throws InvalidArgumentError for a bad `redis` input (see resolveConnection). */
   constructor(
@@ -41,6 +38,7 @@ export class StandaloneDeployment implements Deployment {
     this.redis = connection.redis;
     this.transport = new Transport(this.redis, commandTimeoutMs, scripts, batching);
     this.owned = connection.owned;
+    this.syncsReplicas = syncReplicas !== undefined;
     // Connection errors surface as typed errors of the calls; this keeps ioredis from printing them as unhandled.
     if (this.owned) this.redis.on('error', () => undefined);
   }
@@ -56,8 +54,7 @@ export class StandaloneDeployment implements Deployment {
         for (const event of events) redis.off(event, done);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
-      timer.unref();
+      const timer = setTimeout(done, timeoutMs).unref();
       for (const event of events) redis.once(event, done);
     });
   }

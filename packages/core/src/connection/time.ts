@@ -18,8 +18,12 @@ export function monotonicNow(): number {
   return performance.now();
 }
 
-/** Sleeps `ms` (at least 1), or rejects with `signal`'s own reason when it aborts first (node:timers/promises wraps it in an AbortError). */
-export function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/**
+ * Sleeps `ms` (at least 1), or rejects with `signal`'s own reason when it aborts first (node:timers/promises wraps it in an AbortError);
+ * `holdsProcess` false: the timer does not keep the process alive. Any number of sleeps on one signal share one abort listener
+ * (timers/promises' own would add one per sleep, and Node warns of a leak past 10).
+ */
+export function sleepFor(ms: number, signal: AbortSignal | undefined, holdsProcess = true): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -32,6 +36,7 @@ export function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<v
       },
       Math.max(1, Math.ceil(ms)),
     );
+    if (!holdsProcess) timer.unref();
     const stopListening = signal
       ? onAbort(signal, () => {
           clearTimeout(timer);

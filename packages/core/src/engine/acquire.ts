@@ -38,14 +38,11 @@ export interface AcquireLabel {
  * the hold's tracking. Every object kind acquires through here, so each is instrumented once.
  */
 export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label: AcquireLabel): Promise<G | undefined> {
-  const probe = ctx.telemetry.startAcquire(label.object, spec.name, spec.id, label.refusal);
-  const traced = acquireChannel.hasSubscribers;
-  if (probe === undefined && !traced) return acquireOrWait(ctx, spec);
+  const probe = ctx.telemetry.startAcquire(label.object, spec.name, label.refusal);
   // The spec is the caller's own literal, made for this call: setting the watch on it spares copying a dozen fields.
   if (probe !== undefined) spec.watch = probe;
-  return traced
-    ? acquireChannel.tracePromise(() => acquireOrWait(ctx, spec), { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext)
-    : acquireOrWait(ctx, spec);
+  if (!acquireChannel.hasSubscribers) return acquireOrWait(ctx, spec);
+  return acquireChannel.tracePromise(() => acquireOrWait(ctx, spec), { object: label.object, name: spec.name, owner: spec.id } satisfies LockChannelContext);
 }
 
 /**
@@ -55,7 +52,7 @@ export function acquireObserved<G>(ctx: EngineContext, spec: WaitSpec<G>, label:
  */
 export function acquireOrWait<G>(ctx: EngineContext, spec: WaitSpec<G>): Promise<G | undefined> {
   // Work in progress from the call on, not only while a command is out: a Redlock round may wait on its masters' connects.
-  ctx.callStarted();
+  ctx.reports.callStarted?.();
   // Made now: waitMs runs from the call, however long it is deferred.
   const call = new WaitCall(spec);
   // The local queue is the channel's: a waiter by back-off is in none, and tries at once.
@@ -90,7 +87,7 @@ function setOut<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<G>, que
       if (arriving) ctx.queues.arrived(spec.channel, false);
       call.dispose();
       spec.ended?.();
-      ctx.callEnded();
+      ctx.reports.callEnded?.();
       const grant = outcome.grant;
       // Told here, in the reaction that settles the call, rather than in one more of its own.
       spec.watch?.settled(grant, liveHold(grant));
@@ -159,7 +156,7 @@ async function waitFor<G>(ctx: EngineContext, spec: WaitSpec<G>, call: WaitCall<
       await call.until(leaving);
     }
     spec.ended?.();
-    ctx.callEnded();
+    ctx.reports.callEnded?.();
   }
   if (grant === undefined) {
     if (cause) throw new LockAcquireTimeoutError(spec.name, spec.waitMs ?? 0, { cause });

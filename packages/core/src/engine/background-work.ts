@@ -1,6 +1,5 @@
 import { backoffDelayMs } from './backoff.js';
-import { monotonicNow } from '../connection/time.js';
-import { onAbort } from '../tasks/abort-fan-out.js';
+import { monotonicNow, sleepFor } from '../connection/time.js';
 
 export interface RetryPlan {
   /** Monotonic time after which no new try starts. */
@@ -41,7 +40,8 @@ export class BackgroundWork {
         const leftMs = plan.until - monotonicNow();
         if (leftMs <= 0 || this.stopped) return false;
         const delayMs = Math.min(leftMs, backoffDelayMs(failures, plan.minDelayMs, plan.maxDelayMs, Math.random()));
-        await pause(delayMs, this.nudge.signal);
+        // Every retry of a client waits on one signal: one abort listener on it for all of them (see sleepFor).
+        await sleepFor(delayMs, this.nudge.signal, false).catch(() => undefined);
         if (this.stopped) return false;
       }
     })();
@@ -66,26 +66,4 @@ export class BackgroundWork {
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
-}
-
-/**
- * Waits `ms` without holding the process open, or less when `signal` aborts. Every retry of a client waits on one signal: one
- * abort listener on it for all of them (timers/promises' own would add one per wait, and Node warns of a leak past 10).
- */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(() => {
-      stopListening();
-      resolve();
-    }, ms);
-    timer.unref();
-    const stopListening = onAbort(signal, () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }

@@ -1,6 +1,6 @@
 import { ClientClosedError, type LockLostError, type TimeoutHolder } from '../errors.js';
 import { BackgroundWork } from './background-work.js';
-import { HoldSites, type Hold, type HoldObserver } from './hold.js';
+import { HoldSites, type Hold } from './hold.js';
 import { HoldKinds } from './hold-kinds.js';
 import { HoldRegistry } from './hold-registry.js';
 import { OwnerChains } from './owner-chains.js';
@@ -45,8 +45,8 @@ export class EngineContext {
   readonly holds = new HoldRegistry();
   readonly chains = new OwnerChains();
   readonly background = new BackgroundWork();
-  readonly kinds = new HoldKinds();
-  readonly observer: HoldObserver;
+  /** The client's kinds of hold, and its renewal backend. */
+  readonly kinds: HoldKinds;
   readonly holdSites: HoldSites;
   readonly telemetry: Telemetry;
   renewer: LeaseRenewer | undefined;
@@ -68,7 +68,8 @@ export class EngineContext {
   constructor(
     settings: ContextSettings,
     readonly queues: WaitQueues,
-    private readonly reports: ContextReports,
+    /** The client's ears: what the engine tells it (forwarded by the methods below where objects tell it too). */
+    readonly reports: ContextReports,
   ) {
     this.clientId = settings.clientId;
     this.keyPrefix = settings.keyPrefix;
@@ -76,7 +77,8 @@ export class EngineContext {
     this.commandTimeoutMs = settings.commandTimeoutMs;
     this.maxSleepMs = Math.max(1, Math.floor(settings.watchdogTimeoutMs / 3));
     this.telemetry = settings.telemetry ?? new Telemetry(undefined);
-    this.observer = {
+    this.kinds = new HoldKinds(this.telemetry);
+    this.holdSites = new HoldSites({
       startRenewal: (hold) => this.renewer?.add(hold),
       stopRenewal: (hold) => this.renewer?.remove(hold),
       lost: (hold, error) => this.onLost(hold, error),
@@ -86,8 +88,7 @@ export class EngineContext {
       lapses: (hold) => {
         if (hold.deadline < this.lapseCheckAt) this.checkLapsesAt(hold.deadline);
       },
-    };
-    this.holdSites = new HoldSites(this.observer);
+    });
   }
 
   /** False for a client without a renewer: it takes fixed leases only. */
@@ -106,37 +107,30 @@ export class EngineContext {
 
   /** This client's one instance of `kind`'s state, made by `create` on first use. */
   stateOf<T>(kind: abstract new (...args: never[]) => T, create: () => T): T {
-    let state = this.states.get(kind) as T | undefined;
-    if (state === undefined) {
-      state = create();
-      this.states.set(kind, state);
-    }
-    return state;
+    if (!this.states.has(kind)) this.states.set(kind, create());
+    return this.states.get(kind) as T;
   }
 
   acquired(hold: Hold): void {
     this.reports.acquired(hold);
   }
 
-  callStarted(): void {
-    this.reports.callStarted?.();
-  }
-
-  callEnded(): void {
-    this.reports.callEnded?.();
-  }
-
-  released(hold: Hold, via: 'unlock' | 'retry' | 'expiry'): void {
-    this.reports.released(hold, via);
-  }
-
   /**
    * A force-unlock notice names the hold of `owner` on `key` with `token` (a newer token is another hold). A notice is a hint
-   * anyone who may PUBLISH can forge: the hold ends (`forced`) only once Redis says it is gone or another's.
+   * anyone who may PUBLISH can forge: the hold ends (`forced`) only once Redis says it is gone or another's (no answer: nothing).
    */
   forced(key: string, owner: string, token: string): void {
+    const read = this.holdInRedis;
     for (const hold of this.holds.holdsOf(key)) {
-      if (hold.owner === owner && hold.token === token) this.checkForced(hold);
+      // A burst of notices about one hold costs one read.
+      if (read === undefined || hold.owner !== owner || hold.token !== token || !hold.active || hold.releaseSent || this.checking.has(hold)) continue;
+      this.checking.add(hold);
+      const checked = read(hold).then((found) => {
+        this.checking.delete(hold);
+        if (found === undefined || found === 'held' || !hold.active || hold.releaseSent) return;
+        hold.lose('forced');
+      });
+      this.background.track(checked);
     }
   }
 
@@ -148,8 +142,7 @@ export class EngineContext {
   private checkLapsesAt(at: number): void {
     if (this.lapseTimer !== undefined) clearTimeout(this.lapseTimer);
     this.lapseCheckAt = at;
-    this.lapseTimer = setTimeout(this.checkLapses, Math.max(1, Math.ceil(at - monotonicNow())));
-    this.lapseTimer.unref();
+    this.lapseTimer = setTimeout(this.checkLapses, Math.max(1, Math.ceil(at - monotonicNow()))).unref();
   }
 
   private readonly checkLapses = (): void => {
@@ -165,19 +158,6 @@ export class EngineContext {
     }
     if (next !== Number.POSITIVE_INFINITY) this.checkLapsesAt(next);
   };
-
-  /** Reads `hold` in Redis and ends it (`forced`) when Redis no longer has it as its owner's with its token; else nothing. */
-  private checkForced(hold: Hold): void {
-    const read = this.holdInRedis;
-    if (read === undefined || !hold.active || hold.releaseSent || this.checking.has(hold)) return;
-    this.checking.add(hold);
-    const checked = read(hold).then((found) => {
-      this.checking.delete(hold);
-      if (found === undefined || found === 'held' || !hold.active || hold.releaseSent) return;
-      hold.lose('forced');
-    });
-    this.background.track(checked);
-  }
 
   /** A failure in the background: reported as an `error` event, never thrown. */
   backgroundError(error: unknown): void {

@@ -83,8 +83,7 @@ export function gather<T, V>(
             finish(decide(results, (settled = calls.length)));
           }),
         timeout.ms,
-      );
-      timer.unref();
+      ).unref();
     }
   });
 }

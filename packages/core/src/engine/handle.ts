@@ -17,14 +17,6 @@ export abstract class HoldHandle implements AsyncDisposable {
 
   constructor(protected readonly hold: Hold) {}
 
-  private get ended(): boolean {
-    return (this.bits & ENDED) !== 0;
-  }
-
-  private markEnded(): void {
-    this.bits |= ENDED;
-  }
-
   /** Rebuilt from the hold's owner, so a lock's handle keeps no task; a permit keeps its own. */
   protected ownerTask(): TaskContext {
     return taskOfOwner(this.hold.owner);
@@ -71,26 +63,26 @@ export abstract class HoldHandle implements AsyncDisposable {
   }
 
   protected assertHeld(call: string): void {
-    if (this.ended) throw new IllegalMonitorStateError(`the handle of "${this.name}" was released: ${call} needs a held hold`);
+    if ((this.bits & ENDED) !== 0) throw new IllegalMonitorStateError(`the handle of "${this.name}" was released: ${call} needs a held hold`);
   }
 
   /** Ends this acquisition; the object's release call (`unlock()`, `release()`) is this. */
   protected async end(): Promise<void> {
-    if (this.ended) {
+    if ((this.bits & ENDED) !== 0) {
       throw new IllegalMonitorStateError(`the handle of "${this.name}" was already released`);
     }
     try {
       await this.releaseOnce();
-      this.markEnded();
+      this.bits |= ENDED;
     } catch (error) {
       // Only a release that left the hold standing may be retried: a lost hold,
       // or one whose final release went out (the client finishes it), is ended.
-      if (error instanceof LockLostError || !this.hold.active) this.markEnded();
+      if (error instanceof LockLostError || !this.hold.active) this.bits |= ENDED;
       throw error;
     }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    if (!this.ended) await this.end();
+    if ((this.bits & ENDED) === 0) await this.end();
   }
 }

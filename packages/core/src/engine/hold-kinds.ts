@@ -1,5 +1,6 @@
 import type { Hold } from './hold.js';
 import type { RenewableHold, RenewalBackend, RenewOutcome } from './renewal.js';
+import type { Telemetry } from '../observability/telemetry.js';
 
 /** One kind of hold (lock hold, permit…): how its leases renew in batches and how its remains are cleared. */
 export interface HoldKind {
@@ -19,6 +20,8 @@ export class HoldKinds implements RenewalBackend {
   readonly maxBatch = MAX_RENEW_BATCH;
   private readonly kinds = new Map<string, HoldKind>();
 
+  constructor(private readonly telemetry: Telemetry) {}
+
   /** Registers `kind` (once per name). */
   register(name: string, kind: HoldKind): void {
     if (this.kinds.has(name)) throw new Error(`hold kind "${name}" is already registered`);
@@ -35,9 +38,22 @@ export class HoldKinds implements RenewalBackend {
     return `${hold.kind}\u0000${this.get(hold.kind).batchKey(hold)}`;
   }
 
+  /** Each batch call timed (`rlock.renewal.duration`, `rlock:renewal`) while something listens. */
   renew(holds: readonly RenewableHold[]): Promise<RenewOutcome[]> {
     const first = holds[0];
     if (first === undefined) return Promise.resolve([]);
-    return this.get(first.kind).renew(holds);
+    const end = this.telemetry.startRenewal(holds.length);
+    const renewing = this.get(first.kind).renew(holds);
+    if (end === undefined) return renewing;
+    return renewing.then(
+      (outcomes) => {
+        end('ok');
+        return outcomes;
+      },
+      (error: unknown) => {
+        end('error', error);
+        throw error;
+      },
+    );
   }
 }

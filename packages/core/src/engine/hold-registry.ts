@@ -28,58 +28,41 @@ export class HoldRegistry {
       this.byKey.set(hold.key, hold);
       return;
     }
-    let shared: Shared;
-    if (entry instanceof Map) shared = entry;
-    else {
-      shared = new Map([[entry.mode, new Map([[entry.owner, entry]])]]);
-      this.byKey.set(hold.key, shared);
-    }
-    let owners = shared.get(hold.mode);
-    if (!owners) {
-      owners = new Map();
-      shared.set(hold.mode, owners);
-    }
-    owners.set(hold.owner, hold);
+    const shared: Shared = entry instanceof Map ? entry : new Map([[entry.mode, new Map([[entry.owner, entry]])]]);
+    this.byKey.set(hold.key, shared);
+    shared.set(hold.mode, (shared.get(hold.mode) ?? new Map<string, Hold>()).set(hold.owner, hold));
   }
 
   /** Forgets `hold` (its count reached 0), restoring an older generation with counts left. */
   remove(hold: Hold): void {
     this.dropOwned(hold);
-    const entry = this.byKey.get(hold.key);
-    if (entry === undefined || this.current(hold.key, hold.mode, hold.owner) !== hold) return;
+    if (this.current(hold.key, hold.mode, hold.owner) !== hold) return;
     let previous = hold.previous;
     while (previous && previous.count <= 0) previous = previous.previous;
-    if (previous) this.addOwned(previous);
+    if (previous) return this.set(previous);
+    const entry = this.byKey.get(hold.key);
     if (!(entry instanceof Map)) {
-      if (previous) this.byKey.set(hold.key, previous);
-      else this.byKey.delete(hold.key);
+      this.byKey.delete(hold.key);
       return;
     }
     const owners = entry.get(hold.mode) as Map<string, Hold>;
-    if (previous) owners.set(hold.owner, previous);
-    else owners.delete(hold.owner);
+    owners.delete(hold.owner);
     if (owners.size === 0) entry.delete(hold.mode);
     if (entry.size === 0) this.byKey.delete(hold.key);
   }
 
   /** Counts one unlock of a lost hold; forgets it once every acquisition is accounted for. */
   dropOne(hold: Hold): void {
-    hold.count--;
     // An older generation with no counts left is skipped when the current one is removed.
-    if (hold.count <= 0) this.remove(hold);
+    if (--hold.count <= 0) this.remove(hold);
   }
 
   /** An exclusive mode was granted to `owner`: other owners' holds believed active ran out unseen (one mid final release is left to it). */
   loseOthers(key: string, mode: string, owner: string): void {
     const entry = this.byKey.get(key);
-    if (entry === undefined) return;
-    if (!(entry instanceof Map)) {
-      if (entry.mode === mode && entry.owner !== owner && entry.active && !entry.releaseSent) entry.lose('expired');
-      return;
-    }
-    const owners = entry.get(mode);
-    if (!owners || owners.size === 0 || (owners.size === 1 && owners.has(owner))) return;
-    for (const other of [...owners.values()]) {
+    // One hold of the key (the usual case) that is the owner's or of another mode: nothing to look through.
+    if (entry === undefined || (!(entry instanceof Map) && (entry.mode !== mode || entry.owner === owner))) return;
+    for (const other of this.holdsOf(key, mode)) {
       if (other.owner !== owner && other.active && !other.releaseSent) other.lose('expired');
     }
   }
@@ -90,9 +73,7 @@ export class HoldRegistry {
     if (entry === undefined) return [];
     if (!(entry instanceof Map)) return mode === undefined || entry.mode === mode ? [entry] : [];
     if (mode !== undefined) return [...(entry.get(mode)?.values() ?? [])];
-    const result: Hold[] = [];
-    for (const owners of entry.values()) result.push(...owners.values());
-    return result;
+    return [...entry.values()].flatMap((owners) => [...owners.values()]);
   }
 
   /** The current holds of `owner`, forgetting the owner: its task ended, so no later lookup asks for it. */
@@ -124,12 +105,7 @@ export class HoldRegistry {
   }
 
   all(): Hold[] {
-    const result: Hold[] = [];
-    for (const entry of this.byKey.values()) {
-      if (!(entry instanceof Map)) result.push(entry);
-      else for (const owners of entry.values()) result.push(...owners.values());
-    }
-    return result;
+    return [...this.byKey.keys()].flatMap((key) => this.holdsOf(key));
   }
 
   /** Keys with at least one hold (a count: after every release it is back to 0). */

@@ -106,7 +106,7 @@ export class Hold<G = unknown> implements RenewableHold {
   count = 0;
   /** Monotonic ms until which the lease is certain, floored: an integer is stored in the object, a fraction boxed. */
   deadline: number;
-  leaseMs: number;
+  leaseMs = 0;
   /** Acquisitions a scope (withLock) or a handle releases itself: a bare unlock() may not take the count below them. */
   scoped = 0;
   /** Its renewer's slot (see RenewableHold). */
@@ -131,24 +131,17 @@ export class Hold<G = unknown> implements RenewableHold {
     this.token = token;
     this.site = sites.of(target);
     this.deadline = Math.floor(monotonicNow());
-    this.leaseMs = 0;
-    this.rare = undefined;
     if (grant !== undefined) this.extra.grant = grant;
     this.site.observer.began?.(this);
   }
 
   get state(): HoldState {
-    const bits = this.bits;
-    return (bits & LOST) !== 0 ? 'lost' : (bits & RELEASED) !== 0 ? 'released' : 'held';
+    return (this.bits & LOST) !== 0 ? 'lost' : (this.bits & RELEASED) !== 0 ? 'released' : 'held';
   }
 
   /** What the store granted beyond the token (in `rare`: a plain lock has none). */
   get grant(): G | undefined {
     return this.rare?.grant;
-  }
-
-  set grant(grant: G | undefined) {
-    if (grant !== undefined || this.rare !== undefined) this.extra.grant = grant;
   }
 
   /** The mode held ('' for an exclusive lock; 'read', 'write'…). */
@@ -164,14 +157,6 @@ export class Hold<G = unknown> implements RenewableHold {
   /** The release that takes the count to 0 went out: from then on it is released or lost, never held again. */
   get releaseSent(): boolean {
     return (this.bits & RELEASE_SENT) !== 0;
-  }
-
-  private get driftFactor(): number {
-    return this.site.driftFactor;
-  }
-
-  private get observer(): HoldObserver {
-    return this.site.observer;
   }
 
   private get extra(): RareHoldState<G> {
@@ -241,7 +226,7 @@ export class Hold<G = unknown> implements RenewableHold {
   acquired(count: number, sentAt: number | undefined, leaseMs: number, renewed: boolean): void {
     this.count = count;
     this.pushFlag(renewed);
-    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.driftFactor)));
+    if (sentAt !== undefined) this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.site.driftFactor)));
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
     this.applyLeaseMode();
   }
@@ -251,7 +236,7 @@ export class Hold<G = unknown> implements RenewableHold {
     this.popFlag();
     this.count = remaining;
     if (remaining <= 0) {
-      this.finish('released');
+      this.finish(RELEASED);
       return;
     }
     this.applyLeaseMode();
@@ -265,11 +250,8 @@ export class Hold<G = unknown> implements RenewableHold {
   }
 
   private popFlag(): void {
-    const deep = this.rare?.deepFlags;
-    if (deep !== undefined && deep.length > 0) {
-      deep.pop();
-      return;
-    }
+    // The deepest flags first (a flag is a boolean: undefined is an empty array).
+    if (this.rare?.deepFlags?.pop() !== undefined) return;
     const stack = this.bits >>> STACK_SHIFT;
     if (stack === EMPTY_STACK) return;
     this.bits = (this.bits & STATE_MASK) | ((stack >>> 1) << STACK_SHIFT);
@@ -282,19 +264,19 @@ export class Hold<G = unknown> implements RenewableHold {
       this.clearExpiryTimer();
       if ((this.bits & RENEWING) === 0) {
         this.bits |= RENEWING;
-        this.observer.startRenewal(this);
+        this.site.observer.startRenewal(this);
       }
       return;
     }
     this.stopRenewing();
-    if (this.rare?.controller || this.observer.watchesLosses()) this.armExpiryTimer();
-    else this.observer.lapses?.(this);
+    if (this.rare?.controller || this.site.observer.watchesLosses()) this.armExpiryTimer();
+    else this.site.observer.lapses?.(this);
   }
 
   private stopRenewing(): void {
     if ((this.bits & RENEWING) === 0) return;
     this.bits &= ~RENEWING;
-    this.observer.stopRenewal(this);
+    this.site.observer.stopRenewal(this);
   }
 
   /** Stops renewing for good, so a renewal racing the final release cannot come back "gone" and report it as lost. */
@@ -307,14 +289,14 @@ export class Hold<G = unknown> implements RenewableHold {
   extendTo(sentAt: number, leaseMs: number): void {
     if (!this.active) return;
     this.leaseMs = Math.max(this.leaseMs, leaseMs);
-    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.driftFactor)));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, leaseMs, this.site.driftFactor)));
     if (!this.renewed && this.rare?.expiryTimer !== undefined) this.armExpiryTimer();
   }
 
   /** A renewal sent at `sentAt` succeeded. */
   extend(sentAt: number): void {
     if (!this.active) return;
-    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, this.leaseMs, this.driftFactor)));
+    this.deadline = Math.max(this.deadline, Math.floor(leaseDeadline(sentAt, this.leaseMs, this.site.driftFactor)));
   }
 
   /** Lost (`maxLease`) at monotonic `at`, the earliest cap winning; the watchdog checks the cap too, so a late timer lets no renewal past it. */
@@ -323,24 +305,23 @@ export class Hold<G = unknown> implements RenewableHold {
     const extra = this.extra;
     extra.maxLeaseAt = at;
     if (extra.maxLeaseTimer !== undefined) clearTimeout(extra.maxLeaseTimer);
-    extra.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow())));
     // Must not keep the process alive, as the expiry timer.
-    extra.maxLeaseTimer.unref();
+    extra.maxLeaseTimer = setTimeout(() => this.lose('maxLease'), Math.max(0, Math.ceil(at - monotonicNow()))).unref();
   }
 
   lose(reason: LockLostReason, cause?: unknown, detail?: string): void {
     if (!this.active) return;
     const error = new LockLostError(this.name, reason, { cause, detail });
     this.extra.lostError = error;
-    this.finish('lost');
+    this.finish(LOST);
     this.rare?.controller?.abort(error);
-    this.observer.lost(this, error);
+    this.site.observer.lost(this, error);
   }
 
-  private finish(state: HoldState): void {
+  private finish(state: typeof LOST | typeof RELEASED): void {
     const wasHeld = this.active;
-    this.bits |= state === 'lost' ? LOST : state === 'released' ? RELEASED : 0;
-    if (wasHeld) this.observer.ended?.(this);
+    this.bits |= state;
+    if (wasHeld) this.site.observer.ended?.(this);
     this.clearExpiryTimer();
     if (this.rare?.maxLeaseTimer !== undefined) clearTimeout(this.rare.maxLeaseTimer);
     this.stopRenewing();
@@ -350,9 +331,7 @@ export class Hold<G = unknown> implements RenewableHold {
   private armExpiryTimer(): void {
     this.clearExpiryTimer();
     const delay = Math.max(0, Math.ceil(this.deadline - monotonicNow()));
-    const timer = setTimeout(() => this.lose('expired'), delay);
-    timer.unref();
-    this.extra.expiryTimer = timer;
+    this.extra.expiryTimer = setTimeout(() => this.lose('expired'), delay).unref();
   }
 
   private clearExpiryTimer(): void {

@@ -82,20 +82,17 @@ export function releaseHold(ctx: EngineContext, hold: Hold | undefined, name: st
 
 /** What a release's reply makes of `hold`: the reply, or the loss it found. */
 function settleRelease(ctx: EngineContext, hold: Hold, reply: ReleaseReply): ReleaseReply & { readonly released: true } {
-  if (!hold.active) {
-    // Lost while the release was in flight (deadline passed, forceUnlock): the holder must hear of it, whatever the reply.
-    ctx.holds.dropOne(hold);
-    throw hold.endedError();
-  }
-  if (reply.released) {
+  if (hold.active && reply.released) {
     hold.releasedOne(reply.remaining);
     if (reply.remaining === 0) {
       ctx.holds.remove(hold);
-      ctx.released(hold, 'unlock');
+      ctx.reports.released(hold, 'unlock');
     }
     return reply;
   }
-  hold.lose(reply.reason);
+  // Found gone or another's, or lost while the release was in flight (deadline passed, forceUnlock): the holder must hear of it,
+  // whatever the reply (a hold lost already stays lost as it was).
+  if (!reply.released) hold.lose(reply.reason);
   ctx.holds.dropOne(hold);
   throw hold.endedError();
 }
@@ -116,7 +113,7 @@ function finishInBackground(ctx: EngineContext, hold: Hold, finish: () => Promis
     )
     .then((confirmed) => {
       if (ctx.background.stopped && !confirmed) return;
-      ctx.released(hold, confirmed && outcome === 'released' ? 'retry' : 'expiry');
+      ctx.reports.released(hold, confirmed && outcome === 'released' ? 'retry' : 'expiry');
     });
 }
 

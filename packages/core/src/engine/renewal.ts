@@ -1,7 +1,6 @@
 // The renewal seam: the engine renews only through a LeaseRenewer (`@org/rlock-watchdog`), which reaches Redis only through a RenewalBackend.
 
 import type { LockLostReason } from '../errors.js';
-import type { Telemetry } from '../observability/telemetry.js';
 
 /** Why a hold was lost. A key found gone is `expired`; found with another owner or token, `taken`. */
 export type LostReason = LockLostReason;
@@ -64,25 +63,3 @@ export interface LeaseRenewer {
 
 /** Builds a client's renewer from the backend and reporter the client provides. */
 export type LeaseRenewerFactory = (backend: RenewalBackend, reporter: RenewalReporter) => LeaseRenewer;
-
-/** The client's renewal backend, each batch call timed (`rlock.renewal.duration`, `rlock:renewal`). */
-export function observedRenewals(backend: RenewalBackend, telemetry: Telemetry): RenewalBackend {
-  return {
-    maxBatch: backend.maxBatch,
-    batchKey: (hold) => backend.batchKey(hold),
-    renew: (holds) => {
-      const end = telemetry.startRenewal(holds.length);
-      if (end === undefined) return backend.renew(holds);
-      return backend.renew(holds).then(
-        (outcomes) => {
-          end('ok');
-          return outcomes;
-        },
-        (error: unknown) => {
-          end('error', error);
-          throw error;
-        },
-      );
-    },
-  };
-}

@@ -19,12 +19,8 @@ const observedMeters = new WeakSet<object>();
 
 /** The count of attribute set `id` (`attributes` when it is new). */
 export function activeCount(id: string, attributes: OtelAttributes): ActiveCount {
-  let count = counts.get(id);
-  if (count === undefined) {
-    count = { attributes, holds: 0, waiters: 0, retired: false };
-    counts.set(id, count);
-  }
-  return count;
+  if (!counts.has(id)) counts.set(id, { attributes, holds: 0, waiters: 0, retired: false });
+  return counts.get(id) as ActiveCount;
 }
 
 function report(result: OtelObservableResult, field: 'holds' | 'waiters'): void {

@@ -7,13 +7,13 @@ import {
   loadOtelApi,
   otelApi,
   otelApiLoading,
-  type OtelApi,
   type OtelAttributes,
   type OtelCounter,
   type OtelHistogram,
   type OtelMeter,
   type OtelSpan,
   type OtelTracer,
+  type OtelTracerProvider,
 } from './otel-api.js';
 
 /** The meter's and tracer's name and version (the version of `@org/rlock`; a unit test keeps them equal). */
@@ -53,11 +53,6 @@ function makeInstruments(meter: OtelMeter): Instruments {
 
 /** Wall-clock ms (what a span's start and end take) of a `performance.now()` reading. */
 const wallMs = (monotonicMs: number): number => performance.timeOrigin + monotonicMs;
-
-/** The outcome of an acquisition call that rejected with `error`. */
-export function failureOutcome(error: unknown, aborted: boolean): AcquireOutcome {
-  return aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error';
-}
 
 /** A waiter's report to its acquisition (see the wait queue's join and leave). */
 export interface WaitWatch {
@@ -121,7 +116,6 @@ export class AcquireProbe implements AcquireWatch {
     private readonly telemetry: Telemetry,
     readonly object: string,
     readonly name: string,
-    readonly owner: string | undefined,
     readonly labels: LabelSet,
     private instruments: Instruments | undefined,
     private readonly tracer: OtelTracer | undefined,
@@ -137,7 +131,7 @@ export class AcquireProbe implements AcquireWatch {
     else if (this.loading !== undefined) {
       void this.loading.then(() => {
         this.loading = undefined;
-        this.instruments ??= this.telemetry.instrumentsNow();
+        this.instruments ??= this.telemetry.currentInstruments();
         if (this.instruments !== undefined) record(this.instruments);
       });
     }
@@ -146,7 +140,7 @@ export class AcquireProbe implements AcquireWatch {
   /** Made while the api was loading: calls `withoutProvider` once it has loaded, if no MeterProvider was registered by then. */
   whenLoaded(withoutProvider: () => void): void {
     void this.loading?.then(() => {
-      this.instruments ??= this.telemetry.instrumentsNow();
+      this.instruments ??= this.telemetry.currentInstruments();
       if (this.instruments === undefined) withoutProvider();
     });
   }
@@ -169,7 +163,7 @@ export class AcquireProbe implements AcquireWatch {
   }
 
   failed(error: unknown, aborted: boolean): void {
-    this.end(failureOutcome(error, aborted), undefined, error);
+    this.end(aborted ? 'aborted' : error instanceof LockAcquireTimeoutError ? 'timeout' : 'error', undefined, error);
   }
 
   /** The call ended with `outcome`; `hold` is the hold it granted, if it is one still held (a hold is tracked from its first grant). */
@@ -184,8 +178,7 @@ export class AcquireProbe implements AcquireWatch {
         startTime: wallMs(this.startedAt),
         attributes: { 'rlock.object': this.object, 'rlock.name': this.name, 'rlock.outcome': outcome },
       });
-      if (outcome === 'error')
-        span.setStatus({ code: this.telemetry.api?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
+      if (outcome === 'error') span.setStatus({ code: otelApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
       span.end(wallMs(now));
     }
     if (hold !== undefined && outcome === 'acquired') this.telemetry.track(hold, this, this.tracer !== undefined, now);
@@ -208,19 +201,9 @@ export class Telemetry {
     void loadOtelApi();
   }
 
-  /** `@opentelemetry/api` once loaded; undefined until then, or when it is not installed. */
-  get api(): OtelApi | undefined {
-    return otelApi();
-  }
-
-  /** The instruments of the global MeterProvider now, for a probe made while the api was loading. */
-  instrumentsNow(): Instruments | undefined {
-    return this.currentInstruments();
-  }
-
   /** The instruments of the global MeterProvider, or undefined when none is registered (or the api is absent). */
-  private currentInstruments(): Instruments | undefined {
-    const api = this.api;
+  currentInstruments(): Instruments | undefined {
+    const api = otelApi();
     if (api === undefined) return undefined;
     const provider = api.metrics.getMeterProvider();
     if (provider !== this.meterProvider) {
@@ -234,7 +217,7 @@ export class Telemetry {
 
   /** The tracer of the global TracerProvider, or undefined when none is registered. */
   private currentTracer(): OtelTracer | undefined {
-    const api = this.api;
+    const api = otelApi();
     if (api === undefined) return undefined;
     let provider: unknown = api.trace.getTracerProvider();
     // The global provider is a proxy; a fresh proxy's delegate is the api's no-op provider.
@@ -243,15 +226,13 @@ export class Telemetry {
     if (provider !== this.tracerProvider) {
       this.tracerProvider = provider;
       this.tracer =
-        provider === this.noopTracerProvider
-          ? undefined
-          : (provider as { getTracer(name: string, version: string): OtelTracer }).getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+        provider === this.noopTracerProvider ? undefined : (provider as OtelTracerProvider).getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
     }
     return this.tracer;
   }
 
   /** A probe for one acquisition call, or undefined when nothing listens (the common, cheap case). */
-  startAcquire(object: string, name: string, owner: string | undefined, refusal: Refusal): AcquireProbe | undefined {
+  startAcquire(object: string, name: string, refusal: Refusal): AcquireProbe | undefined {
     const metrics = this.currentInstruments();
     const traces = this.currentTracer();
     // Only in a process's first moments (an ESM import is asynchronous): a provider registered before the client counts from its first call.
@@ -259,13 +240,13 @@ export class Telemetry {
     if (metrics === undefined && traces === undefined && loading === undefined && !acquireChannel.hasSubscribers && !leaseLostChannel.hasSubscribers) {
       return undefined;
     }
-    return new AcquireProbe(this, object, name, owner, this.labelsOf(object, name), metrics, traces, refusal, loading);
+    return new AcquireProbe(this, object, name, this.labelsOf(object, name), metrics, traces, refusal, loading);
   }
 
   /** A hold granted for the first time (at `now`, still held) by `probe`'s call: counted as active until {@link holdEnded}. */
   track(hold: object, probe: AcquireProbe, tracing: boolean, now: number): void {
     if (this.holds.has(hold)) return;
-    const span = tracing ? this.api?.trace.getActiveSpan() : undefined;
+    const span = tracing ? otelApi()?.trace.getActiveSpan() : undefined;
     const active = activeOf(probe.labels);
     active.holds++;
     probe.active = active;
@@ -329,9 +310,7 @@ export class Telemetry {
     const known = this.labelSets.get(id);
     if (known !== undefined) return known;
     if (this.labelSets.size >= MAX_LABEL_SETS) this.labelSets.clear();
-    const attributes: OtelAttributes = { 'rlock.object': object };
-    if (named !== undefined) attributes['rlock.name'] = named;
-    const base = Object.freeze(attributes);
+    const base = Object.freeze<OtelAttributes>(named === undefined ? { 'rlock.object': object } : { 'rlock.object': object, 'rlock.name': named });
     const labels: LabelSet = { id, base, active: activeCount(id, base), outcome: {}, end: {}, reason: {} };
     this.labelSets.set(id, labels);
     return labels;
@@ -351,9 +330,7 @@ export function observeCall<T>(
   run: () => Promise<T>,
   granted: (value: T) => boolean,
 ): Promise<T> {
-  const probe = telemetry.startAcquire(object, name, undefined, refusal);
-  const traced = acquireChannel.hasSubscribers;
-  if (probe === undefined && !traced) return run();
+  const probe = telemetry.startAcquire(object, name, refusal);
   const observed =
     probe === undefined
       ? run
@@ -368,5 +345,5 @@ export function observeCall<T>(
           probe.end(granted(value) ? 'acquired' : refusal, undefined);
           return value;
         };
-  return traced ? acquireChannel.tracePromise(observed, { object, name, owner: undefined } satisfies LockChannelContext) : observed();
+  return acquireChannel.hasSubscribers ? acquireChannel.tracePromise(observed, { object, name, owner: undefined } satisfies LockChannelContext) : observed();
 }

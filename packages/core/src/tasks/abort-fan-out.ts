@@ -21,6 +21,7 @@ class AbortFanOut {
 
   constructor(private readonly signal: AbortSignal) {
     signal.addEventListener('abort', this.abort, { once: true });
+    fanOuts.set(signal, this);
   }
 
   add(run: () => void): () => void {
@@ -41,10 +42,5 @@ const fanOuts = new WeakMap<AbortSignal, AbortFanOut>();
 
 /** Runs `callback` once when `signal` aborts; the function returned stops that (call it when the wait ends). */
 export function onAbort(signal: AbortSignal, callback: () => void): () => void {
-  let fanOut = fanOuts.get(signal);
-  if (!fanOut) {
-    fanOut = new AbortFanOut(signal);
-    fanOuts.set(signal, fanOut);
-  }
-  return fanOut.add(callback);
+  return (fanOuts.get(signal) ?? new AbortFanOut(signal)).add(callback);
 }

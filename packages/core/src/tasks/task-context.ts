@@ -29,7 +29,8 @@ class Task implements CachedOwner {
   }
 }
 
-function newTask(): CachedOwner {
+/** A fresh task: for `client.task(fn)`, a request, or an owner that only a handle carries. */
+export function newTaskContext(): TaskContext {
   return new Task(++counter.next);
 }
 
@@ -39,7 +40,7 @@ export function currentTask(): TaskContext | undefined {
 }
 
 export function runInNewTask<T>(fn: () => T): T {
-  return storage.run(newTask(), fn);
+  return storage.run(newTaskContext(), fn);
 }
 
 export function runInTask<T>(task: TaskContext, fn: () => T): T {
@@ -52,11 +53,6 @@ export function runInTask<T>(task: TaskContext, fn: () => T): T {
  */
 export function runInCurrentTaskOrNew<T>(fn: () => T): T {
   return storage.getStore() ? fn() : runInNewTask(fn);
-}
-
-/** A fresh task id for an owner that only a handle carries. */
-export function newTaskContext(): TaskContext {
-  return newTask();
 }
 
 /** `<clientId>:<taskId>`, cached on the task (almost always used with one client) for the hot path. */

@@ -22,14 +22,13 @@ export function endingTasksRun(): boolean {
   return live.count > 0;
 }
 
-/** A task that will be heard ending started (its end is `taskEnded` then `endingTaskGone`). */
-export function endingTaskStarted(): void {
+/** A task that will be heard ending started: it counts as running until the function returned tells every listener that it ended. */
+export function endingTaskStarted(task: TaskContext, source: TaskSource): () => void {
   live.count++;
-}
-
-/** A task counted by `endingTaskStarted` ended, its listeners told. */
-export function endingTaskGone(): void {
-  live.count--;
+  return () => {
+    taskEnded(task, source);
+    live.count--;
+  };
 }
 
 /** Hears the end of every task started by `client.task(fn)` or `taskMiddleware()`; returns the way to stop. */
@@ -39,7 +38,7 @@ export function onTaskEnd(listener: TaskEndListener): () => void {
 }
 
 /** Tells every listener that `task` ended. A throwing listener does not keep the others from hearing it. */
-export function taskEnded(task: TaskContext, source: TaskSource): void {
+function taskEnded(task: TaskContext, source: TaskSource): void {
   for (const listener of listeners) {
     try {
       listener(task, source);
@@ -55,23 +54,7 @@ export function taskEnded(task: TaskContext, source: TaskSource): void {
  */
 export function runInNewTaskReportingEnd<T>(fn: () => Promise<T>): Promise<T> {
   const task = newTaskContext();
-  endingTaskStarted();
-  const settled = runInTask(task, fn);
-  // The end is heard before the caller's continuation runs, in both outcomes.
-  return settled.then(
-    (value) => {
-      ended(task);
-      return value;
-    },
-    (error: unknown) => {
-      ended(task);
-      throw error;
-    },
-  );
-}
-
-// taskEnded never throws (a listener's failure is its own).
-function ended(task: TaskContext): void {
-  taskEnded(task, 'task');
-  endingTaskGone();
+  const ended = endingTaskStarted(task, 'task');
+  // The end is heard before the caller's continuation runs, in both outcomes (taskEnded never throws).
+  return runInTask(task, fn).finally(ended);
 }

@@ -1,5 +1,5 @@
 import { newTaskContext, runInTask } from './task-context.js';
-import { endingTaskGone, endingTaskStarted, taskEnded } from './task-end.js';
+import { endingTaskStarted } from './task-end.js';
 
 /** What `taskMiddleware()` needs of a response (node:http's, Express's): its `close` event ends the task. */
 export interface TaskResponse {
@@ -25,13 +25,7 @@ export function taskMiddleware(): TaskMiddleware {
     const task = newTaskContext();
     // A caller without types may pass a response without events: it is then not watched.
     const response = res as Partial<TaskResponse> | null | undefined;
-    if (typeof response?.once === 'function') {
-      endingTaskStarted();
-      response.once('close', () => {
-        taskEnded(task, 'request');
-        endingTaskGone();
-      });
-    }
+    if (typeof response?.once === 'function') response.once('close', endingTaskStarted(task, 'request'));
     runInTask(task, () => next());
   };
 }

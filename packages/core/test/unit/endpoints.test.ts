@@ -60,7 +60,10 @@ describe('connection endpoints', () => {
 
   describe('a Cluster input', () => {
     it('takes host:port startup nodes as it takes URLs', async () => {
-      const deployment = createDeployment({ cluster: ['127.0.0.1:1', '[::1]:2', 'redis://localhost:3'], lazyConnect: true }, 1_000, []);
+      const deployment = createDeployment(
+        { cluster: ['127.0.0.1:1', '[::1]:2', 'redis://localhost:3'], lazyConnect: true },
+        { commandTimeoutMs: 1_000, scripts: [] },
+      );
       try {
         // ioredis keeps the startup nodes it was given (a private field): lazyConnect leaves them untried.
         const { startupNodes } = deployment.redis as unknown as { startupNodes: unknown };
@@ -75,7 +78,7 @@ describe('connection endpoints', () => {
     });
 
     it('refuses a bare host among the startup nodes', () => {
-      expect(() => createDeployment({ cluster: ['127.0.0.1'] }, 1_000, [])).toThrow(
+      expect(() => createDeployment({ cluster: ['127.0.0.1'] }, { commandTimeoutMs: 1_000, scripts: [] })).toThrow(
         /redis\.cluster: "127\.0\.0\.1" is not a redis:\/\/ or rediss:\/\/ URL or host:port/,
       );
     });

@@ -1,6 +1,7 @@
 import { Hold, HoldSites, type HoldObserver, type HoldTarget } from '../../src/engine/hold.js';
 import { HoldRegistry } from '../../src/engine/hold-registry.js';
-import { endingTaskGone, endingTaskStarted } from '../../src/tasks/task-end.js';
+import { endingTaskStarted } from '../../src/tasks/task-end.js';
+import { newTaskContext } from '../../src/tasks/task-context.js';
 
 const observer: HoldObserver = {
   startRenewal: () => undefined,
@@ -77,8 +78,9 @@ describe('HoldRegistry', () => {
 
   describe('takeOwner', () => {
     // Holds are indexed by owner only while a task that is heard ending runs (client.task(), taskMiddleware()).
-    beforeEach(() => endingTaskStarted());
-    afterEach(() => endingTaskGone());
+    let taskEnds = (): void => undefined;
+    beforeEach(() => (taskEnds = endingTaskStarted(newTaskContext(), 'task')));
+    afterEach(() => taskEnds());
 
     it('gives the current holds of one owner once, and forgets the ones removed', () => {
       const registry = new HoldRegistry();
@@ -108,12 +110,12 @@ describe('HoldRegistry', () => {
 
     it('indexes no hold taken while no task that is heard ending runs (its owner cannot end)', () => {
       const registry = new HoldRegistry();
-      endingTaskGone();
+      taskEnds();
       const outside = hold('a', '', 'o1');
       try {
         registry.set(outside);
       } finally {
-        endingTaskStarted();
+        taskEnds = endingTaskStarted(newTaskContext(), 'task');
       }
       const inside = hold('b', '', 'o1');
       registry.set(inside);
