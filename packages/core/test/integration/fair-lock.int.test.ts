@@ -1,7 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RedisFleet, takeHoldLeakWarnings } from '@org/rlock-testing';
-import type { LockReleasedEvent } from '@org/rlock-core';
+import type { LockReleasedEvent, RLock } from '@org/rlock-core';
+import type { Redis } from 'ioredis';
 import { ClientPool, commandCalls, eventually, holdAt, uniquePrefix } from './support.js';
 
 const WAITER = fileURLToPath(new URL('./fixtures/fair-waiter.mjs', import.meta.url));
@@ -36,6 +37,17 @@ class WaiterProcess {
   kill(): void {
     this.child.kill('SIGKILL');
   }
+}
+
+/** A held fair lock reentered: Redis and the client count 2, and two unlocks free it. */
+async function expectReentryCountsTwo(lock: RLock, redis: Redis, key: string): Promise<void> {
+  await lock.lock({ leaseMs: 10_000 });
+  expect((await holdAt(redis, key))?.count).toBe(2);
+  expect(await lock.getHoldCount()).toBe(2);
+  await lock.unlock();
+  expect((await holdAt(redis, key))?.count).toBe(1);
+  await lock.unlock();
+  expect(await redis.exists(key)).toBe(0);
 }
 
 describe('fair lock', () => {
@@ -211,14 +223,7 @@ describe('fair lock', () => {
       expect(ttl).toBeLessThanOrEqual(10_000);
       expect(await lock.getHoldCount()).toBe(1);
       expect(await lock.isHeldByCurrentTask()).toBe(true);
-      // A reentry counts (2); two unlocks free it.
-      await lock.lock({ leaseMs: 10_000 });
-      expect((await holdAt(redis, key))?.count).toBe(2);
-      expect(await lock.getHoldCount()).toBe(2);
-      await lock.unlock();
-      expect((await holdAt(redis, key))?.count).toBe(1);
-      await lock.unlock();
-      expect(await redis.exists(key)).toBe(0);
+      await expectReentryCountsTwo(lock, redis, key);
     });
   });
 
@@ -277,13 +282,7 @@ describe('fair lock', () => {
         expect([0, 1]).toContain(count);
         expect(await lock.getHoldCount()).toBe(1);
         expect(await lock.isHeldByCurrentTask()).toBe(true);
-        await lock.lock({ leaseMs: 10_000 });
-        expect((await holdAt(redis, key))?.count).toBe(2);
-        expect(await lock.getHoldCount()).toBe(2);
-        await lock.unlock();
-        expect((await holdAt(redis, key))?.count).toBe(1);
-        await lock.unlock();
-        expect(await redis.exists(key)).toBe(0);
+        await expectReentryCountsTwo(lock, redis, key);
       });
       expect(await eventually(async () => (await queueLength(prefix, name)) === 1, 5_000)).toBe(true);
       await held.unlock();
