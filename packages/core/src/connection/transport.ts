@@ -88,14 +88,15 @@ export class Transport {
   private failPending(cause: Error): void {
     for (let index = this.head; index < this.pending.length; index++) {
       const entry = this.pending[index] as Pending;
-      if (!entry.done) entry.command.reject(unavailable(entry, cause));
+      if (!entry.done) entry.command.reject(unavailableError(entry.what, entry.key, cause));
     }
     // Queued calls never left: they cannot run later.
     const queued = [...this.batches.values()];
     this.batches.clear();
     for (const batch of queued) {
       this.dequeued(batch.calls.length);
-      failEach(batch.calls, notSent(unavailable(batch.calls[0] as QueuedCall, cause)), this.timeoutMs, notSent);
+      const first = batch.calls[0] as QueuedCall;
+      failEach(batch.calls, notSent(unavailableError(first.what, first.key, cause)), this.timeoutMs, notSent);
     }
   }
 
@@ -130,10 +131,7 @@ export class Transport {
     // Standalone: one queue per script; a Cluster's per slot, since a script's keys must share one.
     const queue = queueOf(script as BatchedScript<unknown>, args, this.redis.isCluster ? calculateSlot(key) : undefined);
     let batch = this.batches.get(queue);
-    if (batch === undefined) {
-      batch = { script: script as BatchedScript<unknown>, calls: [] };
-      this.batches.set(queue, batch);
-    }
+    if (batch === undefined) this.batches.set(queue, (batch = { script: script as BatchedScript<unknown>, calls: [] }));
     const { calls } = batch;
     // Only queued behind unanswered calls, so the work counter was entered already.
     this.queuedCalls++;
@@ -270,7 +268,7 @@ export class Transport {
     const entry: Pending = calls === undefined ? { command, deadline, what, key, done: false } : { command, calls, deadline, what, key, done: false };
     const down = this.down.cause;
     if (down) {
-      command.reject(notSent(unavailable(entry, down)));
+      command.reject(notSent(unavailableError(what, key, down)));
       return entry;
     }
     if (this.head === this.pending.length && this.queuedCalls === 0) this.calls?.enter();
@@ -367,8 +365,4 @@ export function wasNotSent(error: unknown): boolean {
 function notSent<E extends Error>(error: E): E {
   if (!(NOT_SENT in error)) Object.defineProperty(error, NOT_SENT, { value: true });
   return error;
-}
-
-function unavailable(entry: { readonly what: string; readonly key: string }, cause: Error): RedisUnavailableError {
-  return unavailableError(entry.what, entry.key, cause);
 }
