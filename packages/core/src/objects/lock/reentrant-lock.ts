@@ -77,13 +77,11 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   unlock(): Promise<void> {
-    let owner: string;
     try {
-      owner = this.ownerOf(requireTask(this.name, 'unlock'));
+      return this.core.releaseFor(this.name, this.ownerOf(requireTask(this.name, 'unlock')));
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.core.releaseFor(this.name, owner);
   }
 
   // Not async, nor anything inside: an open scope keeps only its promise, `resolve` and one reaction on
@@ -187,7 +185,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, keys, owner);
     const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
-    const target: HoldTarget = { name: this.name, key: keys.lock, mode: mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
+    const target: HoldTarget = { name: this.name, key: keys.lock, mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
     // The store is told only what it reads, in an object of this call's own (Redlock keeps the call's state by it).
     const terms: AcquireTerms = { waits: request.waits, failFast: request.failFast === true };
     const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, terms);
