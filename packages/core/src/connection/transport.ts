@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { Command, type Cluster, type Redis } from 'ioredis';
 import calculateSlot from 'cluster-key-slot';
 import { RedisUnavailableError } from '../errors.js';
@@ -24,11 +25,7 @@ const MAX_BATCH = 16;
  */
 const WRITE_THROUGH = 4;
 
-interface Corkable {
-  cork(): void;
-  uncork(): void;
-  readonly writable: boolean;
-}
+type Corkable = Pick<Writable, 'cork' | 'uncork' | 'writable'>;
 
 /** The writable streams of a ready connection, or of a Cluster's ready masters; none while connecting. */
 function streamsOf(redis: Redis | Cluster): readonly Corkable[] {
