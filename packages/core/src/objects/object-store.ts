@@ -8,11 +8,9 @@ export const isOne = (reply: unknown): boolean => reply === 1;
 /** A renew script's reply: one code per item. */
 export const asCodes = (reply: unknown): number[] => reply as number[];
 
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
-
-/** A renew.lua script's code for one hold; none: taken. */
+/** A renew.lua script's code for one hold: 1 renewed, 0 gone, anything else (−1, none) taken. */
 export function renewOutcome(code: number | undefined): RenewOutcome {
-  return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+  return code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken';
 }
 
 export abstract class ObjectStore {

@@ -62,10 +62,7 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
     checkRedisString(id, 'release(id): id', MAX_NAME_BYTES);
     const { ctx } = this;
     const own = ctx.holds.current(this.keys.permits, MODE, id);
-    if (own) {
-      await this.releasePermit(own);
-      return;
-    }
+    if (own) return this.releasePermit(own);
     ctx.assertOpen();
     const reply = await this.store.release(this.keys, id, undefined, ctx.newOpId());
     if (!reply.released) {
