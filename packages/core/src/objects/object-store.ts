@@ -1,6 +1,7 @@
 import { replicated, type Deployment } from '../connection/deployment.js';
 import type { EmbeddedScript } from '../connection/scripts.js';
 import type { Transport } from '../connection/transport.js';
+import type { EngineContext } from '../engine/engine-context.js';
 import type { RenewOutcome } from '../engine/renewal.js';
 
 export const isOne = (reply: unknown): boolean => reply === 1;
@@ -43,5 +44,15 @@ export abstract class ObjectStore {
   protected async renewed(codes: readonly number[], key: string): Promise<RenewOutcome[]> {
     if (this.deployment.syncsReplicas) await this.deployment.afterWrite(key);
     return codes.map((code) => renewOutcome(code));
+  }
+}
+
+/** A store whose calls read the client's context (its id, watchdog lease, holds and queues): a lock family's scripts. */
+export abstract class ContextStore extends ObjectStore {
+  constructor(
+    deployment: Deployment,
+    protected readonly ctx: EngineContext,
+  ) {
+    super(deployment, ctx.commandTimeoutMs);
   }
 }

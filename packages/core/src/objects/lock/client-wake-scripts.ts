@@ -1,11 +1,9 @@
 import type { BatchedScript } from '../../connection/call-batch.js';
-import type { Deployment } from '../../connection/deployment.js';
 import type { ScriptArgsOf } from '../../connection/scripts.js';
 import type { AcquireReply } from '../../engine/attempt.js';
-import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import { isOne, ObjectStore } from '../object-store.js';
+import { ContextStore, isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
 import type { AcquireTerms } from './lock-store.js';
@@ -22,14 +20,7 @@ const WAKE_INFIX = ':release:';
  * The lock's scripts (lock/*.lua): whoever tries first when it is free gets it, and each release wakes one
  * waiting client, which hands the wake to its longest local waiter (or on to the next client).
  */
-export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainLockKeys> {
-  constructor(
-    deployment: Deployment,
-    private readonly ctx: EngineContext,
-  ) {
-    super(deployment, ctx.commandTimeoutMs);
-  }
-
+export class ClientWakeScripts extends ContextStore implements LockScripts<PlainLockKeys> {
   keysOf(prefix: string, name: string): PlainLockKeys {
     return plainLockKeys(prefix, name, this.ctx.clientId);
   }

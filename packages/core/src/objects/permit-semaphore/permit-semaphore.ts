@@ -48,13 +48,12 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
   async tryAcquire(options?: PermitOptions): Promise<PermitHandle | undefined> {
     const request = parseLockOptions(options, 'tryAcquire', LOCK_DEFAULTS.tryLockWaitMs);
     const task = currentTask() ?? newTaskContext();
-    let hold: Hold | undefined;
     try {
-      hold = await this.acquireChecked(request, 'not_acquired');
+      const hold = await this.acquireChecked(request, 'not_acquired');
+      return hold && new LeasedPermit(this, hold, task);
     } catch (error) {
       throw unansweredFailure(error);
     }
-    return hold && new LeasedPermit(this, hold, task);
   }
 
   async release(id: string): Promise<void> {
