@@ -33,15 +33,12 @@ export class MultiLock implements RLock<undefined> {
   /** The members in acquisition order (by full key; ties keep the given order). */
   private readonly ordered: readonly AnyLock[];
 
-  /** Where its own calls are measured: its client's, or (made directly) its own. */
-  private readonly telemetry: Telemetry;
-
   /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
   constructor(
     private readonly members: readonly AnyLock[],
-    telemetry?: Telemetry,
+    /** Where its own calls are measured: its client's, or (made directly) its own. */
+    private readonly telemetry: Telemetry = new Telemetry(undefined),
   ) {
-    this.telemetry = telemetry ?? new Telemetry(undefined);
     // Checked as unknown (JavaScript callers): Array.isArray would narrow a readonly array to any[].
     const list: unknown = members;
     if (!Array.isArray(list) || list.length === 0) {
