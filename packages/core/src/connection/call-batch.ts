@@ -1,4 +1,4 @@
-import { RedisCommandError, RedisUnavailableError } from '../errors.js';
+import { RedisUnavailableError } from '../errors.js';
 import { toRLockError } from './bounded-call.js';
 import { unavailableError } from './down-tracker.js';
 import type { EmbeddedScript, ScriptArg } from './scripts.js';
@@ -71,10 +71,8 @@ export function answerEach(calls: readonly QueuedCall[], replies: unknown): void
  * failures (no answer in time, connection down) said of each call, keeping whether it was sent.
  */
 export function failEach(calls: readonly QueuedCall[], error: unknown, timeoutMs: number, notSent: (error: Error) => Error): void {
-  // An error reply, said of the batch's first call, is said of each.
-  const reply = error instanceof RedisCommandError && error.cause instanceof Error ? error.cause : error;
   for (const call of calls) {
-    if (!(error instanceof RedisUnavailableError)) call.reject(toRLockError(reply, call.what, call.key));
+    if (!(error instanceof RedisUnavailableError)) call.reject(toRLockError(error, call.what, call.key));
     else if (error.cause instanceof Error) call.reject(notSent(unavailableError(call.what, call.key, error.cause)));
     else call.reject(notSent(new RedisUnavailableError(`Redis did not answer ${call.what} on "${call.key}" within ${timeoutMs} ms`)));
   }

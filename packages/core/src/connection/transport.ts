@@ -169,11 +169,32 @@ export class Transport {
       this.run(script.single, first.args as never, first.what, first.key, first.parse).then(first.resolve, first.reject);
       return;
     }
-    // Answered as any script call is (a NOSCRIPT by EVAL), its reply fanned out to the calls; a failure of the whole call fails each.
     const keysAndArgs = batchArgs(script, calls);
-    const entry = this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls);
-    this.answer(entry, (replies) => answerEach(calls, replies), script.batch, keysAndArgs).catch((error: unknown) =>
-      failEach(calls, error, this.timeoutMs, (failure) => (wasNotSent(error) ? notSent(failure) : failure)),
+    this.answerBatch(this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls), script, keysAndArgs, calls);
+  }
+
+  /** A batch's reply fanned out to its calls; a NOSCRIPT answered by EVAL, as {@link answer} does. */
+  private answerBatch(entry: Pending, script: BatchedScript<unknown>, keysAndArgs: ScriptArg[] | undefined, calls: readonly QueuedCall[]): void {
+    entry.command.promise.then(
+      (reply) => {
+        this.settled(entry);
+        let replies: unknown;
+        try {
+          replies = this.unwrapRefusal(reply, entry.what, entry.key);
+        } catch (error) {
+          // The batch ran: none of its calls may be taken for one that never left.
+          return failEach(calls, error, this.timeoutMs, (failure) => failure);
+        }
+        answerEach(calls, replies);
+      },
+      (error: unknown) => {
+        this.settled(entry);
+        if (keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+          const retry = this.send('eval', scriptArgs(script.batch.lua, script.batch, keysAndArgs), entry.what, entry.key, calls);
+          return this.answerBatch(retry, script, undefined, calls);
+        }
+        failEach(calls, error, this.timeoutMs, (failure) => (wasNotSent(error) ? notSent(failure) : failure));
+      },
     );
   }
 
@@ -206,7 +227,7 @@ export class Transport {
       (error: unknown) => {
         this.settled(entry);
         if (script !== undefined && keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
-          return this.answer(this.send('eval', scriptArgs(script.lua, script, keysAndArgs), entry.what, entry.key, entry.calls), parse, script, undefined);
+          return this.answer(this.send('eval', scriptArgs(script.lua, script, keysAndArgs), entry.what, entry.key), parse, script, undefined);
         }
         throw toRLockError(error, entry.what, entry.key);
       },
