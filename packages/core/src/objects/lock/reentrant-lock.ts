@@ -291,7 +291,7 @@ class LockCore {
   readonly mode: string;
   private readonly keyCache: LockKeyCache;
   // Made once per core, not per acquisition: what the engine's wait loop is given.
-  readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
+  readonly onMessage = (payload: string, queue: WaitQueue): boolean => this.store.onMessage(payload, queue);
   readonly waitLabel: AcquireLabel;
   readonly failFastLabel: AcquireLabel;
 
@@ -312,7 +312,6 @@ class LockCore {
     this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
     this.mode = store.variant.mode;
     this.sharesBranches = store.variant.reentrant && store.variant.exclusive;
-    this.onMessage = (payload, queue) => store.onMessage(payload, queue);
     this.waitLabel = { object, refusal: 'timeout' };
     this.failFastLabel = { object, refusal: 'not_acquired' };
   }
