@@ -5,7 +5,7 @@ import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import { ContextStore, isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
-import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
+import { clientsKey, plainLockKeys, type PlainLockKeys } from './keys.js';
 import type { AcquireTerms } from './lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from './server-lock-store.js';
 
@@ -63,9 +63,9 @@ export class ClientWakeScripts extends ContextStore implements LockScripts<Plain
   private passOn(channel: string): Promise<unknown> {
     const { clientId } = this.ctx;
     const lock = channel.slice(0, channel.length - WAKE_INFIX.length - clientId.length);
-    const keys = plainKeysOfLock(lock, clientId);
+    const args = { lock, clients: clientsKey(lock), clientId, sharded: this.sharded };
     // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).
-    return this.transport.run(SCRIPTS.lockWake, { lock, clients: keys.clients, clientId, sharded: this.sharded }, 'wake', lock, Number).catch(() => undefined);
+    return this.transport.run(SCRIPTS.lockWake, args, 'wake', lock, Number).catch(() => undefined);
   }
 
   async forceUnlock({ lock, clients, notices }: PlainLockKeys): Promise<boolean> {
