@@ -170,31 +170,12 @@ export class Transport {
       return;
     }
     const keysAndArgs = batchArgs(script, calls);
-    this.answerBatch(this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls), script, keysAndArgs, calls);
-  }
-
-  /** A batch's reply fanned out to its calls; a NOSCRIPT answered by EVAL, as {@link answer} does. */
-  private answerBatch(entry: Pending, script: BatchedScript<unknown>, keysAndArgs: ScriptArg[] | undefined, calls: readonly QueuedCall[]): void {
-    entry.command.promise.then(
-      (reply) => {
-        this.settled(entry);
-        let replies: unknown;
-        try {
-          replies = this.unwrapRefusal(reply, entry.what, entry.key);
-        } catch (error) {
-          // The batch ran: none of its calls may be taken for one that never left.
-          return failEach(calls, error, this.timeoutMs, (failure) => failure);
-        }
-        answerEach(calls, replies);
-      },
-      (error: unknown) => {
-        this.settled(entry);
-        if (keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
-          const retry = this.send('eval', scriptArgs(script.batch.lua, script.batch, keysAndArgs), entry.what, entry.key, calls);
-          return this.answerBatch(retry, script, undefined, calls);
-        }
-        failEach(calls, error, this.timeoutMs, (failure) => (wasNotSent(error) ? notSent(failure) : failure));
-      },
+    // Its reply and its failure are its calls' (see answer): the answer itself settles with nothing, and never rejects.
+    void this.answer(
+      this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls),
+      parseBatch,
+      script.batch,
+      keysAndArgs,
     );
   }
 
@@ -215,21 +196,30 @@ export class Transport {
   }
 
   /**
-   * `entry`'s reply parsed (a script's unwrapped first), or its typed error. A NOSCRIPT error of an EVALSHA (`keysAndArgs`
-   * given) is answered by EVAL, which loads the script into the server's cache for the next EVALSHA.
+   * `entry`'s reply parsed (a script's unwrapped first), or its typed error; a batch's reply and failure go to each of its calls.
+   * A NOSCRIPT error of an EVALSHA (`keysAndArgs` given) is answered by EVAL, which loads the script into the server's cache for the next EVALSHA.
    */
   private answer<T>(entry: Pending, parse: (reply: unknown) => T, script: EmbeddedScript | undefined, keysAndArgs: ScriptArg[] | undefined): Promise<T> {
     return entry.command.promise.then(
       (reply) => {
         this.settled(entry);
-        return parse(script === undefined ? reply : this.unwrapRefusal(reply, entry.what, entry.key));
+        if (entry.calls === undefined) return parse(script === undefined ? reply : this.unwrapRefusal(reply, entry.what, entry.key));
+        try {
+          answerEach(entry.calls, this.unwrapRefusal(reply, entry.what, entry.key));
+        } catch (error) {
+          // The batch ran: none of its calls may be taken for one that never left.
+          failEach(entry.calls, error, this.timeoutMs, (failure) => failure);
+        }
+        return parse(undefined);
       },
       (error: unknown) => {
         this.settled(entry);
         if (script !== undefined && keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
-          return this.answer(this.send('eval', scriptArgs(script.lua, script, keysAndArgs), entry.what, entry.key), parse, script, undefined);
+          return this.answer(this.send('eval', scriptArgs(script.lua, script, keysAndArgs), entry.what, entry.key, entry.calls), parse, script, undefined);
         }
-        throw toRLockError(error, entry.what, entry.key);
+        if (entry.calls === undefined) throw toRLockError(error, entry.what, entry.key);
+        failEach(entry.calls, error, this.timeoutMs, (failure) => (wasNotSent(error) ? notSent(failure) : failure));
+        return parse(undefined);
       },
     );
   }
@@ -338,6 +328,9 @@ export class Transport {
     }
   };
 }
+
+/** A batch's answer: its reply was each call's already. */
+const parseBatch = (): void => undefined;
 
 /** EVALSHA's or EVAL's arguments: `first` (the sha or the source), the key count unless the script takes it first, then `keysAndArgs` as strings, in one new array. */
 function scriptArgs(first: string, script: EmbeddedScript, keysAndArgs: readonly ScriptArg[]): string[] {
