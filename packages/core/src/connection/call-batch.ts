@@ -72,14 +72,8 @@ export function answerEach(calls: readonly QueuedCall[], replies: unknown): void
  */
 export function failEach(calls: readonly QueuedCall[], error: unknown, timeoutMs: number, notSent: (error: Error) => Error): void {
   for (const call of calls) {
-    if (!(error instanceof RedisUnavailableError)) {
-      call.reject(toRLockError(error, call.what, call.key));
-      continue;
-    }
-    const failure =
-      error.cause instanceof Error
-        ? unavailableError(call.what, call.key, error.cause)
-        : new RedisUnavailableError(`Redis did not answer ${call.what} on "${call.key}" within ${timeoutMs} ms`);
-    call.reject(notSent(failure));
+    if (!(error instanceof RedisUnavailableError)) call.reject(toRLockError(error, call.what, call.key));
+    else if (error.cause instanceof Error) call.reject(notSent(unavailableError(call.what, call.key, error.cause)));
+    else call.reject(notSent(new RedisUnavailableError(`Redis did not answer ${call.what} on "${call.key}" within ${timeoutMs} ms`)));
   }
 }

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { Command, type Cluster, type Redis } from 'ioredis';
 import calculateSlot from 'cluster-key-slot';
 import { RedisUnavailableError } from '../errors.js';
@@ -24,11 +25,7 @@ const MAX_BATCH = 16;
  */
 const WRITE_THROUGH = 4;
 
-interface Corkable {
-  cork(): void;
-  uncork(): void;
-  readonly writable: boolean;
-}
+type Corkable = Pick<Writable, 'cork' | 'uncork' | 'writable'>;
 
 /** The writable streams of a ready connection, or of a Cluster's ready masters; none while connecting. */
 function streamsOf(redis: Redis | Cluster): readonly Corkable[] {
@@ -90,7 +87,7 @@ export class Transport {
   private failPending(cause: Error): void {
     for (let index = this.head; index < this.pending.length; index++) {
       const entry = this.pending[index] as Pending;
-      if (!entry.done) entry.command.reject(unavailable(entry, cause));
+      if (!entry.done) entry.command.reject(unavailableError(entry.what, entry.key, cause));
     }
     // Queued calls never left: they cannot run later.
     const queued = [...this.batches.values()];
@@ -98,7 +95,8 @@ export class Transport {
     this.queuedKeys.clear();
     for (const batch of queued) {
       this.dequeued(batch.calls.length);
-      failEach(batch.calls, notSent(unavailable(batch.calls[0] as QueuedCall, cause)), this.timeoutMs, notSent);
+      const first = batch.calls[0] as QueuedCall;
+      failEach(batch.calls, notSent(unavailableError(first.what, first.key, cause)), this.timeoutMs, notSent);
     }
   }
 
@@ -137,10 +135,7 @@ export class Transport {
     if (earlier !== undefined && earlier !== queue) this.sendBatches();
     this.queuedKeys.set(key, queue);
     let batch = this.batches.get(queue);
-    if (batch === undefined) {
-      batch = { script: script as BatchedScript<unknown>, calls: [] };
-      this.batches.set(queue, batch);
-    }
+    if (batch === undefined) this.batches.set(queue, (batch = { script: script as BatchedScript<unknown>, calls: [] }));
     const { calls } = batch;
     // Only queued behind unanswered calls, so the work counter was entered already.
     this.queuedCalls++;
@@ -185,31 +180,12 @@ export class Transport {
       return;
     }
     const keysAndArgs = batchArgs(script, calls);
-    this.answerBatch(this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls), script, keysAndArgs, calls);
-  }
-
-  /** A batch's reply fanned out to its calls; a NOSCRIPT answered by EVAL, as {@link answer} does. */
-  private answerBatch(entry: Pending, script: BatchedScript<unknown>, keysAndArgs: ScriptArg[] | undefined, calls: readonly QueuedCall[]): void {
-    entry.command.promise.then(
-      (reply) => {
-        this.settled(entry);
-        let replies: unknown;
-        try {
-          replies = this.unwrapRefusal(reply, entry.what, entry.key);
-        } catch (error) {
-          // The batch ran: none of its calls may be taken for one that never left.
-          return failEach(calls, error, this.timeoutMs, (failure) => failure);
-        }
-        answerEach(calls, replies);
-      },
-      (error: unknown) => {
-        this.settled(entry);
-        if (keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
-          const retry = this.send('eval', scriptArgs(script.batch.lua, script.batch, keysAndArgs), entry.what, entry.key, calls);
-          return this.answerBatch(retry, script, undefined, calls);
-        }
-        failEach(calls, error, this.timeoutMs, (failure) => (wasNotSent(error) ? notSent(failure) : failure));
-      },
+    // Its reply and its failure are its calls' (see answer): the answer itself settles with nothing, and never rejects.
+    void this.answer(
+      this.send('evalsha', scriptArgs(script.batch.sha, script.batch, keysAndArgs), first.what, first.key, calls),
+      parseBatch,
+      script.batch,
+      keysAndArgs,
     );
   }
 
@@ -230,21 +206,30 @@ export class Transport {
   }
 
   /**
-   * `entry`'s reply parsed (a script's unwrapped first), or its typed error. A NOSCRIPT error of an EVALSHA (`keysAndArgs`
-   * given) is answered by EVAL, which loads the script into the server's cache for the next EVALSHA.
+   * `entry`'s reply parsed (a script's unwrapped first), or its typed error; a batch's reply and failure go to each of its calls.
+   * A NOSCRIPT error of an EVALSHA (`keysAndArgs` given) is answered by EVAL, which loads the script into the server's cache for the next EVALSHA.
    */
   private answer<T>(entry: Pending, parse: (reply: unknown) => T, script: EmbeddedScript | undefined, keysAndArgs: ScriptArg[] | undefined): Promise<T> {
     return entry.command.promise.then(
       (reply) => {
         this.settled(entry);
-        return parse(script === undefined ? reply : this.unwrapRefusal(reply, entry.what, entry.key));
+        if (entry.calls === undefined) return parse(script === undefined ? reply : this.unwrapRefusal(reply, entry.what, entry.key));
+        try {
+          answerEach(entry.calls, this.unwrapRefusal(reply, entry.what, entry.key));
+        } catch (error) {
+          // The batch ran: none of its calls may be taken for one that never left.
+          failEach(entry.calls, error, this.timeoutMs, (failure) => failure);
+        }
+        return parse(undefined);
       },
       (error: unknown) => {
         this.settled(entry);
         if (script !== undefined && keysAndArgs !== undefined && error instanceof Error && error.message.startsWith('NOSCRIPT')) {
-          return this.answer(this.send('eval', scriptArgs(script.lua, script, keysAndArgs), entry.what, entry.key), parse, script, undefined);
+          return this.answer(this.send('eval', scriptArgs(script.lua, script, keysAndArgs), entry.what, entry.key, entry.calls), parse, script, undefined);
         }
-        throw toRLockError(error, entry.what, entry.key);
+        if (entry.calls === undefined) throw toRLockError(error, entry.what, entry.key);
+        failEach(entry.calls, error, this.timeoutMs, (failure) => (wasNotSent(error) ? notSent(failure) : failure));
+        return parse(undefined);
       },
     );
   }
@@ -280,7 +265,7 @@ export class Transport {
     const entry: Pending = calls === undefined ? { command, deadline, what, key, done: false } : { command, calls, deadline, what, key, done: false };
     const down = this.down.cause;
     if (down) {
-      command.reject(notSent(unavailable(entry, down)));
+      command.reject(notSent(unavailableError(what, key, down)));
       return entry;
     }
     if (this.head === this.pending.length && this.queuedCalls === 0) this.calls?.enter();
@@ -354,6 +339,9 @@ export class Transport {
   };
 }
 
+/** A batch's answer: its reply was each call's already. */
+const parseBatch = (): void => undefined;
+
 /** EVALSHA's or EVAL's arguments: `first` (the sha or the source), the key count unless the script takes it first, then `keysAndArgs` as strings, in one new array. */
 function scriptArgs(first: string, script: EmbeddedScript, keysAndArgs: readonly ScriptArg[]): string[] {
   const args = [first];
@@ -377,8 +365,4 @@ export function wasNotSent(error: unknown): boolean {
 function notSent<E extends Error>(error: E): E {
   if (!(NOT_SENT in error)) Object.defineProperty(error, NOT_SENT, { value: true });
   return error;
-}
-
-function unavailable(entry: { readonly what: string; readonly key: string }, cause: Error): RedisUnavailableError {
-  return unavailableError(entry.what, entry.key, cause);
 }

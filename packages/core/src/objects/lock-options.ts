@@ -93,12 +93,10 @@ export function parseLockOptions(options: unknown, call: string, defaultWaitMs: 
 /** @throws IllegalMonitorStateError outside any task */
 export function requireTask(objectName: string, call: string): TaskContext {
   const task = currentTask();
-  if (!task) {
-    throw new IllegalMonitorStateError(
-      `${call}() on "${objectName}" needs a task: run it inside client.task(fn) or withLock(fn), ` + 'or use acquire() for a handle that works anywhere',
-    );
-  }
-  return task;
+  if (task) return task;
+  throw new IllegalMonitorStateError(
+    `${call}() on "${objectName}" needs a task: run it inside client.task(fn) or withLock(fn), or use acquire() for a handle that works anywhere`,
+  );
 }
 
 /** `extend(leaseMs)`'s lease: required, checked like every `leaseMs`. */

@@ -1,6 +1,7 @@
 import { replicated, type Deployment } from '../connection/deployment.js';
 import type { EmbeddedScript } from '../connection/scripts.js';
 import type { Transport } from '../connection/transport.js';
+import type { EngineContext } from '../engine/engine-context.js';
 import type { RenewOutcome } from '../engine/renewal.js';
 
 export const isOne = (reply: unknown): boolean => reply === 1;
@@ -8,11 +9,9 @@ export const isOne = (reply: unknown): boolean => reply === 1;
 /** A renew script's reply: one code per item. */
 export const asCodes = (reply: unknown): number[] => reply as number[];
 
-const RENEW_OUTCOMES: Record<number, RenewOutcome> = { 1: 'renewed', 0: 'gone', [-1]: 'taken' };
-
-/** A renew.lua script's code for one hold; none: taken. */
+/** A renew.lua script's code for one hold: 1 renewed, 0 gone, anything else (−1, none) taken. */
 export function renewOutcome(code: number | undefined): RenewOutcome {
-  return RENEW_OUTCOMES[code ?? -1] ?? 'taken';
+  return code === 1 ? 'renewed' : code === 0 ? 'gone' : 'taken';
 }
 
 export abstract class ObjectStore {
@@ -45,5 +44,15 @@ export abstract class ObjectStore {
   protected async renewed(codes: readonly number[], key: string): Promise<RenewOutcome[]> {
     if (this.deployment.syncsReplicas) await this.deployment.afterWrite(key);
     return codes.map((code) => renewOutcome(code));
+  }
+}
+
+/** A store whose calls read the client's context (its id, watchdog lease, holds and queues): a lock family's scripts. */
+export abstract class ContextStore extends ObjectStore {
+  constructor(
+    deployment: Deployment,
+    protected readonly ctx: EngineContext,
+  ) {
+    super(deployment, ctx.commandTimeoutMs);
   }
 }

@@ -1,14 +1,12 @@
-import type { Deployment } from '../../connection/deployment.js';
 import { leaseDeadline, monotonicNow } from '../../connection/time.js';
 import type { AcquireReply } from '../../engine/attempt.js';
-import type { EngineContext } from '../../engine/engine-context.js';
 import type { Hold, HoldTarget } from '../../engine/hold.js';
 import { recordGrant } from '../../engine/hold-attempt.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
 import type { AcquireTerms, LockVariant } from '../lock/lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
-import { isOne, ObjectStore } from '../object-store.js';
+import { ContextStore, isOne } from '../object-store.js';
 import { isToken } from '../messages.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { fairLockKeys, type FairLockKeys } from './keys.js';
@@ -36,14 +34,7 @@ type FairReleaseReply = ReleaseReply & { readonly handOff?: HandOff };
  * hands it to the head in the same script. Another client's head is woken by a message and claims it with its next
  * try; the releasing client's own head is told by the release's reply. A queued waiter's tries renew its place.
  */
-export class FairQueueScripts extends ObjectStore implements LockScripts<FairLockKeys> {
-  constructor(
-    deployment: Deployment,
-    private readonly ctx: EngineContext,
-  ) {
-    super(deployment, ctx.commandTimeoutMs);
-  }
-
+export class FairQueueScripts extends ContextStore implements LockScripts<FairLockKeys> {
   keysOf(prefix: string, name: string): FairLockKeys {
     return fairLockKeys(prefix, name, this.ctx.clientId);
   }
@@ -152,10 +143,8 @@ function parseFairRelease(reply: unknown, sentAt: number): FairReleaseReply {
 
 /** A hand-off's owner, when `payload` reads "<clientId>:<taskId> <token> <op>" with this client's id and a decimal token; else undefined. */
 export function handOffOwner(payload: string, clientId: string): string | undefined {
-  const match = HAND_OFF.exec(payload);
-  const owner = match?.[1];
-  if (owner === undefined || !owner.startsWith(`${clientId}:`) || !isToken(match?.[2] ?? '')) return undefined;
-  return owner;
+  const [, owner, token] = HAND_OFF.exec(payload) ?? [];
+  return owner?.startsWith(`${clientId}:`) && isToken(token ?? '') ? owner : undefined;
 }
 
 /** What grant-head.lua publishes: the owner (no space in a client or task id), the token, the ticket op ('' when the ticket was gone). */

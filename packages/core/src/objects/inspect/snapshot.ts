@@ -12,12 +12,6 @@ export interface KeptKey {
   readonly by?: string;
 }
 
-/** One entry of a sorted set: a member and its score (a lease end, server ms). */
-export interface ZsetEntry {
-  readonly member: string;
-  readonly score: number;
-}
-
 /** One key as read.lua read it: what its type holds, the others empty. */
 export interface KeyRead {
   /** TYPE: 'none' when absent. */
@@ -32,8 +26,8 @@ export interface KeyRead {
   /** A sorted set's entries whose lease has not ended, and those whose lease has. */
   readonly live: number;
   readonly lapsed: number;
-  /** At most `limit` live entries: soonest lease end first, or those of the members of `by`, in its order. */
-  readonly entries: readonly ZsetEntry[];
+  /** At most `limit` live entries, each a member and its score (a lease end, server ms): soonest first, or those of the members of `by`, in its order. */
+  readonly entries: readonly { readonly member: string; readonly score: number }[];
 }
 
 /** One object's keys as a kind names them (`Part`), read in one step: what the kind recognises and describes itself from. */

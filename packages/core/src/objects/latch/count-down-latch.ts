@@ -61,19 +61,17 @@ export class CountDownLatch implements RCountDownLatch {
         onMessage: wakeAll,
         waitMs: request.waitMs,
         signal: request.signal,
-        tryOnce: (signal) => this.readOnce(signal),
+        // Zero is "open"; otherwise sleep until the message or the capped sleep.
+        tryOnce: async (signal): Promise<TryOutcome<true>> => {
+          ctx.assertOpen();
+          signal?.throwIfAborted();
+          return (await this.store.count(this.keys)) > 0 ? { retryInMs: -1 } : { grant: true };
+        },
         watch: undefined,
       },
       { object: 'latch', refusal: 'not_acquired' },
     );
     return open === true;
-  }
-
-  /** Zero is "open"; otherwise sleep until the message or the capped sleep. */
-  private async readOnce(signal: AbortSignal | undefined): Promise<TryOutcome<true>> {
-    this.ctx.assertOpen();
-    signal?.throwIfAborted();
-    return (await this.store.count(this.keys)) > 0 ? { retryInMs: -1 } : { grant: true };
   }
 
   private newMarker(): string {

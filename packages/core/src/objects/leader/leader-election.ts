@@ -82,13 +82,11 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
       try {
         await fn({ signal: scopeSignal, epoch: term.epoch });
       } catch (error) {
-        // After the term's signal aborted an error just ends the term; else it is the caller's.
-        if (!scopeSignal.aborted) {
-          await term.resign().catch(() => undefined);
-          throw error;
-        }
+        // After the term's signal aborted an error just ends the term; else it is the caller's, once leadership is given up.
+        if (!scopeSignal.aborted) throw error;
+      } finally {
+        await term.resign().catch(() => undefined);
       }
-      await term.resign().catch(() => undefined);
     }
   }
 

@@ -1,13 +1,11 @@
 import type { BatchedScript } from '../../connection/call-batch.js';
-import type { Deployment } from '../../connection/deployment.js';
 import type { ScriptArgsOf } from '../../connection/scripts.js';
 import type { AcquireReply } from '../../engine/attempt.js';
-import type { EngineContext } from '../../engine/engine-context.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import { isOne, ObjectStore } from '../object-store.js';
+import { ContextStore, isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
-import { plainKeysOfLock, plainLockKeys, type PlainLockKeys } from './keys.js';
+import { clientsKey, plainLockKeys, type PlainLockKeys } from './keys.js';
 import type { AcquireTerms } from './lock-store.js';
 import { parseAcquire, parseRelease, type LockScripts } from './server-lock-store.js';
 
@@ -22,14 +20,7 @@ const WAKE_INFIX = ':release:';
  * The lock's scripts (lock/*.lua): whoever tries first when it is free gets it, and each release wakes one
  * waiting client, which hands the wake to its longest local waiter (or on to the next client).
  */
-export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainLockKeys> {
-  constructor(
-    deployment: Deployment,
-    private readonly ctx: EngineContext,
-  ) {
-    super(deployment, ctx.commandTimeoutMs);
-  }
-
+export class ClientWakeScripts extends ContextStore implements LockScripts<PlainLockKeys> {
   keysOf(prefix: string, name: string): PlainLockKeys {
     return plainLockKeys(prefix, name, this.ctx.clientId);
   }
@@ -72,9 +63,9 @@ export class ClientWakeScripts extends ObjectStore implements LockScripts<PlainL
   private passOn(channel: string): Promise<unknown> {
     const { clientId } = this.ctx;
     const lock = channel.slice(0, channel.length - WAKE_INFIX.length - clientId.length);
-    const keys = plainKeysOfLock(lock, clientId);
+    const args = { lock, clients: clientsKey(lock), clientId, sharded: this.sharded };
     // Unanswered, the others' timed tries still come (at most a third of the watchdog lease).
-    return this.transport.run(SCRIPTS.lockWake, { lock, clients: keys.clients, clientId, sharded: this.sharded }, 'wake', lock, Number).catch(() => undefined);
+    return this.transport.run(SCRIPTS.lockWake, args, 'wake', lock, Number).catch(() => undefined);
   }
 
   async forceUnlock({ lock, clients, notices }: PlainLockKeys): Promise<boolean> {

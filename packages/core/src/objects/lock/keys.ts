@@ -76,10 +76,8 @@ export function plainLockKeys(prefix: string, name: string, clientId: string): P
   return withWakes(lockKeys(prefix, name), clientId);
 }
 
-/** Fence and notices unknown: what a release needs. */
-export function plainKeysOfLock(lock: string, clientId: string): PlainLockKeys {
-  return withWakes(keysOfLock(lock), clientId);
-}
+/** Zset `<lock>:clients` of lock key `lock`: the clients waiting for it. */
+export const clientsKey = (lock: string): string => `${lock}:clients`;
 
 // One literal with every field, not a spread: a spread's copy gets its own hidden class per cached name.
 function withWakes(keys: LockKeys, clientId: string): PlainLockKeys {
@@ -92,6 +90,6 @@ function withWakes(keys: LockKeys, clientId: string): PlainLockKeys {
     cancelled: keys.cancelled,
     notices: keys.notices,
     wakePrefix,
-    clients: `${keys.lock}:clients`,
+    clients: clientsKey(keys.lock),
   };
 }

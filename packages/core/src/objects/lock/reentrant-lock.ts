@@ -42,18 +42,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     this.core = ctx.stateOf(LockCores, () => new LockCores(ctx)).of(store, object ?? store.variant.object);
   }
 
-  private get ctx(): EngineContext {
-    return this.core.ctx;
-  }
-
-  private get store(): LockStore {
-    return this.core.store;
-  }
-
-  private get mode(): string {
-    return this.core.mode;
-  }
-
   /** From the client's bounded cache, not kept here: a lock object kept alive does not keep its names too. */
   get keys(): LockKeys {
     return this.core.keysOf(this.name);
@@ -89,35 +77,28 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   unlock(): Promise<void> {
-    let owner: string;
     try {
-      owner = this.ownerOf(requireTask(this.name, 'unlock'));
+      return this.core.releaseFor(this.name, this.ownerOf(requireTask(this.name, 'unlock')));
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.core.releaseFor(this.name, owner);
   }
 
   // Not async, nor anything inside: an open scope keeps only its promise, `resolve` and one reaction on
   // fn's promise, not a suspended async function's state. A failed check still rejects.
   withLock<T>(fn: (scope: LockScope<Token>) => T | Promise<T>, options?: LockOptions): Promise<T> {
-    let request: LockRequest;
     try {
       checkFunction(fn, 'withLock(fn)');
-      request = requestOf(options, 'withLock');
+      const request = requestOf(options, 'withLock');
+      // A check that fails in the task (acquireChecked's) throws out of it, to the same rejection.
+      return runInCurrentTaskOrNew(() => this.scoped(currentTask() as TaskContext, fn, request));
     } catch (error) {
       return Promise.reject(error);
     }
-    return runInCurrentTaskOrNew(() => this.scoped(currentTask() as TaskContext, fn, request));
   }
 
   private scoped<T>(task: TaskContext, fn: (scope: LockScope<Token>) => T | Promise<T>, request: LockRequest): Promise<T> {
-    let acquiring: Promise<Hold | undefined>;
-    try {
-      acquiring = this.acquireChecked(task, request);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    const acquiring = this.acquireChecked(task, request);
     const core = this.core;
     // Only `resolve` is kept while fn runs (a failure resolves to a rejected promise).
     return new Promise<T>((resolve) => {
@@ -141,57 +122,61 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   async isLocked(): Promise<boolean> {
-    this.ctx.assertOpen();
-    return this.store.isLocked(this.keys, this.name);
+    this.core.ctx.assertOpen();
+    return this.core.store.isLocked(this.keys, this.name);
   }
 
   async isHeldByCurrentTask(): Promise<boolean> {
     const owner = this.ownerOf(requireTask(this.name, 'isHeldByCurrentTask'));
-    this.ctx.assertOpen();
+    const { ctx, store, mode } = this.core;
+    ctx.assertOpen();
     const keys = this.keys;
     // A hold known lost, or past its deadline, is not held whatever the server says: safety first.
-    if (this.ctx.holds.current(keys.lock, this.mode, owner)?.certain !== true) return false;
-    return (await this.store.ownerHold(keys, this.name, owner)).held;
+    if (ctx.holds.current(keys.lock, mode, owner)?.certain !== true) return false;
+    return (await store.ownerHold(keys, this.name, owner)).held;
   }
 
   async getHoldCount(): Promise<number> {
     const owner = this.ownerOf(requireTask(this.name, 'getHoldCount'));
-    this.ctx.assertOpen();
+    const { ctx, store, mode } = this.core;
+    ctx.assertOpen();
     const keys = this.keys;
-    const hold = this.ctx.holds.current(keys.lock, this.mode, owner);
+    const hold = ctx.holds.current(keys.lock, mode, owner);
     if (hold?.certain !== true) return 0;
-    const read = await this.store.ownerHold(keys, this.name, owner);
+    const read = await store.ownerHold(keys, this.name, owner);
     if (!read.held || !hold.certain) return 0;
-    return this.store.counting === 'server' ? read.count : hold.count;
+    return store.counting === 'server' ? read.count : hold.count;
   }
 
   async remainTimeToLive(): Promise<number> {
-    this.ctx.assertOpen();
-    return this.store.pttl(this.keys, this.name);
+    this.core.ctx.assertOpen();
+    return this.core.store.pttl(this.keys, this.name);
   }
 
   async forceUnlock(): Promise<boolean> {
-    this.ctx.assertOpen();
+    const { ctx, store, mode } = this.core;
+    ctx.assertOpen();
     const keys = this.keys;
-    const released = await this.store.forceUnlock(keys, this.name);
-    for (const hold of this.ctx.holds.holdsOf(keys.lock, this.mode)) hold.lose('forced');
+    const released = await store.forceUnlock(keys, this.name);
+    for (const hold of ctx.holds.holdsOf(keys.lock, mode)) hold.lose('forced');
     return released;
   }
 
   async extend(leaseMs: number): Promise<void> {
     const checked = checkLease(leaseMs, 'extend');
     const owner = this.ownerOf(requireTask(this.name, 'extend'));
-    await this.core.extendHeld(this.name, this.ctx.holds.current(this.keys.lock, this.mode, owner), checked);
+    await this.core.extendHeld(this.name, this.core.ctx.holds.current(this.keys.lock, this.core.mode, owner), checked);
   }
 
   /** waitMs ran out: the error names the holder where the client can tell. */
   private async timedOut(request: LockRequest): Promise<never> {
-    throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.ctx.holderOf?.(this.name) });
+    throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0, { holder: await this.core.ctx.holderOf?.(this.name) });
   }
 
   /** Checks made before anything is sent, then the engine's loop. Not async: one promise layer less on the hot path. */
   private acquireChecked(task: TaskContext, request: LockRequest): Promise<Hold | undefined> {
-    const { ctx, store, keys } = this;
+    const { ctx, store, mode } = this.core;
+    const keys = this.keys;
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     if (request.leaseMs === undefined && !ctx.canRenew) {
@@ -200,18 +185,18 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     const owner = this.ownerOf(task);
     store.beforeAcquire?.(ctx.holds, keys, owner);
     const { exclusive, queueLocally, waitersKeepPlace } = store.variant;
-    const target: HoldTarget = { name: this.name, key: keys.lock, mode: this.mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
+    const target: HoldTarget = { name: this.name, key: keys.lock, mode, kind: store.kind, owner, exclusive, driftFactor: store.driftFactor };
     // The store is told only what it reads, in an object of this call's own (Redlock keeps the call's state by it).
     const terms: AcquireTerms = { waits: request.waits, failFast: request.failFast === true };
     const send = (op: string, leaseMs: number): Promise<AcquireReply> => store.acquire(keys, owner, leaseMs, op, terms);
     const tries = new HoldAttempt(ctx, target, request.leaseMs, request.maxLeaseMs, send, (op) => store.cancel(keys, owner, op));
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
-      const current = store.counting === 'client' ? ctx.holds.current(keys.lock, this.mode, owner) : undefined;
+      const current = store.counting === 'client' ? ctx.holds.current(keys.lock, mode, owner) : undefined;
       return current?.active ? this.reenterOrAttempt(current, signal, tries, request) : attempt(ctx, tries, signal);
     };
     const leaveQueue = store.leaveQueue?.bind(store);
-    const held = ctx.holds.current(keys.lock, this.mode, owner)?.active === true;
+    const held = ctx.holds.current(keys.lock, mode, owner)?.active === true;
     return acquireObserved(
       ctx,
       {
@@ -233,7 +218,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
           (() =>
             ctx.chains.run(keys.lock, owner, () => {
               if (ctx.queues.get(keys.channel)?.waiters.some((waiter) => waiter.id === owner)) return Promise.resolve();
-              const held = ctx.holds.current(keys.lock, this.mode, owner);
+              const held = ctx.holds.current(keys.lock, mode, owner);
               return leaveQueue(keys, owner, held?.active ? (held.token ?? '') : '');
             })),
         waitMs: request.waitMs,
@@ -250,8 +235,9 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
 
   /** A try where the owner holds the lock already (the client counts): reentered here, else attempted anew. */
   private async reenterOrAttempt(current: Hold, signal: AbortSignal | undefined, tries: HoldAttempt, request: LockRequest): Promise<TryOutcome<Hold>> {
-    const reentered = await this.ctx.chains.run(current.key, current.owner, () => this.reenterHere(current, request));
-    return reentered ? { grant: current } : attempt(this.ctx, tries, signal);
+    const { ctx } = this.core;
+    const reentered = await ctx.chains.run(current.key, current.owner, () => this.reenterHere(current, request));
+    return reentered ? { grant: current } : attempt(ctx, tries, signal);
   }
 
   /**
@@ -259,7 +245,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
    * later than the hold's. False when the hold is lost: the caller acquires anew.
    */
   private async reenterHere(hold: Hold, request: LockRequest): Promise<boolean> {
-    const { ctx, store } = this;
+    const { ctx, store } = this.core;
     if (!hold.active) return false;
     if (hold.maxLeaseAt !== undefined && monotonicNow() >= hold.maxLeaseAt) {
       // Past its cap (a late timer has not said so yet): never counted on again.
@@ -292,7 +278,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   private ownerOf(task: TaskContext): string {
-    return ownerId(this.ctx.clientId, task);
+    return ownerId(this.core.ctx.clientId, task);
   }
 }
 
@@ -305,7 +291,7 @@ class LockCore {
   readonly mode: string;
   private readonly keyCache: LockKeyCache;
   // Made once per core, not per acquisition: what the engine's wait loop is given.
-  readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
+  readonly onMessage = (payload: string, queue: WaitQueue): boolean => this.store.onMessage(payload, queue);
   readonly waitLabel: AcquireLabel;
   readonly failFastLabel: AcquireLabel;
 
@@ -326,16 +312,8 @@ class LockCore {
     this.keyCache = ctx.stateOf(LockKeyCache, () => new LockKeyCache(ctx.keyPrefix));
     this.mode = store.variant.mode;
     this.sharesBranches = store.variant.reentrant && store.variant.exclusive;
-    this.onMessage = (payload, queue) => store.onMessage(payload, queue);
     this.waitLabel = { object, refusal: 'timeout' };
     this.failFastLabel = { object, refusal: 'not_acquired' };
-  }
-
-  /** Never rejects: a failed release is reported, unless the hold was lost (reported already). */
-  releaseQuietly(name: string, hold: Hold): Promise<void> {
-    return this.releaseFor(name, hold.owner, hold).catch((error: unknown) => {
-      if (hold.state !== 'lost') this.ctx.backgroundError(error);
-    });
   }
 
   keysOf(name: string): LockKeys {
@@ -414,8 +392,12 @@ class LockCore {
 
   private scopeFailed(hold: Hold, error: unknown, resolve: (value: Promise<never>) => void): void {
     hold.scoped--;
-    // The caller sees fn's error; a failed release is only reported.
-    void this.releaseQuietly(hold.name, hold).then(() => resolve(Promise.reject(error)));
+    // The caller sees fn's error; a failed release is only reported, unless the hold was lost (reported already).
+    void this.releaseFor(hold.name, hold.owner, hold)
+      .catch((failure: unknown) => {
+        if (hold.state !== 'lost') this.ctx.backgroundError(failure);
+      })
+      .then(() => resolve(Promise.reject(error)));
   }
 
   async extendHeld(name: string, hold: Hold | undefined, leaseMs: number): Promise<void> {

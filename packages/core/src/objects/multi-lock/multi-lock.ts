@@ -26,10 +26,6 @@ export interface MultiLockHandle extends LockHandle<undefined> {
 type AnyLock = RLock<string | undefined>;
 type AnyHandle = LockHandle<string | undefined>;
 
-interface Ordered {
-  readonly [ORDER_KEY]?: string;
-}
-
 /** All-or-nothing RLock over locks of any kind and client, taken in one global order (by full key) so multi-locks never deadlock; undone last first. */
 export class MultiLock implements RLock<undefined> {
   /** `multi(<member names>)`, for errors and events. */
@@ -37,15 +33,12 @@ export class MultiLock implements RLock<undefined> {
   /** The members in acquisition order (by full key; ties keep the given order). */
   private readonly ordered: readonly AnyLock[];
 
-  /** Where its own calls are measured: its client's, or (made directly) its own. */
-  private readonly telemetry: Telemetry;
-
   /** @throws InvalidArgumentError for an empty list, or a member that is not a lock. */
   constructor(
     private readonly members: readonly AnyLock[],
-    telemetry?: Telemetry,
+    /** Where its own calls are measured: its client's, or (made directly) its own. */
+    private readonly telemetry: Telemetry = new Telemetry(undefined),
   ) {
-    this.telemetry = telemetry ?? new Telemetry(undefined);
     // Checked as unknown (JavaScript callers): Array.isArray would narrow a readonly array to any[].
     const list: unknown = members;
     if (!Array.isArray(list) || list.length === 0) {
@@ -58,7 +51,7 @@ export class MultiLock implements RLock<undefined> {
     }
     this.name = `multi(${members.map((member) => member.name).join(',')})`;
     this.ordered = members
-      .map((member, index) => ({ member, index, key: (member as Ordered)[ORDER_KEY] ?? member.name }))
+      .map((member, index) => ({ member, index, key: (member as { readonly [ORDER_KEY]?: string })[ORDER_KEY] ?? member.name }))
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
       .map((entry) => entry.member);
   }
@@ -156,7 +149,8 @@ export class MultiLock implements RLock<undefined> {
     const taken: T[] = [];
     try {
       for (const member of this.ordered) {
-        const waitMs = memberWaitMs(request.waitMs, deadline);
+        // What is left of the call's wait; never 0 (one try, bounded only by commandTimeoutMs) when the call had a wait.
+        const waitMs = deadline === undefined || request.waitMs === 0 ? request.waitMs : Math.max(1, Math.floor(deadline - monotonicNow()));
         const one = await take(member, waitMs === undefined ? rest : { ...rest, waitMs });
         if (one === false) break;
         taken.push(one);
@@ -224,13 +218,6 @@ async function releaseAll(taken: readonly Releasable[]): Promise<void> {
     });
   }
   if (failure !== undefined) throw failure;
-}
-
-/** What is left of `waitMs` for the next member; never 0 (one try, bounded only by commandTimeoutMs) when the call had a wait. */
-function memberWaitMs(waitMs: number | undefined, deadline: number | undefined): number | undefined {
-  if (waitMs === undefined || deadline === undefined) return undefined;
-  if (waitMs === 0) return 0;
-  return Math.max(1, Math.floor(deadline - monotonicNow()));
 }
 
 /** The `signal` option if the options have it as their own (an inherited one is no option; the parse refuses a bad one). */

@@ -48,13 +48,12 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
   async tryAcquire(options?: PermitOptions): Promise<PermitHandle | undefined> {
     const request = parseLockOptions(options, 'tryAcquire', LOCK_DEFAULTS.tryLockWaitMs);
     const task = currentTask() ?? newTaskContext();
-    let hold: Hold | undefined;
     try {
-      hold = await this.acquireChecked(request, 'not_acquired');
+      const hold = await this.acquireChecked(request, 'not_acquired');
+      return hold && new LeasedPermit(this, hold, task);
     } catch (error) {
       throw unansweredFailure(error);
     }
-    return hold && new LeasedPermit(this, hold, task);
   }
 
   async release(id: string): Promise<void> {
@@ -62,10 +61,7 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
     checkRedisString(id, 'release(id): id', MAX_NAME_BYTES);
     const { ctx } = this;
     const own = ctx.holds.current(this.keys.permits, MODE, id);
-    if (own) {
-      await this.releasePermit(own);
-      return;
-    }
+    if (own) return this.releasePermit(own);
     ctx.assertOpen();
     const reply = await this.store.release(this.keys, id, undefined, ctx.newOpId());
     if (!reply.released) {

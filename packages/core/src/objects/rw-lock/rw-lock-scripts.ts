@@ -6,7 +6,7 @@ import type { WaitQueue } from '../../engine/wait-queue.js';
 import { IllegalMonitorStateError } from '../../errors.js';
 import type { AcquireTerms } from '../lock/lock-store.js';
 import { parseAcquire as parseHoldAcquire, parseRelease, type LockScripts } from '../lock/server-lock-store.js';
-import { isOne, ObjectStore } from '../object-store.js';
+import { ContextStore, isOne } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
 import { rwLockKeys, type RwLockKeys } from './keys.js';
 
@@ -20,13 +20,13 @@ function parseAcquire(reply: unknown): AcquireReply {
 }
 
 /** The scripts of one mode of the read-write lock (rw-lock/*.lua): readers share, and a refused writer's tries renew its waiter lease. */
-export class RwLockScripts extends ObjectStore implements LockScripts<RwLockKeys> {
+export class RwLockScripts extends ContextStore implements LockScripts<RwLockKeys> {
   constructor(
     deployment: Deployment,
-    private readonly ctx: EngineContext,
+    ctx: EngineContext,
     readonly mode: RwMode,
   ) {
-    super(deployment, ctx.commandTimeoutMs);
+    super(deployment, ctx);
   }
 
   keysOf(prefix: string, name: string): RwLockKeys {

@@ -58,12 +58,10 @@ export class RwLockStore extends ServerLockStore<RwLockKeys> {
     return this.transport.run(SCRIPTS.rwLockRenew, { items: holds }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 
-  override async isLocked(keys: RwLockKeys): Promise<boolean> {
-    const [mode, readers] = await Promise.all([
-      this.transport.call('hget', [keys.lock, 'mode'], 'a read', keys.lock, (reply) => reply as string | null),
-      this.transport.call('zcard', [keys.readers], 'a read', keys.lock, Number),
-    ]);
-    return this.mode === 'write' ? mode === 'write' : readers > 0;
+  /** The write lock is held when the record's mode says so; the read lock while any reader's lease is kept. */
+  override isLocked(keys: RwLockKeys): Promise<boolean> {
+    if (this.mode === 'write') return this.transport.call('hget', [keys.lock, 'mode'], 'a read', keys.lock, (reply) => reply === 'write');
+    return this.transport.call('zcard', [keys.readers], 'a read', keys.lock, (reply) => Number(reply) > 0);
   }
 
   override async ownerHold(keys: RwLockKeys, _name: string, owner: string): Promise<OwnerHoldRead> {

@@ -66,12 +66,10 @@ class SemaphoreClientState {
 /** {@link RSemaphore} on the engine's wait loop; its protocol is {@link SemaphoreStore}. */
 export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> implements RSemaphore {
   private readonly state: SemaphoreClientState;
-  private readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
 
   constructor(name: string, ctx: EngineContext, store: SemaphoreStore) {
     super(name, ctx, store, semaphoreKeys(ctx.keyPrefix, name));
     this.state = ctx.stateOf(SemaphoreClientState, () => new SemaphoreClientState(ctx, store));
-    this.onMessage = (payload, queue) => this.heard(payload, queue);
   }
 
   // Overloaded in RSemaphore: `(permits?, options?)` or `(options?)`.
@@ -132,7 +130,7 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
           id,
           headOnly: false,
           arrival: 'queue',
-          onMessage: this.onMessage,
+          onMessage: this.heard,
           waitMs: request.waitMs,
           signal: request.signal,
           tryOnce: (signal) => this.tryOnce(id, permits, tries, signal),
@@ -202,7 +200,7 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
    * A message on the channel: "need:<clientId>" or "<came back>:<available>" wakes the local waiters it can serve (they try),
    * after this client's yield. False for anything else (dropped).
    */
-  private heard(payload: string, queue: WaitQueue): boolean {
+  private readonly heard = (payload: string, queue: WaitQueue): boolean => {
     const { handed } = this.state;
     const turns = this.state.turnsOf(queue);
     if (payload.startsWith(NEED_PREFIX)) {
@@ -229,7 +227,7 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
       wakeFitting(cameBack, available, queue, served);
     });
     return true;
-  }
+  };
 }
 
 /** `(permits?, options?)` or `(options?)`: checked before anything is sent. */
