@@ -43,6 +43,18 @@ export interface QueuedCall {
 export interface CallBatch {
   readonly script: BatchedScript<unknown>;
   calls: QueuedCall[];
+  /** Sent or failed: no longer queued. */
+  gone: boolean;
+}
+
+const NO_CALLS: QueuedCall[] = [];
+
+/** A batch's calls as it leaves its queue (sent or failed): it is marked gone and emptied, so what still points at it keeps none of them. */
+export function takeCalls(batch: CallBatch): QueuedCall[] {
+  const { calls } = batch;
+  batch.gone = true;
+  batch.calls = NO_CALLS;
+  return calls;
 }
 
 /** Most calls in one batch, sent as soon as it is full: a script runs alone on the server, so its length bounds others' wait. */

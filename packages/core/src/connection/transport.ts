@@ -7,7 +7,7 @@ import { PUBLISH_REFUSED, type EmbeddedScript, type PublishRefusedListener, type
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
 import type { WorkCounter } from './process-refs.js';
-import { answerEach, batchArgs, failEach, MAX_BATCH_CALLS, queueOf, type BatchedScript, type CallBatch, type QueuedCall } from './call-batch.js';
+import { answerEach, batchArgs, failEach, MAX_BATCH_CALLS, queueOf, takeCalls, type BatchedScript, type CallBatch, type QueuedCall } from './call-batch.js';
 
 /** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
@@ -24,6 +24,9 @@ const MAX_BATCH = 16;
  * out as one write per turn. (S1 at 8 tasks, one sitting: 1 -> 0.26x raw, 2 -> 0.41x, 4 -> 0.77x, 8 -> 0.48x.)
  */
 const WRITE_THROUGH = 4;
+
+/** Keys whose last queue is remembered at most (see `queuedKeys`). */
+const MAX_TRACKED_KEYS = 4096;
 
 type Corkable = Pick<Writable, 'cork' | 'uncork' | 'writable'>;
 
@@ -59,7 +62,7 @@ export class Transport {
   /** Calls of batch scripts that queued behind the calls in flight, by script and slot, in the order they were made. */
   private readonly batches = new Map<string, CallBatch>();
   /** The queue of each queued call's key: a call on a key queued in another queue sends the queued calls first. */
-  private readonly queuedKeys = new Map<string, string>();
+  private readonly queuedKeys = new Map<string, CallBatch>();
   private queuedCalls = 0;
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -92,11 +95,11 @@ export class Transport {
     // Queued calls never left: they cannot run later.
     const queued = [...this.batches.values()];
     this.batches.clear();
-    this.queuedKeys.clear();
     for (const batch of queued) {
-      this.dequeued(batch.calls.length);
-      const first = batch.calls[0] as QueuedCall;
-      failEach(batch.calls, notSent(unavailableError(first.what, first.key, cause)), this.timeoutMs, notSent);
+      const calls = takeCalls(batch);
+      this.dequeued(calls.length);
+      const first = calls[0] as QueuedCall;
+      failEach(calls, notSent(unavailableError(first.what, first.key, cause)), this.timeoutMs, notSent);
     }
   }
 
@@ -130,12 +133,17 @@ export class Transport {
     }
     // Standalone: one queue per script; a Cluster's per slot, since a script's keys must share one.
     const queue = queueOf(script as BatchedScript<unknown>, args, this.redis.isCluster ? calculateSlot(key) : undefined);
-    // Calls on one key run in the order made: one queued in another queue (a release before this acquire) goes first.
+    // Calls on one key run in the order made: one still queued in another queue (a release before this acquire) goes first.
     const earlier = this.queuedKeys.get(key);
-    if (earlier !== undefined && earlier !== queue) this.sendBatches();
-    this.queuedKeys.set(key, queue);
+    if (earlier !== undefined && !earlier.gone && earlier !== this.batches.get(queue)) this.sendBatches();
+    // Entries outlive their batch (gone), so the map is not rebuilt every turn; past MAX_TRACKED_KEYS it starts again, nothing queued.
+    if (earlier === undefined && this.queuedKeys.size >= MAX_TRACKED_KEYS) {
+      this.sendBatches();
+      this.queuedKeys.clear();
+    }
     let batch = this.batches.get(queue);
-    if (batch === undefined) this.batches.set(queue, (batch = { script: script as BatchedScript<unknown>, calls: [] }));
+    if (batch === undefined) this.batches.set(queue, (batch = { script: script as BatchedScript<unknown>, calls: [], gone: false }));
+    this.queuedKeys.set(key, batch);
     const { calls } = batch;
     // Only queued behind unanswered calls, so the work counter was entered already.
     this.queuedCalls++;
@@ -147,8 +155,7 @@ export class Transport {
     // pairs/s as sending each call alone, where holding every batch to the turn's end lost a fifth).
     if (calls.length >= MAX_BATCH_CALLS) {
       this.batches.delete(queue);
-      for (const call of calls) this.queuedKeys.delete(call.key);
-      this.sendBatch(batch.script, calls);
+      this.sendBatch(batch.script, takeCalls(batch));
       this.dequeued(calls.length);
     }
     return answer;
@@ -160,9 +167,9 @@ export class Transport {
     // Cleared first: a batch of one is sent through `send`, which calls back here and must find nothing queued.
     const batches = [...this.batches.values()];
     this.batches.clear();
-    this.queuedKeys.clear();
-    for (const { script, calls } of batches) {
-      this.sendBatch(script, calls);
+    for (const batch of batches) {
+      const calls = takeCalls(batch);
+      this.sendBatch(batch.script, calls);
       this.dequeued(calls.length);
     }
   }
