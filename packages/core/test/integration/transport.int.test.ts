@@ -14,6 +14,16 @@ async function connected(t: Transport): Promise<void> {
   await eventually(() => (t.redis as unknown as { commandQueue: { length: number } }).commandQueue.length === 0, 2_000);
 }
 
+/** Each call's error, once every call is checked to have failed with RedisUnavailableError. */
+function unavailableReasons(outcomes: readonly PromiseSettledResult<unknown>[]): Error[] {
+  return outcomes.map((outcome) => {
+    expect(outcome.status).toBe('rejected');
+    const reason = (outcome as PromiseRejectedResult).reason as Error;
+    expect(reason).toBeInstanceOf(RedisUnavailableError);
+    return reason;
+  });
+}
+
 describe('Transport', () => {
   let fleet: RedisFleet;
   const connections: Redis[] = [];
@@ -279,10 +289,7 @@ describe('Transport', () => {
       } finally {
         await fleet.resume(0);
       }
-      outcomes.forEach((outcome, i) => {
-        expect(outcome.status).toBe('rejected');
-        const reason = (outcome as PromiseRejectedResult).reason as Error;
-        expect(reason).toBeInstanceOf(RedisUnavailableError);
+      unavailableReasons(outcomes).forEach((reason, i) => {
         expect(reason.message).toBe(`Redis did not answer acquire on "${acquireArgs(prefix, i).lock}" within 300 ms`);
       });
     });
@@ -310,10 +317,7 @@ describe('Transport', () => {
       } finally {
         await fleet.resume(0);
       }
-      settled.forEach((outcome, i) => {
-        expect(outcome.status).toBe('rejected');
-        const reason = (outcome as PromiseRejectedResult).reason as Error;
-        expect(reason).toBeInstanceOf(RedisUnavailableError);
+      unavailableReasons(settled).forEach((reason, i) => {
         expect(reason.message).toContain(`acquire on "${acquireArgs(prefix, i).lock}"`);
         // Only the written ones may have run: those an attempt must undo.
         expect(wasNotSent(reason)).toBe(i >= 4);
