@@ -13,11 +13,15 @@ export interface BatchedScript<A> {
   readonly batch: EmbeddedScript<never>;
 }
 
-/** The queue of a call of `script` with `args`: calls of one queue agree on the batch's shared arguments. */
-export function queueOf(script: BatchedScript<unknown>, args: unknown, slot: number | undefined): string {
-  let queue = slot === undefined ? script.batch.sha : `${script.batch.sha}:${slot}`;
-  for (const name of script.batch.shared ?? []) queue += `\u0000${String((args as Record<string, unknown>)[name])}`;
-  return queue;
+/**
+ * True when a call of `script` with `args` on `slot` joins `batch`: same script and slot, and the batch's shared arguments
+ * agree (compared with its first call's, not through a key string: building one cost every queued call a string and its hash).
+ */
+export function joins(batch: CallBatch, script: BatchedScript<unknown>, args: unknown, slot: number | undefined): boolean {
+  if (batch.script !== script || batch.slot !== slot) return false;
+  const first = (batch.calls[0] as QueuedCall).args as Record<string, unknown>;
+  for (const name of script.batch.shared ?? []) if (first[name] !== (args as Record<string, unknown>)[name]) return false;
+  return true;
 }
 
 /** The batch form's arguments for `calls` (one queue's): the shared ones from the first call, then each call's. */
@@ -42,6 +46,8 @@ export interface QueuedCall {
 /** The calls queued for one batch script on one server and slot, in the order they were made. */
 export interface CallBatch {
   readonly script: BatchedScript<unknown>;
+  /** A Cluster's hash slot of the batch's keys; undefined on one server. */
+  readonly slot: number | undefined;
   calls: QueuedCall[];
   /** Sent or failed: no longer queued. */
   gone: boolean;

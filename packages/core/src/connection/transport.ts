@@ -7,7 +7,7 @@ import { PUBLISH_REFUSED, type EmbeddedScript, type PublishRefusedListener, type
 import { toRLockError } from './bounded-call.js';
 import { monotonicNow } from './time.js';
 import type { WorkCounter } from './process-refs.js';
-import { answerEach, batchArgs, failEach, MAX_BATCH_CALLS, queueOf, takeCalls, type BatchedScript, type CallBatch, type QueuedCall } from './call-batch.js';
+import { answerEach, batchArgs, failEach, joins, MAX_BATCH_CALLS, takeCalls, type BatchedScript, type CallBatch, type QueuedCall } from './call-batch.js';
 
 /** Replies as strings (ioredis's Commander methods do the same), read only by Command: shared by every call. */
 const UTF8_REPLIES = Object.freeze({ replyEncoding: 'utf8' as const });
@@ -59,8 +59,8 @@ export class Transport {
   private batched = 0;
   private flushScheduled = false;
   private readonly pending: Pending[] = [];
-  /** Calls of batch scripts that queued behind the calls in flight, by script and slot, in the order they were made. */
-  private readonly batches = new Map<string, CallBatch>();
+  /** Calls of batch scripts that queued behind the calls in flight, a batch per script, slot and shared arguments, in the order they were made (few: looked through). */
+  private batches: CallBatch[] = [];
   /** The queue of each queued call's key: a call on a key queued in another queue sends the queued calls first. */
   private readonly queuedKeys = new Map<string, CallBatch>();
   private queuedCalls = 0;
@@ -93,8 +93,8 @@ export class Transport {
       if (!entry.done) entry.command.reject(unavailableError(entry.what, entry.key, cause));
     }
     // Queued calls never left: they cannot run later.
-    const queued = [...this.batches.values()];
-    this.batches.clear();
+    const queued = this.batches;
+    this.batches = [];
     for (const batch of queued) {
       const calls = takeCalls(batch);
       this.dequeued(calls.length);
@@ -132,17 +132,21 @@ export class Transport {
       return this.run(script.single, args, what, key, parse);
     }
     // Standalone: one queue per script; a Cluster's per slot, since a script's keys must share one.
-    const queue = queueOf(script as BatchedScript<unknown>, args, this.redis.isCluster ? calculateSlot(key) : undefined);
+    const slot = this.redis.isCluster ? calculateSlot(key) : undefined;
+    let batch = this.queueFor(script as BatchedScript<unknown>, args, slot);
     // Calls on one key run in the order made: one still queued in another queue (a release before this acquire) goes first.
     const earlier = this.queuedKeys.get(key);
-    if (earlier !== undefined && !earlier.gone && earlier !== this.batches.get(queue)) this.sendBatches();
+    if (earlier !== undefined && !earlier.gone && earlier !== batch) {
+      this.sendBatches();
+      batch = undefined;
+    }
     // Entries outlive their batch (gone), so the map is not rebuilt every turn; past MAX_TRACKED_KEYS it starts again, nothing queued.
     if (earlier === undefined && this.queuedKeys.size >= MAX_TRACKED_KEYS) {
       this.sendBatches();
       this.queuedKeys.clear();
+      batch = undefined;
     }
-    let batch = this.batches.get(queue);
-    if (batch === undefined) this.batches.set(queue, (batch = { script: script as BatchedScript<unknown>, calls: [], gone: false }));
+    if (batch === undefined) this.batches.push((batch = { script: script as BatchedScript<unknown>, slot, calls: [], gone: false }));
     this.queuedKeys.set(key, batch);
     const { calls } = batch;
     // Only queued behind unanswered calls, so the work counter was entered already.
@@ -154,19 +158,28 @@ export class Transport {
     // A full batch goes at once: Redis starts on it while the turn queues the next (64 tasks, one sitting: as many
     // pairs/s as sending each call alone, where holding every batch to the turn's end lost a fifth).
     if (calls.length >= MAX_BATCH_CALLS) {
-      this.batches.delete(queue);
+      this.batches.splice(this.batches.indexOf(batch), 1);
       this.sendBatch(batch.script, takeCalls(batch));
       this.dequeued(calls.length);
     }
     return answer;
   }
 
+  /** The open batch a call of `script` with `args` on `slot` joins, if any: the latest first, as the turn's calls mostly join it. */
+  private queueFor(script: BatchedScript<unknown>, args: unknown, slot: number | undefined): CallBatch | undefined {
+    for (let index = this.batches.length - 1; index >= 0; index--) {
+      const batch = this.batches[index] as CallBatch;
+      if (joins(batch, script, args, slot)) return batch;
+    }
+    return undefined;
+  }
+
   /** Sends every queued batch as one call (a call of one: its script alone); none is longer than MAX_BATCH_CALLS, sent once full. */
   private sendBatches(): void {
     if (this.queuedCalls === 0) return;
     // Cleared first: a batch of one is sent through `send`, which calls back here and must find nothing queued.
-    const batches = [...this.batches.values()];
-    this.batches.clear();
+    const batches = this.batches;
+    this.batches = [];
     for (const batch of batches) {
       const calls = takeCalls(batch);
       this.sendBatch(batch.script, calls);
