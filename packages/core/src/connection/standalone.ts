@@ -34,10 +34,8 @@ export class StandaloneDeployment implements Deployment {
     batching = true,
     connectionName?: string,
   ) {
-    const connection = resolveConnection(input, 'redis', connectionName);
-    this.redis = connection.redis;
+    ({ redis: this.redis, owned: this.owned } = resolveConnection(input, 'redis', connectionName));
     this.transport = new Transport(this.redis, commandTimeoutMs, scripts, batching);
-    this.owned = connection.owned;
     this.syncsReplicas = syncReplicas !== undefined;
     // Connection errors surface as typed errors of the calls; this keeps ioredis from printing them as unhandled.
     if (this.owned) this.redis.on('error', () => undefined);
