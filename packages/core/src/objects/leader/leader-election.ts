@@ -7,8 +7,6 @@ import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js'
 import type { LockHandle, RLock } from '../lock/types.js';
 import type { ElectOptions, LeadOptions, LeaderElectionEvents, LeaderInfo, Leadership, LeadershipEvent, LeadershipScope } from './types.js';
 
-export type LeaderReader = () => Promise<LeaderInfo | undefined>;
-
 /** Backoff of `lead()` while Redis is out of reach, from MIN_RETRY_MS up to MAX_RETRY_MS. */
 const MIN_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
@@ -30,7 +28,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
     readonly name: string,
     private readonly clientId: string,
     private readonly lock: RLock<string>,
-    private readonly readLeader: LeaderReader,
+    private readonly readLeader: () => Promise<LeaderInfo | undefined>,
   ) {
     super();
   }
