@@ -73,7 +73,11 @@ export class RLockClient extends EngineClient {
       deployment: this.deployment,
       context: this.context,
       assertOpen: () => this.assertOpen(),
-      getterOf: (kind) => this.registeredGetter(kind),
+      getterOf: <Getter>(kind: { readonly name: string }): Getter => {
+        const getter = this.getters.get(kind.name as KindName);
+        if (getter === undefined) throw new Error(`a composite kind uses kind ${kind.name}, which is not registered`);
+        return getter as Getter;
+      },
       // A composite names a registered kind; inspect() refuses any other.
       inspect: (name, options) => this.inspect(name, options as InspectOptions),
     };
@@ -216,21 +220,13 @@ export class RLockClient extends EngineClient {
     return this.getters.get(name) as KindGetter<Name>;
   }
 
-  /** For a composite kind: the getter registered kind `kind` made. @throws Error when `kind` is not registered. */
-  private registeredGetter<Getter>(kind: { readonly name: string }): Getter {
-    const getter = this.getters.get(kind.name as KindName);
-    if (getter === undefined) throw new Error(`a composite kind uses kind ${kind.name}, which is not registered`);
-    return getter as Getter;
-  }
-
   /**
    * Before the first hold is sent, subscribes to the channel where a force-unlock tells holders: a hold's acquire goes out once
    * the subscription is acknowledged (or failed), so a force-unlock of any grant is heard. Undefined once heard.
    */
   private noticesReady(): Promise<void> | undefined {
     if (this.hearingNotices || this.isClosing) return this.noticesPending;
-    const channel = clientNoticeChannel(this.options.keyPrefix, this.clientId);
-    const subscription = this.hub.subscribe(channel, (payload) => this.onNotice(payload), true);
+    const subscription = this.hub.subscribe(clientNoticeChannel(this.options.keyPrefix, this.clientId), (payload) => this.onNotice(payload), true);
     this.hearingNotices = true;
     // An acquire waits on it: the connections keep the process alive meanwhile.
     this.work.enter();
