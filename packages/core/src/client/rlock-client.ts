@@ -241,8 +241,7 @@ export class RLockClient extends EngineClient {
       if (!this.isClosing) this.reportError(error);
       settle();
     });
-    this.noticesPending = pending;
-    return pending;
+    return (this.noticesPending = pending);
   }
 
   /** "forced <owner> <token> <key>" (force-notice.lua): Redis is asked whether that hold of this client is gone; anything else is dropped. */

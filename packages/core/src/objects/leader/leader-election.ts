@@ -43,10 +43,9 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
     const raw = checkOptionsObject(options, 'elect() options');
     checkKnownKeys(raw, ['waitMs', 'signal'], 'elect() options');
     const task = newTaskContext();
-    const owner = ownerId(this.clientId, task);
     // Inside a task of its own, so the hold is this candidate's and its owner id known.
     const handle = await runInTask(task, () => this.lock.acquire(raw as ElectOptions));
-    const term = new Term(this, owner, handle);
+    const term = new Term(this, ownerId(this.clientId, task), handle);
     this.emitSafely('elected', term.event);
     term.watch();
     return term;
@@ -147,8 +146,7 @@ class Term implements Leadership {
   }
 
   resign(): Promise<void> {
-    this.resigning ??= this.release();
-    return this.resigning;
+    return (this.resigning ??= this.release());
   }
 
   private async release(): Promise<void> {
