@@ -37,12 +37,8 @@ export function closeOnSignals(close: () => Promise<unknown>, options?: CloseOnS
     // Counted before removal: the process's own listeners, which run beside the close.
     const others = process.listeners(signal).filter((listener) => listener !== onSignal).length;
     remove();
-    let closing: Promise<unknown>;
-    try {
-      closing = close();
-    } catch (error) {
-      closing = Promise.reject(error);
-    }
+    // A close() that throws rejects like one that rejects.
+    const closing = new Promise<unknown>((resolve) => resolve(close()));
     void withinMs(closing, timeoutMs, () => undefined)
       .catch(() => undefined)
       .then(() => {

@@ -56,7 +56,8 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
   protected noticesDropped = 0;
   /** Where each hold was first acquired, with `captureLeakStacks` only. */
   private readonly leakStacks: WeakMap<Hold, string> | undefined;
-  private readonly stopHearingTaskEnds: () => void;
+  /** Stops reporting the holds of ended tasks (see checkTaskEnd). */
+  private readonly stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
   /** The eviction warning was given (once per client). */
   private evictionWarned = false;
   /** Holds, waits and calls in progress: without any, `unrefWhenIdle` connections let the process exit. */
@@ -97,7 +98,6 @@ export abstract class EngineClient extends EventEmitter<RLockClientEvents> {
       },
       backgroundError: (error) => this.reportError(error),
     });
-    this.stopHearingTaskEnds = onTaskEnd((task, source) => this.checkTaskEnd(task, source));
   }
 
   /** A channel waited on is work in progress until its subscription closes (its last waiter left). */

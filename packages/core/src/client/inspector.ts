@@ -71,18 +71,14 @@ export class Inspector {
         // Full pages as they fill; after the last SCAN, what is left.
         const last = cursor === '0' && index === nodes.length - 1;
         while (pending.length >= pageSize || (last && pending.length > 0)) {
-          const page = await this.readMany(pending.splice(0, pageSize), entryLimit);
+          // One script call each; the transport sends them in one batch.
+          const infos = await Promise.all(pending.splice(0, pageSize).map((name) => this.read(name, undefined, entryLimit)));
           signal?.throwIfAborted();
+          const page = infos.filter((info): info is ObjectInfo => info !== undefined);
           if (page.length > 0) yield page;
         }
       } while (cursor !== '0');
     }
-  }
-
-  private async readMany(names: readonly string[], limit: number): Promise<ObjectInfo[]> {
-    // One script call each; the transport sends them in one batch.
-    const infos = await Promise.all(names.map((name) => this.read(name, undefined, limit)));
-    return infos.filter((info): info is ObjectInfo => info !== undefined);
   }
 
   /** The name in main key `key`, or undefined for a key that is not one. */

@@ -17,7 +17,7 @@ import { SCRIPTS } from '../objects/scripts.generated.js';
 import type { RSemaphore } from '../objects/semaphore/types.js';
 import type { RPermitExpirableSemaphore } from '../objects/permit-semaphore/types.js';
 import type { RCountDownLatch } from '../objects/latch/types.js';
-import { COMPOSITE_KINDS, KINDS, type CompositeGetter, type CompositeName, type KindGetter, type KindName } from '../objects/kinds.js';
+import { COMPOSITE_KINDS, KINDS, type CompositeName, type KindGetter, type KindName } from '../objects/kinds.js';
 import { Inspector } from './inspector.js';
 import type { LeaderElection } from '../objects/leader/leader-election.js';
 import type { CompositeSite } from '../objects/object-kind.js';
@@ -37,10 +37,8 @@ export class RLockClient extends EngineClient {
   readonly options: ResolvedClientOptions;
   private readonly deployment: Deployment;
   private readonly hub: ChannelHub;
-  /** Each registered kind's getter, made once with the kind's per-client state. */
-  private readonly getters = new Map<KindName, unknown>();
-  /** Each composite kind's getter, made once after the registered kinds'. */
-  private readonly composites = new Map<CompositeName, unknown>();
+  /** Each kind's getter, made once with the kind's per-client state: the registered kinds', then the composite kinds'. */
+  private readonly getters = new Map<KindName | CompositeName, unknown>();
   private readonly inspector: Inspector;
   /** Finds holders' clients by the names of their connections. */
   private readonly directory: ClientDirectory;
@@ -75,12 +73,15 @@ export class RLockClient extends EngineClient {
       deployment: this.deployment,
       context: this.context,
       assertOpen: () => this.assertOpen(),
-      getterOf: (kind) => this.registeredGetter(kind),
+      getterOf: <Getter>(kind: { readonly name: string }): Getter => {
+        const getter = this.getters.get(kind.name as KindName);
+        if (getter === undefined) throw new Error(`a composite kind uses kind ${kind.name}, which is not registered`);
+        return getter as Getter;
+      },
       // A composite names a registered kind; inspect() refuses any other.
       inspect: (name, options) => this.inspect(name, options as InspectOptions),
     };
-    for (const kind of KINDS) this.getters.set(kind.name, kind.getter(site));
-    for (const kind of COMPOSITE_KINDS) this.composites.set(kind.name, kind.getter(site));
+    for (const kind of [...KINDS, ...COMPOSITE_KINDS]) this.getters.set(kind.name, kind.getter(site));
     this.startRenewer(resolved);
     this.watchEviction(this.deployment, resolved.commandTimeoutMs);
     // Back after a disconnect: the server may have lost holds (a restart without persistence), so check them now.
@@ -124,7 +125,7 @@ export class RLockClient extends EngineClient {
    * @throws InvalidArgumentError (synchronously) for an empty list or a member that is not a lock.
    */
   getMultiLock(locks: readonly RLock<string | undefined>[]): MultiLock {
-    return this.composite('multiLock')(locks);
+    return this.getter('multiLock')(locks);
   }
 
   /**
@@ -181,7 +182,7 @@ export class RLockClient extends EngineClient {
    * leader.signal.addEventListener('abort', stopScheduling);
    */
   getLeaderElection(name: string): LeaderElection {
-    return this.composite('leaderElection')(name);
+    return this.getter('leaderElection')(name);
   }
 
   /**
@@ -215,20 +216,8 @@ export class RLockClient extends EngineClient {
   }
 
   /** The getter of kind `name`; public getters are written out for their docs (a mapped type would show none). */
-  private getter<Name extends KindName>(name: Name): KindGetter<Name> {
+  private getter<Name extends KindName | CompositeName>(name: Name): KindGetter<Name> {
     return this.getters.get(name) as KindGetter<Name>;
-  }
-
-  /** The getter of composite kind `name`, written out like the registered kinds'. */
-  private composite<Name extends CompositeName>(name: Name): CompositeGetter<Name> {
-    return this.composites.get(name) as CompositeGetter<Name>;
-  }
-
-  /** For a composite kind: the getter registered kind `kind` made. @throws Error when `kind` is not registered. */
-  private registeredGetter<Getter>(kind: { readonly name: string }): Getter {
-    const getter = this.getters.get(kind.name as KindName);
-    if (getter === undefined) throw new Error(`a composite kind uses kind ${kind.name}, which is not registered`);
-    return getter as Getter;
   }
 
   /**
@@ -237,8 +226,7 @@ export class RLockClient extends EngineClient {
    */
   private noticesReady(): Promise<void> | undefined {
     if (this.hearingNotices || this.isClosing) return this.noticesPending;
-    const channel = clientNoticeChannel(this.options.keyPrefix, this.clientId);
-    const subscription = this.hub.subscribe(channel, (payload) => this.onNotice(payload), true);
+    const subscription = this.hub.subscribe(clientNoticeChannel(this.options.keyPrefix, this.clientId), (payload) => this.onNotice(payload), true);
     this.hearingNotices = true;
     // An acquire waits on it: the connections keep the process alive meanwhile.
     this.work.enter();
@@ -253,8 +241,7 @@ export class RLockClient extends EngineClient {
       if (!this.isClosing) this.reportError(error);
       settle();
     });
-    this.noticesPending = pending;
-    return pending;
+    return (this.noticesPending = pending);
   }
 
   /** "forced <owner> <token> <key>" (force-notice.lua): Redis is asked whether that hold of this client is gone; anything else is dropped. */

@@ -28,12 +28,8 @@ export function withinMs<T>(work: Promise<T>, timeoutMs: number, onTimeout: () =
  * RedisUnavailableError. A timed-out call may still run later, so state-changing calls carry an operation id.
  */
 export function boundedCall<T>(call: () => Promise<T>, timeoutMs: number, what: string, key: string): Promise<T> {
-  let pending: Promise<T>;
-  try {
-    pending = call();
-  } catch (error) {
-    return Promise.reject(toRLockError(error, what, key));
-  }
+  // A call that throws (a bad argument) fails like one that rejects.
+  const pending = new Promise<T>((resolve) => resolve(call()));
   return withinMs(
     pending.catch((error: unknown) => {
       throw toRLockError(error, what, key);

@@ -1,28 +1,17 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Command, type Redis } from 'ioredis';
-import { boundedCall, quitBy } from './bounded-call.js';
+import { boundedCall } from './bounded-call.js';
 import { Transport } from './transport.js';
 import type { EmbeddedScript } from './scripts.js';
-import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
-import { serverName } from './standalone.js';
+import { ConnectionDeployment, waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 
 /** A Redis Cluster (≥ 7.0): every script touches one slot, announcements use sharded pub/sub, renewals batch by slot. */
-export class ClusterDeployment implements Deployment {
-  readonly transport: Transport;
+export class ClusterDeployment extends ConnectionDeployment<Cluster> implements Deployment {
   readonly sharded = true;
-  readonly syncsReplicas: boolean;
 
-  constructor(
-    readonly redis: Cluster,
-    readonly owned: boolean,
-    commandTimeoutMs: number,
-    scripts: readonly EmbeddedScript[],
-    private readonly syncReplicas?: SyncReplicas,
-  ) {
-    this.syncsReplicas = syncReplicas !== undefined;
+  constructor(redis: Cluster, owned: boolean, commandTimeoutMs: number, scripts: readonly EmbeddedScript[], syncReplicas?: SyncReplicas) {
     // Scripts load per node as it connects (below): through the Cluster they would reach one random node.
-    this.transport = new Transport(redis, commandTimeoutMs, []);
-    if (owned) redis.on('error', () => undefined);
+    super(redis, owned, new Transport(redis, commandTimeoutMs, []), syncReplicas);
     const load = (node: Redis): void => {
       for (const script of scripts) {
         const command = new Command('script', ['LOAD', script.lua]);
@@ -95,31 +84,19 @@ export class ClusterDeployment implements Deployment {
     return boundedCall(() => command.promise, this.transport.timeoutMs, what, key);
   }
 
-  onReconnect(listener: () => void): void {
-    let wasReady = this.redis.status === 'ready';
-    this.redis.on('ready', () => {
-      if (wasReady) listener();
-      wasReady = true;
-    });
+  override onReconnect(listener: () => void): void {
+    super.onReconnect(listener);
     // A failover or a resharding: holds on the moved slots may be gone.
     this.redis.on('-node', listener);
   }
 
-  onServerReady(listener: (node: Redis, server: string) => void): void {
-    // `ready` follows the slots' refresh: the masters are known then, after a failover too.
-    const ready = (): void => {
-      for (const node of this.redis.nodes('master')) listener(node, serverName(node));
-    };
-    this.redis.on('ready', ready);
-    if (this.redis.status === 'ready') ready();
+  /** Its masters: `ready` follows the slots' refresh, so they are known then, after a failover too. */
+  protected servers(): Redis[] {
+    return this.redis.nodes('master');
   }
 
   /** Not on a Cluster: its node connections and timers are ioredis's own and stay referenced. */
   unrefWhenIdle(): void {
     // Nothing to do; see above.
-  }
-
-  async close(deadline: number): Promise<void> {
-    if (this.owned) await quitBy(this.redis, deadline, '(cluster)');
   }
 }

@@ -2,6 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Transport } from './transport.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { ProcessRefs } from './process-refs.js';
+import { quitBy } from './bounded-call.js';
 
 /** What a subscriber connection reports. */
 export interface SubscriberHandlers {
@@ -79,5 +80,53 @@ export async function waitForReplicas(sync: SyncReplicas | undefined, key: strin
     throw new RedisUnavailableError(
       `only ${acknowledged} of ${sync.replicas} replicas acknowledged the write on "${key}" within ${sync.timeoutMs} ms (syncReplicas): it does not count`,
     );
+  }
+}
+
+/** `host:port` (or the socket path) of a connection, or its Sentinel master's name; never credentials. */
+export function serverName(redis: Redis): string {
+  const { host, port, path, sentinels, name } = redis.options;
+  if (Array.isArray(sentinels) && sentinels.length > 0 && typeof name === 'string') return `Sentinel master ${JSON.stringify(name)}`;
+  if (typeof path === 'string' && path !== '') return path;
+  const shown = host ?? 'localhost';
+  return `${shown.includes(':') ? `[${shown}]` : shown}:${port ?? 6379}`;
+}
+
+/** What a deployment on one ioredis connection (one Redis, or a Cluster) does alike: replicas, reconnects, its servers and close. */
+export abstract class ConnectionDeployment<R extends Redis | Cluster> {
+  readonly syncsReplicas: boolean;
+
+  constructor(
+    readonly redis: R,
+    readonly owned: boolean,
+    readonly transport: Transport,
+    protected readonly syncReplicas: SyncReplicas | undefined,
+  ) {
+    this.syncsReplicas = syncReplicas !== undefined;
+    // Connection errors surface as typed errors of the calls; this keeps ioredis from printing them as unhandled.
+    if (owned) redis.on('error', () => undefined);
+  }
+
+  /** The servers that hold keys, read when the connection is ready. */
+  protected abstract servers(): Redis[];
+
+  onReconnect(listener: () => void): void {
+    let wasReady = this.redis.status === 'ready';
+    this.redis.on('ready', () => {
+      if (wasReady) listener();
+      wasReady = true;
+    });
+  }
+
+  onServerReady(listener: (node: Redis, server: string) => void): void {
+    const ready = (): void => {
+      for (const node of this.servers()) listener(node, serverName(node));
+    };
+    this.redis.on('ready', ready);
+    if (this.redis.status === 'ready') ready();
+  }
+
+  async close(deadline: number): Promise<void> {
+    if (this.owned) await quitBy(this.redis, deadline, this.redis.isCluster ? '(cluster)' : '(connection)');
   }
 }

@@ -41,11 +41,10 @@ export class DownTracker {
 
   /** Runs `call`, or rejects with RedisUnavailableError as soon as the connection is found down. */
   run<T>(call: () => Promise<T>, what: string, key: string): Promise<T> {
-    const unavailable = (cause: Error): RedisUnavailableError => unavailableError(what, key, cause);
     const down = this.cause;
-    if (down) return Promise.reject(unavailable(down));
+    if (down) return Promise.reject(unavailableError(what, key, down));
     return new Promise<T>((resolve, reject) => {
-      const fail = (cause: Error): void => reject(unavailable(cause));
+      const fail = (cause: Error): void => reject(unavailableError(what, key, cause));
       this.waiting.add(fail);
       void call()
         .then(resolve, reject)

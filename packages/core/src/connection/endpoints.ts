@@ -28,12 +28,6 @@ export function ownedClusterOptions(options: ClusterOptions, connectionName?: st
 /** What `redis` may be: a URL or `host:port`, ioredis options, or an ioredis instance. */
 export type RedisInput = string | RedisOptions | Redis;
 
-export interface ResolvedConnection {
-  readonly redis: Redis;
-  /** True when rlock created the connection and so closes it on close(). */
-  readonly owned: boolean;
-}
-
 /** Which server a connection input designates, checked without connecting. */
 export interface ConnectionEndpoint {
   /** What makes two inputs the same server: host and port (or socket path) and database. */
@@ -127,10 +121,11 @@ function normaliseHost(host: string): string {
 }
 
 /**
- * The connection for `input`: created from a URL or options (named `connectionName` unless they name it), or a given instance as it is.
+ * The connection for `input`: created from a URL or options (named `connectionName` unless they name it), or a given instance as it is;
+ * `owned` when rlock created it, and so closes it on close().
  * @throws InvalidArgumentError as {@link connectionEndpoint}: a keyPrefix would hide rlock's hash tags and the public key layout.
  */
-export function resolveConnection(input: unknown, what = 'redis', connectionName?: string): ResolvedConnection {
+export function resolveConnection(input: unknown, what = 'redis', connectionName?: string): { readonly redis: Redis; readonly owned: boolean } {
   connectionEndpoint(input, what);
   const defaults = connectionName === undefined ? OWNED_CONNECTION_DEFAULTS : { ...OWNED_CONNECTION_DEFAULTS, connectionName };
   if (typeof input === 'string') return { redis: new Redis(redisUrlOf(input) as string, defaults), owned: true };

@@ -11,13 +11,11 @@ export interface EvictionSettings {
 }
 
 /**
- * What a server said about eviction: its settings; `refused` when it refused both CONFIG GET and INFO (an ACL, a renamed command),
+ * `maxmemory-policy` and `maxmemory` through CONFIG GET, or INFO memory where CONFIG is refused; read-only, bounded by `timeoutMs`.
+ * Resolves with what the server said: its settings; `refused` when it refused both CONFIG GET and INFO (an ACL, a renamed command),
  * so there is nothing to learn from it; `unanswered` when it did not answer (ask again once it is back).
  */
-export type EvictionRead = EvictionSettings | 'refused' | 'unanswered';
-
-/** `maxmemory-policy` and `maxmemory` through CONFIG GET, or INFO memory where CONFIG is refused; read-only, bounded by `timeoutMs`. */
-export async function readEvictionSettings(node: Redis, timeoutMs: number): Promise<EvictionRead> {
+export async function readEvictionSettings(node: Redis, timeoutMs: number): Promise<EvictionSettings | 'refused' | 'unanswered'> {
   try {
     const reply = await boundedCall(() => node.call('CONFIG', 'GET', 'maxmemory*'), timeoutMs, 'CONFIG GET', 'maxmemory-policy');
     const settings = fromConfig(reply);

@@ -1,28 +1,15 @@
 import type { Redis } from 'ioredis';
-import { boundedCall, quitBy } from './bounded-call.js';
+import { boundedCall } from './bounded-call.js';
 import type { EmbeddedScript } from './scripts.js';
 import { Transport } from './transport.js';
 import { resolveConnection } from './endpoints.js';
-import { waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
+import { ConnectionDeployment, waitForReplicas, type Deployment, type SubscriberConnection, type SubscriberHandlers, type SyncReplicas } from './deployment.js';
 import { openSubscriberConnection } from './subscriber-connection.js';
 import type { ProcessRefs } from './process-refs.js';
 
-/** `host:port` (or the socket path) of a connection, or its Sentinel master's name; never credentials. */
-export function serverName(redis: Redis): string {
-  const { host, port, path, sentinels, name } = redis.options;
-  if (Array.isArray(sentinels) && sentinels.length > 0 && typeof name === 'string') return `Sentinel master ${JSON.stringify(name)}`;
-  if (typeof path === 'string' && path !== '') return path;
-  const shown = host ?? 'localhost';
-  return `${shown.includes(':') ? `[${shown}]` : shown}:${port ?? 6379}`;
-}
-
 /** One Redis server (or a Sentinel-managed master): plain pub/sub, and every hold may share a renewal batch. */
-export class StandaloneDeployment implements Deployment {
-  readonly redis: Redis;
-  readonly transport: Transport;
-  readonly owned: boolean;
+export class StandaloneDeployment extends ConnectionDeployment<Redis> implements Deployment {
   readonly sharded = false;
-  readonly syncsReplicas: boolean;
   private refs: ProcessRefs | undefined;
 
   /** @throws InvalidArgumentError for a bad `redis` input (see resolveConnection). */
@@ -30,17 +17,12 @@ export class StandaloneDeployment implements Deployment {
     input: unknown,
     commandTimeoutMs: number,
     scripts: readonly EmbeddedScript[],
-    private readonly syncReplicas?: SyncReplicas,
+    syncReplicas?: SyncReplicas,
     batching = true,
     connectionName?: string,
   ) {
-    const connection = resolveConnection(input, 'redis', connectionName);
-    this.redis = connection.redis;
-    this.transport = new Transport(this.redis, commandTimeoutMs, scripts, batching);
-    this.owned = connection.owned;
-    this.syncsReplicas = syncReplicas !== undefined;
-    // Connection errors surface as typed errors of the calls; this keeps ioredis from printing them as unhandled.
-    if (this.owned) this.redis.on('error', () => undefined);
+    const { redis, owned } = resolveConnection(input, 'redis', connectionName);
+    super(redis, owned, new Transport(redis, commandTimeoutMs, scripts, batching), syncReplicas);
   }
 
   /** Settles once the first connection attempt has, so a short-timeout call does not fail a server still connecting. */
@@ -59,18 +41,8 @@ export class StandaloneDeployment implements Deployment {
     });
   }
 
-  onReconnect(listener: () => void): void {
-    let wasReady = this.redis.status === 'ready';
-    this.redis.on('ready', () => {
-      if (wasReady) listener();
-      wasReady = true;
-    });
-  }
-
-  onServerReady(listener: (node: Redis, server: string) => void): void {
-    const ready = (): void => listener(this.redis, serverName(this.redis));
-    this.redis.on('ready', ready);
-    if (this.redis.status === 'ready') ready();
+  protected servers(): Redis[] {
+    return [this.redis];
   }
 
   openSubscriber(handlers: SubscriberHandlers): SubscriberConnection {
@@ -97,9 +69,5 @@ export class StandaloneDeployment implements Deployment {
 
   afterWrite(key: string): Promise<void> {
     return waitForReplicas(this.syncReplicas, key, (args) => this.transport.call('wait', args, 'WAIT', key, Number));
-  }
-
-  async close(deadline: number): Promise<void> {
-    if (this.owned) await quitBy(this.redis, deadline, '(connection)');
   }
 }

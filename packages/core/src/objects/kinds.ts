@@ -30,9 +30,6 @@ export type KindName = AnyKind['name'];
 /** `inspect`'s report of an object of a registered kind. */
 export type KindInfo = ReturnType<AnyKind['describe']>;
 
-/** The getter kind `Name` adds to a client. */
-export type KindGetter<Name extends KindName> = ReturnType<Extract<AnyKind, { name: Name }>['getter']>;
-
 /** Every composite kind: built from registered kinds' objects, with no keys of its own (a new one: its folder plus an entry). */
 export const COMPOSITE_KINDS = Object.freeze([LEADER_ELECTION, MULTI_LOCK] as const);
 
@@ -40,5 +37,5 @@ export type AnyComposite = (typeof COMPOSITE_KINDS)[number];
 
 export type CompositeName = AnyComposite['name'];
 
-/** The getter composite kind `Name` adds to a client. */
-export type CompositeGetter<Name extends CompositeName> = ReturnType<Extract<AnyComposite, { name: Name }>['getter']>;
+/** The getter kind `Name`, registered or composite, adds to a client. */
+export type KindGetter<Name extends KindName | CompositeName> = ReturnType<Extract<AnyKind | AnyComposite, { name: Name }>['getter']>;

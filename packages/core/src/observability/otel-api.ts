@@ -24,18 +24,10 @@ export interface OtelObservableResult {
   observe(value: number, attributes?: OtelAttributes): void;
 }
 
-export interface OtelObservable {
-  addCallback(callback: (result: OtelObservableResult) => void): void;
-}
-
 export interface OtelMeter {
   createHistogram(name: string, options?: OtelInstrumentOptions): OtelHistogram;
   createCounter(name: string, options?: OtelInstrumentOptions): OtelCounter;
-  createObservableUpDownCounter(name: string, options?: OtelInstrumentOptions): OtelObservable;
-}
-
-export interface OtelMeterProvider {
-  getMeter(name: string, version?: string): OtelMeter;
+  createObservableUpDownCounter(name: string, options?: OtelInstrumentOptions): { addCallback(callback: (result: OtelObservableResult) => void): void };
 }
 
 export interface OtelSpan {
@@ -55,7 +47,7 @@ export interface OtelTracerProvider {
 
 /** The part of `@opentelemetry/api` rlock calls. */
 export interface OtelApi {
-  readonly metrics: { getMeterProvider(): OtelMeterProvider };
+  readonly metrics: { getMeterProvider(): { getMeter(name: string, version?: string): OtelMeter } };
   readonly trace: { getTracerProvider(): OtelTracerProvider; getActiveSpan(): OtelSpan | undefined };
   readonly ProxyTracerProvider: new () => OtelTracerProvider & { getDelegate(): OtelTracerProvider };
   createNoopMeter(): OtelMeter;

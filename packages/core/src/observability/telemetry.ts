@@ -128,20 +128,20 @@ export class AcquireProbe implements AcquireWatch {
   /** Records into the instruments now, or, made while the api was loading, once it has (a measurement taken now keeps its value). */
   measure(record: (instruments: Instruments) => void): void {
     if (this.instruments !== undefined) record(this.instruments);
-    else if (this.loading !== undefined) {
-      void this.loading.then(() => {
-        this.loading = undefined;
-        this.instruments ??= this.telemetry.currentInstruments();
-        if (this.instruments !== undefined) record(this.instruments);
-      });
-    }
+    else this.afterLoad((instruments) => instruments && record(instruments));
   }
 
   /** Made while the api was loading: calls `withoutProvider` once it has loaded, if no MeterProvider was registered by then. */
   whenLoaded(withoutProvider: () => void): void {
+    this.afterLoad((instruments) => instruments ?? withoutProvider());
+  }
+
+  /** Made while the api was loading: `then` once it has, with the instruments of the MeterProvider registered by then (if any). */
+  private afterLoad(then: (instruments: Instruments | undefined) => unknown): void {
     void this.loading?.then(() => {
+      this.loading = undefined;
       this.instruments ??= this.telemetry.currentInstruments();
-      if (this.instruments === undefined) withoutProvider();
+      then(this.instruments);
     });
   }
 

@@ -6,16 +6,20 @@ export interface TaskContext {
   readonly taskId: string;
 }
 
-// One storage per process even when both the ESM and the CJS build load (the dual-package hazard):
-// with two, a task started by one copy would be "no task" to the other.
-const STORAGE_KEY = Symbol.for('@org/rlock-core/task-storage/v1');
-const globalSlot = globalThis as { [STORAGE_KEY]?: AsyncLocalStorage<TaskContext> };
-const storage: AsyncLocalStorage<TaskContext> = (globalSlot[STORAGE_KEY] ??= new AsyncLocalStorage<TaskContext>());
+/**
+ * The value kept on `globalThis` under `Symbol.for('@org/rlock-core/<name>')`, made by `make` the first time: one per process even
+ * when both the ESM and the CJS build load (the dual-package hazard), where each copy would otherwise have its own.
+ */
+export function processWide<T>(name: string, make: () => T): T {
+  const slots = globalThis as Record<symbol, unknown>;
+  return (slots[Symbol.for(`@org/rlock-core/${name}`)] ??= make()) as T;
+}
 
-// A counter shared like the storage: task ids need only be unique in the process (the client id is the unguessable part).
-const COUNTER_KEY = Symbol.for('@org/rlock-core/task-counter/v1');
-const counterSlot = globalThis as { [COUNTER_KEY]?: { next: number } };
-const counter = (counterSlot[COUNTER_KEY] ??= { next: 0 });
+// With two storages, a task started by one copy would be "no task" to the other.
+const storage = processWide('task-storage/v1', () => new AsyncLocalStorage<TaskContext>());
+
+// Task ids need only be unique in the process (the client id is the unguessable part).
+const counter = processWide('task-counter/v1', () => ({ next: 0 }));
 
 /** The owner cache's fields are made up front (added later, they grow every task); the id string is made when read. */
 class Task implements CachedOwner {
@@ -57,12 +61,10 @@ export function runInCurrentTaskOrNew<T>(fn: () => T): T {
 
 /** `<clientId>:<taskId>`, cached on the task (almost always used with one client) for the hot path. */
 export function ownerId(clientId: string, task: TaskContext): string {
-  const cached = (task as CachedOwner).owner;
-  if (cached !== undefined && (task as CachedOwner).clientId === clientId) return cached;
-  const owner = `${clientId}:${task.taskId}`;
-  (task as CachedOwner).clientId = clientId;
-  (task as CachedOwner).owner = owner;
-  return owner;
+  const cache = task as CachedOwner;
+  if (cache.owner !== undefined && cache.clientId === clientId) return cache.owner;
+  cache.clientId = clientId;
+  return (cache.owner = `${clientId}:${task.taskId}`);
 }
 
 /** The task of owner id `owner`, made when needed (ownership is by owner id), so nothing need keep the task. */

@@ -1,4 +1,4 @@
-import { newTaskContext, runInTask, type TaskContext } from './task-context.js';
+import { newTaskContext, processWide, runInTask, type TaskContext } from './task-context.js';
 
 /** Where a task that ended was started: `client.task(fn)`, or a request under `taskMiddleware()`. */
 export type TaskSource = 'task' | 'request';
@@ -7,15 +7,11 @@ export type TaskSource = 'task' | 'request';
 export type TaskEndListener = (task: TaskContext, source: TaskSource) => void;
 
 // Shared by the ESM and the CJS build like the task storage: a task of one copy may hold locks of the other's clients.
-const LISTENERS_KEY = Symbol.for('@org/rlock-core/task-end-listeners/v1');
-const slot = globalThis as { [LISTENERS_KEY]?: Set<TaskEndListener> };
-const listeners: Set<TaskEndListener> = (slot[LISTENERS_KEY] ??= new Set());
+const listeners = processWide('task-end-listeners/v1', () => new Set<TaskEndListener>());
 
 // Tasks that will be heard ending running now, process-wide. While none runs, no hold's owner can be heard ending:
 // an owner id is new with its task, so its holds are taken while it runs.
-const LIVE_KEY = Symbol.for('@org/rlock-core/ending-tasks-live/v1');
-const liveSlot = globalThis as { [LIVE_KEY]?: { count: number } };
-const live = (liveSlot[LIVE_KEY] ??= { count: 0 });
+const live = processWide('ending-tasks-live/v1', () => ({ count: 0 }));
 
 /** True while a task started by `client.task(fn)` or `taskMiddleware()` runs: only then may a hold taken now see its task end. */
 export function endingTasksRun(): boolean {

@@ -7,8 +7,6 @@ import { newTaskContext, ownerId, runInTask } from '../../tasks/task-context.js'
 import type { LockHandle, RLock } from '../lock/types.js';
 import type { ElectOptions, LeadOptions, LeaderElectionEvents, LeaderInfo, Leadership, LeadershipEvent, LeadershipScope } from './types.js';
 
-export type LeaderReader = () => Promise<LeaderInfo | undefined>;
-
 /** Backoff of `lead()` while Redis is out of reach, from MIN_RETRY_MS up to MAX_RETRY_MS. */
 const MIN_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
@@ -30,7 +28,7 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
     readonly name: string,
     private readonly clientId: string,
     private readonly lock: RLock<string>,
-    private readonly readLeader: LeaderReader,
+    private readonly readLeader: () => Promise<LeaderInfo | undefined>,
   ) {
     super();
   }
@@ -45,10 +43,9 @@ export class LeaderElection extends EventEmitter<LeaderElectionEvents> {
     const raw = checkOptionsObject(options, 'elect() options');
     checkKnownKeys(raw, ['waitMs', 'signal'], 'elect() options');
     const task = newTaskContext();
-    const owner = ownerId(this.clientId, task);
     // Inside a task of its own, so the hold is this candidate's and its owner id known.
     const handle = await runInTask(task, () => this.lock.acquire(raw as ElectOptions));
-    const term = new Term(this, owner, handle);
+    const term = new Term(this, ownerId(this.clientId, task), handle);
     this.emitSafely('elected', term.event);
     term.watch();
     return term;
@@ -149,8 +146,7 @@ class Term implements Leadership {
   }
 
   resign(): Promise<void> {
-    this.resigning ??= this.release();
-    return this.resigning;
+    return (this.resigning ??= this.release());
   }
 
   private async release(): Promise<void> {

@@ -7,9 +7,6 @@ import { ReentrantLock } from './reentrant-lock.js';
 import { ServerLockStore, type LockScripts } from './server-lock-store.js';
 import type { RLock } from './types.js';
 
-/** The scripts of one way of waiting, made once per client. */
-export type LockScriptsClass<K extends LockKeys> = new (deployment: Deployment, context: EngineContext) => LockScripts<K>;
-
 /**
  * A kind's getter of the family's locks on one deployment: its variant and scripts make one store, whose holds the client renews.
  * `object`: the lock's rlock.object when another kind uses it (a leader election's: `leader`).
@@ -17,7 +14,8 @@ export type LockScriptsClass<K extends LockKeys> = new (deployment: Deployment, 
 export function serverLockGetter<K extends LockKeys>(
   site: KindSite,
   variant: LockVariant,
-  Scripts: LockScriptsClass<K>,
+  /** The scripts of one way of waiting, made once per client. */
+  Scripts: new (deployment: Deployment, context: EngineContext) => LockScripts<K>,
 ): (name: string, object?: string) => RLock<string> {
   const { deployment, context } = site;
   const store = new ServerLockStore<K>(deployment, context.commandTimeoutMs, context.keyPrefix, variant, new Scripts(deployment, context));

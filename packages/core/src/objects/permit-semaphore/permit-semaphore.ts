@@ -39,18 +39,15 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
 
   async acquire(options?: PermitOptions): Promise<PermitHandle> {
     const request = parseLockOptions(options, 'acquire');
-    const task = currentTask() ?? newTaskContext();
-    const hold = await this.acquireChecked(request, 'timeout');
-    if (!hold) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
-    return new LeasedPermit(this, hold, task);
+    const permit = await this.acquireChecked(request, 'timeout');
+    if (!permit) throw new LockAcquireTimeoutError(this.name, request.waitMs ?? 0);
+    return permit;
   }
 
   async tryAcquire(options?: PermitOptions): Promise<PermitHandle | undefined> {
     const request = parseLockOptions(options, 'tryAcquire', LOCK_DEFAULTS.tryLockWaitMs);
-    const task = currentTask() ?? newTaskContext();
     try {
-      const hold = await this.acquireChecked(request, 'not_acquired');
-      return hold && new LeasedPermit(this, hold, task);
+      return await this.acquireChecked(request, 'not_acquired');
     } catch (error) {
       throw unansweredFailure(error);
     }
@@ -69,14 +66,16 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
     }
   }
 
-  private async acquireChecked(request: LockRequest, refusal: 'not_acquired' | 'timeout'): Promise<Hold | undefined> {
+  /** The permit, held by the caller's task for `run()` (or a new one outside any), or undefined when not acquired. */
+  private async acquireChecked(request: LockRequest, refusal: 'not_acquired' | 'timeout'): Promise<PermitHandle | undefined> {
     const { ctx, store, keys } = this;
+    const task = currentTask() ?? newTaskContext();
     ctx.assertOpen();
     request.signal?.throwIfAborted();
     if (request.leaseMs === undefined && !ctx.canRenew) {
       throw new InvalidArgumentError(`semaphore "${this.name}": leaseMs is required, this client has no watchdog to renew leases`);
     }
-    return acquireObserved(
+    const hold = await acquireObserved(
       ctx,
       {
         name: this.name,
@@ -98,6 +97,7 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
       },
       { object: 'permit_semaphore', refusal },
     );
+    return hold && new LeasedPermit(this, hold, task);
   }
 
   private target(id: string): HoldTarget {

@@ -1,5 +1,4 @@
-import { clientNoticePrefix, fenceKey, objectKey } from '../names.js';
-import { keysOfLock, type LockKeys } from '../lock/keys.js';
+import { lockKeys, type LockKeys } from '../lock/keys.js';
 
 /** The Redis names of one read-write lock (public layout, see the core README). */
 export interface RwLockKeys extends LockKeys {
@@ -10,11 +9,9 @@ export interface RwLockKeys extends LockKeys {
 }
 
 export function rwLockKeys(prefix: string, name: string): RwLockKeys {
-  const lock = objectKey(prefix, name);
-  return keysOfRwLock(lock, fenceKey(prefix, lock), clientNoticePrefix(prefix));
+  const keys = lockKeys(prefix, name);
+  return { ...keys, readers: readersKey(keys.lock), writers: `${keys.lock}:writers` };
 }
 
-/** The names around state hash `lock`, with `fence` as its fence counter and `notices` as the holders' notice prefix ('' where none is used). */
-export function keysOfRwLock(lock: string, fence = '', notices = ''): RwLockKeys {
-  return { ...keysOfLock(lock, fence, notices), readers: `${lock}:readers`, writers: `${lock}:writers` };
-}
+/** Zset `<lock>:readers` of state hash `lock`: its readers' leases. */
+export const readersKey = (lock: string): string => `${lock}:readers`;

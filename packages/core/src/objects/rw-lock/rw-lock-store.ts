@@ -8,7 +8,7 @@ import { renewItem, type RenewItem } from '../hold-store.js';
 import { ServerLockStore } from '../lock/server-lock-store.js';
 import { asCodes } from '../object-store.js';
 import { SCRIPTS } from '../scripts.generated.js';
-import { keysOfRwLock, type RwLockKeys } from './keys.js';
+import { readersKey, type RwLockKeys } from './keys.js';
 import { RwLockScripts, type RwMode } from './rw-lock-scripts.js';
 
 /** Renewal kind of read-write lock holds (either mode). */
@@ -54,7 +54,7 @@ export class RwLockStore extends ServerLockStore<RwLockKeys> {
 
   /** One rw-lock/renew.lua call, holds of either mode. */
   protected override renewItems(items: readonly RenewItem[]): Promise<number[]> {
-    const holds = items.map(({ key, owner, token, leaseMs, mode }) => ({ hash: key, readers: keysOfRwLock(key).readers, owner, token, leaseMs, mode }));
+    const holds = items.map(({ key, owner, token, leaseMs, mode }) => ({ hash: key, readers: readersKey(key), owner, token, leaseMs, mode }));
     return this.transport.run(SCRIPTS.rwLockRenew, { items: holds }, `renew of ${items.length} holds`, items[0]?.key ?? '', asCodes);
   }
 

@@ -78,8 +78,7 @@ export class NeedAnnouncer {
   }
 
   private arm(keys: SemaphoreKeys, watch: NeedWatch, delayMs: number): void {
-    watch.timer = setTimeout(() => this.check(keys, watch), Math.max(1, Math.ceil(delayMs)));
-    watch.timer.unref();
+    watch.timer = setTimeout(() => this.check(keys, watch), Math.max(1, Math.ceil(delayMs))).unref();
   }
 
   /** Announces when the oldest call waited long, then at the watch's interval (1 ms slack: timers fire early by this clock), only while subscribed. */

@@ -22,13 +22,10 @@ export const SPIN_LOCK = defineKind({
     const storeOf = (options: SpinLockOptions | undefined): SpinLockStore => {
       const plan = spinBackoff(options);
       const id = `${plan.initialDelayMs}/${plan.maxDelayMs}/${plan.multiplier}`;
-      let store = stores.get(id);
-      if (store === undefined) {
-        store = new SpinLockStore(deployment, context, plan);
-        // Holds renew and clear alike whatever their plan: the first store renews every spin lock's.
-        if (stores.size === 0) context.kinds.register(store.kind, store);
-        stores.set(id, store);
-      }
+      const store = stores.get(id) ?? new SpinLockStore(deployment, context, plan);
+      // Holds renew and clear alike whatever their plan: the first store renews every spin lock's.
+      if (stores.size === 0) context.kinds.register(store.kind, store);
+      stores.set(id, store);
       return store;
     };
     return byName(site, 'lock name', (name, options?: SpinLockOptions): RLock<string> => new ReentrantLock<string>(name, context, storeOf(options)));
