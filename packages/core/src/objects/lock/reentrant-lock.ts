@@ -226,7 +226,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         tryOnce,
         takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, handOff, request.leaseMs, request.maxLeaseMs)),
         giveBack: (hold) => this.core.releaseFor(this.name, owner, hold),
-        watch: undefined,
         ended: held || !this.core.sharesBranches ? undefined : this.core.firstAcquisition(this.name, keys.lock, owner),
       },
       request.failFast === true ? this.core.failFastLabel : this.core.waitLabel,
