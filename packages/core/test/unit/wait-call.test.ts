@@ -3,6 +3,7 @@ import type { TryOutcome } from '../../src/engine/attempt.js';
 import { WaitCall, type WaitSpec } from '../../src/engine/wait-call.js';
 import { EngineContext } from '../../src/engine/engine-context.js';
 import { WaitQueues } from '../../src/engine/wait-queue.js';
+import { LockLostError } from '../../src/errors.js';
 
 function spec(waitMs: number | undefined, signal?: AbortSignal): WaitSpec<string> {
   return {
@@ -70,5 +71,30 @@ describe('WaitCall', () => {
     expect(signal?.reason).toEqual(new Error('gave up'));
     expect(bounded.expired).toBe(false);
     bounded.dispose();
+  });
+
+  it('gives back a grant that answered after waitMs, reporting a failure of that but not the loss of a hold nobody saw', async () => {
+    const backgroundError = jest.fn();
+    const watched = new EngineContext({ clientId: 'c', keyPrefix: 'p', watchdogTimeoutMs: 30_000, commandTimeoutMs: 1_000 }, queues, {
+      ...reports,
+      backgroundError,
+    });
+    for (const failure of [new LockLostError('n', 'expired'), new Error('refused')]) {
+      let answer: (outcome: TryOutcome<string>) => void = () => undefined;
+      const giveBack = jest.fn(() => Promise.reject(failure));
+      const call = new WaitCall(watched, { ...spec(1_000), tryOnce: () => new Promise<TryOutcome<string>>((resolve) => (answer = resolve)), giveBack });
+      const trying = call.tryOnce().then(
+        () => 'granted',
+        () => 'cut off',
+      );
+      // waitMs runs out; the call's rejection is deferred a turn (see WaitCall.race).
+      await jest.advanceTimersByTimeAsync(1_001);
+      await expect(trying).resolves.toBe('cut off');
+      answer({ grant: 'g' });
+      await jest.advanceTimersByTimeAsync(0);
+      expect(giveBack).toHaveBeenCalledWith('g');
+      call.dispose();
+    }
+    expect(backgroundError.mock.calls).toEqual([[new Error('refused')]]);
   });
 });
