@@ -8,7 +8,8 @@ import type { AcquireReply, AttemptSpec } from './attempt.js';
 export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Hold> {
   readonly key: string;
   readonly owner: string;
-  private readonly leaseMs: number;
+  /** The lease each try asks for, ms: the fixed one, or the watchdog's. */
+  readonly leaseMs: number;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -46,6 +47,11 @@ export class HoldAttempt<X = unknown> implements AttemptSpec<AcquireReply<X>, Ho
   keep(reply: AcquireReply<X>, sentAt: number): Hold {
     return recordGrant(this.ctx, this.target, reply as AcquireReply<X> & { granted: true }, sentAt, this.fixedLeaseMs, this.maxLeaseMs);
   }
+
+  /** Counts a reentry of `hold` counted by the client, with this call's lease and cap; `sentAt`: when its extension was sent, if one was. */
+  reentered(hold: Hold, sentAt: number | undefined): void {
+    counted(this.ctx, hold, hold.count + 1, sentAt, this.fixedLeaseMs, this.maxLeaseMs);
+  }
 }
 
 /**
@@ -70,7 +76,12 @@ export function recordGrant<G>(
     ctx.holds.set(fresh);
     hold = fresh;
   }
-  hold.acquired(reply.count ?? hold.count + 1, sentAt, fixedLeaseMs ?? ctx.watchdogTimeoutMs, fixedLeaseMs === undefined);
+  return counted(ctx, hold, reply.count ?? hold.count + 1, sentAt, fixedLeaseMs, maxLeaseMs);
+}
+
+/** `hold` acquired `count` times, its lease the call's (the watchdog's, renewed, without a fixed one) and capped by its `maxLeaseMs`. */
+function counted(ctx: EngineContext, hold: Hold, count: number, sentAt: number | undefined, fixedLeaseMs: number | undefined, maxLeaseMs?: number): Hold {
+  hold.acquired(count, sentAt, fixedLeaseMs ?? ctx.watchdogTimeoutMs, fixedLeaseMs === undefined);
   if (maxLeaseMs !== undefined) hold.capLease((sentAt ?? monotonicNow()) + maxLeaseMs);
   ctx.acquired(hold);
   return hold;

@@ -288,8 +288,6 @@ export interface JoinSpec {
   readonly onMessage: (payload: string, queue: WaitQueue) => boolean;
   /** Its tries keep a place in Redis (a waiter lease): it keeps a timed try of its own instead of sharing the queue's. */
   readonly keepsPlace?: boolean | undefined;
-  /** Told when the waiter joins and leaves (see acquireObserved in engine/acquire.ts). */
-  readonly watch?: WaitWatch | undefined;
 }
 
 /**
@@ -406,18 +404,20 @@ export class WaitQueues {
     if (wake && queue && queue.waiters.length > 0) queue.wakeOne();
   }
 
-  /** Resolves once the subscription is acknowledged; `entered` hears the waiter as soon as it is queued, so a caller cut off can take it out. */
-  async join(spec: JoinSpec, entered?: (waiter: Waiter) => void, front = false): Promise<Waiter> {
+  /**
+   * Resolves once the subscription is acknowledged; `entered` hears the waiter as soon as it is queued, so a caller cut off can take
+   * it out; `front`: it arrived before every waiter here (they queued behind its first try); `watch` is told when it joins and leaves.
+   */
+  async join(spec: JoinSpec, entered?: (waiter: Waiter) => void, front = false, watch?: WaitWatch): Promise<Waiter> {
     if (this.closedError) throw this.closedError;
     const queue = this.queues.get(spec.channel) ?? new WaitQueue(spec.channel, spec.headOnly, spec.onMessage, this.drops);
     this.queues.set(spec.channel, queue);
     const waiter = new Waiter(queue, spec.id, !queue.headOnly && spec.keepsPlace !== true);
-    // `front`: it arrived before every waiter here (they queued behind its first try).
     if (front) queue.waiters.unshift(waiter);
     else queue.waiters.push(waiter);
     queue.idCounts.set(spec.id, (queue.idCounts.get(spec.id) ?? 0) + 1);
-    waiter.watch = spec.watch;
-    spec.watch?.joined();
+    waiter.watch = watch;
+    watch?.joined();
     entered?.(waiter);
     try {
       if (!queue.ready) {

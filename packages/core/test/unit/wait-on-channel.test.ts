@@ -1,9 +1,11 @@
 import { jest } from '@jest/globals';
-import { acquireOrWait } from '../../src/engine/acquire.js';
+import { acquireObserved } from '../../src/engine/acquire.js';
 import type { TryOutcome } from '../../src/engine/attempt.js';
 import { EngineContext } from '../../src/engine/engine-context.js';
 import { WaitQueues } from '../../src/engine/wait-queue.js';
-import type { WaitSpec } from '../../src/engine/wait-spec.js';
+import type { WaitSpec } from '../../src/engine/wait-call.js';
+
+const LABEL = { object: 'lock', refusal: 'timeout' } as const;
 
 describe('waiting on a channel', () => {
   const RealAbortController = globalThis.AbortController;
@@ -45,7 +47,6 @@ describe('waiting on a channel', () => {
       queuesOthers: true,
       waitMs: 5_000,
       signal: undefined,
-      watch: undefined,
       // Refused, the holder's lease running past waitMs: no timed try is due before then.
       tryOnce: (): Promise<TryOutcome<string>> => (tries++, Promise.resolve({ retryInMs: 60_000 })),
     });
@@ -56,11 +57,11 @@ describe('waiting on a channel', () => {
 
   it('makes no AbortController for a call queued behind its client until it tries, and ends it at waitMs with no try', async () => {
     const { ctx, queues, spec, tries } = setUp();
-    const first = acquireOrWait(ctx, spec());
+    const first = acquireObserved(ctx, spec(), LABEL);
     await jest.advanceTimersByTimeAsync(1);
     // The first call's try, and its try again once subscribed; the rest queue behind it and sleep.
     expect([tries(), controllersMade]).toEqual([2, 1]);
-    const calls = [first, ...Array.from({ length: 999 }, () => acquireOrWait(ctx, spec()))];
+    const calls = [first, ...Array.from({ length: 999 }, () => acquireObserved(ctx, spec(), LABEL))];
     await jest.advanceTimersByTimeAsync(10);
     expect(queues.get('ch')?.waiters).toHaveLength(1_000);
     expect([tries(), controllersMade]).toEqual([2, 1]);
@@ -75,9 +76,9 @@ describe('waiting on a channel', () => {
     // The timers' clock runs ahead of performance.now(): each timer fires early by it.
     jest.useFakeTimers({ doNotFake: ['performance'] });
     const { ctx, queues, spec, tries } = setUp();
-    const calls = [acquireOrWait(ctx, spec())];
+    const calls = [acquireObserved(ctx, spec(), LABEL)];
     await jest.advanceTimersByTimeAsync(1);
-    calls.push(...Array.from({ length: 99 }, () => acquireOrWait(ctx, spec())));
+    calls.push(...Array.from({ length: 99 }, () => acquireObserved(ctx, spec(), LABEL)));
     await jest.advanceTimersByTimeAsync(10);
     expect(tries()).toBe(2);
     await jest.advanceTimersByTimeAsync(5_000);

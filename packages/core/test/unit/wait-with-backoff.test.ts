@@ -1,13 +1,14 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { acquireOrWait } from '../../src/engine/acquire.js';
+import { acquireObserved } from '../../src/engine/acquire.js';
 import type { TryOutcome } from '../../src/engine/attempt.js';
 import { EngineContext } from '../../src/engine/engine-context.js';
 import { WaitQueues } from '../../src/engine/wait-queue.js';
-import type { WaitSpec } from '../../src/engine/wait-spec.js';
-import type { BackoffWait } from '../../src/engine/wait-strategy.js';
+import type { WaitSpec } from '../../src/engine/wait-call.js';
+import { BackoffWait } from '../../src/engine/wait-with-backoff.js';
 import { ClientClosedError } from '../../src/errors.js';
 
-const PLAN: BackoffWait = { by: 'backoff', initialDelayMs: 1, maxDelayMs: 128, multiplier: 2 };
+const PLAN = new BackoffWait(1, 128, 2);
+const LABEL = { object: 'spin_lock', refusal: 'timeout' } as const;
 
 /** A context whose queues count the subscriptions they make. */
 function context(): { ctx: EngineContext; subscriptions: () => number } {
@@ -35,7 +36,6 @@ function spec(grantAt: number, options: { waitMs?: number; signal?: AbortSignal;
     queuesOthers: true,
     waitMs: options.waitMs,
     signal: options.signal,
-    watch: undefined,
     tries,
     tryOnce: async (): Promise<TryOutcome<string>> => {
       tries.push(Date.now());
@@ -51,7 +51,7 @@ describe('waiting by back-off', () => {
   it('tries again after growing, jittered sleeps, never subscribing or queueing locally', async () => {
     const { ctx, subscriptions } = context();
     const waiting = spec(10);
-    const granted = acquireOrWait(ctx, waiting);
+    const granted = acquireObserved(ctx, waiting, LABEL);
     await jest.advanceTimersByTimeAsync(2_000);
     await expect(granted).resolves.toBe('g');
     expect(waiting.tries).toHaveLength(10);
@@ -69,27 +69,27 @@ describe('waiting by back-off', () => {
   it('sleeps no later than the holder’s lease runs out', async () => {
     const { ctx } = context();
     const waiting = spec(3, { ttlMs: 5 });
-    const granted = acquireOrWait(ctx, { ...waiting, strategy: { ...PLAN, initialDelayMs: 1_000, maxDelayMs: 1_000 } });
+    const granted = acquireObserved(ctx, { ...waiting, strategy: new BackoffWait(1_000, 1_000, 2) }, LABEL);
     await jest.advanceTimersByTimeAsync(20);
     await expect(granted).resolves.toBe('g');
   });
 
   it('ends by waitMs, and at once when the signal aborts or the client closes', async () => {
     const { ctx } = context();
-    const slow = { ...PLAN, initialDelayMs: 60_000, maxDelayMs: 60_000 };
-    const timedOut = acquireOrWait(ctx, { ...spec(Infinity, { waitMs: 100 }), strategy: slow });
+    const slow = new BackoffWait(60_000, 60_000, 2);
+    const timedOut = acquireObserved(ctx, { ...spec(Infinity, { waitMs: 100 }), strategy: slow }, LABEL);
     const outcome = expect(timedOut).resolves.toBeUndefined();
     await jest.advanceTimersByTimeAsync(100);
     await outcome;
 
     const controller = new AbortController();
-    const aborted = acquireOrWait(ctx, { ...spec(Infinity, { signal: controller.signal }), strategy: slow });
+    const aborted = acquireObserved(ctx, { ...spec(Infinity, { signal: controller.signal }), strategy: slow }, LABEL);
     await jest.advanceTimersByTimeAsync(1);
     const reason = new Error('stop');
     controller.abort(reason);
     await expect(aborted).rejects.toBe(reason);
 
-    const closed = acquireOrWait(ctx, { ...spec(Infinity), strategy: slow });
+    const closed = acquireObserved(ctx, { ...spec(Infinity), strategy: slow }, LABEL);
     await jest.advanceTimersByTimeAsync(1);
     ctx.closed = true;
     ctx.queues.close(new ClientClosedError());

@@ -67,7 +67,6 @@ export class CountDownLatch implements RCountDownLatch {
           signal?.throwIfAborted();
           return (await this.store.count(this.keys)) > 0 ? { retryInMs: -1 } : { grant: true };
         },
-        watch: undefined,
       },
       { object: 'latch', refusal: 'not_acquired' },
     );

@@ -4,7 +4,7 @@ import type { HoldKind } from '../../engine/hold-kinds.js';
 import type { HoldRegistry } from '../../engine/hold-registry.js';
 import type { ReleaseReply } from '../../engine/release.js';
 import type { WaitQueue } from '../../engine/wait-queue.js';
-import type { WaitStrategy } from '../../engine/wait-strategy.js';
+import type { WaitStrategy } from '../../engine/wait-call.js';
 import type { LockKeys } from './keys.js';
 
 /**

@@ -193,7 +193,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
     // Where the client counts, a hold of the owner is reentered here; otherwise the try is the attempt itself (no layer around it).
     const tryOnce = (signal: AbortSignal | undefined): Promise<TryOutcome<Hold>> => {
       const current = store.counting === 'client' ? ctx.holds.current(keys.lock, mode, owner) : undefined;
-      return current?.active ? this.reenterOrAttempt(current, signal, tries, request) : attempt(ctx, tries, signal);
+      return current?.active ? this.reenterOrAttempt(current, signal, tries) : attempt(ctx, tries, signal);
     };
     const leaveQueue = store.leaveQueue?.bind(store);
     const held = ctx.holds.current(keys.lock, mode, owner)?.active === true;
@@ -226,7 +226,6 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         tryOnce,
         takeHandOff: store.takeHandOff && ((handOff) => store.takeHandOff?.(target, handOff, request.leaseMs, request.maxLeaseMs)),
         giveBack: (hold) => this.core.releaseFor(this.name, owner, hold),
-        watch: undefined,
         ended: held || !this.core.sharesBranches ? undefined : this.core.firstAcquisition(this.name, keys.lock, owner),
       },
       request.failFast === true ? this.core.failFastLabel : this.core.waitLabel,
@@ -234,18 +233,18 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
   }
 
   /** A try where the owner holds the lock already (the client counts): reentered here, else attempted anew. */
-  private async reenterOrAttempt(current: Hold, signal: AbortSignal | undefined, tries: HoldAttempt, request: LockRequest): Promise<TryOutcome<Hold>> {
+  private async reenterOrAttempt(current: Hold, signal: AbortSignal | undefined, tries: HoldAttempt): Promise<TryOutcome<Hold>> {
     const { ctx } = this.core;
-    const reentered = await ctx.chains.run(current.key, current.owner, () => this.reenterHere(current, request));
+    const reentered = await ctx.chains.run(current.key, current.owner, () => this.reenterHere(current, signal, tries));
     return reentered ? { grant: current } : attempt(ctx, tries, signal);
   }
 
   /**
-   * A nested acquisition counted by the client: the store is reached only to extend a lease that must end
-   * later than the hold's. False when the hold is lost: the caller acquires anew.
+   * A nested acquisition counted by the client, with the lease and cap of the call's attempt (`tries`): the store is reached
+   * only to extend a lease that must end later than the hold's. False when the hold is lost: the caller acquires anew.
    */
-  private async reenterHere(hold: Hold, request: LockRequest): Promise<boolean> {
-    const { ctx, store } = this.core;
+  private async reenterHere(hold: Hold, signal: AbortSignal | undefined, tries: HoldAttempt): Promise<boolean> {
+    const { store } = this.core;
     if (!hold.active) return false;
     if (hold.maxLeaseAt !== undefined && monotonicNow() >= hold.maxLeaseAt) {
       // Past its cap (a late timer has not said so yet): never counted on again.
@@ -257,7 +256,7 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
       hold.lose(hold.renewed ? 'unreachable' : 'expired');
       return false;
     }
-    const leaseMs = request.leaseMs ?? ctx.watchdogTimeoutMs;
+    const { leaseMs } = tries;
     let sentAt: number | undefined;
     const covered = (hold.renewed && leaseMs <= hold.leaseMs) || leaseDeadline(monotonicNow(), leaseMs, store.driftFactor) <= hold.deadline;
     if (!covered) {
@@ -268,12 +267,10 @@ export class ReentrantLock<Token extends string | undefined = string | undefined
         hold.lose(verdict === 'gone' ? 'expired' : 'taken');
         return false;
       }
-      // An extension landing after an abort stays (it only lengthens the lease); the acquisition is not counted.
-      request.signal?.throwIfAborted();
+      // An extension landing after an abort (or waitMs) stays (it only lengthens the lease); the acquisition is not counted.
+      signal?.throwIfAborted();
     }
-    hold.acquired(hold.count + 1, sentAt, leaseMs, request.leaseMs === undefined);
-    if (request.maxLeaseMs !== undefined) hold.capLease((sentAt ?? monotonicNow()) + request.maxLeaseMs);
-    ctx.acquired(hold);
+    tries.reentered(hold, sentAt);
     return true;
   }
 

@@ -93,7 +93,6 @@ export class PermitExpirableSemaphore extends PermitCount<PermitSemaphoreKeys, P
           return attempt(ctx, new HoldAttempt(ctx, this.target(id), request.leaseMs, request.maxLeaseMs, send, () => store.cancel(keys, id)), signal);
         },
         giveBack: (hold) => this.releasePermit(hold),
-        watch: undefined,
       },
       { object: 'permit_semaphore', refusal },
     );

@@ -136,7 +136,6 @@ export class RedisSemaphore extends PermitCount<SemaphoreKeys, SemaphoreStore> i
           tryOnce: (signal) => this.tryOnce(id, permits, tries, signal),
           // Granted just as the caller gave up: nobody will release them, so they go back now.
           giveBack: (grant) => this.giveBack(grant),
-          watch: undefined,
         },
         { object: 'semaphore', refusal },
       );

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../errors.js';
 import { checkDurationMs, checkKnownKeys, checkOptionsObject, describeValue } from '../../checks/argument-checks.js';
-import type { BackoffWait } from '../../engine/wait-strategy.js';
+import { BackoffWait } from '../../engine/wait-with-backoff.js';
 
 /** How a spin lock backs off while it waits (`getSpinLock(name, options)`); its calls take the lock's options. */
 export interface SpinLockOptions {
@@ -40,5 +40,5 @@ export function spinBackoff(options: SpinLockOptions | undefined): BackoffWait {
   if (typeof multiplier !== 'number' || !Number.isFinite(multiplier) || multiplier < 1 || multiplier > MAX_MULTIPLIER) {
     throw new InvalidArgumentError(`multiplier must be a number from 1 to ${MAX_MULTIPLIER}, got ${describeValue(multiplier)}`);
   }
-  return Object.freeze({ by: 'backoff', initialDelayMs, maxDelayMs, multiplier });
+  return new BackoffWait(initialDelayMs, maxDelayMs, multiplier);
 }

@@ -1,7 +1,7 @@
 import type { Deployment } from '../../connection/deployment.js';
 import type { AcquireReply } from '../../engine/attempt.js';
 import type { EngineContext } from '../../engine/engine-context.js';
-import type { BackoffWait } from '../../engine/wait-strategy.js';
+import type { BackoffWait } from '../../engine/wait-with-backoff.js';
 import { ClientWakeScripts } from '../lock/client-wake-scripts.js';
 import type { PlainLockKeys } from '../lock/keys.js';
 import { EXCLUSIVE_LOCK, type AcquireTerms, type LockVariant } from '../lock/lock-store.js';
