@@ -296,7 +296,12 @@ export class WaitCall<G> {
    * Out of a queue kept in Redis, waited for no later than `waitMs` (it goes on after, in the owner's turn). Unanswered, it is
    * sent again until Redis answers: a try of this call parked in the connection's offline queue runs once Redis is back and
    * queues the owner, whose place only a leave sent after it gives up (else it heads the queue for its waiter lease).
+   * `leaves`: whether the call keeps a place in Redis to leave (most do not, and skip the promise of `leave()`).
    */
+  get leaves(): boolean {
+    return this.spec.leave !== undefined;
+  }
+
   async leave(): Promise<void> {
     const { ctx, spec } = this;
     if (!spec.leave) return;

@@ -40,7 +40,7 @@ async function waitAndEnd<G>(ctx: EngineContext, call: WaitCall<G>, first: First
     timedOut = call.timedOut();
   } finally {
     call.dispose();
-    if (grant === undefined) await call.leave();
+    if (grant === undefined && call.leaves) await call.leave();
     call.end();
   }
   if (grant === undefined) {
