@@ -21,7 +21,8 @@ const MAX_BATCH = 16;
 /**
  * Unanswered calls (this one included) up to which a call is written at once rather than corked for the turn:
  * a few calls in flight keep Redis busy while the client prepares the next ones; past them, what queues goes
- * out as one write per turn. (S1 at 8 tasks, one sitting: 1 -> 0.26x raw, 2 -> 0.41x, 4 -> 0.77x, 8 -> 0.48x.)
+ * out as one write per turn. (S1, one sitting against 4: 2 loses a fifth to a third at 8-64 tasks; 6 or 8 gain a
+ * sixth at 16 tasks but lengthen the 64-task p99 by a fifth or more and send more calls alone, each costing Redis more.)
  */
 const WRITE_THROUGH = 4;
 
