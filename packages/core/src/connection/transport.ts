@@ -26,6 +26,9 @@ const MAX_BATCH = 16;
  */
 const WRITE_THROUGH = 4;
 
+/** Open batches a queued call looks through for its own, newest first (see `queueFor`). */
+const SCANNED_BATCHES = 8;
+
 /** Keys whose last queue is remembered at most (see `queuedKeys`). */
 const MAX_TRACKED_KEYS = 4096;
 
@@ -166,9 +169,14 @@ export class Transport {
     return answer;
   }
 
-  /** The open batch a call of `script` with `args` on `slot` joins, if any: the latest first, as the turn's calls mostly join it. */
+  /**
+   * The open batch a call of `script` with `args` on `slot` joins, if any: the latest SCANNED_BATCHES, newest first, as the
+   * turn's calls mostly join one of them. Bounded: a Cluster's calls on distinct slots open a batch each, and looking through
+   * every one would cost a turn of N calls N² steps; a call that finds none opens a batch of its own, sent with the others.
+   */
   private queueFor(script: BatchedScript<unknown>, args: unknown, slot: number | undefined): CallBatch | undefined {
-    for (let index = this.batches.length - 1; index >= 0; index--) {
+    const oldest = Math.max(0, this.batches.length - SCANNED_BATCHES);
+    for (let index = this.batches.length - 1; index >= oldest; index--) {
       const batch = this.batches[index] as CallBatch;
       if (joins(batch, script, args, slot)) return batch;
     }

@@ -203,6 +203,27 @@ describe('Transport', () => {
       });
     });
 
+    it('keeps each lease when more batches are open than a call looks through: a call past them gets a batch of its own', async () => {
+      const redis = fleet.client(0);
+      const t = transport(2_000, Object.values(SCRIPTS));
+      await connected(t);
+      const prefix = uniquePrefix();
+      // 4 go at once; then 12 leases open 12 batches, and the last 12 calls repeat the leases, the earliest past the 8 looked through.
+      const leaseOf = (i: number): number => 20_000 + 1_000 * (i < 4 ? 0 : (i - 4) % 12);
+      const replies = await Promise.all(
+        Array.from({ length: 28 }, (_, i) => {
+          const args = { ...acquireArgs(prefix, i), leaseMs: leaseOf(i) };
+          return t.coalesced(ACQUIRE, args, 'acquire', args.lock, (reply) => reply);
+        }),
+      );
+      for (const reply of replies) expect(reply).toMatch(/^\d+$/);
+      const ttls = await Promise.all(Array.from({ length: 28 }, (_, i) => redis.pttl(acquireArgs(prefix, i).lock)));
+      ttls.forEach((ttl, i) => {
+        expect(ttl).toBeLessThanOrEqual(leaseOf(i));
+        expect(ttl).toBeGreaterThan(leaseOf(i) - 900);
+      });
+    });
+
     it('sends a batch as soon as 16 calls queued, before the turn ends, so Redis starts on it while more queue', async () => {
       const redis = new Redis(fleet.url(0));
       connections.push(redis);
